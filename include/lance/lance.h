@@ -1,0 +1,512 @@
+/*
+ * lance.h: the C API of lance-c, a C library for the Lance columnar format.
+ *
+ * lance-c is a source-compatible superset of lance-c 0.1.6: every function,
+ * enum value and struct layout of that interface that this library provides
+ * has the same name, parameters and behaviour here.
+ *
+ * ---------------------------------------------------------------------------
+ * Conventions (read these once; every function below follows them)
+ * ---------------------------------------------------------------------------
+ *
+ * Errors.  A fallible function returns int32_t 0 on success and -1 on error;
+ * a function returning a handle or string returns NULL on error; a uint64_t
+ * getter returns 0 on error.  After an error, lance_last_error_code() gives
+ * the LanceErrorCode and lance_last_error_message() the text, which names the
+ * argument and the value at fault.  The error state is per thread.  Every
+ * successful call clears it; reading it never does.  A getter that returns 0
+ * may mean "zero" or "error": check lance_last_error_code() == LANCE_OK.
+ *
+ * Nothing crashes the host.  A NULL where a pointer is required, a string
+ * that is not UTF-8, or an enum value out of range gives
+ * LANCE_ERR_INVALID_ARGUMENT; an internal fault (a Rust panic) gives
+ * LANCE_ERR_INTERNAL.  No argument is silently clamped or replaced: where a
+ * 0 or NULL means "default", the default is written next to it here.
+ *
+ * Ownership.  Each pointer parameter is one of:
+ *   borrowed  - read (or written, for out parameters) during the call only;
+ *   consumed  - the library takes it over and releases it, on success and
+ *               on failure alike;
+ *   produced  - the caller owns the result and frees it with the function
+ *               named, each type with its own NULL-safe free function.
+ *
+ * Threads.  Every call blocks until its work is done; the work runs on one
+ * shared multi-threaded runtime that the library starts on first use.  Any
+ * number of threads may call the library at once.  A LanceDataset handle may
+ * be shared between threads: reads see the handle's current snapshot, and
+ * calls that commit through the same handle are serialized.  A LanceScanner
+ * or LanceBatch must be used by one thread at a time.  Never call lance-c
+ * from inside a callback that lance-c is running (it fails with
+ * LANCE_ERR_INVALID_ARGUMENT rather than deadlock).
+ *
+ * Snapshots.  A LanceDataset holds one version of the dataset.  Reads through
+ * it see that version even when other writers commit newer ones; a call that
+ * commits through the handle (index creation, for example) moves the handle
+ * to the version it committed.  Open the dataset again to see other writers'
+ * versions.
+ *
+ * Arrow.  Data crosses the interface through the Arrow C Data Interface
+ * (struct ArrowSchema / ArrowArray / ArrowArrayStream, defined below unless
+ * an Arrow header defined them first).
+ */
+#ifndef LANCE_H
+#define LANCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ========================================================================
+ * Version
+ * ======================================================================== */
+
+#define LANCE_C_VERSION_MAJOR 0
+#define LANCE_C_VERSION_MINOR 2
+#define LANCE_C_VERSION_PATCH 0
+#define LANCE_C_VERSION_STRING "0.2.0"
+/* The release of the Lance core this library is built on. */
+#define LANCE_CORE_VERSION_STRING "14.0.2"
+
+/**
+ * The library's version, "MAJOR.MINOR.PATCH".  Static storage: do not free.
+ * Compare with LANCE_C_VERSION_STRING to detect a header/library mismatch.
+ */
+const char* lance_version(void);
+
+/* ========================================================================
+ * Arrow C Data Interface
+ * ======================================================================== */
+
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+struct ArrowSchema {
+    const char* format;
+    const char* name;
+    const char* metadata;
+    int64_t flags;
+    int64_t n_children;
+    struct ArrowSchema** children;
+    struct ArrowSchema* dictionary;
+    void (*release)(struct ArrowSchema*);
+    void* private_data;
+};
+
+struct ArrowArray {
+    int64_t length;
+    int64_t null_count;
+    int64_t offset;
+    int64_t n_buffers;
+    int64_t n_children;
+    const void** buffers;
+    struct ArrowArray** children;
+    struct ArrowArray* dictionary;
+    void (*release)(struct ArrowArray*);
+    void* private_data;
+};
+
+#endif /* ARROW_C_DATA_INTERFACE */
+
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+
+struct ArrowArrayStream {
+    int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
+    int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
+    const char* (*get_last_error)(struct ArrowArrayStream*);
+    void (*release)(struct ArrowArrayStream*);
+    void* private_data;
+};
+
+#endif /* ARROW_C_STREAM_INTERFACE */
+
+/* ========================================================================
+ * Errors and memory
+ * ======================================================================== */
+
+typedef enum {
+    LANCE_OK = 0,
+    /* A NULL, malformed, out-of-range or inconsistent argument. */
+    LANCE_ERR_INVALID_ARGUMENT = 1,
+    /* Storage failed: a file could not be read or written, or is corrupt. */
+    LANCE_ERR_IO = 2,
+    /* The dataset, version, column, index or field named does not exist. */
+    LANCE_ERR_NOT_FOUND = 3,
+    /* LANCE_WRITE_CREATE on a URI that already holds a dataset. */
+    LANCE_ERR_DATASET_ALREADY_EXISTS = 4,
+    /* The index could not be built, opened or used. */
+    LANCE_ERR_INDEX = 5,
+    /* A fault inside the library; the message says what.  Please report it. */
+    LANCE_ERR_INTERNAL = 6,
+    /* The request is valid but this build or the Lance core cannot do it. */
+    LANCE_ERR_NOT_SUPPORTED = 7,
+    /* Another writer committed a conflicting change first.  Retryable:
+       reopen the dataset at its latest version and try again. */
+    LANCE_ERR_COMMIT_CONFLICT = 8,
+    /* The operation was cancelled through its cancel token. */
+    LANCE_ERR_CANCELLED = 9
+} LanceErrorCode;
+
+/** The code of this thread's last error; LANCE_OK after a success. */
+LanceErrorCode lance_last_error_code(void);
+
+/**
+ * The message of this thread's last error, or NULL when the last call
+ * succeeded.  Produced: free it with lance_free_string().  Reading the
+ * message does not clear the error.
+ */
+const char* lance_last_error_message(void);
+
+/** Frees a string the library produced.  NULL is a no-op. */
+void lance_free_string(const char* s);
+
+/** Frees a byte buffer the library produced.  NULL is a no-op. */
+void lance_free_bytes(uint8_t* bytes);
+
+/* ========================================================================
+ * Datasets
+ * ======================================================================== */
+
+typedef struct LanceDataset LanceDataset;
+
+/**
+ * Opens the dataset at `uri` (a local path, file://, or with the `s3`
+ * build feature s3://).
+ *
+ * @param uri           Borrowed.  Must not be NULL or empty.
+ * @param storage_opts  Borrowed.  NULL, or a NULL-terminated array of
+ *                      alternating keys and values, e.g.
+ *                      {"aws_region", "us-east-1", NULL}.  An odd number of
+ *                      entries is LANCE_ERR_INVALID_ARGUMENT.
+ * @param version       The version to open; 0 = the latest.
+ * @return Produced: a handle to close with lance_dataset_close(), or NULL.
+ *         LANCE_ERR_NOT_FOUND when there is no dataset at `uri` or no such
+ *         version.
+ */
+LanceDataset* lance_dataset_open(const char* uri, const char* const* storage_opts, uint64_t version);
+
+/** Closes a dataset handle.  NULL is a no-op. */
+void lance_dataset_close(LanceDataset* dataset);
+
+/** The version the handle holds; 0 on error. */
+uint64_t lance_dataset_version(const LanceDataset* dataset);
+
+/** The newest version committed in storage (may be newer than the handle's). 0 on error. */
+uint64_t lance_dataset_latest_version(const LanceDataset* dataset);
+
+/** Rows in the handle's version (deleted rows excluded); 0 on error. */
+uint64_t lance_dataset_count_rows(const LanceDataset* dataset);
+
+/**
+ * Exports the dataset's schema.
+ * @param out  Borrowed out parameter; on success holds a produced schema the
+ *             caller releases with out->release(out).
+ */
+int32_t lance_dataset_schema(const LanceDataset* dataset, struct ArrowSchema* out);
+
+/** Number of fragments in the handle's version; 0 on error. */
+uint64_t lance_dataset_fragment_count(const LanceDataset* dataset);
+
+/**
+ * Writes the fragment ids of the handle's version, in manifest order.
+ * @param out_ids  Borrowed; must hold lance_dataset_fragment_count() entries.
+ */
+int32_t lance_dataset_fragment_ids(const LanceDataset* dataset, uint64_t* out_ids);
+
+/**
+ * Writes the row count of each fragment (deleted rows excluded), in the
+ * order of lance_dataset_fragment_ids().
+ * @param out_row_counts  Borrowed; holds `capacity` entries.
+ * @param capacity        At least lance_dataset_fragment_count(), else
+ *                        LANCE_ERR_INVALID_ARGUMENT and nothing is written.
+ */
+int32_t lance_dataset_fragment_row_counts(const LanceDataset* dataset, uint64_t* out_row_counts,
+                                          size_t capacity);
+
+/* ========================================================================
+ * Write
+ * ======================================================================== */
+
+/* Values are ABI-stable; the `mode` parameter is an int32_t and is validated. */
+typedef enum {
+    LANCE_WRITE_CREATE = 0,    /* create; LANCE_ERR_DATASET_ALREADY_EXISTS if one exists */
+    LANCE_WRITE_APPEND = 1,    /* append; the schema must match the dataset's */
+    LANCE_WRITE_OVERWRITE = 2  /* replace the data with a new version (or create) */
+} LanceWriteMode;
+
+/** Write tuning.  Zero-initialized = all defaults. */
+typedef struct LanceWriteParams {
+    /* Rows per data file (and so per fragment).  0 = Lance's default (1Mi rows). */
+    uint64_t max_rows_per_file;
+    /* Rows per row group.  0 = Lance's default (1024). */
+    uint64_t max_rows_per_group;
+    /* Bytes per data file.  0 = Lance's default (90 GB). */
+    uint64_t max_bytes_per_file;
+    /* File format version: "2.0", "2.1", "stable", "legacy", ...  NULL = the
+       core's default.  Anything else is LANCE_ERR_INVALID_ARGUMENT. */
+    const char* data_storage_version;
+    /* Stable row ids (ids survive compaction).  false = off, the default. */
+    bool enable_stable_row_ids;
+} LanceWriteParams;
+
+/**
+ * Writes a stream of record batches as a new dataset version at `uri`.
+ *
+ * @param uri           Borrowed.  Must not be NULL or empty.
+ * @param schema        Borrowed (not released): the schema the stream must
+ *                      have (names, types, nullability); a mismatch is
+ *                      LANCE_ERR_INVALID_ARGUMENT.
+ * @param stream        Consumed, whatever the result.
+ * @param mode          A LanceWriteMode.
+ * @param storage_opts  Borrowed; as for lance_dataset_open().
+ * @param out_dataset   NULL, or a borrowed out parameter that receives on
+ *                      success a produced handle at the new version (close
+ *                      it with lance_dataset_close()).  Untouched on error.
+ */
+int32_t lance_dataset_write(const char* uri, const struct ArrowSchema* schema,
+                            struct ArrowArrayStream* stream, int32_t mode,
+                            const char* const* storage_opts, LanceDataset** out_dataset);
+
+/** lance_dataset_write() with tuning; `params` is borrowed, NULL = defaults. */
+int32_t lance_dataset_write_with_params(const char* uri, const struct ArrowSchema* schema,
+                                        struct ArrowArrayStream* stream, int32_t mode,
+                                        const LanceWriteParams* params,
+                                        const char* const* storage_opts,
+                                        LanceDataset** out_dataset);
+
+/* ========================================================================
+ * Scan and search
+ * ======================================================================== */
+
+typedef struct LanceScanner LanceScanner;
+typedef struct LanceBatch LanceBatch;
+
+typedef enum {
+    LANCE_DTYPE_FLOAT32 = 0,
+    LANCE_DTYPE_FLOAT16 = 1, /* IEEE half precision, passed as uint16_t bits */
+    LANCE_DTYPE_FLOAT64 = 2,
+    LANCE_DTYPE_UINT8 = 3,
+    LANCE_DTYPE_INT8 = 4
+} LanceDataType;
+
+typedef enum {
+    LANCE_METRIC_L2 = 0,
+    LANCE_METRIC_COSINE = 1,
+    LANCE_METRIC_DOT = 2,
+    LANCE_METRIC_HAMMING = 3 /* uint8 vectors only */
+} LanceMetricType;
+
+/**
+ * Creates a scanner over the handle's current version.  The scanner keeps
+ * that version even if the handle later moves.
+ *
+ * @param dataset  Borrowed.
+ * @param columns  Borrowed: a NULL-terminated array of column names to
+ *                 project, or NULL for all columns.
+ * @param filter   Borrowed: an SQL predicate (e.g. "id >= 10 AND tag = 'a'"),
+ *                 or NULL for none.
+ * @return Produced: close with lance_scanner_close(); NULL on error.  An
+ *         unknown column or a malformed filter fails here, with a message
+ *         that names it.
+ */
+LanceScanner* lance_scanner_new(const LanceDataset* dataset, const char* const* columns,
+                                const char* filter);
+
+/** Closes a scanner.  NULL is a no-op.  Streams it exported stay valid. */
+void lance_scanner_close(LanceScanner* scanner);
+
+/*
+ * Settings.  Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a bad
+ * value or when the scanner has already started iterating with
+ * lance_scanner_next().  Settings are checked as they are made: a setting
+ * that makes the scan invalid fails and is not kept.
+ */
+
+/** At most `limit` rows; -1 = no limit (the default).  Other negatives are invalid. */
+int32_t lance_scanner_set_limit(LanceScanner* scanner, int64_t limit);
+/** Skip the first `offset` rows; 0 = none (the default).  Negative is invalid. */
+int32_t lance_scanner_set_offset(LanceScanner* scanner, int64_t offset);
+/** Rows per batch; 0 = Lance's default (8192).  Negative is invalid. */
+int32_t lance_scanner_set_batch_size(LanceScanner* scanner, int64_t batch_size);
+/** Adds the `_rowid` column (uint64) when `enable` is true. */
+int32_t lance_scanner_with_row_id(LanceScanner* scanner, bool enable);
+
+/**
+ * Restricts the scan to the given fragments, in the given order.
+ * @param ids  Borrowed; `len` fragment ids of the scanner's version, each at
+ *             most once.  len = 0 removes the restriction.
+ */
+int32_t lance_scanner_set_fragment_ids(LanceScanner* scanner, const uint64_t* ids, size_t len);
+
+/**
+ * Makes the scan a k-nearest-neighbour search: the result holds the k rows
+ * closest to the query, nearest first, with a float32 `_distance` column.
+ *
+ * @param column        Borrowed: a FixedSizeList vector column.
+ * @param query_data    Borrowed: `query_len` elements of `element_type`
+ *                      (copied; may be freed after the call).
+ * @param query_len     The column's dimension.
+ * @param element_type  A LanceDataType matching the column's element type.
+ * @param k             At least 1.
+ */
+int32_t lance_scanner_nearest(LanceScanner* scanner, const char* column, const void* query_data,
+                              size_t query_len, LanceDataType element_type, uint32_t k);
+
+/** IVF partitions to probe; 0 = Lance's default (at least 20, more when needed to fill k). */
+int32_t lance_scanner_set_nprobes(LanceScanner* scanner, uint32_t n);
+/** Re-rank refine_factor * k candidates by exact distance; 0 = no refine (the default). */
+int32_t lance_scanner_set_refine_factor(LanceScanner* scanner, uint32_t f);
+/** HNSW search breadth; 0 = Lance's default. */
+int32_t lance_scanner_set_ef(LanceScanner* scanner, uint32_t e);
+/** Distance metric of the search; the default is the index's (L2 without an index). */
+int32_t lance_scanner_set_metric(LanceScanner* scanner, LanceMetricType metric);
+/** false = exact (flat) search even when an index exists.  Default true. */
+int32_t lance_scanner_set_use_index(LanceScanner* scanner, bool enable);
+/** true = apply the filter before the k-NN search.  Default false (post-filter). */
+int32_t lance_scanner_set_prefilter(LanceScanner* scanner, bool enable);
+
+/**
+ * Pins the k-NN search to chosen segments of the vector index.
+ * @param segment_uuids  Borrowed: `len` UUIDs of 16 raw bytes each, packed
+ *                       (as lance_dataset_index_segments() writes them).
+ *                       len = 0 removes the pin.
+ */
+int32_t lance_scanner_set_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids,
+                                         size_t len);
+
+/**
+ * Runs the scan as an Arrow stream.  May be called more than once; each call
+ * runs the scan anew, independently of lance_scanner_next().
+ * @param out  Borrowed out parameter; on success holds a produced stream the
+ *             caller releases with out->release(out).  The stream stays
+ *             valid after the scanner is closed.  Its get_next blocks.
+ */
+int32_t lance_scanner_to_arrow_stream(LanceScanner* scanner, struct ArrowArrayStream* out);
+
+/**
+ * Reads the scanner's next batch, blocking.
+ * @param out  Borrowed out parameter: a produced batch (free it with
+ *             lance_batch_free()) when 0 is returned, otherwise NULL.
+ * @return 0 = a batch, 1 = the end of the scan, -1 = error.
+ */
+int32_t lance_scanner_next(LanceScanner* scanner, LanceBatch** out);
+
+/**
+ * Exports a batch as a struct array and its schema.  The batch stays valid.
+ * @param out_array, out_schema  Borrowed out parameters holding, on success,
+ *        produced structs the caller releases with their release callbacks.
+ */
+int32_t lance_batch_to_arrow(const LanceBatch* batch, struct ArrowArray* out_array,
+                             struct ArrowSchema* out_schema);
+
+/** Rows in the batch; 0 on error. */
+uint64_t lance_batch_num_rows(const LanceBatch* batch);
+
+/** Frees a batch.  NULL is a no-op. */
+void lance_batch_free(LanceBatch* batch);
+
+/* ========================================================================
+ * Indices
+ * ======================================================================== */
+
+typedef enum {
+    LANCE_INDEX_IVF_FLAT = 101,
+    LANCE_INDEX_IVF_SQ = 102,
+    LANCE_INDEX_IVF_PQ = 103,
+    LANCE_INDEX_IVF_HNSW_SQ = 104,
+    LANCE_INDEX_IVF_HNSW_PQ = 105,
+    LANCE_INDEX_IVF_HNSW_FLAT = 106,
+    LANCE_INDEX_IVF_RQ = 107 /* RaBitQ; new in lance-c 0.2 */
+} LanceVectorIndexType;
+
+typedef enum {
+    LANCE_SCALAR_BTREE = 1,
+    LANCE_SCALAR_BITMAP = 2,
+    LANCE_SCALAR_LABEL_LIST = 3,
+    LANCE_SCALAR_INVERTED = 4
+} LanceScalarIndexType;
+
+/**
+ * Vector index parameters.  A zero field means the default written next to
+ * it; fields that do not apply to `index_type` are ignored.
+ */
+typedef struct LanceVectorIndexParams {
+    LanceVectorIndexType index_type; /* required */
+    LanceMetricType metric;          /* 0 = L2 */
+    uint32_t num_partitions;         /* IVF partitions; 0 = chosen by Lance from the row count */
+    uint32_t num_sub_vectors;        /* PQ sub-vectors; 0 = 16 (must divide the dimension) */
+    uint32_t num_bits;               /* PQ: 0 = 8 (4 or 8); SQ: 0 = 8; RQ: 0 = Lance's default */
+    uint32_t max_iterations;         /* k-means iterations (IVF and PQ); 0 = 50 */
+    uint32_t hnsw_m;                 /* HNSW edges per node; 0 = 20 */
+    uint32_t hnsw_ef_construction;   /* HNSW build breadth; 0 = 150 */
+    uint32_t sample_rate;            /* training rows per centroid; 0 = 256 */
+} LanceVectorIndexParams;
+
+/**
+ * Builds a vector index over the whole dataset and commits it: the handle
+ * moves to the new version.
+ *
+ * @param dataset     Borrowed.
+ * @param column      Borrowed: a FixedSizeList<float32|float16|float64|uint8|int8>
+ *                    column; LANCE_ERR_NOT_FOUND when it does not exist.
+ * @param index_name  Borrowed; NULL = "<column>_idx".
+ * @param params      Borrowed; must not be NULL.
+ * @param replace     true = replace an index of the same name; false = that
+ *                    is an error (LANCE_ERR_INDEX).
+ */
+int32_t lance_dataset_create_vector_index(LanceDataset* dataset, const char* column,
+                                          const char* index_name,
+                                          const LanceVectorIndexParams* params, bool replace);
+
+/**
+ * Builds a scalar index over the whole dataset and commits it.
+ * @param params_json  Borrowed: NULL, or a JSON object of index-specific
+ *                     parameters (e.g. the tokenizer of an INVERTED index,
+ *                     {"base_tokenizer": "whitespace"}).  Text that is not a
+ *                     JSON object is LANCE_ERR_INVALID_ARGUMENT.
+ * Other parameters as for lance_dataset_create_vector_index().
+ */
+int32_t lance_dataset_create_scalar_index(LanceDataset* dataset, const char* column,
+                                          const char* index_name, LanceScalarIndexType index_type,
+                                          const char* params_json, bool replace);
+
+/** Drops every segment of the named index and commits; LANCE_ERR_NOT_FOUND if none. */
+int32_t lance_dataset_drop_index(LanceDataset* dataset, const char* name);
+
+/** Number of user indices (logical indices; system indices excluded).  0 on error. */
+uint64_t lance_dataset_index_count(const LanceDataset* dataset);
+
+/**
+ * Describes the indices as a JSON array with one object per index segment:
+ *   {"name": string, "uuid": string, "columns": [string],
+ *    "type": string (e.g. "IVF_PQ", "BTree"), "dataset_version": integer}
+ * Produced: free with lance_free_string().  NULL on error.
+ */
+const char* lance_dataset_index_list_json(const LanceDataset* dataset);
+
+/** Number of segments of the named index; 0 with LANCE_ERR_NOT_FOUND if there is none. */
+uint64_t lance_dataset_index_segment_count(const LanceDataset* dataset, const char* index_name);
+
+/**
+ * Writes the UUIDs of the named index's segments, 16 raw bytes each.
+ * @param out_uuids  Borrowed; room for `capacity` UUIDs (16 * capacity bytes).
+ * @param capacity   Fewer slots than segments is LANCE_ERR_INVALID_ARGUMENT
+ *                   and nothing is written.
+ * @param out_count  NULL, or receives the number of UUIDs written.
+ */
+int32_t lance_dataset_index_segments(const LanceDataset* dataset, const char* index_name,
+                                     uint8_t* out_uuids, size_t capacity, uint64_t* out_count);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LANCE_H */

@@ -1,0 +1,154 @@
+//! Conversions shared by every module: C strings and string lists, storage
+//! options, fragment id lists, UUIDs, and buffers handed to the caller.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, CStr, CString};
+
+use uuid::Uuid;
+
+use crate::error::{invalid, CResult};
+
+/// A required C string argument.
+pub unsafe fn required_str<'a>(ptr: *const c_char, name: &str) -> CResult<&'a str> {
+    if ptr.is_null() {
+        return Err(invalid(format!("{name} must not be NULL")));
+    }
+    CStr::from_ptr(ptr)
+        .to_str()
+        .map_err(|_| invalid(format!("{name} is not valid UTF-8")))
+}
+
+/// A required, non-empty C string argument.
+pub unsafe fn required_nonempty_str<'a>(ptr: *const c_char, name: &str) -> CResult<&'a str> {
+    let s = required_str(ptr, name)?;
+    if s.is_empty() {
+        return Err(invalid(format!("{name} must not be empty")));
+    }
+    Ok(s)
+}
+
+/// An optional C string argument: NULL is `None`.
+pub unsafe fn optional_str<'a>(ptr: *const c_char, name: &str) -> CResult<Option<&'a str>> {
+    if ptr.is_null() {
+        Ok(None)
+    } else {
+        required_str(ptr, name).map(Some)
+    }
+}
+
+/// A NULL-terminated array of C strings; a NULL array is `None`.
+pub unsafe fn null_terminated_strs(
+    list: *const *const c_char,
+    name: &str,
+) -> CResult<Option<Vec<String>>> {
+    if list.is_null() {
+        return Ok(None);
+    }
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    loop {
+        let item = *list.add(i);
+        if item.is_null() {
+            break;
+        }
+        out.push(required_str(item, &format!("{name}[{i}]"))?.to_string());
+        i += 1;
+    }
+    Ok(Some(out))
+}
+
+/// Storage options: a NULL-terminated array of alternating keys and values.
+pub unsafe fn storage_options(list: *const *const c_char) -> CResult<HashMap<String, String>> {
+    let items = null_terminated_strs(list, "storage_opts")?.unwrap_or_default();
+    if items.len() % 2 != 0 {
+        return Err(invalid(format!(
+            "storage_opts has {} entries before its NULL terminator; keys and values must come in pairs",
+            items.len()
+        )));
+    }
+    Ok(items
+        .chunks_exact(2)
+        .map(|kv| (kv[0].clone(), kv[1].clone()))
+        .collect())
+}
+
+/// A `(pointer, count)` array argument; NULL is allowed only with count 0.
+pub unsafe fn slice_arg<'a, T>(ptr: *const T, count: usize, name: &str) -> CResult<&'a [T]> {
+    if count == 0 {
+        return Ok(&[]);
+    }
+    if ptr.is_null() {
+        return Err(invalid(format!("{name} is NULL but its count is {count}")));
+    }
+    Ok(std::slice::from_raw_parts(ptr, count))
+}
+
+/// Writes `value` through an out pointer that must not be NULL.
+pub unsafe fn write_out<T>(out: *mut T, value: T) {
+    std::ptr::write(out, value);
+}
+
+pub fn require_out<T>(out: *mut T, name: &str) -> CResult<()> {
+    if out.is_null() {
+        Err(invalid(format!("{name} must not be NULL")))
+    } else {
+        Ok(())
+    }
+}
+
+pub fn require_handle<T>(handle: *const T, name: &str) -> CResult<()> {
+    if handle.is_null() {
+        Err(invalid(format!("{name} must not be NULL")))
+    } else {
+        Ok(())
+    }
+}
+
+/// A string the caller frees with `lance_free_string`.
+pub fn into_c_string(s: String) -> *const c_char {
+    CString::new(s.replace('\0', " "))
+        .expect("NULs were replaced")
+        .into_raw()
+}
+
+const BYTES_HEADER: usize = std::mem::size_of::<u64>();
+
+/// A byte buffer the caller frees with `lance_free_bytes`. The length is
+/// recorded in a hidden header so the free needs only the pointer.
+#[allow(dead_code)] // the first producer arrives with segment metadata (RFC E2)
+pub fn into_c_bytes(bytes: Vec<u8>) -> *mut u8 {
+    let mut boxed = Vec::with_capacity(BYTES_HEADER + bytes.len());
+    boxed.extend_from_slice(&(bytes.len() as u64).to_ne_bytes());
+    boxed.extend_from_slice(&bytes);
+    let base = Box::into_raw(boxed.into_boxed_slice()) as *mut u8;
+    unsafe { base.add(BYTES_HEADER) }
+}
+
+pub unsafe fn free_c_bytes(ptr: *mut u8) {
+    const HEADER: usize = BYTES_HEADER;
+    if ptr.is_null() {
+        return;
+    }
+    let base = ptr.sub(HEADER);
+    let mut len_bytes = [0u8; HEADER];
+    std::ptr::copy_nonoverlapping(base, len_bytes.as_mut_ptr(), HEADER);
+    let len = u64::from_ne_bytes(len_bytes) as usize;
+    let slice = std::ptr::slice_from_raw_parts_mut(base, HEADER + len);
+    drop(Box::from_raw(slice));
+}
+
+/// Segment UUIDs cross the interface as 16 raw bytes each, packed.
+pub unsafe fn uuids_from_packed(ptr: *const u8, count: usize, name: &str) -> CResult<Vec<Uuid>> {
+    let bytes = slice_arg(ptr, count.checked_mul(16).ok_or_else(|| invalid(format!("{name}: count {count} overflows")))?, name)?;
+    Ok(bytes
+        .chunks_exact(16)
+        .map(|c| Uuid::from_bytes(c.try_into().expect("16-byte chunk")))
+        .collect())
+}
+
+/// Fragment ids given as `uint64_t` must fit Lance's 32-bit fragment ids.
+pub fn fragment_id_u32(value: u64, name: &str, i: usize) -> CResult<u32> {
+    u32::try_from(value).map_err(|_| {
+        invalid(format!("{name}[{i}] = {value} is not a valid fragment id (ids are 32-bit)"))
+    })
+}

@@ -1,0 +1,129 @@
+/* A program written against lance-c 0.1.6: it uses only functions, enums and
+ * struct fields of that interface, in its calling conventions.  Its compiling
+ * unchanged against this lance.h is the first half of the test; its running
+ * correctly is the second. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static int failed = 0;
+#define EXPECT(c)                                                   \
+    do {                                                            \
+        if (!(c)) {                                                 \
+            const char* m = lance_last_error_message();             \
+            fprintf(stderr, "%d: %s (%s)\n", __LINE__, #c, m ? m : ""); \
+            lance_free_string(m);                                   \
+            failed++;                                               \
+        }                                                           \
+    } while (0)
+
+int main(void) {
+    TuData data = tu_make_data(1200, 8, 4, 0.5f, 16);
+    char* dir = tu_temp_dir("compat");
+    char uri[600];
+    snprintf(uri, sizeof uri, "%s/c.lance", dir);
+
+    struct ArrowSchema schema;
+    struct ArrowArrayStream stream;
+    tu_schema(8, &schema);
+    tu_stream(&data, 0, 1200, 300, &stream);
+    LanceWriteParams wp = {0};
+    wp.max_rows_per_file = 400;
+    LanceDataset* ds = NULL;
+    EXPECT(lance_dataset_write_with_params(uri, &schema, &stream, LANCE_WRITE_CREATE, &wp, NULL, &ds) == 0);
+    schema.release(&schema);
+
+    tu_schema(8, &schema);
+    tu_stream(&data, 0, 100, 100, &stream);
+    EXPECT(lance_dataset_write(uri, &schema, &stream, LANCE_WRITE_APPEND, NULL, NULL) == 0);
+    schema.release(&schema);
+    lance_dataset_close(ds);
+
+    ds = lance_dataset_open(uri, NULL, 0);
+    EXPECT(ds != NULL);
+    EXPECT(lance_dataset_version(ds) == 2);
+    EXPECT(lance_dataset_latest_version(ds) == 2);
+    EXPECT(lance_dataset_count_rows(ds) == 1300);
+    uint64_t nfrag = lance_dataset_fragment_count(ds);
+    EXPECT(nfrag == 4);
+    uint64_t* frag_ids = calloc(nfrag, sizeof(uint64_t));
+    EXPECT(lance_dataset_fragment_ids(ds, frag_ids) == 0);
+    struct ArrowSchema ds_schema;
+    EXPECT(lance_dataset_schema(ds, &ds_schema) == 0);
+    ds_schema.release(&ds_schema);
+
+    LanceVectorIndexParams params;
+    memset(&params, 0, sizeof params);
+    params.index_type = LANCE_INDEX_IVF_FLAT;
+    params.metric = LANCE_METRIC_L2;
+    params.num_partitions = 2;
+    EXPECT(lance_dataset_create_vector_index(ds, "vec", NULL, &params, false) == 0);
+    EXPECT(lance_dataset_create_scalar_index(ds, "id", "id_btree", LANCE_SCALAR_BTREE, NULL, false) == 0);
+    EXPECT(lance_dataset_index_count(ds) == 2);
+    const char* list = lance_dataset_index_list_json(ds);
+    EXPECT(list != NULL && strstr(list, "\"vec_idx\"") != NULL);
+    lance_free_string(list);
+    uint64_t nseg = lance_dataset_index_segment_count(ds, "vec_idx");
+    EXPECT(nseg == 1);
+    uint8_t uuids[16];
+    uint64_t written = 0;
+    EXPECT(lance_dataset_index_segments(ds, "vec_idx", uuids, 1, &written) == 0 && written == 1);
+
+    const char* columns[] = {"id", NULL};
+    LanceScanner* scanner = lance_scanner_new(ds, columns, "id < 500");
+    EXPECT(scanner != NULL);
+    EXPECT(lance_scanner_set_limit(scanner, 50) == 0);
+    EXPECT(lance_scanner_set_offset(scanner, 0) == 0);
+    EXPECT(lance_scanner_set_batch_size(scanner, 16) == 0);
+    EXPECT(lance_scanner_with_row_id(scanner, true) == 0);
+    EXPECT(lance_scanner_set_fragment_ids(scanner, frag_ids, (size_t)nfrag) == 0);
+    int32_t rc;
+    LanceBatch* batch = NULL;
+    uint64_t rows = 0;
+    while ((rc = lance_scanner_next(scanner, &batch)) == 0) {
+        struct ArrowArray array;
+        struct ArrowSchema bschema;
+        EXPECT(lance_batch_to_arrow(batch, &array, &bschema) == 0);
+        rows += (uint64_t)array.length;
+        array.release(&array);
+        bschema.release(&bschema);
+        lance_batch_free(batch);
+    }
+    EXPECT(rc == 1);
+    EXPECT(rows == 50);
+    lance_scanner_close(scanner);
+
+    scanner = lance_scanner_new(ds, columns, NULL);
+    float query[8];
+    memcpy(query, data.vectors, sizeof query);
+    EXPECT(lance_scanner_nearest(scanner, "vec", query, 8, LANCE_DTYPE_FLOAT32, 5) == 0);
+    EXPECT(lance_scanner_set_nprobes(scanner, 2) == 0);
+    EXPECT(lance_scanner_set_refine_factor(scanner, 1) == 0);
+    EXPECT(lance_scanner_set_ef(scanner, 10) == 0);
+    EXPECT(lance_scanner_set_metric(scanner, LANCE_METRIC_L2) == 0);
+    EXPECT(lance_scanner_set_use_index(scanner, true) == 0);
+    EXPECT(lance_scanner_set_prefilter(scanner, false) == 0);
+    EXPECT(lance_scanner_set_index_segments(scanner, uuids, 1) == 0);
+    struct ArrowArrayStream out;
+    EXPECT(lance_scanner_to_arrow_stream(scanner, &out) == 0);
+    struct ArrowArray first;
+    EXPECT(out.get_next(&out, &first) == 0 && first.length == 5);
+    first.release(&first);
+    out.release(&out);
+    lance_scanner_close(scanner);
+
+    EXPECT(lance_dataset_drop_index(ds, "id_btree") == 0);
+    EXPECT(lance_dataset_index_count(ds) == 1);
+    EXPECT(lance_dataset_open("", NULL, 0) == NULL);
+    LanceErrorCode code = lance_last_error_code();
+    EXPECT(code == LANCE_ERR_INVALID_ARGUMENT);
+    lance_dataset_close(ds);
+    free(frag_ids);
+    tu_remove_tree(dir);
+    free(dir);
+    tu_free_data(&data);
+    printf("test_compat_016: %d failed\n", failed);
+    return failed == 0 ? 0 : 1;
+}

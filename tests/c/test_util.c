@@ -1,0 +1,348 @@
+#define _GNU_SOURCE
+#include "test_util.h"
+
+#include <ftw.h>
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int tu_failures = 0;
+int tu_checks = 0;
+
+void tu_fail(const char* file, int line, const char* expr) {
+    tu_failures++;
+    const char* msg = lance_last_error_message();
+    fprintf(stderr, "%s:%d: check failed: %s\n    last error: [%d] %s\n", file, line, expr,
+            (int)lance_last_error_code(), msg ? msg : "(none)");
+    lance_free_string(msg);
+}
+
+int tu_error_mentions(const char* needle) {
+    const char* msg = lance_last_error_message();
+    int found = msg != NULL && strstr(msg, needle) != NULL;
+    if (!found) fprintf(stderr, "    expected the error to mention '%s', got: %s\n", needle, msg ? msg : "(none)");
+    lance_free_string(msg);
+    return found;
+}
+
+int tu_finish(const char* suite) {
+    printf("%s: %d checks, %d failed\n", suite, tu_checks, tu_failures);
+    return tu_failures == 0 ? 0 : 1;
+}
+
+/* ---- deterministic random numbers (splitmix64) ---- */
+
+static uint64_t next_u64(uint64_t* state) {
+    uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static float uniform(uint64_t* state) { /* in [0, 1) */
+    return (float)((next_u64(state) >> 40) * (1.0 / 16777216.0));
+}
+
+TuData tu_make_data(int64_t rows, int32_t dim, int32_t clusters, float noise, uint64_t seed) {
+    TuData d = {rows, dim, clusters, seed, NULL, NULL};
+    uint64_t state = seed;
+    float* centres = malloc(sizeof(float) * (size_t)clusters * (size_t)dim);
+    for (int64_t i = 0; i < (int64_t)clusters * dim; i++) centres[i] = uniform(&state) * 20.0f - 10.0f;
+    d.vectors = malloc(sizeof(float) * (size_t)rows * (size_t)dim);
+    d.ids = malloc(sizeof(int64_t) * (size_t)rows);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t c = (int64_t)(next_u64(&state) % (uint64_t)clusters);
+        for (int32_t j = 0; j < dim; j++)
+            d.vectors[r * dim + j] = centres[c * dim + j] + (uniform(&state) * 2.0f - 1.0f) * noise;
+        d.ids[r] = r;
+    }
+    free(centres);
+    return d;
+}
+
+void tu_free_data(TuData* data) {
+    free(data->vectors);
+    free(data->ids);
+    data->vectors = NULL;
+    data->ids = NULL;
+}
+
+/* ---- Arrow schemas ---- */
+
+static void release_schema(struct ArrowSchema* s) {
+    for (int64_t i = 0; i < s->n_children; i++) {
+        struct ArrowSchema* child = s->children[i];
+        if (child->release) child->release(child);
+        free(child);
+    }
+    free(s->children);
+    free((void*)s->format);
+    free((void*)s->name);
+    s->release = NULL;
+}
+
+static void init_schema(struct ArrowSchema* s, const char* format, const char* name, int64_t flags,
+                        int64_t n_children) {
+    memset(s, 0, sizeof(*s));
+    s->format = strdup(format);
+    s->name = name ? strdup(name) : NULL;
+    s->flags = flags;
+    s->n_children = n_children;
+    s->children = n_children ? calloc((size_t)n_children, sizeof(struct ArrowSchema*)) : NULL;
+    for (int64_t i = 0; i < n_children; i++) s->children[i] = calloc(1, sizeof(struct ArrowSchema));
+    s->release = release_schema;
+}
+
+void tu_schema(int32_t dim, struct ArrowSchema* out) {
+    char list_format[32];
+    snprintf(list_format, sizeof list_format, "+w:%d", dim);
+    init_schema(out, "+s", "", 0, 3);
+    init_schema(out->children[0], "l", "id", 0, 0);
+    init_schema(out->children[1], list_format, "vec", 0, 1);
+    init_schema(out->children[1]->children[0], "f", "item", ARROW_FLAG_NULLABLE, 0);
+    init_schema(out->children[2], "u", "tag", 0, 0);
+}
+
+/* ---- Arrow arrays: every array owns a malloc'd buffer list ---- */
+
+typedef struct {
+    const void** buffers;
+    int64_t n_buffers;
+} ArrayOwner;
+
+static void release_array(struct ArrowArray* a) {
+    for (int64_t i = 0; i < a->n_children; i++) {
+        struct ArrowArray* child = a->children[i];
+        if (child->release) child->release(child);
+        free(child);
+    }
+    free(a->children);
+    ArrayOwner* owner = a->private_data;
+    for (int64_t i = 0; i < owner->n_buffers; i++) free((void*)owner->buffers[i]);
+    free(owner->buffers);
+    free(owner);
+    a->release = NULL;
+}
+
+/* buffers[0] (validity) is always NULL: no nulls anywhere. */
+static void init_array(struct ArrowArray* a, int64_t length, int64_t n_buffers, int64_t n_children) {
+    memset(a, 0, sizeof(*a));
+    ArrayOwner* owner = calloc(1, sizeof(ArrayOwner));
+    owner->n_buffers = n_buffers;
+    owner->buffers = calloc((size_t)n_buffers, sizeof(void*));
+    a->length = length;
+    a->n_buffers = n_buffers;
+    a->buffers = owner->buffers;
+    a->n_children = n_children;
+    a->children = n_children ? calloc((size_t)n_children, sizeof(struct ArrowArray*)) : NULL;
+    for (int64_t i = 0; i < n_children; i++) a->children[i] = calloc(1, sizeof(struct ArrowArray));
+    a->private_data = owner;
+    a->release = release_array;
+}
+
+static void make_batch(const float* vectors, int32_t dim, int64_t first_id, int64_t n,
+                       struct ArrowArray* out) {
+    init_array(out, n, 1, 3);
+    struct ArrowArray* ids = out->children[0];
+    init_array(ids, n, 2, 0);
+    int64_t* id_values = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) id_values[i] = first_id + i;
+    ids->buffers[1] = id_values;
+
+    struct ArrowArray* vec = out->children[1];
+    init_array(vec, n, 1, 1);
+    init_array(vec->children[0], n * dim, 2, 0);
+    float* values = malloc(sizeof(float) * (size_t)(n * dim > 0 ? n * dim : 1));
+    memcpy(values, vectors, sizeof(float) * (size_t)(n * dim));
+    vec->children[0]->buffers[1] = values;
+
+    struct ArrowArray* tag = out->children[2];
+    init_array(tag, n, 3, 0);
+    int32_t* offsets = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    char* chars = malloc((size_t)(n * 2 + 1));
+    offsets[0] = 0;
+    for (int64_t i = 0; i < n; i++) {
+        chars[i * 2] = 't';
+        chars[i * 2 + 1] = (char)('0' + (first_id + i) % 7);
+        offsets[i + 1] = (int32_t)(i * 2 + 2);
+    }
+    tag->buffers[1] = offsets;
+    tag->buffers[2] = chars;
+}
+
+/* ---- streams ---- */
+
+typedef struct {
+    float* vectors;
+    int32_t dim;
+    int64_t first_id;
+    int64_t rows;
+    int64_t batch_rows;
+    int64_t done;
+} StreamState;
+
+static int stream_get_schema(struct ArrowArrayStream* s, struct ArrowSchema* out) {
+    StreamState* st = s->private_data;
+    tu_schema(st->dim, out);
+    return 0;
+}
+
+static int stream_get_next(struct ArrowArrayStream* s, struct ArrowArray* out) {
+    StreamState* st = s->private_data;
+    if (st->done >= st->rows) {
+        memset(out, 0, sizeof(*out));
+        return 0;
+    }
+    int64_t n = st->rows - st->done;
+    if (n > st->batch_rows) n = st->batch_rows;
+    make_batch(st->vectors + st->done * st->dim, st->dim, st->first_id + st->done, n, out);
+    st->done += n;
+    return 0;
+}
+
+static const char* stream_last_error(struct ArrowArrayStream* s) {
+    (void)s;
+    return NULL;
+}
+
+static void stream_release(struct ArrowArrayStream* s) {
+    StreamState* st = s->private_data;
+    free(st->vectors);
+    free(st);
+    s->release = NULL;
+}
+
+void tu_stream(const TuData* data, int64_t first_row, int64_t rows, int64_t batch_rows,
+               struct ArrowArrayStream* out) {
+    StreamState* st = calloc(1, sizeof(StreamState));
+    st->dim = data->dim;
+    st->first_id = first_row;
+    st->rows = rows;
+    st->batch_rows = batch_rows;
+    st->vectors = malloc(sizeof(float) * (size_t)(rows * data->dim > 0 ? rows * data->dim : 1));
+    memcpy(st->vectors, data->vectors + first_row * data->dim, sizeof(float) * (size_t)(rows * data->dim));
+    out->get_schema = stream_get_schema;
+    out->get_next = stream_get_next;
+    out->get_last_error = stream_last_error;
+    out->release = stream_release;
+    out->private_data = st;
+}
+
+LanceDataset* tu_write(const char* uri, const TuData* data, int64_t first, int64_t rows,
+                       int32_t mode, uint64_t rows_per_file) {
+    struct ArrowSchema schema;
+    struct ArrowArrayStream stream;
+    tu_schema(data->dim, &schema);
+    tu_stream(data, first, rows, 1000, &stream);
+    LanceWriteParams params = {0};
+    params.max_rows_per_file = rows_per_file;
+    LanceDataset* ds = NULL;
+    int rc = lance_dataset_write_with_params(uri, &schema, &stream, mode, &params, NULL, &ds);
+    schema.release(&schema);
+    return rc == 0 ? ds : NULL;
+}
+
+/* ---- k-NN ---- */
+
+typedef struct {
+    float dist;
+    int64_t id;
+} Cand;
+
+static int cand_cmp(const void* a, const void* b) {
+    const Cand* x = a;
+    const Cand* y = b;
+    if (x->dist < y->dist) return -1;
+    if (x->dist > y->dist) return 1;
+    return x->id < y->id ? -1 : x->id > y->id;
+}
+
+void tu_brute_force_knn(const TuData* data, const float* query, int k, int64_t* out_ids) {
+    Cand* all = malloc(sizeof(Cand) * (size_t)data->rows);
+    for (int64_t r = 0; r < data->rows; r++) {
+        float s = 0;
+        for (int32_t j = 0; j < data->dim; j++) {
+            float d = data->vectors[r * data->dim + j] - query[j];
+            s += d * d;
+        }
+        all[r].dist = s;
+        all[r].id = data->ids[r];
+    }
+    qsort(all, (size_t)data->rows, sizeof(Cand), cand_cmp);
+    for (int i = 0; i < k; i++) out_ids[i] = all[i].id;
+    free(all);
+}
+
+static int64_t child_index(const struct ArrowSchema* schema, const char* name) {
+    for (int64_t i = 0; i < schema->n_children; i++)
+        if (strcmp(schema->children[i]->name, name) == 0) return i;
+    return -1;
+}
+
+int tu_knn_ids(LanceScanner* scanner, int64_t* out_ids, int k) {
+    int n = 0;
+    for (;;) {
+        LanceBatch* batch = NULL;
+        int rc = lance_scanner_next(scanner, &batch);
+        if (rc == 1) break;
+        if (rc != 0) return -1;
+        struct ArrowArray array;
+        struct ArrowSchema schema;
+        if (lance_batch_to_arrow(batch, &array, &schema) != 0) {
+            lance_batch_free(batch);
+            return -1;
+        }
+        int64_t col = child_index(&schema, "id");
+        if (col >= 0) {
+            const struct ArrowArray* ids = array.children[col];
+            const int64_t* values = (const int64_t*)ids->buffers[1];
+            for (int64_t i = 0; i < ids->length && n < k; i++) out_ids[n++] = values[ids->offset + i];
+        }
+        array.release(&array);
+        schema.release(&schema);
+        lance_batch_free(batch);
+        if (col < 0) return -1;
+    }
+    return n;
+}
+
+int64_t tu_count_scan(LanceScanner* scanner) {
+    int64_t rows = 0;
+    for (;;) {
+        LanceBatch* batch = NULL;
+        int rc = lance_scanner_next(scanner, &batch);
+        if (rc == 1) return rows;
+        if (rc != 0) return -1;
+        rows += (int64_t)lance_batch_num_rows(batch);
+        lance_batch_free(batch);
+    }
+}
+
+/* ---- files and time ---- */
+
+char* tu_temp_dir(const char* tag) {
+    const char* base = getenv("TMPDIR");
+    char tmpl[512];
+    snprintf(tmpl, sizeof tmpl, "%s/lance-c-%s-XXXXXX", base && *base ? base : "/tmp", tag);
+    char* dir = mkdtemp(tmpl);
+    return dir ? strdup(dir) : NULL;
+}
+
+static int remove_entry(const char* path, const struct stat* sb, int flag, struct FTW* ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void tu_remove_tree(const char* path) {
+    if (path) nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+double tu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}

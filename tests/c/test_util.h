@@ -1,0 +1,105 @@
+/* Shared helpers for the C tests: a tiny assertion framework, Arrow arrays
+ * built by hand (no Arrow library), clustered vector data, brute-force k-NN,
+ * and temporary directories. */
+#ifndef LANCE_TEST_UTIL_H
+#define LANCE_TEST_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "lance/lance.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+extern int tu_failures;
+extern int tu_checks;
+
+/* Records a failed check with its location and the library's last error. */
+void tu_fail(const char* file, int line, const char* expr);
+
+#define CHECK(cond)                                      \
+    do {                                                 \
+        tu_checks++;                                     \
+        if (!(cond)) tu_fail(__FILE__, __LINE__, #cond); \
+    } while (0)
+
+/* A call that must succeed (return 0). */
+#define CHECK_OK(call) CHECK((call) == 0)
+
+/* A call that must fail with -1 and the given error code. */
+#define CHECK_ERR(call, code)                          \
+    do {                                               \
+        CHECK((call) == -1);                           \
+        CHECK(lance_last_error_code() == (code));      \
+    } while (0)
+
+/* True when this thread's last error message contains `needle`. */
+int tu_error_mentions(const char* needle);
+
+/* Runs one named test function and reports it. */
+#define RUN(fn)                                          \
+    do {                                                 \
+        int before = tu_failures;                        \
+        fn();                                            \
+        printf("%s %s\n", tu_failures == before ? "ok  " : "FAIL", #fn); \
+    } while (0)
+
+/* Prints the summary line and returns the process exit code. */
+int tu_finish(const char* suite);
+
+/* ---- data ---- */
+
+typedef struct {
+    int64_t rows;      /* total rows */
+    int32_t dim;       /* vector dimension */
+    int32_t clusters;  /* number of cluster centres */
+    uint64_t seed;
+    float* vectors;    /* rows * dim, row-major */
+    int64_t* ids;      /* 0..rows-1 */
+} TuData;
+
+/* Deterministic clustered vectors: `clusters` centres in [-10,10]^dim, each
+ * row a centre plus noise of scale `noise`. */
+TuData tu_make_data(int64_t rows, int32_t dim, int32_t clusters, float noise, uint64_t seed);
+void tu_free_data(TuData* data);
+
+/* The schema {id: int64 not null, vec: fixed_size_list<float32>[dim] not null,
+ * tag: utf8 not null}.  Produced; release it. */
+void tu_schema(int32_t dim, struct ArrowSchema* out);
+
+/* A stream over rows [0, data->rows) in batches of `batch_rows`; the tag of
+ * row i is "t<i % 7>".  The stream copies what it needs from `data`. */
+void tu_stream(const TuData* data, int64_t first_row, int64_t rows, int64_t batch_rows,
+               struct ArrowArrayStream* out);
+
+/* Writes rows [first, first+rows) to `uri` with `mode`, `rows_per_file` rows
+ * per fragment.  Returns the handle at the new version or NULL. */
+LanceDataset* tu_write(const char* uri, const TuData* data, int64_t first, int64_t rows,
+                       int32_t mode, uint64_t rows_per_file);
+
+/* Exact k-NN by squared L2 over rows [0, data->rows): writes the ids of the
+ * k nearest rows to out_ids, nearest first (ties by smaller id). */
+void tu_brute_force_knn(const TuData* data, const float* query, int k, int64_t* out_ids);
+
+/* Runs a k-NN scan and collects the `id` column of the result into out_ids
+ * (up to k); returns the number of rows, or -1 on error. */
+int tu_knn_ids(LanceScanner* scanner, int64_t* out_ids, int k);
+
+/* Reads every batch of a scanner and returns the total number of rows, or -1. */
+int64_t tu_count_scan(LanceScanner* scanner);
+
+/* A fresh temporary directory (malloc'd path) and recursive removal. */
+char* tu_temp_dir(const char* tag);
+void tu_remove_tree(const char* path);
+
+/* Seconds on a monotonic clock. */
+double tu_now(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
