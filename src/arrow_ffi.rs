@@ -100,6 +100,99 @@ pub unsafe fn export_batch(
     Ok(())
 }
 
+pub unsafe fn export_array(
+    array: &dyn Array,
+    out_array: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+) -> CResult<()> {
+    let (a, s) = arrow::ffi::to_ffi(&array.to_data()).context("exporting array")?;
+    std::ptr::write(out_array, a);
+    std::ptr::write(out_schema, s);
+    Ok(())
+}
+
+/// Whether slot `i` of a validity bitmap is valid.
+unsafe fn bit_is_set(bitmap: *const u8, i: i64) -> bool {
+    (*bitmap.add((i / 8) as usize) >> (i % 8)) & 1 == 1
+}
+
+/// Counts nulls among `length` slots from `offset`, whatever `null_count` says.
+unsafe fn has_nulls(array: &RawArray, offset: i64, length: i64) -> bool {
+    if array.null_count == 0 || array.n_buffers < 1 || array.buffers.is_null() {
+        return false;
+    }
+    let validity = *array.buffers as *const u8;
+    if validity.is_null() {
+        return false;
+    }
+    (offset..offset + length).any(|i| !bit_is_set(validity, i))
+}
+
+/// Reads a borrowed `FixedSizeList<float32>` array (the caller keeps and
+/// releases it): the values, copied, and the list size.  Slices (non-zero
+/// offsets) are honoured; nulls at either level are refused.
+pub unsafe fn read_f32_list(
+    array: *const FFI_ArrowArray,
+    schema: *const FFI_ArrowSchema,
+    name: &str,
+) -> CResult<(Vec<f32>, usize)> {
+    if array.is_null() || schema.is_null() {
+        return Err(invalid(format!("{name} and its schema must not be NULL")));
+    }
+    let s = &*(schema as *const RawSchema);
+    if s.release.is_none() || s.format.is_null() {
+        return Err(invalid(format!("{name}'s schema is released or empty")));
+    }
+    let format = std::ffi::CStr::from_ptr(s.format).to_string_lossy();
+    let dim: usize = format
+        .strip_prefix("+w:")
+        .and_then(|d| d.parse().ok())
+        .filter(|d| *d > 0)
+        .ok_or_else(|| invalid(format!("{name} must be a FixedSizeList<float32>, its format is \"{format}\"")))?;
+    let child_format = if s.n_children == 1 && !s.children.is_null() && !(*s.children).is_null() {
+        let c = &**s.children;
+        if c.format.is_null() { String::new() } else { std::ffi::CStr::from_ptr(c.format).to_string_lossy().into_owned() }
+    } else {
+        String::new()
+    };
+    if child_format != "f" {
+        return Err(invalid(format!(
+            "{name} must be a FixedSizeList<float32>, its values have format \"{child_format}\""
+        )));
+    }
+    let a = &*(array as *const RawArray);
+    if a.release.is_none() {
+        return Err(invalid(format!("{name} is released")));
+    }
+    if a.n_children != 1 || a.children.is_null() || (*a.children).is_null() || a.length < 0 || a.offset < 0 {
+        return Err(invalid(format!("{name} is not a well-formed FixedSizeList array")));
+    }
+    if a.length == 0 {
+        return Err(invalid(format!("{name} is empty")));
+    }
+    if has_nulls(a, a.offset, a.length) {
+        return Err(invalid(format!("{name} contains null vectors")));
+    }
+    let child = &**a.children;
+    let first = child.offset + a.offset * dim as i64;
+    let count = a.length * dim as i64;
+    if child.length < (a.offset + a.length) * dim as i64 || child.n_buffers < 2 || child.buffers.is_null() {
+        return Err(invalid(format!("{name} is not a well-formed FixedSizeList array")));
+    }
+    if has_nulls(child, first, count) {
+        return Err(invalid(format!("{name} contains null values")));
+    }
+    let values = *child.buffers.add(1) as *const f32;
+    if values.is_null() {
+        return Err(invalid(format!("{name} has no value buffer")));
+    }
+    let out = std::slice::from_raw_parts(values.add(first as usize), count as usize).to_vec();
+    if let Some(i) = out.iter().position(|v| !v.is_finite()) {
+        return Err(invalid(format!("{name} value {i} is not finite ({})", out[i])));
+    }
+    Ok((out, dim))
+}
+
 pub unsafe fn export_schema(schema: &Schema, out: *mut FFI_ArrowSchema) -> CResult<()> {
     let ffi = FFI_ArrowSchema::try_from(schema).context("exporting schema")?;
     std::ptr::write(out, ffi);

@@ -115,7 +115,6 @@ const BYTES_HEADER: usize = std::mem::size_of::<u64>();
 
 /// A byte buffer the caller frees with `lance_free_bytes`. The length is
 /// recorded in a hidden header so the free needs only the pointer.
-#[allow(dead_code)] // the first producer arrives with segment metadata (RFC E2)
 pub fn into_c_bytes(bytes: Vec<u8>) -> *mut u8 {
     let mut boxed = Vec::with_capacity(BYTES_HEADER + bytes.len());
     boxed.extend_from_slice(&(bytes.len() as u64).to_ne_bytes());

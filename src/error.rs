@@ -184,3 +184,12 @@ impl<T, E: Into<CError>> Context<T> for Result<T, E> {
         })
     }
 }
+
+pub fn not_supported(message: impl Into<String>) -> CError {
+    CError::new(Code::NotSupported, message)
+}
+
+/// `guard` for constructors: a success is boxed into a handle the caller owns.
+pub fn guard_handle<T>(body: impl FnOnce() -> CResult<T>) -> *mut T {
+    guard(std::ptr::null_mut(), || body().map(|value| Box::into_raw(Box::new(value))))
+}

@@ -4,17 +4,24 @@
 //! inside `error::guard`, so no panic or Rust error crosses into C.
 
 mod arrow_ffi;
+mod commit;
 mod convert;
 mod dataset;
 mod error;
 mod index;
+mod metadata;
+mod model;
 mod runtime;
 mod scanner;
+mod segment;
 mod write;
 
 use std::ffi::c_char;
 
 use crate::error::{last_error_code, last_error_message};
+
+/// The release of the Lance core this library is pinned to.
+pub const LANCE_CORE_VERSION: &str = "14.0.2";
 
 /// NUL-terminated at compile time, so it can be returned without allocating.
 static VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");

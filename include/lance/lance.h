@@ -360,7 +360,8 @@ int32_t lance_scanner_set_fragment_ids(LanceScanner* scanner, const uint64_t* id
 int32_t lance_scanner_nearest(LanceScanner* scanner, const char* column, const void* query_data,
                               size_t query_len, LanceDataType element_type, uint32_t k);
 
-/** IVF partitions to probe; 0 = Lance's default (at least 20, more when needed to fill k). */
+/** IVF partitions to probe, exactly; 0 = Lance's default (adaptive: it probes partitions until it
+ *  has k results and its search-effort target is met). */
 int32_t lance_scanner_set_nprobes(LanceScanner* scanner, uint32_t n);
 /** Re-rank refine_factor * k candidates by exact distance; 0 = no refine (the default). */
 int32_t lance_scanner_set_refine_factor(LanceScanner* scanner, uint32_t f);
@@ -504,6 +505,342 @@ uint64_t lance_dataset_index_segment_count(const LanceDataset* dataset, const ch
  */
 int32_t lance_dataset_index_segments(const LanceDataset* dataset, const char* index_name,
                                      uint8_t* out_uuids, size_t capacity, uint64_t* out_count);
+
+/* ========================================================================
+ * Distributed index builds: shared models (RFC E1)
+ *
+ * A distributed build gives every worker the same IVF centroids (and, for
+ * PQ, the same codebook), trained once by a coordinator or a training task.
+ * Segments built from one shared model give uniform recall when searched
+ * together and can later be merged; segments trained independently can be
+ * searched together but not merged.
+ *
+ * A model travels either as Arrow arrays (when both sides have Arrow) or as
+ * a LanceVectorModel serialized to bytes, which carries its parameters and a
+ * SHA-256 content fingerprint.  A segment built with an injected model
+ * records that fingerprint (readable from its metadata), so a coordinator
+ * can refuse to commit segments built from different models.
+ * ======================================================================== */
+
+typedef struct LanceVectorModel LanceVectorModel;
+
+/**
+ * Trains IVF centroids on a column with the Lance core's k-means (the same
+ * entry point the Java SDK's trainer uses).
+ *
+ * @param dataset         Borrowed.
+ * @param column          Borrowed: a FixedSizeList vector column.
+ * @param num_partitions  At least 1.
+ * @param metric          A LanceMetricType.
+ * @param sample_fragment_ids, sample_fragment_count
+ *                        Borrowed: train only on rows of these fragments; NULL
+ *                        and 0 = the whole dataset.  A non-NULL list must be
+ *                        non-empty, without duplicates, of existing fragments.
+ * @param out_centroids, out_schema
+ *                        Borrowed out parameters holding, on success, a
+ *                        produced FixedSizeList<float32>[num_partitions, dim]
+ *                        the caller releases.
+ */
+int32_t lance_dataset_train_ivf_centroids(const LanceDataset* dataset, const char* column,
+                                          uint32_t num_partitions, LanceMetricType metric,
+                                          const uint32_t* sample_fragment_ids,
+                                          size_t sample_fragment_count,
+                                          struct ArrowArray* out_centroids,
+                                          struct ArrowSchema* out_schema);
+
+/**
+ * Trains a PQ codebook on the residuals of the given IVF centroids, as a
+ * one-shot IVF_PQ build does, so shared-model segments match its quality.
+ *
+ * @param num_sub_vectors  0 = 16; must divide the dimension.
+ * @param num_bits         0 = 8.
+ * @param ivf_centroids, ivf_centroids_schema
+ *                         Borrowed: FixedSizeList<float32>[num_partitions, dim].
+ * @param out_codebook, out_schema
+ *                         Produced: FixedSizeList<float32>[2^num_bits, dim], the
+ *                         codebook's values in the Lance core's order (each
+ *                         row holds one code's centroid for every sub-vector).
+ *                         The RFC describes the shape as [num_sub_vectors *
+ *                         2^num_bits, dim / num_sub_vectors]; the values are
+ *                         the same, and an injected codebook may use either.
+ * Other parameters as for lance_dataset_train_ivf_centroids().
+ */
+int32_t lance_dataset_train_pq_codebook(const LanceDataset* dataset, const char* column,
+                                        uint32_t num_sub_vectors, uint32_t num_bits,
+                                        LanceMetricType metric,
+                                        const struct ArrowArray* ivf_centroids,
+                                        const struct ArrowSchema* ivf_centroids_schema,
+                                        const uint32_t* sample_fragment_ids,
+                                        size_t sample_fragment_count,
+                                        struct ArrowArray* out_codebook,
+                                        struct ArrowSchema* out_schema);
+
+/**
+ * Trains a complete shared model for `params`: IVF centroids, and the PQ
+ * codebook for IVF_PQ and IVF_HNSW_PQ.  params->num_partitions must be set
+ * (every segment must agree on it).
+ * @param out_model  Produced: free with lance_vector_model_free().
+ */
+int32_t lance_dataset_train_vector_model(const LanceDataset* dataset, const char* column,
+                                         const LanceVectorIndexParams* params,
+                                         const uint32_t* sample_fragment_ids,
+                                         size_t sample_fragment_count,
+                                         LanceVectorModel** out_model);
+
+/**
+ * Builds a model from Arrow arrays trained elsewhere (e.g. by the Java SDK).
+ * @param ivf_centroids, ivf_centroids_schema  Borrowed FixedSizeList<float32>.
+ * @param num_sub_vectors, num_bits            The PQ shape (ignored without a codebook).
+ * @param pq_codebook, pq_codebook_schema      Borrowed, or NULL for no PQ.
+ * @param out_model  Produced: free with lance_vector_model_free().
+ */
+int32_t lance_vector_model_from_arrow(LanceMetricType metric,
+                                      const struct ArrowArray* ivf_centroids,
+                                      const struct ArrowSchema* ivf_centroids_schema,
+                                      uint32_t num_sub_vectors, uint32_t num_bits,
+                                      const struct ArrowArray* pq_codebook,
+                                      const struct ArrowSchema* pq_codebook_schema,
+                                      LanceVectorModel** out_model);
+
+/**
+ * Serializes a model (little-endian, checksummed).
+ * @param out_bytes  Produced: free with lance_free_bytes().
+ */
+int32_t lance_vector_model_serialize(const LanceVectorModel* model, uint8_t** out_bytes,
+                                     size_t* out_len);
+
+/**
+ * Parses serialized model bytes (borrowed).  Truncated or corrupted bytes are
+ * LANCE_ERR_INVALID_ARGUMENT.
+ * @param out_model  Produced: free with lance_vector_model_free().
+ */
+int32_t lance_vector_model_parse(const uint8_t* bytes, size_t len, LanceVectorModel** out_model);
+
+/** The model's content fingerprint: 64 hex digits.  Produced: lance_free_string(). */
+const char* lance_vector_model_fingerprint(const LanceVectorModel* model);
+
+/** What a model holds. */
+typedef struct LanceVectorModelInfo {
+    LanceMetricType metric;
+    uint32_t dimension;
+    uint32_t num_partitions;
+    bool has_pq_codebook;
+    uint32_t num_sub_vectors; /* 0 without a codebook */
+    uint32_t num_bits;        /* 0 without a codebook */
+} LanceVectorModelInfo;
+
+int32_t lance_vector_model_info(const LanceVectorModel* model, LanceVectorModelInfo* out);
+
+/** Exports the centroids (produced; the caller releases both structs). */
+int32_t lance_vector_model_centroids(const LanceVectorModel* model, struct ArrowArray* out_array,
+                                     struct ArrowSchema* out_schema);
+
+/** Exports the PQ codebook; LANCE_ERR_INVALID_ARGUMENT when the model has none. */
+int32_t lance_vector_model_codebook(const LanceVectorModel* model, struct ArrowArray* out_array,
+                                    struct ArrowSchema* out_schema);
+
+/** Frees a model.  NULL is a no-op. */
+void lance_vector_model_free(LanceVectorModel* model);
+
+/* ========================================================================
+ * Distributed index builds: uncommitted segments (RFC E1 + E2)
+ *
+ * A worker opens the dataset at the version the coordinator pinned, makes a
+ * segment builder over the fragments it was assigned, and executes it.  The
+ * segment's files are written under the dataset's _indices/<uuid>/ directory
+ * and nothing is committed: no manifest changes, the dataset's latest
+ * version stays the same.  The worker sends the returned metadata bytes to
+ * the coordinator, which commits all segments as one index.  Uncommitted
+ * segment files that are never committed are unreferenced and reclaimed by
+ * Lance's ordinary cleanup.
+ * ======================================================================== */
+
+typedef struct LanceIndexSegmentBuilder LanceIndexSegmentBuilder;
+
+typedef enum {
+    /* Train locally unless a model is injected (then the model is used as is). */
+    LANCE_TRAIN_AUTO = 0,
+    /* Never train: a model must be injected, else LANCE_ERR_INVALID_ARGUMENT.
+       (The core would otherwise record an empty index without a word.) */
+    LANCE_TRAIN_NEVER = 1
+} LanceTrainMode;
+
+/**
+ * Segment build options.  Zero-initialized = the defaults: the whole
+ * dataset, a library-generated UUID, local training.  Every pointer is
+ * borrowed for the duration of the lance_index_segment_builder_new_* call;
+ * Arrow arrays are copied, never released.
+ *
+ * (The RFC's `bool train`, default true, cannot have its default when the
+ * struct is zeroed; `train` here is a LanceTrainMode with the same meanings.)
+ */
+typedef struct LanceIndexSegmentBuildOptions {
+    /* The fragments of this segment; NULL + 0 = the whole dataset.  A non-NULL
+       list must be non-empty, without duplicates, of fragments of the
+       builder's snapshot. */
+    const uint32_t* fragment_ids;
+    size_t fragment_count;
+    /* 16 raw bytes of a caller-assigned segment UUID, or NULL for a generated
+       one.  Coordinators should pre-assign them.  Lance refuses caller UUIDs
+       for fragment-scoped BTREE and LABEL_LIST builds: LANCE_ERR_NOT_SUPPORTED. */
+    const uint8_t* index_uuid;
+    /* An injected model as Arrow arrays (vector builds only):
+       FixedSizeList<float32>[num_partitions, dim] centroids, and for the PQ
+       types the codebook (see lance_dataset_train_pq_codebook()). */
+    const struct ArrowArray* ivf_centroids;
+    const struct ArrowSchema* ivf_centroids_schema;
+    const struct ArrowArray* pq_codebook;
+    const struct ArrowSchema* pq_codebook_schema;
+    /* Or an injected LanceVectorModel (not both). */
+    const LanceVectorModel* model;
+    /* A LanceTrainMode. */
+    int32_t train;
+} LanceIndexSegmentBuildOptions;
+
+/**
+ * Makes a builder for one vector index segment, bound to the handle's
+ * current snapshot (later commits through the handle do not move it).
+ *
+ * With an injected model every partition assignment uses the given
+ * centroids; params->num_partitions, if set, must equal their count, and
+ * their dimension must be the column's.  IVF_PQ and IVF_HNSW_PQ need the
+ * codebook too.  A model's metric must equal params->metric.
+ *
+ * @param dataset     Borrowed.
+ * @param column      Borrowed; LANCE_ERR_NOT_FOUND when it does not exist.
+ * @param index_name  Borrowed; NULL = "<column>_idx".  The name the segment
+ *                    records; the commit decides the index's name.
+ * @param params      Borrowed; as for lance_dataset_create_vector_index().
+ * @param options     Borrowed; NULL = all defaults.
+ * @return Produced: free with lance_index_segment_builder_free(); NULL on error.
+ */
+LanceIndexSegmentBuilder* lance_index_segment_builder_new_vector(
+    const LanceDataset* dataset, const char* column, const char* index_name,
+    const LanceVectorIndexParams* params, const LanceIndexSegmentBuildOptions* options);
+
+/**
+ * Makes a builder for one scalar index segment (BTREE, BITMAP, LABEL_LIST,
+ * INVERTED).  No model may be injected and `train` must be LANCE_TRAIN_AUTO.
+ * Other parameters as for lance_index_segment_builder_new_vector() and
+ * lance_dataset_create_scalar_index().
+ */
+LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(
+    const LanceDataset* dataset, const char* column, const char* index_name,
+    LanceScalarIndexType index_type, const char* params_json,
+    const LanceIndexSegmentBuildOptions* options);
+
+/**
+ * Builds the segment WITHOUT committing and returns its metadata as the
+ * prost-encoded pb::IndexMetadata message (the manifest's own encoding).
+ * A builder runs once; a second call is LANCE_ERR_INVALID_ARGUMENT.
+ *
+ * @param out_metadata_bytes  Produced: free with lance_free_bytes().
+ * @param out_metadata_len    Receives the byte count.
+ */
+int32_t lance_index_segment_builder_execute_uncommitted(LanceIndexSegmentBuilder* builder,
+                                                        uint8_t** out_metadata_bytes,
+                                                        size_t* out_metadata_len);
+
+/** Frees a builder.  NULL is a no-op. */
+void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
+
+/* ---- segment metadata (RFC E2) ---- */
+
+typedef struct LanceIndexSegmentMetadata LanceIndexSegmentMetadata;
+
+/**
+ * Parses segment metadata bytes (borrowed).  Empty, truncated or garbage
+ * bytes are LANCE_ERR_INVALID_ARGUMENT.
+ * @param out  Produced: free with lance_index_segment_metadata_free().
+ */
+int32_t lance_index_segment_metadata_parse(const uint8_t* bytes, size_t len,
+                                           LanceIndexSegmentMetadata** out);
+
+/** Frees parsed metadata.  NULL is a no-op. */
+void lance_index_segment_metadata_free(LanceIndexSegmentMetadata* metadata);
+
+/** Writes the segment's UUID, 16 raw bytes. */
+int32_t lance_index_segment_metadata_uuid(const LanceIndexSegmentMetadata* metadata,
+                                          uint8_t* out_uuid);
+
+/* The strings below are owned by the metadata handle: valid until it is freed. */
+
+/** The index name the segment records. */
+const char* lance_index_segment_metadata_name(const LanceIndexSegmentMetadata* metadata);
+
+/** The segment's index type: "IVF_PQ", "IVF_HNSW_SQ", "BTree", "Bitmap", "Inverted", ... */
+const char* lance_index_segment_metadata_index_type(const LanceIndexSegmentMetadata* metadata);
+
+/**
+ * The fingerprint of the shared model the segment was built with, or NULL
+ * (with LANCE_OK) when it was trained locally or is not a vector segment.
+ */
+const char* lance_index_segment_metadata_model_fingerprint(const LanceIndexSegmentMetadata* metadata);
+
+/** The dataset version the segment was built from; 0 on error. */
+uint64_t lance_index_segment_metadata_dataset_version(const LanceIndexSegmentMetadata* metadata);
+
+/** The on-disk index format version. */
+int32_t lance_index_segment_metadata_index_version(const LanceIndexSegmentMetadata* metadata,
+                                                   int32_t* out_version);
+
+/** Creation time in ms since the Unix epoch; *out_present = false when not recorded. */
+int32_t lance_index_segment_metadata_created_at_ms(const LanceIndexSegmentMetadata* metadata,
+                                                   int64_t* out_ms, bool* out_present);
+
+/**
+ * The field ids the segment indexes.  *out_count receives the number of
+ * ids; pass NULL and capacity 0 to ask for the count only.  A capacity below
+ * the count is LANCE_ERR_INVALID_ARGUMENT.
+ */
+int32_t lance_index_segment_metadata_field_ids(const LanceIndexSegmentMetadata* metadata,
+                                               int32_t* out_field_ids, size_t capacity,
+                                               size_t* out_count);
+
+/** The fragments the segment covers, ascending; as for ..._field_ids(). */
+int32_t lance_index_segment_metadata_fragment_ids(const LanceIndexSegmentMetadata* metadata,
+                                                  uint32_t* out_fragment_ids, size_t capacity,
+                                                  size_t* out_count);
+
+/** Number of files the segment lists; 0 on error. */
+uint64_t lance_index_segment_metadata_file_count(const LanceIndexSegmentMetadata* metadata);
+
+/**
+ * The index-th file: its path relative to the segment's directory (owned by
+ * the handle) and its size in bytes.
+ */
+int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* metadata, size_t index,
+                                             const char** out_path, uint64_t* out_size_bytes);
+
+/* ========================================================================
+ * Distributed index builds: commit (RFC E5)
+ * ======================================================================== */
+
+/**
+ * Commits segments built by lance_index_segment_builder_execute_uncommitted()
+ * as one logical index named `index_name`, in exactly one new dataset
+ * version; the handle moves to that version.
+ *
+ * The Lance core refuses an empty set, duplicate segment UUIDs, overlapping
+ * fragment coverage, segments built for another column, and vector segments
+ * whose query contracts differ.
+ *
+ * @param dataset                 Borrowed.
+ * @param index_name, column      Borrowed; the column must exist.
+ * @param segment_metadata_bytes  Borrowed: `segment_count` pointers to
+ *                                metadata bytes, with their lengths in
+ *                                `segment_metadata_lens`.
+ * @param replace                 false: an index of that name already
+ *                                existing is LANCE_ERR_INDEX.  true: the new
+ *                                segments replace the existing segments
+ *                                whose fragments they cover; existing
+ *                                segments over other fragments are kept.
+ */
+int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* index_name,
+                                            const char* column,
+                                            const uint8_t* const* segment_metadata_bytes,
+                                            const size_t* segment_metadata_lens,
+                                            size_t segment_count, bool replace);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -2,6 +2,7 @@
 #include "test_util.h"
 
 #include <ftw.h>
+#include <sys/stat.h>
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
@@ -170,6 +171,31 @@ static void make_batch(const float* vectors, int32_t dim, int64_t first_id, int6
     }
     tag->buffers[1] = offsets;
     tag->buffers[2] = chars;
+}
+
+void tu_f32_list(const float* values, int64_t n, int32_t dim, int64_t null_row,
+                 const char* element_format, struct ArrowArray* out, struct ArrowSchema* out_schema) {
+    char format[32];
+    snprintf(format, sizeof format, "+w:%d", dim);
+    init_schema(out_schema, format, "", ARROW_FLAG_NULLABLE, 1);
+    init_schema(out_schema->children[0], element_format, "item", ARROW_FLAG_NULLABLE, 0);
+    init_array(out, n, 1, 1);
+    if (null_row >= 0) {
+        uint8_t* validity = malloc((size_t)(n / 8 + 1));
+        memset(validity, 0xff, (size_t)(n / 8 + 1));
+        validity[null_row / 8] &= (uint8_t)~(1u << (null_row % 8));
+        out->buffers[0] = validity;
+        out->null_count = 1;
+    }
+    init_array(out->children[0], n * dim, 2, 0);
+    float* copy = malloc(sizeof(float) * (size_t)(n * dim > 0 ? n * dim : 1));
+    memcpy(copy, values, sizeof(float) * (size_t)(n * dim));
+    out->children[0]->buffers[1] = copy;
+}
+
+int64_t tu_file_size(const char* path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
 }
 
 /* ---- streams ---- */

@@ -91,6 +91,15 @@ int tu_knn_ids(LanceScanner* scanner, int64_t* out_ids, int k);
 /* Reads every batch of a scanner and returns the total number of rows, or -1. */
 int64_t tu_count_scan(LanceScanner* scanner);
 
+/* A FixedSizeList<float32>[n, dim] array over a copy of `values`; when
+ * `null_row` >= 0 that row is marked null.  `element_format` is the child's
+ * Arrow format ("f" for float32; others make deliberately wrong arrays). */
+void tu_f32_list(const float* values, int64_t n, int32_t dim, int64_t null_row,
+                 const char* element_format, struct ArrowArray* out, struct ArrowSchema* out_schema);
+
+/* Size of a file in bytes, or -1. */
+int64_t tu_file_size(const char* path);
+
 /* A fresh temporary directory (malloc'd path) and recursive removal. */
 char* tu_temp_dir(const char* tag);
 void tu_remove_tree(const char* path);
