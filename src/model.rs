@@ -133,10 +133,6 @@ impl LanceVectorModel {
         }
         LanceVectorModel::new(metric, dim, centroids, pq)
     }
-
-    pub fn centroids_array(&self) -> CResult<FixedSizeListArray> {
-        fsl(self.centroids.clone(), self.dim)
-    }
 }
 
 struct Reader<'a> {
@@ -461,18 +457,28 @@ pub unsafe extern "C" fn lance_vector_model_info(model: *const LanceVectorModel,
     })
 }
 
+/// Exports one part of a model as a FixedSizeList<float32>[n, dim].
+unsafe fn export_part(
+    model: *const LanceVectorModel,
+    out_array: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+    part: impl FnOnce(&LanceVectorModel) -> CResult<Vec<f32>>,
+) -> i32 {
+    status(|| {
+        let m = model_ref(model)?;
+        require_out(out_array, "out_array")?;
+        require_out(out_schema, "out_schema")?;
+        export_array(&fsl(part(m)?, m.dim)?, out_array, out_schema)
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn lance_vector_model_centroids(
     model: *const LanceVectorModel,
     out_array: *mut FFI_ArrowArray,
     out_schema: *mut FFI_ArrowSchema,
 ) -> i32 {
-    status(|| {
-        let m = model_ref(model)?;
-        require_out(out_array, "out_array")?;
-        require_out(out_schema, "out_schema")?;
-        export_array(&m.centroids_array()?, out_array, out_schema)
-    })
+    export_part(model, out_array, out_schema, |m| Ok(m.centroids.clone()))
 }
 
 #[no_mangle]
@@ -481,12 +487,8 @@ pub unsafe extern "C" fn lance_vector_model_codebook(
     out_array: *mut FFI_ArrowArray,
     out_schema: *mut FFI_ArrowSchema,
 ) -> i32 {
-    status(|| {
-        let m = model_ref(model)?;
-        require_out(out_array, "out_array")?;
-        require_out(out_schema, "out_schema")?;
-        let pq = m.pq.as_ref().ok_or_else(|| invalid("the model has no PQ codebook"))?;
-        export_array(&fsl(pq.codebook.clone(), m.dim)?, out_array, out_schema)
+    export_part(model, out_array, out_schema, |m| {
+        m.pq.as_ref().map(|pq| pq.codebook.clone()).ok_or_else(|| invalid("the model has no PQ codebook"))
     })
 }
 

@@ -56,6 +56,18 @@ struct ScannerDeleter {
 struct BatchDeleter {
     void operator()(LanceBatch* p) const noexcept { lance_batch_free(p); }
 };
+struct ModelDeleter {
+    void operator()(LanceVectorModel* p) const noexcept { lance_vector_model_free(p); }
+};
+struct SegmentBuilderDeleter {
+    void operator()(LanceIndexSegmentBuilder* p) const noexcept { lance_index_segment_builder_free(p); }
+};
+struct SegmentMetadataDeleter {
+    void operator()(LanceIndexSegmentMetadata* p) const noexcept { lance_index_segment_metadata_free(p); }
+};
+struct BytesDeleter {
+    void operator()(uint8_t* p) const noexcept { lance_free_bytes(p); }
+};
 struct StringDeleter {
     void operator()(const char* p) const noexcept { lance_free_string(p); }
 };
@@ -76,6 +88,105 @@ inline std::vector<const char*> c_strings(const std::vector<std::string>& items)
 }  // namespace detail
 
 using SegmentId = std::array<uint8_t, 16>;
+using Bytes = std::vector<uint8_t>;
+
+namespace detail {
+/// Copies library-produced bytes into a vector and frees them.
+inline Bytes take_bytes(uint8_t* data, size_t len) {
+    std::unique_ptr<uint8_t, BytesDeleter> owned(data);
+    return Bytes(data, data + len);
+}
+}  // namespace detail
+
+/// A shared vector model (IVF centroids, and a PQ codebook for PQ types).
+class VectorModel {
+public:
+    /// Parses serialized model bytes.
+    static VectorModel parse(const Bytes& bytes) {
+        LanceVectorModel* out = nullptr;
+        detail::check(lance_vector_model_parse(bytes.data(), bytes.size(), &out));
+        return VectorModel(out);
+    }
+    Bytes serialize() const {
+        uint8_t* data = nullptr;
+        size_t len = 0;
+        detail::check(lance_vector_model_serialize(get(), &data, &len));
+        return detail::take_bytes(data, len);
+    }
+    std::string fingerprint() const { return detail::take_string(lance_vector_model_fingerprint(get())); }
+    LanceVectorModelInfo info() const {
+        LanceVectorModelInfo out{};
+        detail::check(lance_vector_model_info(get(), &out));
+        return out;
+    }
+    const LanceVectorModel* c_handle() const noexcept { return handle_.get(); }
+    explicit VectorModel(LanceVectorModel* handle) : handle_(handle) {}
+
+private:
+    const LanceVectorModel* get() const noexcept { return handle_.get(); }
+    std::unique_ptr<LanceVectorModel, detail::ModelDeleter> handle_;
+};
+
+/// Parsed segment metadata.
+class SegmentMetadata {
+public:
+    static SegmentMetadata parse(const Bytes& bytes) {
+        LanceIndexSegmentMetadata* out = nullptr;
+        detail::check(lance_index_segment_metadata_parse(bytes.data(), bytes.size(), &out));
+        return SegmentMetadata(out);
+    }
+    SegmentId uuid() const {
+        SegmentId id{};
+        detail::check(lance_index_segment_metadata_uuid(get(), id.data()));
+        return id;
+    }
+    std::string name() const { return checked(lance_index_segment_metadata_name(get())); }
+    std::string index_type() const { return checked(lance_index_segment_metadata_index_type(get())); }
+    /// Empty when the segment was not built from a shared model.
+    std::string model_fingerprint() const {
+        const char* fp = lance_index_segment_metadata_model_fingerprint(get());
+        if (fp == nullptr && lance_last_error_code() != LANCE_OK) throw Error::last();
+        return fp ? fp : "";
+    }
+    uint64_t dataset_version() const {
+        return detail::check_value(lance_index_segment_metadata_dataset_version(get()));
+    }
+    std::vector<uint32_t> fragment_ids() const {
+        size_t count = 0;
+        detail::check(lance_index_segment_metadata_fragment_ids(get(), nullptr, 0, &count));
+        std::vector<uint32_t> ids(count);
+        if (count) detail::check(lance_index_segment_metadata_fragment_ids(get(), ids.data(), ids.size(), &count));
+        return ids;
+    }
+
+private:
+    explicit SegmentMetadata(LanceIndexSegmentMetadata* handle) : handle_(handle) {}
+    const LanceIndexSegmentMetadata* get() const noexcept { return handle_.get(); }
+    static std::string checked(const char* s) {
+        if (s == nullptr) throw Error::last();
+        return s;
+    }
+    std::unique_ptr<LanceIndexSegmentMetadata, detail::SegmentMetadataDeleter> handle_;
+};
+
+/// A single-use builder of one uncommitted index segment.
+class SegmentBuilder {
+public:
+    explicit SegmentBuilder(LanceIndexSegmentBuilder* handle) : handle_(handle) {
+        if (handle == nullptr) throw Error::last();
+    }
+    /// Builds the segment without committing; returns its metadata bytes.
+    Bytes execute_uncommitted() {
+        uint8_t* data = nullptr;
+        size_t len = 0;
+        detail::check(lance_index_segment_builder_execute_uncommitted(handle_.get(), &data, &len));
+        return detail::take_bytes(data, len);
+    }
+    LanceIndexSegmentBuilder* c_handle() const noexcept { return handle_.get(); }
+
+private:
+    std::unique_ptr<LanceIndexSegmentBuilder, detail::SegmentBuilderDeleter> handle_;
+};
 
 /// One batch of a scan.
 class Batch {
@@ -230,6 +341,45 @@ public:
         detail::check(lance_dataset_index_segments(get(), name.c_str(), ids.front().data(), ids.size(), &written));
         ids.resize(written);
         return ids;
+    }
+
+    /// Trains a shared model for `params` on the given fragments (empty = all).
+    VectorModel train_vector_model(const std::string& column, const LanceVectorIndexParams& params,
+                                   const std::vector<uint32_t>& sample_fragments = {}) const {
+        LanceVectorModel* out = nullptr;
+        detail::check(lance_dataset_train_vector_model(get(), column.c_str(), &params,
+                                                       sample_fragments.empty() ? nullptr : sample_fragments.data(),
+                                                       sample_fragments.size(), &out));
+        return VectorModel(out);
+    }
+
+    /// A vector segment builder over `options` (see LanceIndexSegmentBuildOptions).
+    SegmentBuilder vector_segment_builder(const std::string& column, const LanceVectorIndexParams& params,
+                                          const LanceIndexSegmentBuildOptions& options,
+                                          const std::string& name = "") const {
+        return SegmentBuilder(lance_index_segment_builder_new_vector(
+            get(), column.c_str(), name.empty() ? nullptr : name.c_str(), &params, &options));
+    }
+
+    SegmentBuilder scalar_segment_builder(const std::string& column, LanceScalarIndexType type,
+                                          const LanceIndexSegmentBuildOptions& options,
+                                          const std::string& name = "", const std::string& params_json = "") const {
+        return SegmentBuilder(lance_index_segment_builder_new_scalar(
+            get(), column.c_str(), name.empty() ? nullptr : name.c_str(), type,
+            params_json.empty() ? nullptr : params_json.c_str(), &options));
+    }
+
+    /// Commits segments as one logical index in one new version.
+    void commit_index_segments(const std::string& name, const std::string& column,
+                               const std::vector<Bytes>& segments, bool replace = false) {
+        std::vector<const uint8_t*> ptrs;
+        std::vector<size_t> lens;
+        for (const auto& s : segments) {
+            ptrs.push_back(s.data());
+            lens.push_back(s.size());
+        }
+        detail::check(lance_dataset_commit_index_segments(get(), name.c_str(), column.c_str(), ptrs.data(),
+                                                          lens.data(), segments.size(), replace));
     }
 
     LanceDataset* c_handle() const noexcept { return handle_.get(); }
