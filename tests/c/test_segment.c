@@ -583,6 +583,54 @@ static void test_validation(void) {
     CHECK(lance_dataset_latest_version(ds) == 1);
 }
 
+/* Every vector type the core builds over a fragment subset from injected
+ * centroids, and a fragment-scoped INVERTED segment. */
+static void test_other_segment_types(void) {
+    LanceVectorIndexParams fp = {0};
+    fp.index_type = LANCE_INDEX_IVF_FLAT;
+    fp.num_partitions = 4;
+    LanceVectorModel* model = NULL;
+    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &fp, NULL, 0, &model));
+    const char* fingerprint = lance_vector_model_fingerprint(model);
+    struct {
+        LanceVectorIndexType type;
+        const char* name;
+    } cases[] = {{LANCE_INDEX_IVF_FLAT, "IVF_FLAT"},      {LANCE_INDEX_IVF_SQ, "IVF_SQ"},
+                 {LANCE_INDEX_IVF_HNSW_FLAT, "IVF_HNSW_FLAT"}, {LANCE_INDEX_IVF_HNSW_SQ, "IVF_HNSW_SQ"},
+                 {LANCE_INDEX_IVF_RQ, "IVF_RQ"}};
+    uint32_t frags[] = {2, 5};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        LanceVectorIndexParams p = fp;
+        p.index_type = cases[c].type;
+        LanceIndexSegmentBuildOptions o = {0};
+        o.fragment_ids = frags;
+        o.fragment_count = 2;
+        o.model = model;
+        o.train = LANCE_TRAIN_NEVER;
+        size_t len = 0;
+        uint8_t* bytes = build_vector(&p, &o, &len);
+        CHECK(bytes != NULL);
+        if (bytes) check_metadata(bytes, len, NULL, frags, 2, cases[c].name, VEC_FIELD_ID, fingerprint);
+        else fprintf(stderr, "    %s segment failed\n", cases[c].name);
+        lance_free_bytes(bytes);
+    }
+    lance_free_string(fingerprint);
+    lance_vector_model_free(model);
+
+    LanceIndexSegmentBuildOptions o = {0};
+    o.fragment_ids = frags;
+    o.fragment_count = 2;
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "tag", "tag_fts", LANCE_SCALAR_INVERTED, NULL, &o);
+    CHECK(b != NULL);
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
+    if (bytes) check_metadata(bytes, len, NULL, frags, 2, "Inverted", TAG_FIELD_ID, NULL);
+    lance_free_bytes(bytes);
+    lance_index_segment_builder_free(b);
+    CHECK(lance_dataset_latest_version(ds) == 1);
+}
+
 static void test_whole_dataset_and_counts(void) {
     /* NULL options: the whole dataset, a generated UUID, local training. */
     LanceVectorIndexParams p = {0};
@@ -618,6 +666,7 @@ int main(void) {
     RUN(test_scalar_segments);
     RUN(test_validation);
     RUN(test_whole_dataset_and_counts);
+    RUN(test_other_segment_types);
     RUN(test_shared_model_segments);
     RUN(test_injected_centroids_decide_partitions);
     lance_dataset_close(ds);
