@@ -9,6 +9,7 @@ mod convert;
 mod dataset;
 mod error;
 mod index;
+mod listing;
 mod metadata;
 mod model;
 mod runtime;

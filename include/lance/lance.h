@@ -842,6 +842,58 @@ int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* i
                                             const size_t* segment_metadata_lens,
                                             size_t segment_count, bool replace);
 
+/* ========================================================================
+ * Distributed index builds: coverage and statistics (RFC E6)
+ *
+ * Both functions return JSON: a C engine that schedules rebuilds usually
+ * has a JSON parser already, the documents stay readable in logs, and new
+ * fields can be added without breaking callers (readers must ignore fields
+ * they do not know).  A field whose value is unknown is null, never guessed.
+ * ======================================================================== */
+
+/**
+ * Describes every segment of every user index of the handle's version, one
+ * object per segment, in manifest order:
+ *
+ *   "name"              string   the logical index the segment belongs to
+ *   "uuid"              string   the segment's UUID, hyphenated hex
+ *   "columns"           [string] the indexed columns
+ *   "type"              string   "IVF_PQ", "IVF_HNSW_SQ", "BTree", "Bitmap", ...
+ *   "dataset_version"   integer  the version the segment was built from
+ *   "index_version"     integer  the on-disk index format version
+ *   "fragment_ids"      [integer] the fragments it covers, ascending
+ *   "created_at"        string (RFC 3339, UTC) or null when not recorded
+ *   "num_rows"          integer  rows of its fragments as written (deleted
+ *                       rows included: the segment indexed them); null when
+ *                       a covered fragment is no longer in the dataset
+ *   "size_bytes"        integer  total size of its files as recorded, or null
+ *   "model_fingerprint" string   the shared model it was built with, or null
+ *
+ * lance_dataset_index_list_json() keeps its 0.1.6 shape; this is the
+ * extended view.  Produced: free with lance_free_string().  NULL on error.
+ */
+const char* lance_dataset_index_segments_json(const LanceDataset* dataset);
+
+/**
+ * How far one logical index covers the handle's version:
+ *
+ *   "name"                string
+ *   "dataset_version"     integer  the handle's version
+ *   "num_segments"        integer
+ *   "indexed_fragments"   [integer] fragments of this version some segment covers
+ *   "unindexed_fragments" [integer] fragments no segment covers (e.g. appended
+ *                         since the build): the ones to index next
+ *   "indexed_rows"        integer  live rows (deletions excluded) of the indexed
+ *                         fragments, or null when a count is not recorded
+ *   "unindexed_rows"      integer  the same for the unindexed fragments
+ *   "stale_fragments"     [integer] fragments the segments cover that are no
+ *                         longer in this version (deleted or compacted away)
+ *
+ * @param index_name  Borrowed; LANCE_ERR_NOT_FOUND when there is no such index.
+ * Produced: free with lance_free_string().  NULL on error.
+ */
+const char* lance_dataset_index_coverage_json(const LanceDataset* dataset, const char* index_name);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
