@@ -268,6 +268,130 @@ static void test_filtered_search(void) {
     lance_dataset_close(ds);
 }
 
+/* A one-column stream {labels: list<utf8>}: row i holds "l<i % 5>" and "l<(i + 1) % 5>". */
+typedef struct {
+    int64_t rows, done;
+} LabelState;
+
+static void release_plain_schema(struct ArrowSchema* s) {
+    for (int64_t i = 0; i < s->n_children; i++) {
+        release_plain_schema(s->children[i]);
+        free(s->children[i]);
+    }
+    free(s->children);
+    s->release = NULL;
+}
+
+static void label_schema(struct ArrowSchema* out) {
+    static const char* formats[] = {"+s", "+l", "u"};
+    static const char* names[] = {"", "labels", "item"};
+    struct ArrowSchema* level = out;
+    for (int i = 0; i < 3; i++) {
+        memset(level, 0, sizeof *level);
+        level->format = formats[i];
+        level->name = names[i];
+        level->flags = i == 2 ? ARROW_FLAG_NULLABLE : 0;
+        level->release = release_plain_schema;
+        if (i < 2) {
+            level->n_children = 1;
+            level->children = malloc(sizeof(struct ArrowSchema*));
+            level->children[0] = malloc(sizeof(struct ArrowSchema));
+            level = level->children[0];
+        }
+    }
+}
+
+static void release_label_array(struct ArrowArray* a) {
+    for (int64_t i = 0; i < a->n_children; i++) {
+        release_label_array(a->children[i]);
+        free(a->children[i]);
+    }
+    free(a->children);
+    for (int64_t i = 1; i < a->n_buffers; i++) free((void*)a->buffers[i]);
+    free(a->buffers);
+    a->release = NULL;
+}
+
+static struct ArrowArray* label_level(struct ArrowArray* a, int64_t length, int64_t n_buffers) {
+    memset(a, 0, sizeof *a);
+    a->length = length;
+    a->n_buffers = n_buffers;
+    a->buffers = calloc((size_t)n_buffers, sizeof(void*));
+    a->release = release_label_array;
+    return a;
+}
+
+static int label_get_schema(struct ArrowArrayStream* s, struct ArrowSchema* out) {
+    (void)s;
+    label_schema(out);
+    return 0;
+}
+
+static int label_get_next(struct ArrowArrayStream* s, struct ArrowArray* out) {
+    LabelState* st = s->private_data;
+    if (st->done == st->rows) {
+        memset(out, 0, sizeof *out);
+        return 0;
+    }
+    int64_t n = st->rows;
+    label_level(out, n, 1);
+    out->n_children = 1;
+    out->children = malloc(sizeof(struct ArrowArray*));
+    struct ArrowArray* list = label_level(out->children[0] = malloc(sizeof(struct ArrowArray)), n, 2);
+    int32_t* list_offsets = malloc(sizeof(int32_t) * (size_t)(n + 1));
+    for (int64_t i = 0; i <= n; i++) list_offsets[i] = (int32_t)(2 * i);
+    list->buffers[1] = list_offsets;
+    list->n_children = 1;
+    list->children = malloc(sizeof(struct ArrowArray*));
+    struct ArrowArray* items = label_level(list->children[0] = malloc(sizeof(struct ArrowArray)), 2 * n, 3);
+    int32_t* offsets = malloc(sizeof(int32_t) * (size_t)(2 * n + 1));
+    char* chars = malloc((size_t)(4 * n));
+    for (int64_t i = 0; i < 2 * n; i++) {
+        chars[2 * i] = 'l';
+        chars[2 * i + 1] = (char)('0' + (i / 2 + i % 2) % 5);
+        offsets[i] = (int32_t)(2 * i);
+    }
+    offsets[2 * n] = (int32_t)(4 * n);
+    items->buffers[1] = offsets;
+    items->buffers[2] = chars;
+    st->done = n;
+    return 0;
+}
+
+static const char* label_last_error(struct ArrowArrayStream* s) {
+    (void)s;
+    return NULL;
+}
+
+static void label_release(struct ArrowArrayStream* s) {
+    free(s->private_data);
+    s->release = NULL;
+}
+
+static void test_label_list_index(void) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/labels.lance", dir);
+    struct ArrowSchema schema;
+    label_schema(&schema);
+    LabelState* st = calloc(1, sizeof(LabelState));
+    st->rows = 100;
+    struct ArrowArrayStream stream = {label_get_schema, label_get_next, label_last_error, label_release, st};
+    LanceDataset* ds = NULL;
+    CHECK_OK(lance_dataset_write(path, &schema, &stream, LANCE_WRITE_CREATE, NULL, &ds));
+    schema.release(&schema);
+    if (!ds) return;
+    CHECK_OK(lance_dataset_create_scalar_index(ds, "labels", NULL, LANCE_SCALAR_LABEL_LIST, NULL, false));
+    const char* json = lance_dataset_index_list_json(ds);
+    CHECK(json && strstr(json, "\"name\":\"labels_idx\"") && strstr(json, "\"type\":\"LabelList\""));
+    lance_free_string(json);
+    /* Rows i with i % 5 == 3 hold "l3", and so do rows with (i + 1) % 5 == 3. */
+    LanceScanner* s = lance_scanner_new(ds, NULL, "array_has_any(labels, ['l3'])");
+    CHECK(s != NULL);
+    CHECK(tu_count_scan(s) == 40);
+    lance_scanner_close(s);
+    lance_dataset_close(ds);
+}
+
 static void test_scalar_indices(void) {
     LanceDataset* ds = fresh_dataset("scalar");
     CHECK_OK(lance_dataset_create_scalar_index(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, false));
@@ -322,6 +446,7 @@ int main(void) {
     RUN(test_vector_index_errors);
     RUN(test_filtered_search);
     RUN(test_scalar_indices);
+    RUN(test_label_list_index);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&data);
