@@ -146,12 +146,12 @@ static void test_every_vector_index_type(void) {
         uint32_t refine; /* quantized codes are re-ranked by exact distance */
         int min_hits;    /* over 5 queries x K */
     } cases[] = {
-        {LANCE_INDEX_IVF_PQ, "pq", "IVF_PQ", 5, 45},
+        {LANCE_INDEX_IVF_PQ, "pq", "IVF_PQ", 5, 40},
         {LANCE_INDEX_IVF_SQ, "sq", "IVF_SQ", 0, 40},
         {LANCE_INDEX_IVF_HNSW_FLAT, "hnsw_flat", "IVF_HNSW_FLAT", 0, 40},
         {LANCE_INDEX_IVF_HNSW_SQ, "hnsw_sq", "IVF_HNSW_SQ", 0, 40},
-        {LANCE_INDEX_IVF_HNSW_PQ, "hnsw_pq", "IVF_HNSW_PQ", 5, 45},
-        {LANCE_INDEX_IVF_RQ, "rq", "IVF_RQ", 5, 45},
+        {LANCE_INDEX_IVF_HNSW_PQ, "hnsw_pq", "IVF_HNSW_PQ", 5, 40},
+        {LANCE_INDEX_IVF_RQ, "rq", "IVF_RQ", 5, 40},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         LanceVectorIndexParams p = {0};
