@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Sourced by the other scripts: installs what is missing, configures the
+# CMake build, and sets $root and $build.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+"$root/scripts/setup.sh"
+build=${LANCE_C_BUILD_DIR:-$root/build}
+export PATH="$HOME/.cargo/bin:$PATH"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
