@@ -8,7 +8,7 @@ use lance::dataset::builder::DatasetBuilder;
 use lance::Dataset;
 
 use crate::arrow_ffi::export_schema;
-use crate::convert::{require_handle, require_out, required_nonempty_str, storage_options, write_out};
+use crate::convert::{fragment_id_u32, require_handle, require_out, required_nonempty_str, storage_options, write_out};
 use crate::error::{guard, invalid, status, CResult, Context};
 use crate::runtime::block_on;
 
@@ -56,6 +56,24 @@ pub fn open_dataset(
         builder = builder.with_version(version);
     }
     block_on(builder.load())?.context(format!("opening dataset '{uri}'"))
+}
+
+/// Checks caller fragment ids against a snapshot: each must name one of its
+/// fragments, at most once.  Messages name the argument, position and value.
+pub fn check_fragment_ids(ds: &Dataset, ids: &[u64], name: &str) -> CResult<Vec<u32>> {
+    let version = ds.version().version;
+    let mut seen = std::collections::HashSet::with_capacity(ids.len());
+    let mut out = Vec::with_capacity(ids.len());
+    for (i, &id) in ids.iter().enumerate() {
+        if !ds.manifest.fragments.iter().any(|f| f.id == id) {
+            return Err(invalid(format!("{name}[{i}] = {id} is not a fragment of dataset version {version}")));
+        }
+        if !seen.insert(id) {
+            return Err(invalid(format!("{name}[{i}] = {id} is listed twice")));
+        }
+        out.push(fragment_id_u32(id, name, i)?);
+    }
+    Ok(out)
 }
 
 #[no_mangle]

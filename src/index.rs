@@ -38,14 +38,31 @@ pub struct LanceVectorIndexParams {
     pub sample_rate: u32,
 }
 
+impl LanceVectorIndexParams {
+    /// All fields zero: every documented default, with the given index type.
+    pub fn defaults(index_type: i32) -> Self {
+        Self {
+            index_type,
+            metric: 0,
+            num_partitions: 0,
+            num_sub_vectors: 0,
+            num_bits: 0,
+            max_iterations: 0,
+            hnsw_m: 0,
+            hnsw_ef_construction: 0,
+            sample_rate: 0,
+        }
+    }
+}
+
 /// The defaults lance.h documents for zero fields.
-pub const DEFAULT_MAX_ITERATIONS: usize = 50;
-pub const DEFAULT_SAMPLE_RATE: usize = 256;
-pub const DEFAULT_NUM_SUB_VECTORS: usize = 16;
-pub const DEFAULT_PQ_BITS: usize = 8;
-pub const DEFAULT_SQ_BITS: u16 = 8;
-pub const DEFAULT_HNSW_M: usize = 20;
-pub const DEFAULT_HNSW_EF_CONSTRUCTION: usize = 150;
+const DEFAULT_MAX_ITERATIONS: usize = 50;
+const DEFAULT_SAMPLE_RATE: usize = 256;
+const DEFAULT_NUM_SUB_VECTORS: usize = 16;
+const DEFAULT_PQ_BITS: usize = 8;
+const DEFAULT_SQ_BITS: u16 = 8;
+const DEFAULT_HNSW_M: usize = 20;
+const DEFAULT_HNSW_EF_CONSTRUCTION: usize = 150;
 
 fn or_default(value: u32, default: usize) -> usize {
     if value == 0 { default } else { value as usize }
@@ -172,6 +189,14 @@ pub fn require_column(ds: &Dataset, column: &str) -> CResult<()> {
     Ok(())
 }
 
+/// The optional index name argument: NULL is the default name, "" is refused.
+pub unsafe fn optional_index_name(index_name: *const c_char) -> CResult<Option<String>> {
+    match optional_str(index_name, "index_name")? {
+        Some("") => Err(invalid("index_name must not be empty (pass NULL for the default name)")),
+        other => Ok(other.map(str::to_string)),
+    }
+}
+
 unsafe fn create_index(
     dataset: *mut LanceDataset,
     column: *const c_char,
@@ -181,14 +206,11 @@ unsafe fn create_index(
 ) -> CResult<()> {
     let handle = dataset_ref(dataset)?;
     let column = required_nonempty_str(column, "column")?;
-    let name = optional_str(index_name, "index_name")?;
-    if name == Some("") {
-        return Err(invalid("index_name must not be empty (pass NULL for the default name)"));
-    }
+    let name = optional_index_name(index_name)?;
     handle.mutate(|ds| {
         require_column(ds, column)?;
         let (index_type, params) = make(ds)?;
-        block_on(ds.create_index(&[column], index_type, name.map(str::to_string), params.as_ref(), replace))?
+        block_on(ds.create_index(&[column], index_type, name, params.as_ref(), replace))?
             .context(format!("creating index on column '{column}'"))?;
         Ok(())
     })
@@ -303,7 +325,8 @@ pub unsafe extern "C" fn lance_dataset_index_list_json(dataset: *const LanceData
     })
 }
 
-fn named_segments(ds: &Dataset, name: &str) -> CResult<Vec<IndexMetadata>> {
+/// The segments of one logical index; NOT_FOUND when it has none.
+pub fn named_segments(ds: &Dataset, name: &str) -> CResult<Vec<IndexMetadata>> {
     let segments: Vec<IndexMetadata> = user_segments(ds)?.into_iter().filter(|s| s.name == name).collect();
     if segments.is_empty() {
         return Err(not_found(format!(

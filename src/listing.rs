@@ -12,8 +12,8 @@ use serde_json::{json, Value};
 use crate::convert::{into_c_string, required_nonempty_str};
 use crate::dataset::dataset_ref;
 use crate::dataset::LanceDataset;
-use crate::error::{guard, not_found, CResult};
-use crate::index::{column_names, user_segments};
+use crate::error::{guard, CResult};
+use crate::index::{column_names, named_segments, user_segments};
 use crate::metadata::{model_fingerprint, segment_type_name};
 
 /// Rows of each fragment of the snapshot: (written, live = written - deleted).
@@ -56,10 +56,7 @@ pub unsafe extern "C" fn lance_dataset_index_segments_json(dataset: *const Lance
 }
 
 fn coverage(ds: &Dataset, name: &str) -> CResult<Value> {
-    let segments: Vec<IndexMetadata> = user_segments(ds)?.into_iter().filter(|s| s.name == name).collect();
-    if segments.is_empty() {
-        return Err(not_found(format!("index '{name}' does not exist in dataset version {}", ds.version().version)));
-    }
+    let segments = named_segments(ds, name)?;
     let mut covered = RoaringBitmap::new();
     for s in &segments {
         if let Some(b) = &s.fragment_bitmap {

@@ -23,7 +23,7 @@ use crate::arrow_ffi::{export_array, read_f32_list};
 use crate::convert::{into_c_bytes, into_c_string, require_out, required_nonempty_str, slice_arg, write_out};
 use crate::dataset::{dataset_ref, LanceDataset};
 use crate::error::{guard, invalid, status, CResult, Context};
-use crate::index::{pq_params, require_column, LanceVectorIndexParams, DEFAULT_MAX_ITERATIONS, DEFAULT_SAMPLE_RATE};
+use crate::index::{ivf_params, pq_params, require_column, LanceVectorIndexParams};
 use crate::runtime::block_on;
 use crate::scanner::metric_from_c;
 use crate::segment::fragment_list;
@@ -188,19 +188,23 @@ pub fn check_codebook_shape(values: usize, dim: usize, num_sub_vectors: usize, n
     Ok(())
 }
 
+fn check_sub_vectors(num_sub_vectors: usize, dim: usize, column: &str, name: &str) -> CResult<()> {
+    if dim % num_sub_vectors != 0 {
+        return Err(invalid(format!(
+            "{name} = {num_sub_vectors} does not divide the dimension {dim} of column '{column}'"
+        )));
+    }
+    Ok(())
+}
+
 fn column_dim(ds: &Dataset, column: &str) -> CResult<usize> {
     require_column(ds, column)?;
     Ok(get_vector_dim(ds.schema(), column)?)
 }
 
-fn train_ivf(ds: &Dataset, column: &str, num_partitions: usize, metric: DistanceType, p: Option<&LanceVectorIndexParams>, fragments: Option<&[u32]>) -> CResult<FixedSizeListArray> {
+fn train_ivf(ds: &Dataset, column: &str, num_partitions: usize, metric: DistanceType, p: &LanceVectorIndexParams, fragments: Option<&[u32]>) -> CResult<FixedSizeListArray> {
     let dim = column_dim(ds, column)?;
-    let params = IvfBuildParams {
-        num_partitions: Some(num_partitions),
-        max_iters: p.map_or(DEFAULT_MAX_ITERATIONS, |p| if p.max_iterations == 0 { DEFAULT_MAX_ITERATIONS } else { p.max_iterations as usize }),
-        sample_rate: p.map_or(DEFAULT_SAMPLE_RATE, |p| if p.sample_rate == 0 { DEFAULT_SAMPLE_RATE } else { p.sample_rate as usize }),
-        ..Default::default()
-    };
+    let params = IvfBuildParams { num_partitions: Some(num_partitions), ..ivf_params(p) };
     let model = block_on(build_ivf_model(ds, column, dim, metric, &params, fragments, noop_progress()))?
         .context(format!("training IVF centroids on column '{column}'"))?;
     model
@@ -252,7 +256,7 @@ pub unsafe extern "C" fn lance_dataset_train_ivf_centroids(
         require_out(out_centroids, "out_centroids")?;
         require_out(out_schema, "out_schema")?;
         let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
-        let centroids = train_ivf(&ds, column, num_partitions as usize, metric, None, fragments.as_deref())?;
+        let centroids = train_ivf(&ds, column, num_partitions as usize, metric, &LanceVectorIndexParams::defaults(101), fragments.as_deref())?;
         export_array(&centroids, out_centroids, out_schema)
     })
 }
@@ -280,25 +284,10 @@ pub unsafe extern "C" fn lance_dataset_train_pq_codebook(
         let (values, dim) = read_f32_list(ivf_centroids, ivf_centroids_schema, "ivf_centroids")?;
         let centroids = fsl(values, dim)?;
         let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
-        let p = LanceVectorIndexParams {
-            index_type: 103,
-            metric: 0,
-            num_partitions: 0,
-            num_sub_vectors,
-            num_bits,
-            max_iterations: 0,
-            hnsw_m: 0,
-            hnsw_ef_construction: 0,
-            sample_rate: 0,
-        };
+        let p = LanceVectorIndexParams { num_sub_vectors, num_bits, ..LanceVectorIndexParams::defaults(103) };
         let params = pq_params(&p);
         let col_dim = column_dim(&ds, column)?;
-        if col_dim % params.num_sub_vectors != 0 {
-            return Err(invalid(format!(
-                "num_sub_vectors = {} does not divide the dimension {col_dim} of column '{column}'",
-                params.num_sub_vectors
-            )));
-        }
+        check_sub_vectors(params.num_sub_vectors, col_dim, column, "num_sub_vectors")?;
         let codebook = train_pq(&ds, column, metric, &params, centroids, fragments.as_deref())?;
         export_array(&fsl(codebook, col_dim)?, out_codebook, out_schema)
     })
@@ -336,10 +325,10 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model(
         }
         let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
         let dim = column_dim(&ds, column)?;
-        let centroids = train_ivf(&ds, column, p.num_partitions as usize, metric, Some(p), fragments.as_deref())?;
+        let centroids = train_ivf(&ds, column, p.num_partitions as usize, metric, p, fragments.as_deref())?;
         let pq = if uses_pq(p.index_type) {
             let params = pq_params(p);
-            check_codebook_shape((1usize << params.num_bits.min(16)) * dim, dim, params.num_sub_vectors, params.num_bits)?;
+            check_sub_vectors(params.num_sub_vectors, dim, column, "params->num_sub_vectors")?;
             let codebook = train_pq(&ds, column, metric, &params, centroids.clone(), fragments.as_deref())?;
             Some(PqModel { num_sub_vectors: params.num_sub_vectors, num_bits: params.num_bits, codebook })
         } else {

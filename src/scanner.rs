@@ -17,10 +17,10 @@ use uuid::Uuid;
 
 use crate::arrow_ffi::{export_batch, export_stream, IterReader};
 use crate::convert::{
-    fragment_id_u32, null_terminated_strs, optional_str, require_handle, require_out,
+    null_terminated_strs, optional_str, require_handle, require_out,
     required_nonempty_str, slice_arg, uuids_from_packed, write_out,
 };
-use crate::dataset::dataset_ref;
+use crate::dataset::{check_fragment_ids, dataset_ref};
 use crate::dataset::LanceDataset;
 use crate::error::{guard, invalid, status, CError, CResult, Context};
 use crate::runtime::block_on;
@@ -295,19 +295,7 @@ pub unsafe extern "C" fn lance_scanner_set_fragment_ids(
             s.fragment_ids = None;
             return Ok(());
         }
-        let version = s.dataset.version().version;
-        let mut seen = std::collections::HashSet::new();
-        let mut out = Vec::with_capacity(ids.len());
-        for (i, &id) in ids.iter().enumerate() {
-            let id32 = fragment_id_u32(id, "ids", i)?;
-            if !s.dataset.manifest.fragments.iter().any(|f| f.id == id) {
-                return Err(invalid(format!("ids[{i}] = {id} is not a fragment of dataset version {version}")));
-            }
-            if !seen.insert(id32) {
-                return Err(invalid(format!("ids[{i}] = {id} is listed twice")));
-            }
-            out.push(id32);
-        }
+        let out = check_fragment_ids(&s.dataset, ids, "ids")?;
         s.fragment_ids = Some(out);
         Ok(())
     })

@@ -2,7 +2,6 @@
 //! one dataset snapshot that builds an index segment over a fragment subset
 //! without committing, and returns the segment's metadata as bytes.
 
-use std::collections::HashSet;
 use std::ffi::c_char;
 use std::sync::Arc;
 
@@ -18,9 +17,9 @@ use uuid::Uuid;
 
 use crate::arrow_ffi::read_f32_list;
 use crate::convert::{into_c_bytes, optional_str, require_handle, require_out, required_nonempty_str, slice_arg, write_out};
-use crate::dataset::{dataset_ref, LanceDataset};
+use crate::dataset::{check_fragment_ids, dataset_ref, LanceDataset};
 use crate::error::{invalid, not_supported, status, CResult, Context};
-use crate::index::{ivf_params, pq_params, require_column, scalar_kind, scalar_params, vector_params_with_ivf, LanceVectorIndexParams};
+use crate::index::{ivf_params, optional_index_name, pq_params, require_column, scalar_kind, scalar_params, vector_params_with_ivf, LanceVectorIndexParams};
 use crate::model::{check_codebook_shape, fsl, uses_pq, LanceVectorModel};
 use crate::runtime::block_on;
 use crate::error::guard_handle;
@@ -76,18 +75,8 @@ pub unsafe fn fragment_list(ds: &Dataset, ids: *const u32, count: usize, name: &
             "{name} is an empty list; pass NULL with count 0 for the whole dataset"
         )));
     }
-    let ids = slice_arg(ids, count, name)?;
-    let version = ds.version().version;
-    let mut seen = HashSet::with_capacity(count);
-    for (i, &id) in ids.iter().enumerate() {
-        if !ds.manifest.fragments.iter().any(|f| f.id == u64::from(id)) {
-            return Err(invalid(format!("{name}[{i}] = {id} is not a fragment of dataset version {version}")));
-        }
-        if !seen.insert(id) {
-            return Err(invalid(format!("{name}[{i}] = {id} is listed twice")));
-        }
-    }
-    Ok(Some(ids.to_vec()))
+    let ids: Vec<u64> = slice_arg(ids, count, name)?.iter().map(|&id| u64::from(id)).collect();
+    check_fragment_ids(ds, &ids, name).map(Some)
 }
 
 unsafe fn segment_uuid(ptr: *const u8) -> Option<Uuid> {
@@ -153,7 +142,7 @@ unsafe fn new_vector_builder(
 ) -> CResult<LanceIndexSegmentBuilder> {
     let ds = dataset_ref(dataset)?.snapshot();
     let column = required_nonempty_str(column, "column")?.to_string();
-    let name = builder_name(index_name)?;
+    let name = optional_index_name(index_name)?;
     if params.is_null() {
         return Err(invalid("params must not be NULL"));
     }
@@ -246,7 +235,7 @@ unsafe fn new_scalar_builder(
 ) -> CResult<LanceIndexSegmentBuilder> {
     let ds = dataset_ref(dataset)?.snapshot();
     let column = required_nonempty_str(column, "column")?.to_string();
-    let name = builder_name(index_name)?;
+    let name = optional_index_name(index_name)?;
     let (index_type, kind) = scalar_kind(index_type)?;
     let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
     require_column(&ds, &column)?;
@@ -304,12 +293,6 @@ fn train_mode(train: i32) -> CResult<i32> {
     }
 }
 
-unsafe fn builder_name(index_name: *const c_char) -> CResult<Option<String>> {
-    match optional_str(index_name, "index_name")? {
-        Some("") => Err(invalid("index_name must not be empty (pass NULL for the default name)")),
-        other => Ok(other.map(str::to_string)),
-    }
-}
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_index_segment_builder_new_vector(
