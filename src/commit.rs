@@ -1,16 +1,376 @@
 //! Distributed builds, coordinator side (RFC E5): commit segments that
 //! workers built as one logical index, in one new dataset version.
+//!
+//! The core's `commit_existing_index_segments` does the commit and keeps its
+//! own validation.  Before it runs, the set is checked here so that each
+//! refusal a coordinator must act on differently has its own error code and
+//! names the segments and fragments involved: an empty set, a repeated UUID,
+//! overlapping coverage, coverage of fragments the dataset no longer has,
+//! segments from different shared models, and segments that are already
+//! committed (a retry after a lost reply, answered with the version that
+//! holds them).
 
+use std::collections::BTreeMap;
 use std::ffi::c_char;
+use std::sync::Arc;
 
 use lance::index::DatasetIndexExt;
+use lance::Dataset;
+use lance_index::pb::VectorIndexDetails;
+use lance_table::format::IndexMetadata;
+use prost::Message;
+use roaring::RoaringBitmap;
+use uuid::Uuid;
 
-use crate::convert::{required_nonempty_str, slice_arg};
+use crate::convert::{optional_str, required_nonempty_str, slice_arg, write_out};
 use crate::dataset::{dataset_ref, LanceDataset};
-use crate::error::{invalid, status, CError, Code, Context};
+use crate::error::{invalid, not_supported, status, CError, CResult, Code, Context};
 use crate::index::{require_column, user_segments};
-use crate::metadata::decode_metadata;
+use crate::metadata::{decode_metadata, model_fingerprint};
 use crate::runtime::block_on;
+
+/// Runtime-hint keys of the commit's provenance.
+pub const JOB_ID_HINT: &str = "lance-c.job_id";
+pub const ATTEMPT_ID_HINT: &str = "lance-c.attempt_id";
+
+/// Mirrors `LanceCommitIndexOptions` in lance.h.
+#[repr(C)]
+pub struct LanceCommitIndexOptions {
+    pub replace: bool,
+    pub allow_independent_models: bool,
+    pub job_id: *const c_char,
+    pub attempt_id: *const c_char,
+}
+
+/// Mirrors `LanceCommitIndexResult` in lance.h.
+#[repr(C)]
+pub struct LanceCommitIndexResult {
+    pub version: u64,
+    pub already_committed: bool,
+}
+
+struct Options<'a> {
+    replace: bool,
+    allow_independent_models: bool,
+    job_id: Option<&'a str>,
+    attempt_id: Option<&'a str>,
+}
+
+fn is_vector(s: &IndexMetadata) -> bool {
+    s.index_details.as_ref().is_some_and(|d| d.type_url.ends_with("VectorIndexDetails"))
+}
+
+fn uuid_list(uuids: &[Uuid]) -> String {
+    uuids.iter().map(Uuid::to_string).collect::<Vec<_>>().join(", ")
+}
+
+fn fragment_list(bitmap: &RoaringBitmap) -> String {
+    let ids: Vec<String> = bitmap.iter().map(|id| id.to_string()).collect();
+    format!("[{}]", ids.join(", "))
+}
+
+/// The set itself: no repeated UUID, every segment with coverage, no two
+/// segments over one fragment.
+fn check_set(name: &str, segments: &[IndexMetadata]) -> CResult<()> {
+    let mut repeated = Vec::new();
+    for (j, s) in segments.iter().enumerate() {
+        if let Some(i) = segments[..j].iter().position(|t| t.uuid == s.uuid) {
+            repeated.push(format!("{} (segments {i} and {j})", s.uuid));
+        }
+    }
+    if !repeated.is_empty() {
+        return Err(CError::new(
+            Code::DuplicateSegment,
+            format!("the segments for index '{name}' repeat segment uuid {}", repeated.join(", ")),
+        ));
+    }
+    let mut coverage = Vec::with_capacity(segments.len());
+    for (i, s) in segments.iter().enumerate() {
+        match &s.fragment_bitmap {
+            Some(bitmap) => coverage.push(bitmap),
+            None => return Err(invalid(format!("segment {i} ({}) records no fragment coverage", s.uuid))),
+        }
+    }
+    let mut overlaps = Vec::new();
+    for i in 0..segments.len() {
+        for j in i + 1..segments.len() {
+            let shared = coverage[i] & coverage[j];
+            if !shared.is_empty() {
+                overlaps.push(format!(
+                    "{} and {} both cover fragments {}",
+                    segments[i].uuid,
+                    segments[j].uuid,
+                    fragment_list(&shared)
+                ));
+            }
+        }
+    }
+    if !overlaps.is_empty() {
+        return Err(CError::new(
+            Code::OverlappingSegments,
+            format!("the segments for index '{name}' overlap: {}", overlaps.join("; ")),
+        ));
+    }
+    Ok(())
+}
+
+/// Vector segments of one index must come from one shared model, unless the
+/// caller allows independently trained ones.  `kept` are the existing
+/// segments of the index the commit keeps beside the new ones.
+fn check_models(name: &str, incoming: &[IndexMetadata], kept: &[IndexMetadata], allow: bool) -> CResult<()> {
+    let all: Vec<&IndexMetadata> = incoming.iter().chain(kept).collect();
+    if allow || all.len() < 2 || !all.iter().any(|s| is_vector(s)) {
+        return Ok(());
+    }
+    let mut by_model: BTreeMap<String, Vec<Uuid>> = BTreeMap::new();
+    let mut unknown = Vec::new();
+    for s in &all {
+        match model_fingerprint(s) {
+            Some(fp) => by_model.entry(fp).or_default().push(s.uuid),
+            None => unknown.push(s.uuid),
+        }
+    }
+    if !unknown.is_empty() {
+        return Err(CError::new(
+            Code::ModelMismatch,
+            format!(
+                "segments {} of index '{name}' record no shared model (they were trained independently), \
+                 so their partitions are not comparable with the other segments'; build every segment from \
+                 one model (lance_dataset_train_vector_model) or set allow_independent_models",
+                uuid_list(&unknown)
+            ),
+        ));
+    }
+    if by_model.len() > 1 {
+        let groups: Vec<String> =
+            by_model.iter().map(|(fp, uuids)| format!("model {fp}: {}", uuid_list(uuids))).collect();
+        return Err(CError::new(
+            Code::ModelMismatch,
+            format!(
+                "the segments of index '{name}' were built from {} different shared models ({}); \
+                 set allow_independent_models to commit them anyway",
+                by_model.len(),
+                groups.join("; ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Fragments the segments cover that `ds` no longer has.
+fn check_stale(ds: &Dataset, segments: &[IndexMetadata]) -> CResult<()> {
+    let live: RoaringBitmap = ds.manifest.fragments.iter().map(|f| f.id as u32).collect();
+    let mut stale = Vec::new();
+    for s in segments {
+        let gone = s.fragment_bitmap.as_ref().map(|b| b - &live).unwrap_or_default();
+        if !gone.is_empty() {
+            stale.push(format!(
+                "segment {} (built at version {}) covers fragments {}",
+                s.uuid,
+                s.dataset_version,
+                fragment_list(&gone)
+            ));
+        }
+    }
+    if stale.is_empty() {
+        return Ok(());
+    }
+    Err(CError::new(
+        Code::StaleSegment,
+        format!(
+            "dataset version {} no longer has some fragments the segments cover (deleted or compacted \
+             away since the build): {}; rebuild those segments over the current fragments",
+            ds.version().version,
+            stale.join("; ")
+        ),
+    ))
+}
+
+/// Records the job and attempt ids in each segment's vector details.
+fn record_provenance(segments: &mut [IndexMetadata], o: &Options) -> CResult<()> {
+    if o.job_id.is_none() && o.attempt_id.is_none() {
+        return Ok(());
+    }
+    for s in segments.iter_mut() {
+        let details = match &s.index_details {
+            Some(d) if is_vector(s) => d.clone(),
+            _ => {
+                return Err(not_supported(format!(
+                    "a job or attempt id can only be recorded on vector segments: Lance {} keeps no \
+                     free-form properties for scalar segments or on this commit",
+                    crate::LANCE_CORE_VERSION
+                )))
+            }
+        };
+        let mut d = VectorIndexDetails::decode(details.value.as_slice())
+            .map_err(|e| invalid(format!("segment {} has unreadable vector details: {e}", s.uuid)))?;
+        for (key, value) in [(JOB_ID_HINT, o.job_id), (ATTEMPT_ID_HINT, o.attempt_id)] {
+            match value {
+                Some(v) => d.runtime_hints.insert(key.to_string(), v.to_string()),
+                None => d.runtime_hints.remove(key),
+            };
+        }
+        s.index_details = Some(Arc::new(prost_types::Any { type_url: details.type_url.clone(), value: d.encode_to_vec() }));
+    }
+    Ok(())
+}
+
+/// The job and attempt ids a committed segment records, if any.
+pub fn provenance(s: &IndexMetadata) -> (Option<String>, Option<String>) {
+    let hints = s
+        .index_details
+        .as_ref()
+        .filter(|_| is_vector(s))
+        .and_then(|d| VectorIndexDetails::decode(d.value.as_slice()).ok())
+        .map(|d| d.runtime_hints)
+        .unwrap_or_default();
+    (hints.get(JOB_ID_HINT).cloned(), hints.get(ATTEMPT_ID_HINT).cloned())
+}
+
+/// Whether `ds` already holds these segments as index `name`: Some(version
+/// that committed them), None when none of them is committed; an error when
+/// only some are, or they belong to another index.
+fn already_committed(ds: &Dataset, name: &str, segments: &[IndexMetadata]) -> CResult<Option<u64>> {
+    let existing = user_segments(ds)?;
+    let found: Vec<&IndexMetadata> =
+        segments.iter().filter_map(|s| existing.iter().find(|e| e.uuid == s.uuid)).collect();
+    if found.is_empty() {
+        return Ok(None);
+    }
+    let same = found.len() == segments.len()
+        && found.iter().zip(segments).all(|(e, s)| e.name == name && e.fragment_bitmap == s.fragment_bitmap);
+    if !same {
+        let listed: Vec<String> = found.iter().map(|e| format!("{} (in index '{}')", e.uuid, e.name)).collect();
+        return Err(CError::new(
+            Code::DuplicateSegment,
+            format!(
+                "segments {} are already committed in dataset version {}, but the set to commit as '{name}' \
+                 is not the committed one",
+                listed.join(", "),
+                ds.version().version
+            ),
+        ));
+    }
+    // Walk back to the first version holding all of them: the one that
+    // committed them.  Versions cleaned up since end the walk.
+    let uuids: Vec<Uuid> = segments.iter().map(|s| s.uuid).collect();
+    let mut version = ds.version().version;
+    while version > 1 {
+        let Ok(Ok(older)) = block_on(ds.checkout_version(version - 1)) else { break };
+        let held = block_on(older.load_indices())??;
+        if !uuids.iter().all(|u| held.iter().any(|h| h.uuid == *u)) {
+            break;
+        }
+        version -= 1;
+    }
+    Ok(Some(version))
+}
+
+fn latest(ds: &Dataset) -> CResult<Dataset> {
+    let mut latest = Dataset::clone(ds);
+    block_on(latest.checkout_latest())?.context("loading the dataset's latest version")?;
+    Ok(latest)
+}
+
+fn commit(
+    ds: &mut Dataset,
+    name: &str,
+    column: &str,
+    mut segments: Vec<IndexMetadata>,
+    o: &Options,
+) -> CResult<LanceCommitIndexResult> {
+    check_set(name, &segments)?;
+    let mut target = latest(ds)?;
+    require_column(&target, column)?;
+    if let Some(version) = already_committed(&target, name, &segments)? {
+        *ds = latest(ds)?;
+        return Ok(LanceCommitIndexResult { version, already_committed: true });
+    }
+    check_stale(&target, &segments)?;
+    let existing: Vec<IndexMetadata> = user_segments(&target)?.into_iter().filter(|s| s.name == name).collect();
+    if !existing.is_empty() && !o.replace {
+        return Err(CError::new(
+            Code::Index,
+            format!("index '{name}' already exists; set replace to replace its segments"),
+        ));
+    }
+    let incoming: RoaringBitmap =
+        segments.iter().filter_map(|s| s.fragment_bitmap.clone()).fold(RoaringBitmap::new(), |a, b| a | b);
+    let kept: Vec<IndexMetadata> = existing
+        .into_iter()
+        .filter(|e| e.fragment_bitmap.as_ref().is_some_and(|b| !b.is_empty() && b.is_disjoint(&incoming)))
+        .collect();
+    check_models(name, &segments, &kept, o.allow_independent_models)?;
+    record_provenance(&mut segments, o)?;
+    let count = segments.len();
+    let result = block_on(target.commit_existing_index_segments(name, column, segments.clone()))?;
+    match result {
+        Ok(()) => {
+            let version = target.version().version;
+            *ds = target;
+            Ok(LanceCommitIndexResult { version, already_committed: false })
+        }
+        Err(err) => {
+            let err = CError::from(err);
+            if err.code == Code::CommitConflict {
+                // Another coordinator may have committed this very set.
+                let now = latest(ds)?;
+                if let Ok(Some(version)) = already_committed(&now, name, &segments) {
+                    *ds = now;
+                    return Ok(LanceCommitIndexResult { version, already_committed: true });
+                }
+            }
+            Err(err).context(format!("committing {count} segments as index '{name}'"))
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_commit_index_segments_with_options(
+    dataset: *mut LanceDataset,
+    index_name: *const c_char,
+    column: *const c_char,
+    segment_metadata_bytes: *const *const u8,
+    segment_metadata_lens: *const usize,
+    segment_count: usize,
+    options: *const LanceCommitIndexOptions,
+    out_result: *mut LanceCommitIndexResult,
+) -> i32 {
+    status(|| {
+        let handle = dataset_ref(dataset)?;
+        let name = required_nonempty_str(index_name, "index_name")?;
+        let column = required_nonempty_str(column, "column")?;
+        if segment_count == 0 {
+            return Err(CError::new(
+                Code::NoSegments,
+                format!("no segments to commit as index '{name}': a commit needs at least one"),
+            ));
+        }
+        let o = match options.as_ref() {
+            None => Options { replace: false, allow_independent_models: false, job_id: None, attempt_id: None },
+            Some(c) => Options {
+                replace: c.replace,
+                allow_independent_models: c.allow_independent_models,
+                job_id: optional_str(c.job_id, "options->job_id")?,
+                attempt_id: optional_str(c.attempt_id, "options->attempt_id")?,
+            },
+        };
+        let pointers = slice_arg(segment_metadata_bytes, segment_count, "segment_metadata_bytes")?;
+        let lens = slice_arg(segment_metadata_lens, segment_count, "segment_metadata_lens")?;
+        let mut segments = Vec::with_capacity(segment_count);
+        for (i, (&ptr, &len)) in pointers.iter().zip(lens).enumerate() {
+            let what = format!("segment_metadata_bytes[{i}]");
+            let bytes = slice_arg(ptr, len, &what)?;
+            segments.push(decode_metadata(bytes, &what)?);
+        }
+        let result = handle.mutate(|ds| commit(ds, name, column, segments, &o))?;
+        if !out_result.is_null() {
+            write_out(out_result, result);
+        }
+        Ok(())
+    })
+}
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_commit_index_segments(
@@ -22,32 +382,20 @@ pub unsafe extern "C" fn lance_dataset_commit_index_segments(
     segment_count: usize,
     replace: bool,
 ) -> i32 {
-    status(|| {
-        let handle = dataset_ref(dataset)?;
-        let name = required_nonempty_str(index_name, "index_name")?;
-        let column = required_nonempty_str(column, "column")?;
-        if segment_count == 0 {
-            return Err(invalid("segment_count is 0: a commit needs at least one segment"));
-        }
-        let pointers = slice_arg(segment_metadata_bytes, segment_count, "segment_metadata_bytes")?;
-        let lens = slice_arg(segment_metadata_lens, segment_count, "segment_metadata_lens")?;
-        let mut segments = Vec::with_capacity(segment_count);
-        for (i, (&ptr, &len)) in pointers.iter().zip(lens).enumerate() {
-            let what = format!("segment_metadata_bytes[{i}]");
-            let bytes = slice_arg(ptr, len, &what)?;
-            segments.push(decode_metadata(bytes, &what)?);
-        }
-        handle.mutate(|ds| {
-            require_column(ds, column)?;
-            let existing = user_segments(ds)?.into_iter().filter(|s| s.name == name).count();
-            if existing > 0 && !replace {
-                return Err(CError::new(
-                    Code::Index,
-                    format!("index '{name}' already exists; pass replace = true to replace it"),
-                ));
-            }
-            block_on(ds.commit_existing_index_segments(name, column, segments))?
-                .context(format!("committing {segment_count} segments as index '{name}'"))
-        })
-    })
+    let options = LanceCommitIndexOptions {
+        replace,
+        allow_independent_models: false,
+        job_id: std::ptr::null(),
+        attempt_id: std::ptr::null(),
+    };
+    lance_dataset_commit_index_segments_with_options(
+        dataset,
+        index_name,
+        column,
+        segment_metadata_bytes,
+        segment_metadata_lens,
+        segment_count,
+        &options,
+        std::ptr::null_mut(),
+    )
 }

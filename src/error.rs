@@ -19,9 +19,12 @@ pub enum Code {
     Internal = 6,
     NotSupported = 7,
     CommitConflict = 8,
-    /// Reserved in the ABI for cancelled builds.
-    #[allow(dead_code)]
     Cancelled = 9,
+    NoSegments = 10,
+    DuplicateSegment = 11,
+    OverlappingSegments = 12,
+    StaleSegment = 13,
+    ModelMismatch = 14,
 }
 
 /// An error on its way to the C caller.

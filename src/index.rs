@@ -14,12 +14,16 @@ use lance_index::vector::bq::RQBuildParams;
 use lance_index::{IndexParams, IndexType};
 use lance_table::format::IndexMetadata;
 use lance_table::system_index::is_system_index;
+use lance::index::CreateIndexBuilder;
 use lance::Dataset;
+use std::future::IntoFuture;
+use uuid::Uuid;
 use serde_json::json;
 
 use crate::convert::{into_c_string, optional_str, require_out, required_nonempty_str, write_out};
 use crate::dataset::{dataset_ref, LanceDataset};
-use crate::error::{guard, invalid, not_found, status, CResult, Context};
+use crate::error::{guard, invalid, not_found, status, CResult, Code, Context};
+use crate::progress::{remove_segment_files, BuildControl, LanceIndexBuildControl};
 use crate::runtime::block_on;
 use crate::scanner::metric_from_c;
 
@@ -202,6 +206,7 @@ unsafe fn create_index(
     column: *const c_char,
     index_name: *const c_char,
     replace: bool,
+    control: &BuildControl,
     make: impl FnOnce(&Dataset) -> CResult<(IndexType, Box<dyn IndexParams>)>,
 ) -> CResult<()> {
     let handle = dataset_ref(dataset)?;
@@ -210,9 +215,24 @@ unsafe fn create_index(
     handle.mutate(|ds| {
         require_column(ds, column)?;
         let (index_type, params) = make(ds)?;
-        block_on(ds.create_index(&[column], index_type, name, params.as_ref(), replace))?
-            .context(format!("creating index on column '{column}'"))?;
-        Ok(())
+        let session = control.start()?;
+        // A UUID of our own, so a cancelled build's files can be found.
+        let uuid = Uuid::new_v4();
+        let columns = [column];
+        let mut builder = CreateIndexBuilder::new(ds, &columns, index_type, params.as_ref())
+            .replace(replace)
+            .index_uuid(uuid);
+        if let Some(name) = name {
+            builder = builder.name(name);
+        }
+        if let Some(hooks) = session.hooks() {
+            builder = builder.progress(hooks);
+        }
+        match session.run(builder.into_future()) {
+            Ok(_) => Ok(()),
+            Err(err) if err.code == Code::Cancelled => Err(remove_segment_files(ds, uuid, err)),
+            Err(err) => Err(err).context(format!("creating index on column '{column}'")),
+        }
     })
 }
 
@@ -224,12 +244,25 @@ pub unsafe extern "C" fn lance_dataset_create_vector_index(
     params: *const LanceVectorIndexParams,
     replace: bool,
 ) -> i32 {
+    lance_dataset_create_vector_index_with_control(dataset, column, index_name, params, replace, std::ptr::null())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_create_vector_index_with_control(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    params: *const LanceVectorIndexParams,
+    replace: bool,
+    control: *const LanceIndexBuildControl,
+) -> i32 {
     status(|| {
         if params.is_null() {
             return Err(invalid("params must not be NULL"));
         }
         let (index_type, params) = vector_params(&*params)?;
-        create_index(dataset, column, index_name, replace, |_| Ok((index_type, Box::new(params))))
+        let control = BuildControl::from_c(control);
+        create_index(dataset, column, index_name, replace, &control, |_| Ok((index_type, Box::new(params))))
     })
 }
 
@@ -242,10 +275,26 @@ pub unsafe extern "C" fn lance_dataset_create_scalar_index(
     params_json: *const c_char,
     replace: bool,
 ) -> i32 {
+    lance_dataset_create_scalar_index_with_control(
+        dataset, column, index_name, index_type, params_json, replace, std::ptr::null(),
+    )
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_create_scalar_index_with_control(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    index_type: i32,
+    params_json: *const c_char,
+    replace: bool,
+    control: *const LanceIndexBuildControl,
+) -> i32 {
     status(|| {
         let (index_type, kind) = scalar_kind(index_type)?;
         let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
-        create_index(dataset, column, index_name, replace, |_| Ok((index_type, Box::new(params))))
+        let control = BuildControl::from_c(control);
+        create_index(dataset, column, index_name, replace, &control, |_| Ok((index_type, Box::new(params))))
     })
 }
 

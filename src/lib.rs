@@ -12,6 +12,8 @@ mod index;
 mod listing;
 mod metadata;
 mod model;
+mod plan;
+mod progress;
 mod runtime;
 mod scanner;
 mod segment;

@@ -9,6 +9,7 @@ use lance_table::format::IndexMetadata;
 use roaring::RoaringBitmap;
 use serde_json::{json, Value};
 
+use crate::commit::provenance;
 use crate::convert::{into_c_string, required_nonempty_str};
 use crate::dataset::dataset_ref;
 use crate::dataset::LanceDataset;
@@ -31,6 +32,7 @@ fn segment_entry(ds: &Dataset, s: &IndexMetadata) -> Value {
         .map(|id| fragment_rows(ds, *id).map(|(written, _)| written))
         .sum::<Option<u64>>();
     let size_bytes = s.files.as_ref().map(|files| files.iter().map(|f| f.size_bytes).sum::<u64>());
+    let (job_id, attempt_id) = provenance(s);
     json!({
         "name": s.name,
         "uuid": s.uuid.to_string(),
@@ -43,6 +45,8 @@ fn segment_entry(ds: &Dataset, s: &IndexMetadata) -> Value {
         "num_rows": num_rows,
         "size_bytes": size_bytes,
         "model_fingerprint": model_fingerprint(s),
+        "job_id": job_id,
+        "attempt_id": attempt_id,
     })
 }
 

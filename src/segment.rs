@@ -2,7 +2,7 @@
 //! one dataset snapshot that builds an index segment over a fragment subset
 //! without committing, and returns the segment's metadata as bytes.
 
-use std::ffi::c_char;
+use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
@@ -18,10 +18,10 @@ use uuid::Uuid;
 use crate::arrow_ffi::read_f32_list;
 use crate::convert::{into_c_bytes, optional_str, require_handle, require_out, required_nonempty_str, slice_arg, write_out};
 use crate::dataset::{check_fragment_ids, dataset_ref, LanceDataset};
-use crate::error::{invalid, not_supported, status, CResult, Context};
+use crate::error::{invalid, not_supported, status, CResult, Code, Context};
+use crate::progress::{cancelled_error, remove_segment_files, BuildControl, LanceIndexBuildCancelToken, ProgressFn};
 use crate::index::{ivf_params, optional_index_name, pq_params, require_column, scalar_kind, scalar_params, vector_params_with_ivf, LanceVectorIndexParams};
 use crate::model::{check_codebook_shape, fsl, uses_pq, LanceVectorModel};
-use crate::runtime::block_on;
 use crate::error::guard_handle;
 
 /// The runtime-hint key under which a segment records its shared model.
@@ -57,6 +57,7 @@ pub struct LanceIndexSegmentBuilder {
     params: Params,
     fragments: Option<Vec<u32>>,
     uuid: Option<Uuid>,
+    control: BuildControl,
     executed: bool,
 }
 
@@ -221,6 +222,7 @@ unsafe fn new_vector_builder(
         params: Params::Vector(vector_params),
         fragments,
         uuid: segment_uuid(o.index_uuid),
+        control: BuildControl::default(),
         executed: false,
     })
 }
@@ -266,6 +268,7 @@ unsafe fn new_scalar_builder(
         params: Params::Scalar(params),
         fragments,
         uuid,
+        control: BuildControl::default(),
         executed: false,
     })
 }
@@ -329,18 +332,42 @@ impl LanceIndexSegmentBuilder {
             Params::Scalar(p) => p,
         };
         let columns = [self.column.as_str()];
-        let mut builder = CreateIndexBuilder::new(&mut ds, &columns, self.index_type, params);
+        // The core picks the UUID of fragment-scoped BTREE and LABEL_LIST
+        // builds itself; every other build gets one from here, so the files
+        // of a cancelled build can be found and removed.
+        let core_picks_uuid = self.fragments.is_some() && matches!(self.index_type, IndexType::BTree | IndexType::LabelList);
+        let uuid = self.uuid.or_else(|| (!core_picks_uuid).then(Uuid::new_v4));
+        let session = self.control.start()?;
+        // An index of the same name may exist: a segment for fragments
+        // appended since it was built extends it.  The commit decides.
+        let mut builder = CreateIndexBuilder::new(&mut ds, &columns, self.index_type, params).replace(true);
         if let Some(name) = &self.name {
             builder = builder.name(name.clone());
         }
         if let Some(fragments) = &self.fragments {
             builder = builder.fragments(fragments.clone());
         }
-        if let Some(uuid) = self.uuid {
+        if let Some(uuid) = uuid {
             builder = builder.index_uuid(uuid);
         }
-        let metadata = block_on(builder.execute_uncommitted())?
-            .context(format!("building a segment on column '{}'", self.column))?;
+        if let Some(hooks) = session.hooks() {
+            builder = builder.progress(hooks);
+        }
+        let metadata = match session.run(builder.execute_uncommitted()) {
+            Ok(metadata) => metadata,
+            Err(err) if err.code == Code::Cancelled => {
+                return Err(match uuid {
+                    Some(uuid) => remove_segment_files(&self.dataset, uuid, err),
+                    None => err,
+                })
+            }
+            Err(err) => return Err(err).context(format!("building a segment on column '{}'", self.column)),
+        };
+        // A cancel that came after the build's last checkpoint (some builds
+        // do their heavy work after it) is honoured here, before returning.
+        if self.control.cancelled() {
+            return Err(remove_segment_files(&self.dataset, metadata.uuid, cancelled_error("before the build returned")));
+        }
         Ok(pb::IndexMetadata::from(&metadata).encode_to_vec())
     }
 }
@@ -367,4 +394,37 @@ pub unsafe extern "C" fn lance_index_segment_builder_free(builder: *mut LanceInd
     if !builder.is_null() {
         drop(Box::from_raw(builder));
     }
+}
+
+/// Builder settings are refused once the build ran: they could not apply.
+unsafe fn unexecuted<'a>(builder: *mut LanceIndexSegmentBuilder) -> CResult<&'a mut LanceIndexSegmentBuilder> {
+    require_handle(builder, "builder")?;
+    let b = &mut *builder;
+    if b.executed {
+        return Err(invalid("the segment builder was already executed; settings no longer apply"));
+    }
+    Ok(b)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_builder_set_progress(
+    builder: *mut LanceIndexSegmentBuilder,
+    callback: Option<ProgressFn>,
+    user_data: *mut c_void,
+) -> i32 {
+    status(|| {
+        unexecuted(builder)?.control.set_progress(callback, user_data);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_builder_set_cancel_token(
+    builder: *mut LanceIndexSegmentBuilder,
+    token: *const LanceIndexBuildCancelToken,
+) -> i32 {
+    status(|| {
+        unexecuted(builder)?.control.set_cancel(token.as_ref());
+        Ok(())
+    })
 }

@@ -8,14 +8,15 @@ use std::sync::Arc;
 use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::RecordBatchReader;
+use lance::dataset::optimize::{compact_files, CompactionOptions};
 use lance::dataset::{WriteMode, WriteParams};
 use lance::Dataset;
 use lance_file::version::LanceFileVersion;
 use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
 
 use crate::arrow_ffi::{import_schema, release_stream, take_stream};
-use crate::convert::{optional_str, required_nonempty_str, storage_options};
-use crate::dataset::LanceDataset;
+use crate::convert::{optional_str, required_nonempty_str, storage_options, write_out};
+use crate::dataset::{dataset_ref, LanceDataset};
 use crate::error::{invalid, status, CResult, Context};
 use crate::runtime::block_on;
 
@@ -157,4 +158,65 @@ pub unsafe extern "C" fn lance_dataset_write_with_params(
         release_stream(stream);
     }
     rc
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_delete(
+    dataset: *mut LanceDataset,
+    predicate: *const c_char,
+    out_deleted_rows: *mut u64,
+) -> i32 {
+    status(|| {
+        let handle = dataset_ref(dataset)?;
+        let predicate = required_nonempty_str(predicate, "predicate")?;
+        let deleted = handle.mutate(|ds| {
+            let result = block_on(ds.delete(predicate))?.context(format!("deleting rows where {predicate}"))?;
+            *ds = Dataset::clone(&result.new_dataset);
+            Ok(result.num_deleted_rows)
+        })?;
+        if !out_deleted_rows.is_null() {
+            write_out(out_deleted_rows, deleted);
+        }
+        Ok(())
+    })
+}
+
+/// Mirrors `LanceCompactionMetrics` in lance.h.
+#[repr(C)]
+pub struct LanceCompactionMetrics {
+    pub fragments_removed: u64,
+    pub fragments_added: u64,
+    pub files_removed: u64,
+    pub files_added: u64,
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_compact_files(
+    dataset: *mut LanceDataset,
+    target_rows_per_fragment: u64,
+    out_metrics: *mut LanceCompactionMetrics,
+) -> i32 {
+    status(|| {
+        let handle = dataset_ref(dataset)?;
+        let mut options = CompactionOptions::default();
+        if target_rows_per_fragment > 0 {
+            options.target_rows_per_fragment = usize::try_from(target_rows_per_fragment)
+                .map_err(|_| invalid(format!("target_rows_per_fragment = {target_rows_per_fragment} is too large")))?;
+        }
+        let m = handle.mutate(|ds| {
+            block_on(compact_files(ds, options, None))?.context("compacting the dataset's files")
+        })?;
+        if !out_metrics.is_null() {
+            write_out(
+                out_metrics,
+                LanceCompactionMetrics {
+                    fragments_removed: m.fragments_removed as u64,
+                    fragments_added: m.fragments_added as u64,
+                    files_removed: m.files_removed as u64,
+                    files_added: m.files_added as u64,
+                },
+            );
+        }
+        Ok(())
+    })
 }

@@ -152,7 +152,21 @@ typedef enum {
        reopen the dataset at its latest version and try again. */
     LANCE_ERR_COMMIT_CONFLICT = 8,
     /* The operation was cancelled through its cancel token. */
-    LANCE_ERR_CANCELLED = 9
+    LANCE_ERR_CANCELLED = 9,
+    /* Commit (E5): the segment set is empty. */
+    LANCE_ERR_NO_SEGMENTS = 10,
+    /* Commit (E5): a segment UUID appears twice in the set, or is already
+       committed while the rest of the set is not (the message names them). */
+    LANCE_ERR_DUPLICATE_SEGMENT = 11,
+    /* Commit (E5): two segments cover the same fragment (the message names
+       both segments and the shared fragments). */
+    LANCE_ERR_OVERLAPPING_SEGMENTS = 12,
+    /* Commit (E5): a segment covers fragments the dataset no longer has
+       (deleted or compacted away since the build); rebuild it. */
+    LANCE_ERR_STALE_SEGMENT = 13,
+    /* Commit (E5): vector segments built from different shared models, or
+       trained independently, without allow_independent_models. */
+    LANCE_ERR_MODEL_MISMATCH = 14
 } LanceErrorCode;
 
 /** The code of this thread's last error; LANCE_OK after a success. */
@@ -230,6 +244,35 @@ int32_t lance_dataset_fragment_ids(const LanceDataset* dataset, uint64_t* out_id
  */
 int32_t lance_dataset_fragment_row_counts(const LanceDataset* dataset, uint64_t* out_row_counts,
                                           size_t capacity);
+
+/**
+ * Deletes the rows matching an SQL predicate and commits; the handle moves
+ * to the new version.  A fragment whose every row is deleted leaves the
+ * dataset.
+ * @param predicate         Borrowed, e.g. "id >= 100"; an invalid predicate
+ *                          is LANCE_ERR_INVALID_ARGUMENT.
+ * @param out_deleted_rows  Nullable; receives the number of rows deleted.
+ */
+int32_t lance_dataset_delete(LanceDataset* dataset, const char* predicate,
+                             uint64_t* out_deleted_rows);
+
+typedef struct LanceCompactionMetrics {
+    uint64_t fragments_removed;
+    uint64_t fragments_added;
+    uint64_t files_removed;
+    uint64_t files_added;
+} LanceCompactionMetrics;
+
+/**
+ * Rewrites small fragments (and fragments with many deletions) into larger
+ * ones and commits; the handle moves to the new version.  Committed indices
+ * are remapped to the new fragments; uncommitted segments built before the
+ * compaction become stale (see LANCE_ERR_STALE_SEGMENT).
+ * @param target_rows_per_fragment  0 = Lance's default (1 Mi rows).
+ * @param out_metrics               Nullable.
+ */
+int32_t lance_dataset_compact_files(LanceDataset* dataset, uint64_t target_rows_per_fragment,
+                                    LanceCompactionMetrics* out_metrics);
 
 /* ========================================================================
  * Write
@@ -744,6 +787,140 @@ int32_t lance_index_segment_builder_execute_uncommitted(LanceIndexSegmentBuilder
 /** Frees a builder.  NULL is a no-op. */
 void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
 
+/* ========================================================================
+ * Build progress and cancellation (RFC E3 + E4)
+ *
+ * Both apply to segment builds (set on the builder before it executes) and
+ * to the one-shot creation calls (through LanceIndexBuildControl).
+ *
+ * Threading contract of the progress callback -- stronger than the RFC's:
+ *   - It runs on the thread that called the build function (execute or
+ *     create), never on a library thread, so it need not be thread-safe
+ *     with respect to that thread.
+ *   - Calls never overlap.
+ *   - No call happens after the build function returned: `user_data` may be
+ *     freed as soon as it returns, whatever it returned.
+ *   - `stage` and `unit` are borrowed for the call only.
+ *   - The build waits while the callback runs: keep it short.  It must not
+ *     call lance-c functions other than lance_index_build_cancel() and
+ *     lance_index_build_cancel_requested() (others fail with
+ *     LANCE_ERR_INVALID_ARGUMENT instead of deadlocking).
+ * Events of one stage arrive in order: one STAGE_START, zero or more
+ * STAGE_PROGRESS with `completed` never decreasing, one STAGE_COMPLETE.  A
+ * failed or cancelled build may end without the STAGE_COMPLETE of the stage
+ * it was in.  A NULL callback (the default) costs nothing.
+ *
+ * Stages and units, as reported by Lance 14.0.2 (names come from the core
+ * and may change with it; treat unknown stages as opaque):
+ *   IVF_* vector builds   "train_ivf" (total = max iterations, "iterations";
+ *                         progress per k-means iteration; with an injected
+ *                         model it starts and completes at once),
+ *                         "train_quantizer" (no total, unit ""),
+ *                         "shuffle" (total = rows, "rows"),
+ *                         "merge_partitions" (total = partitions,
+ *                         "partitions"; progress per partition written)
+ *   scalar builds         "load_data" (no total, "rows"); the index is
+ *   (BTREE, BITMAP,       built after this stage completes, with no
+ *   LABEL_LIST, INVERTED) further events
+ *
+ * Cancellation is cooperative.  lance_index_build_cancel() sets the token;
+ * the build stops at its next checkpoint (each progress event above is
+ * one), returns LANCE_ERR_CANCELLED, commits nothing, and removes the files
+ * it had written under _indices/<uuid>/.  A segment build also looks at the
+ * token once more when it finishes: cancelled by then, it removes its
+ * segment and returns LANCE_ERR_CANCELLED.  So a cancel requested before
+ * execute returns always wins; a scalar build, whose work follows its last
+ * checkpoint, runs to its end first.  A one-shot creation that has passed
+ * its last checkpoint commits and returns success.  Exception to the
+ * cleanup: a fragment-scoped BTREE or LABEL_LIST build cancelled at a
+ * checkpoint (its UUID is the core's, reported only on success) leaves its
+ * partial files for Lance's cleanup.  A token cancelled before the build
+ * starts makes it return LANCE_ERR_CANCELLED at once; one cancelled after
+ * the build returned has no effect on it.  README.md gives the measured
+ * latency between a cancel and the build's return.
+ *
+ * A cancel requested from inside the progress callback takes effect at the
+ * checkpoint after the one that produced the event (events are delivered
+ * when the build yields, not at the checkpoint itself).
+ * ======================================================================== */
+
+typedef enum {
+    LANCE_PROGRESS_STAGE_START = 0,
+    LANCE_PROGRESS_STAGE_PROGRESS = 1,
+    LANCE_PROGRESS_STAGE_COMPLETE = 2
+} LanceProgressEvent;
+
+/**
+ * @param user_data  As given with the callback.
+ * @param event      A LanceProgressEvent.
+ * @param stage      Borrowed for the call.
+ * @param total      STAGE_START: the stage's work units, 0 = unknown.  0 otherwise.
+ * @param unit       Borrowed: what `total` and `completed` count ("" when unknown).
+ * @param completed  STAGE_PROGRESS: units done so far; STAGE_COMPLETE: the
+ *                   last count reported (0 if none); 0 for STAGE_START.
+ */
+typedef void (*LanceIndexBuildProgressFn)(void* user_data, int32_t event, const char* stage,
+                                          uint64_t total, const char* unit, uint64_t completed);
+
+typedef struct LanceIndexBuildCancelToken LanceIndexBuildCancelToken;
+
+/** A new, uncancelled token.  Free with lance_index_build_cancel_token_free(). */
+LanceIndexBuildCancelToken* lance_index_build_cancel_token_new(void);
+
+/**
+ * Frees the caller's handle.  Safe while builds given the token still run:
+ * they keep their own reference (and can no longer be cancelled through it).
+ * NULL is a no-op.
+ */
+void lance_index_build_cancel_token_free(LanceIndexBuildCancelToken* token);
+
+/**
+ * Requests cancellation of every build given this token.  Callable from any
+ * thread at any time, including from a progress callback; idempotent.
+ * A token stays cancelled: use a new one for the next build.
+ * @return 0, or -1 for a NULL token.
+ */
+int32_t lance_index_build_cancel(const LanceIndexBuildCancelToken* token);
+
+/** Whether lance_index_build_cancel() was called on the token. */
+bool lance_index_build_cancel_requested(const LanceIndexBuildCancelToken* token);
+
+/**
+ * Sets the progress callback of a builder (NULL = none).  Before execution
+ * only: afterwards it is LANCE_ERR_INVALID_ARGUMENT.
+ */
+int32_t lance_index_segment_builder_set_progress(LanceIndexSegmentBuilder* builder,
+                                                 LanceIndexBuildProgressFn callback,
+                                                 void* user_data);
+
+/**
+ * Gives a builder a cancel token (NULL = none).  The builder keeps its own
+ * reference; the caller still frees its handle.  Before execution only.
+ */
+int32_t lance_index_segment_builder_set_cancel_token(LanceIndexSegmentBuilder* builder,
+                                                     const LanceIndexBuildCancelToken* token);
+
+/** Progress and cancellation of a one-shot index creation.  Zeroed = none. */
+typedef struct LanceIndexBuildControl {
+    LanceIndexBuildProgressFn progress;      /* NULL = no progress */
+    void* progress_user_data;
+    const LanceIndexBuildCancelToken* cancel_token; /* NULL = not cancellable */
+} LanceIndexBuildControl;
+
+/** lance_dataset_create_vector_index() with progress and cancellation; control may be NULL. */
+int32_t lance_dataset_create_vector_index_with_control(LanceDataset* dataset, const char* column,
+                                                       const char* index_name,
+                                                       const LanceVectorIndexParams* params,
+                                                       bool replace,
+                                                       const LanceIndexBuildControl* control);
+
+/** lance_dataset_create_scalar_index() with progress and cancellation; control may be NULL. */
+int32_t lance_dataset_create_scalar_index_with_control(LanceDataset* dataset, const char* column,
+                                                       const char* index_name,
+                                                       LanceScalarIndexType index_type,
+                                                       const char* params_json, bool replace,
+                                                       const LanceIndexBuildControl* control);
+
 /* ---- segment metadata (RFC E2) ---- */
 
 typedef struct LanceIndexSegmentMetadata LanceIndexSegmentMetadata;
@@ -818,29 +995,129 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
 
 /**
  * Commits segments built by lance_index_segment_builder_execute_uncommitted()
- * as one logical index named `index_name`, in exactly one new dataset
- * version; the handle moves to that version.
+ * (by this library or any Lance SDK of the same format) as one logical index
+ * named `index_name`, in exactly one new dataset version.
  *
- * The Lance core refuses an empty set, duplicate segment UUIDs, overlapping
- * fragment coverage, segments built for another column, and vector segments
- * whose query contracts differ.
+ * The commit is made against the dataset's LATEST version, whatever version
+ * the handle is at; on success the handle moves to the version that holds
+ * the segments (read it with lance_dataset_version()).  Rows appended since
+ * the segments were built are fine: their fragments stay unindexed (see
+ * lance_dataset_index_coverage_json()).
  *
+ * Checks, in this order, each with its own code and a message naming the
+ * segments and fragments involved:
+ *   segment_count == 0                         LANCE_ERR_NO_SEGMENTS
+ *   a UUID twice in the set                    LANCE_ERR_DUPLICATE_SEGMENT
+ *   two segments sharing a fragment            LANCE_ERR_OVERLAPPING_SEGMENTS
+ *   the same set already committed as this     success, already_committed = true,
+ *     index (a retry after a lost reply)       version = the version that committed it
+ *   some of the set already committed          LANCE_ERR_DUPLICATE_SEGMENT
+ *   coverage of fragments no longer in the     LANCE_ERR_STALE_SEGMENT
+ *     dataset (deleted, compacted away)
+ *   an index of that name exists, !replace     LANCE_ERR_INDEX
+ *   vector segments from different shared      LANCE_ERR_MODEL_MISMATCH
+ *     models, or without one (trained
+ *     independently), unless allowed
+ * and the core's own checks (column, segment type, vector query contract)
+ * give LANCE_ERR_INVALID_ARGUMENT or LANCE_ERR_INDEX.
+ *
+ * Another writer committing a conflicting change at the same moment (another
+ * coordinator committing an index of the same name, a compaction of the
+ * covered fragments) gives LANCE_ERR_COMMIT_CONFLICT: retryable -- call
+ * again with the same segments; if the other writer committed this very
+ * set, the call reports it as already committed instead.
+ *
+ * replace = true: the new segments replace the existing segments of the
+ * index whose fragments they cover; existing segments over other fragments
+ * are kept (this is how a coordinator indexes fragments appended since the
+ * last build: commit only their segment, with replace).  The model check
+ * then includes the kept segments.
+ *
+ * Physical merge of segments into one is deliberately not offered: queries
+ * fan out over segments at no loss of exactness, merging rewrites every
+ * segment (a second full-size build), and Lance 14.0.2 cannot safely merge
+ * vector segments that are themselves results of a merge.  Committed
+ * segments can be consolidated by rebuilding with the one-shot creation.
+ */
+typedef struct LanceCommitIndexOptions {
+    bool replace;                  /* as above; false = refuse an existing index */
+    /* Commit vector segments that were trained independently or from
+       different shared models (queries still work: each segment is searched
+       with its own model; recall per segment differs). */
+    bool allow_independent_models;
+    /* Borrowed, NULL = none: the coordinator's job and attempt ids, recorded
+       in every committed segment and shown by
+       lance_dataset_index_segments_json() ("job_id", "attempt_id").  Lance
+       14.0.2 has a place for them on vector segments only: with scalar
+       segments a non-NULL id is LANCE_ERR_NOT_SUPPORTED.  An idempotent
+       retry keeps the ids of the commit that happened. */
+    const char* job_id;
+    const char* attempt_id;
+} LanceCommitIndexOptions;
+
+typedef struct LanceCommitIndexResult {
+    uint64_t version;        /* the version holding the committed segments */
+    bool already_committed;  /* true: nothing was written by this call */
+} LanceCommitIndexResult;
+
+/**
  * @param dataset                 Borrowed.
  * @param index_name, column      Borrowed; the column must exist.
  * @param segment_metadata_bytes  Borrowed: `segment_count` pointers to
  *                                metadata bytes, with their lengths in
  *                                `segment_metadata_lens`.
- * @param replace                 false: an index of that name already
- *                                existing is LANCE_ERR_INDEX.  true: the new
- *                                segments replace the existing segments
- *                                whose fragments they cover; existing
- *                                segments over other fragments are kept.
+ * @param options                 Borrowed; NULL = all false / NULL.
+ * @param out_result              Nullable; written on success only.
+ */
+int32_t lance_dataset_commit_index_segments_with_options(
+    LanceDataset* dataset, const char* index_name, const char* column,
+    const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens,
+    size_t segment_count, const LanceCommitIndexOptions* options,
+    LanceCommitIndexResult* out_result);
+
+/**
+ * The RFC's form: lance_dataset_commit_index_segments_with_options() with
+ * options {replace} and no result.
  */
 int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* index_name,
                                             const char* column,
                                             const uint8_t* const* segment_metadata_bytes,
                                             const size_t* segment_metadata_lens,
                                             size_t segment_count, bool replace);
+
+/* ---- planning: which worker builds which fragments ---- */
+
+typedef struct LanceFragmentPlan LanceFragmentPlan;
+
+/**
+ * Splits the fragments of the handle's version into `group_count` disjoint
+ * groups with balanced row counts (largest fragment first, each to the
+ * group with the fewest rows), every fragment in exactly one group, ids
+ * ascending within a group.  Deterministic for a given version.
+ * @param group_count  1 .. lance_dataset_fragment_count(); otherwise
+ *                     LANCE_ERR_INVALID_ARGUMENT (a group would be empty).
+ * @param out_plan     Produced: free with lance_fragment_plan_free().
+ */
+int32_t lance_dataset_plan_fragment_groups(const LanceDataset* dataset, size_t group_count,
+                                           LanceFragmentPlan** out_plan);
+
+/** Number of groups; 0 for NULL. */
+size_t lance_fragment_plan_group_count(const LanceFragmentPlan* plan);
+
+/** The dataset version the plan was made from (pin workers to it). */
+uint64_t lance_fragment_plan_dataset_version(const LanceFragmentPlan* plan);
+
+/**
+ * One group.  `*out_fragment_ids` is borrowed from the plan (valid until it
+ * is freed) and can be passed as LanceIndexSegmentBuildOptions.fragment_ids.
+ * @param out_rows  Nullable; the group's live rows.
+ */
+int32_t lance_fragment_plan_group(const LanceFragmentPlan* plan, size_t group,
+                                  const uint32_t** out_fragment_ids, size_t* out_fragment_count,
+                                  uint64_t* out_rows);
+
+/** Frees a plan.  NULL is a no-op. */
+void lance_fragment_plan_free(LanceFragmentPlan* plan);
 
 /* ========================================================================
  * Distributed index builds: coverage and statistics (RFC E6)
@@ -868,6 +1145,9 @@ int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* i
  *                       a covered fragment is no longer in the dataset
  *   "size_bytes"        integer  total size of its files as recorded, or null
  *   "model_fingerprint" string   the shared model it was built with, or null
+ *   "job_id"            string   the committing job's id (see
+ *                       LanceCommitIndexOptions), or null
+ *   "attempt_id"        string   the committing attempt's id, or null
  *
  * lance_dataset_index_list_json() keeps its 0.1.6 shape; this is the
  * extended view.  Produced: free with lance_free_string().  NULL on error.

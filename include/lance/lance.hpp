@@ -8,6 +8,8 @@
 
 #include <array>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -67,6 +69,12 @@ struct SegmentMetadataDeleter {
 };
 struct BytesDeleter {
     void operator()(uint8_t* p) const noexcept { lance_free_bytes(p); }
+};
+struct CancelTokenDeleter {
+    void operator()(LanceIndexBuildCancelToken* p) const noexcept { lance_index_build_cancel_token_free(p); }
+};
+struct PlanDeleter {
+    void operator()(LanceFragmentPlan* p) const noexcept { lance_fragment_plan_free(p); }
 };
 struct StringDeleter {
     void operator()(const char* p) const noexcept { lance_free_string(p); }
@@ -169,23 +177,109 @@ private:
     std::unique_ptr<LanceIndexSegmentMetadata, detail::SegmentMetadataDeleter> handle_;
 };
 
+/// A cancel token; cancel() may be called from any thread.
+class CancelToken {
+public:
+    CancelToken() : handle_(lance_index_build_cancel_token_new()) {
+        if (!handle_) throw Error::last();
+    }
+    void cancel() const { detail::check(lance_index_build_cancel(handle_.get())); }
+    bool cancelled() const noexcept { return lance_index_build_cancel_requested(handle_.get()); }
+    const LanceIndexBuildCancelToken* c_handle() const noexcept { return handle_.get(); }
+
+private:
+    std::unique_ptr<LanceIndexBuildCancelToken, detail::CancelTokenDeleter> handle_;
+};
+
+/// One progress event; see LanceIndexBuildProgressFn.  The strings are
+/// borrowed for the call.
+struct ProgressEvent {
+    LanceProgressEvent event;
+    const char* stage;
+    uint64_t total;
+    const char* unit;
+    uint64_t completed;
+};
+using ProgressCallback = std::function<void(const ProgressEvent&)>;
+
+namespace detail {
+/// Calls a ProgressCallback; an exception cannot cross the C library, so
+/// the first one is kept and rethrown when the build returns.
+struct ProgressTrampoline {
+    ProgressCallback callback;
+    std::exception_ptr error;
+    static void call(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
+                     uint64_t completed) {
+        auto* self = static_cast<ProgressTrampoline*>(user);
+        if (self->error) return;
+        try {
+            self->callback(ProgressEvent{static_cast<LanceProgressEvent>(event), stage, total, unit, completed});
+        } catch (...) {
+            self->error = std::current_exception();
+        }
+    }
+    void rethrow() {
+        if (error) std::rethrow_exception(error);
+    }
+};
+}  // namespace detail
+
 /// A single-use builder of one uncommitted index segment.
 class SegmentBuilder {
 public:
     explicit SegmentBuilder(LanceIndexSegmentBuilder* handle) : handle_(handle) {
         if (handle == nullptr) throw Error::last();
     }
+    /// Progress events of execute_uncommitted(), on the calling thread.
+    void set_progress(ProgressCallback callback) {
+        progress_ = std::make_unique<detail::ProgressTrampoline>();
+        progress_->callback = std::move(callback);
+        detail::check(lance_index_segment_builder_set_progress(handle_.get(), &detail::ProgressTrampoline::call,
+                                                               progress_.get()));
+    }
+    /// The token must outlive nothing: the builder keeps its own reference.
+    void set_cancel_token(const CancelToken& token) {
+        detail::check(lance_index_segment_builder_set_cancel_token(handle_.get(), token.c_handle()));
+    }
     /// Builds the segment without committing; returns its metadata bytes.
     Bytes execute_uncommitted() {
         uint8_t* data = nullptr;
         size_t len = 0;
-        detail::check(lance_index_segment_builder_execute_uncommitted(handle_.get(), &data, &len));
+        int32_t rc = lance_index_segment_builder_execute_uncommitted(handle_.get(), &data, &len);
+        if (progress_) progress_->rethrow();
+        detail::check(rc);
         return detail::take_bytes(data, len);
     }
     LanceIndexSegmentBuilder* c_handle() const noexcept { return handle_.get(); }
 
 private:
     std::unique_ptr<LanceIndexSegmentBuilder, detail::SegmentBuilderDeleter> handle_;
+    std::unique_ptr<detail::ProgressTrampoline> progress_;
+};
+
+/// Balanced fragment groups for N workers.
+class FragmentPlan {
+public:
+    explicit FragmentPlan(LanceFragmentPlan* handle) : handle_(handle) {}
+    size_t group_count() const noexcept { return lance_fragment_plan_group_count(handle_.get()); }
+    uint64_t dataset_version() const noexcept { return lance_fragment_plan_dataset_version(handle_.get()); }
+    std::vector<uint32_t> group(size_t i, uint64_t* rows = nullptr) const {
+        const uint32_t* ids = nullptr;
+        size_t n = 0;
+        detail::check(lance_fragment_plan_group(handle_.get(), i, &ids, &n, rows));
+        return std::vector<uint32_t>(ids, ids + n);
+    }
+
+private:
+    std::unique_ptr<LanceFragmentPlan, detail::PlanDeleter> handle_;
+};
+
+/// Options of Dataset::commit_index_segments; see LanceCommitIndexOptions.
+struct CommitOptions {
+    bool replace = false;
+    bool allow_independent_models = false;
+    std::string job_id;      // empty = none
+    std::string attempt_id;  // empty = none
 };
 
 /// One batch of a scan.
@@ -372,14 +466,49 @@ public:
     /// Commits segments as one logical index in one new version.
     void commit_index_segments(const std::string& name, const std::string& column,
                                const std::vector<Bytes>& segments, bool replace = false) {
+        CommitOptions options;
+        options.replace = replace;
+        commit_index_segments(name, column, segments, options);
+    }
+
+    /// Commits with options; returns the version holding the segments and
+    /// whether they were already committed (an idempotent retry).
+    LanceCommitIndexResult commit_index_segments(const std::string& name, const std::string& column,
+                                                 const std::vector<Bytes>& segments,
+                                                 const CommitOptions& options) {
         std::vector<const uint8_t*> ptrs;
         std::vector<size_t> lens;
         for (const auto& s : segments) {
             ptrs.push_back(s.data());
             lens.push_back(s.size());
         }
-        detail::check(lance_dataset_commit_index_segments(get(), name.c_str(), column.c_str(), ptrs.data(),
-                                                          lens.data(), segments.size(), replace));
+        LanceCommitIndexOptions c{options.replace, options.allow_independent_models,
+                                  options.job_id.empty() ? nullptr : options.job_id.c_str(),
+                                  options.attempt_id.empty() ? nullptr : options.attempt_id.c_str()};
+        LanceCommitIndexResult result{};
+        detail::check(lance_dataset_commit_index_segments_with_options(
+            get(), name.c_str(), column.c_str(), ptrs.data(), lens.data(), segments.size(), &c, &result));
+        return result;
+    }
+
+    /// Splits the fragments into `groups` balanced groups.
+    FragmentPlan plan_fragment_groups(size_t groups) const {
+        LanceFragmentPlan* out = nullptr;
+        detail::check(lance_dataset_plan_fragment_groups(get(), groups, &out));
+        return FragmentPlan(out);
+    }
+
+    /// Deletes matching rows; returns how many.
+    uint64_t delete_rows(const std::string& predicate) {
+        uint64_t n = 0;
+        detail::check(lance_dataset_delete(get(), predicate.c_str(), &n));
+        return n;
+    }
+
+    LanceCompactionMetrics compact_files(uint64_t target_rows_per_fragment = 0) {
+        LanceCompactionMetrics m{};
+        detail::check(lance_dataset_compact_files(get(), target_rows_per_fragment, &m));
+        return m;
     }
 
     LanceDataset* c_handle() const noexcept { return handle_.get(); }

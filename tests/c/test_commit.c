@@ -1,0 +1,676 @@
+/* Distributed builds, coordinator side (RFC section 12, PR 2, and issue 4):
+ * one commit = one version, each refusal with its own code, replace both
+ * ways, idempotent retries, stale segments after delete and compaction,
+ * appends between build and commit, racing coordinators, the model check,
+ * provenance, and fragment planning. */
+#include <pthread.h>
+#include <string.h>
+
+#include "json.h"
+#include "test_util.h"
+
+#define ROWS 8000
+#define DIM 32
+#define FRAGS 16
+#define K 10
+
+static TuData data;
+static char* dir;
+static int dataset_seq;
+
+/* A fresh dataset of FRAGS equal fragments; returns its handle, URI in `uri`. */
+static LanceDataset* fresh(char* uri, size_t cap, uint64_t rows_per_fragment) {
+    snprintf(uri, cap, "%s/ds%d.lance", dir, dataset_seq++);
+    return tu_write(uri, &data, 0, ROWS, LANCE_WRITE_CREATE, rows_per_fragment);
+}
+
+static LanceVectorIndexParams flat_params(void) {
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    p.num_partitions = 8;
+    return p;
+}
+
+static void make_uuid(int seed, uint8_t out[16]) {
+    for (int i = 0; i < 16; i++) out[i] = (uint8_t)(seed * 31 + i * 7 + 1);
+    out[6] = 0x40 | (out[6] & 0x0f);
+    out[8] = 0x80 | (out[8] & 0x3f);
+}
+
+static void uuid_text(const uint8_t* u, char* out) {
+    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+/* One segment over `frags`; model NULL = trained locally.  Returns bytes or NULL. */
+static uint8_t* segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model,
+                        const uint32_t* frags, size_t n, int uuid_seed, size_t* len) {
+    uint8_t uuid[16];
+    make_uuid(uuid_seed, uuid);
+    LanceIndexSegmentBuildOptions o = {0};
+    o.fragment_ids = frags;
+    o.fragment_count = n;
+    o.index_uuid = uuid;
+    o.model = model;
+    o.train = model ? LANCE_TRAIN_NEVER : LANCE_TRAIN_AUTO;
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, p, &o);
+    if (!b) return NULL;
+    uint8_t* bytes = NULL;
+    int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, len);
+    lance_index_segment_builder_free(b);
+    return rc == 0 ? bytes : NULL;
+}
+
+/* Segments over fragment groups {0..3}, {4..7}, ... of `per` fragments each. */
+typedef struct {
+    int count;
+    uint8_t* bytes[FRAGS];
+    size_t lens[FRAGS];
+    const uint8_t* ptrs[FRAGS];
+} SegSet;
+
+static SegSet build_set(LanceDataset* ds, const LanceVectorModel* model, int count, int per, int uuid_base) {
+    LanceVectorIndexParams p = flat_params();
+    SegSet s = {0};
+    s.count = count;
+    for (int w = 0; w < count; w++) {
+        uint32_t frags[FRAGS];
+        for (int i = 0; i < per; i++) frags[i] = (uint32_t)(w * per + i);
+        s.bytes[w] = segment(ds, &p, model, frags, (size_t)per, uuid_base + w, &s.lens[w]);
+        CHECK(s.bytes[w] != NULL);
+        s.ptrs[w] = s.bytes[w];
+    }
+    return s;
+}
+
+static void free_set(SegSet* s) {
+    for (int i = 0; i < s->count; i++) lance_free_bytes(s->bytes[i]);
+}
+
+static LanceVectorModel* train(LanceDataset* ds, const uint32_t* sample, size_t n) {
+    LanceVectorIndexParams p = flat_params();
+    LanceVectorModel* m = NULL;
+    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, sample, n, &m));
+    return m;
+}
+
+static int commit(LanceDataset* ds, const char* name, const SegSet* s, const LanceCommitIndexOptions* o,
+                  LanceCommitIndexResult* r) {
+    return lance_dataset_commit_index_segments_with_options(ds, name, "vec", s->ptrs, s->lens, (size_t)s->count,
+                                                            o, r);
+}
+
+/* Whether the named index's segment UUIDs are exactly those of seeds[0..n). */
+static int index_is(LanceDataset* ds, const char* name, const int* seeds, int n) {
+    uint8_t got[FRAGS * 2][16];
+    uint64_t count = 0;
+    if (lance_dataset_index_segments(ds, name, got[0], FRAGS * 2, &count) != 0) return 0;
+    if ((int)count != n) return 0;
+    for (int i = 0; i < n; i++) {
+        uint8_t want[16];
+        make_uuid(seeds[i], want);
+        int found = 0;
+        for (uint64_t j = 0; j < count; j++) found |= memcmp(got[j], want, 16) == 0;
+        if (!found) return 0;
+    }
+    return 1;
+}
+
+/* k-NN through the index (all partitions probed) equals brute force. */
+static void check_exact_knn(LanceDataset* ds) {
+    for (int q = 0; q < 6; q++) {
+        const float* query = data.vectors + (int64_t)(q * 1231 + 17) * DIM;
+        const char* cols[] = {"id", NULL};
+        LanceScanner* s = lance_scanner_new(ds, cols, NULL);
+        CHECK_OK(lance_scanner_nearest(s, "vec", query, DIM, LANCE_DTYPE_FLOAT32, K));
+        CHECK_OK(lance_scanner_set_nprobes(s, 8));
+        int64_t got[K], truth[K];
+        CHECK(tu_knn_ids(s, got, K) == K);
+        tu_brute_force_knn(&data, query, K, truth);
+        CHECK(memcmp(got, truth, sizeof got) == 0);
+        lance_scanner_close(s);
+    }
+}
+
+static void test_one_commit_one_version(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    SegSet s = build_set(ds, model, 4, 4, 100);
+    CHECK(lance_dataset_latest_version(ds) == 1);
+
+    /* The coordinator's handle is a separate open of the dataset. */
+    LanceDataset* coord = lance_dataset_open(uri, NULL, 0);
+    LanceCommitIndexResult r = {0};
+    CHECK_OK(commit(coord, "vec_idx", &s, NULL, &r));
+    CHECK(r.version == 2 && !r.already_committed);
+    CHECK(lance_dataset_version(coord) == 2);
+    CHECK(lance_dataset_latest_version(coord) == 2);
+    int seeds[] = {100, 101, 102, 103};
+    CHECK(index_is(coord, "vec_idx", seeds, 4));
+    CHECK(lance_dataset_index_count(coord) == 1);
+    check_exact_knn(coord);
+
+    /* The RFC's form commits the same way (one version). */
+    SegSet t = build_set(ds, model, 4, 4, 110);
+    CHECK_OK(lance_dataset_commit_index_segments(coord, "vec_idx2", "vec", t.ptrs, t.lens, 4, false));
+    CHECK(lance_dataset_version(coord) == 3 && lance_dataset_latest_version(coord) == 3);
+    free_set(&t);
+
+    free_set(&s);
+    lance_vector_model_free(model);
+    lance_dataset_close(coord);
+    lance_dataset_close(ds);
+}
+
+static void test_set_refusals(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    LanceVectorIndexParams p = flat_params();
+    uint32_t a[] = {0, 1, 2}, b[] = {2, 3}, c[] = {4, 5};
+    size_t la, lb, lc;
+    uint8_t* sa = segment(ds, &p, model, a, 3, 200, &la);
+    uint8_t* sb = segment(ds, &p, model, b, 2, 201, &lb);
+    uint8_t* sc = segment(ds, &p, model, c, 2, 202, &lc);
+    CHECK(sa && sb && sc);
+    char text_a[37], text_b[37];
+    uint8_t ua[16], ub[16];
+    make_uuid(200, ua);
+    make_uuid(201, ub);
+    uuid_text(ua, text_a);
+    uuid_text(ub, text_b);
+
+    /* Empty set. */
+    CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "i", "vec", NULL, NULL, 0, NULL, NULL),
+              LANCE_ERR_NO_SEGMENTS);
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "i", "vec", NULL, NULL, 0, false), LANCE_ERR_NO_SEGMENTS);
+    /* The same UUID twice. */
+    const uint8_t* dup[] = {sa, sc, sa};
+    size_t dup_lens[] = {la, lc, la};
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "i", "vec", dup, dup_lens, 3, false),
+              LANCE_ERR_DUPLICATE_SEGMENT);
+    CHECK(tu_error_mentions(text_a) && tu_error_mentions("segments 0 and 2"));
+    /* Overlap on fragment 2. */
+    const uint8_t* over[] = {sa, sb, sc};
+    size_t over_lens[] = {la, lb, lc};
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "i", "vec", over, over_lens, 3, false),
+              LANCE_ERR_OVERLAPPING_SEGMENTS);
+    CHECK(tu_error_mentions(text_a) && tu_error_mentions(text_b) && tu_error_mentions("fragments [2]"));
+    /* Bad arguments. */
+    const uint8_t* ok[] = {sa, sc};
+    size_t ok_lens[] = {la, lc};
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "i", "nope", ok, ok_lens, 2, false), LANCE_ERR_NOT_FOUND);
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, NULL, "vec", ok, ok_lens, 2, false),
+              LANCE_ERR_INVALID_ARGUMENT);
+    size_t short_lens[] = {la, 3};
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "i", "vec", ok, short_lens, 2, false),
+              LANCE_ERR_INVALID_ARGUMENT);
+    /* Nothing was committed by any of them. */
+    CHECK(lance_dataset_latest_version(ds) == 1 && lance_dataset_version(ds) == 1);
+    /* A good set still commits. */
+    CHECK_OK(lance_dataset_commit_index_segments(ds, "i", "vec", ok, ok_lens, 2, false));
+    CHECK(lance_dataset_version(ds) == 2);
+
+    lance_free_bytes(sa);
+    lance_free_bytes(sb);
+    lance_free_bytes(sc);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+
+static void test_replace(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    SegSet first = build_set(ds, model, 4, 4, 300); /* fragments 0-15 */
+    CHECK_OK(commit(ds, "r_idx", &first, NULL, NULL));
+    CHECK(lance_dataset_version(ds) == 2);
+
+    /* A new segment over fragments 0-3 with replace = false: refused. */
+    SegSet second = build_set(ds, model, 1, 4, 310);
+    LanceCommitIndexOptions o = {0};
+    CHECK_ERR(commit(ds, "r_idx", &second, &o, NULL), LANCE_ERR_INDEX);
+    CHECK(tu_error_mentions("already exists"));
+    CHECK(lance_dataset_latest_version(ds) == 2);
+    /* With replace: the segment over 0-3 is replaced, the others kept. */
+    o.replace = true;
+    LanceCommitIndexResult r = {0};
+    CHECK_OK(commit(ds, "r_idx", &second, &o, &r));
+    CHECK(r.version == 3 && !r.already_committed);
+    int seeds[] = {310, 301, 302, 303};
+    CHECK(index_is(ds, "r_idx", seeds, 4));
+    check_exact_knn(ds);
+
+    free_set(&first);
+    free_set(&second);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+
+static void test_idempotent_retry(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    SegSet s = build_set(ds, model, 4, 4, 400);
+    LanceDataset* stale_handle = lance_dataset_open(uri, NULL, 0);
+
+    LanceCommitIndexOptions o = {0};
+    o.job_id = "job-42";
+    o.attempt_id = "attempt-1";
+    LanceCommitIndexResult r = {0};
+    CHECK_OK(commit(ds, "vec_idx", &s, &o, &r));
+    CHECK(r.version == 2 && !r.already_committed);
+
+    /* An unrelated commit moves the dataset on. */
+    LanceDataset* other = tu_write(uri, &data, 0, 500, LANCE_WRITE_APPEND, 500);
+    CHECK(other && lance_dataset_version(other) == 3);
+    lance_dataset_close(other);
+
+    /* The retry (the reply was lost): success, the version that committed
+       the set, nothing new written, the first attempt's ids kept. */
+    o.attempt_id = "attempt-2";
+    LanceCommitIndexResult again = {0};
+    CHECK_OK(commit(stale_handle, "vec_idx", &s, &o, &again));
+    CHECK(again.version == 2 && again.already_committed);
+    CHECK(lance_dataset_latest_version(stale_handle) == 3);
+    CHECK(lance_dataset_version(stale_handle) == 3);
+    /* The RFC form too. */
+    CHECK_OK(lance_dataset_commit_index_segments(ds, "vec_idx", "vec", s.ptrs, s.lens, 4, false));
+    CHECK(lance_dataset_latest_version(ds) == 3);
+
+    const char* text = lance_dataset_index_segments_json(stale_handle);
+    JValue* doc = json_parse(text);
+    CHECK(doc && doc->type == J_ARRAY && doc->count == 4);
+    for (size_t i = 0; doc && i < doc->count; i++) {
+        const JValue* job = json_get(doc->items[i], "job_id");
+        const JValue* attempt = json_get(doc->items[i], "attempt_id");
+        CHECK(job && job->type == J_STRING && strcmp(job->string, "job-42") == 0);
+        CHECK(attempt && attempt->type == J_STRING && strcmp(attempt->string, "attempt-1") == 0);
+    }
+    json_free(doc);
+    lance_free_string(text);
+
+    /* Part of the set committed, part new: a duplicate, not a retry. */
+    LanceVectorIndexParams p = flat_params();
+    uint32_t next[] = {4, 5, 6, 7};
+    size_t mixed_len = 0;
+    uint8_t* mixed = segment(ds, &p, model, next, 4, 499, &mixed_len);
+    CHECK(mixed != NULL);
+    const uint8_t* ptrs[] = {s.ptrs[0], mixed};
+    size_t lens[] = {s.lens[0], mixed_len};
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "other_idx", "vec", ptrs, lens, 2, false),
+              LANCE_ERR_DUPLICATE_SEGMENT);
+    CHECK(tu_error_mentions("already committed"));
+    /* The same set under another name is not a retry either. */
+    CHECK_ERR(commit(ds, "renamed_idx", &s, NULL, NULL), LANCE_ERR_DUPLICATE_SEGMENT);
+    CHECK(lance_dataset_latest_version(ds) == 3);
+
+    lance_free_bytes(mixed);
+    free_set(&s);
+    lance_vector_model_free(model);
+    lance_dataset_close(stale_handle);
+    lance_dataset_close(ds);
+}
+
+static void test_stale_segments(void) {
+    char uri[600];
+    /* Deleting every row of fragment 3 removes it. */
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    SegSet s = build_set(ds, model, 4, 4, 500);
+    uint64_t deleted = 0;
+    CHECK_OK(lance_dataset_delete(ds, "id >= 1500 AND id < 2000", &deleted));
+    CHECK(deleted == 500);
+    CHECK(lance_dataset_fragment_count(ds) == FRAGS - 1);
+    CHECK_ERR(commit(ds, "vec_idx", &s, NULL, NULL), LANCE_ERR_STALE_SEGMENT);
+    CHECK(tu_error_mentions("fragments [3]"));
+    CHECK(lance_dataset_latest_version(ds) == 2);
+    CHECK_ERR(lance_dataset_delete(ds, "no_such_column > 1", NULL), LANCE_ERR_INVALID_ARGUMENT);
+    free_set(&s);
+    lance_dataset_close(ds);
+
+    /* Compaction rewrites the small fragments into new ones. */
+    ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    s = build_set(ds, model, 4, 4, 510);
+    LanceCompactionMetrics m = {0};
+    CHECK_OK(lance_dataset_compact_files(ds, 4000, &m));
+    CHECK(m.fragments_removed == FRAGS && m.fragments_added == 2);
+    uint64_t compacted = lance_dataset_version(ds);
+    CHECK(compacted > 1 && lance_dataset_latest_version(ds) == compacted);
+    if (lance_dataset_latest_version(ds) != compacted)
+        printf("    compaction: handle at %llu, latest %llu\n", (unsigned long long)compacted,
+               (unsigned long long)lance_dataset_latest_version(ds));
+    CHECK_ERR(commit(ds, "vec_idx", &s, NULL, NULL), LANCE_ERR_STALE_SEGMENT);
+    CHECK(tu_error_mentions("compacted"));
+    CHECK(lance_dataset_latest_version(ds) == compacted);
+    free_set(&s);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+
+static void test_append_between_build_and_commit(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    SegSet s = build_set(ds, model, 4, 4, 600);
+    LanceDataset* appended = tu_write(uri, &data, 0, 1000, LANCE_WRITE_APPEND, 500); /* fragments 16, 17 */
+    CHECK(appended && lance_dataset_version(appended) == 2);
+    lance_dataset_close(appended);
+
+    LanceCommitIndexResult r = {0};
+    CHECK_OK(commit(ds, "vec_idx", &s, NULL, &r)); /* the handle is still at version 1 */
+    CHECK(r.version == 3 && lance_dataset_version(ds) == 3);
+    CHECK(lance_dataset_count_rows(ds) == ROWS + 1000);
+    const char* text = lance_dataset_index_coverage_json(ds, "vec_idx");
+    JValue* doc = json_parse(text);
+    const JValue* un = doc ? json_get(doc, "unindexed_fragments") : NULL;
+    CHECK(un && un->type == J_ARRAY && un->count == 2);
+    if (un && un->count == 2) CHECK(un->items[0]->number == 16 && un->items[1]->number == 17);
+    const JValue* idx = doc ? json_get(doc, "indexed_fragments") : NULL;
+    CHECK(idx && idx->count == FRAGS);
+    json_free(doc);
+    lance_free_string(text);
+
+    /* The appended fragments get their own segment, committed with replace. */
+    LanceVectorIndexParams p = flat_params();
+    uint32_t extra[] = {16, 17};
+    size_t len = 0;
+    uint8_t* bytes = segment(ds, &p, model, extra, 2, 601 + 10, &len);
+    CHECK(bytes != NULL);
+    const uint8_t* ptrs[] = {bytes};
+    LanceCommitIndexOptions o = {0};
+    o.replace = true;
+    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, &len, 1, &o, &r));
+    CHECK(r.version == 4);
+    int seeds[] = {600, 601, 602, 603, 611};
+    CHECK(index_is(ds, "vec_idx", seeds, 5));
+    lance_free_bytes(bytes);
+    free_set(&s);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+
+/* Two coordinators racing to commit an index of the same name. */
+typedef struct {
+    const char* uri;
+    const SegSet* set;
+    pthread_barrier_t* barrier;
+    int rc;
+    LanceErrorCode code;
+    LanceCommitIndexResult result;
+} Racer;
+
+static void* race(void* arg) {
+    Racer* r = arg;
+    LanceDataset* ds = lance_dataset_open(r->uri, NULL, 0);
+    pthread_barrier_wait(r->barrier);
+    r->rc = ds ? commit(ds, "vec_idx", r->set, NULL, &r->result) : -2;
+    r->code = lance_last_error_code();
+    lance_dataset_close(ds);
+    return NULL;
+}
+
+static void run_race(const char* uri, const SegSet* a, const SegSet* b, Racer out[2]) {
+    pthread_barrier_t barrier;
+    pthread_barrier_init(&barrier, NULL, 2);
+    pthread_t t[2];
+    const SegSet* sets[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        out[i] = (Racer){uri, sets[i], &barrier, 0, LANCE_OK, {0, false}};
+        pthread_create(&t[i], NULL, race, &out[i]);
+    }
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    pthread_barrier_destroy(&barrier);
+}
+
+static void test_racing_coordinators(void) {
+    char uri[600];
+    /* The same set from both (a retried job dispatched twice). */
+    for (int round = 0; round < 3; round++) {
+        LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+        LanceVectorModel* model = train(ds, NULL, 0);
+        SegSet s = build_set(ds, model, 4, 4, 700 + round * 10);
+        Racer r[2];
+        run_race(uri, &s, &s, r);
+        int wins = 0, idempotent = 0, conflicts = 0;
+        for (int i = 0; i < 2; i++) {
+            if (r[i].rc == 0 && !r[i].result.already_committed) wins++;
+            else if (r[i].rc == 0) idempotent++;
+            else if (r[i].code == LANCE_ERR_COMMIT_CONFLICT) conflicts++;
+        }
+        CHECK(wins == 1 && idempotent + conflicts == 1);
+        if (idempotent) CHECK(r[0].result.version == 2 && r[1].result.version == 2);
+        CHECK(lance_dataset_latest_version(ds) == 2);
+        LanceDataset* now = lance_dataset_open(uri, NULL, 0);
+        int seeds[] = {700 + round * 10, 701 + round * 10, 702 + round * 10, 703 + round * 10};
+        CHECK(index_is(now, "vec_idx", seeds, 4));
+        check_exact_knn(now);
+        lance_dataset_close(now);
+        free_set(&s);
+        lance_vector_model_free(model);
+        lance_dataset_close(ds);
+    }
+    /* Two different sets under one name: exactly one of them becomes the index. */
+    for (int round = 0; round < 3; round++) {
+        LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+        LanceVectorModel* model = train(ds, NULL, 0);
+        SegSet a = build_set(ds, model, 4, 4, 800 + round * 20);
+        SegSet b = build_set(ds, model, 2, 8, 810 + round * 20);
+        Racer r[2];
+        run_race(uri, &a, &b, r);
+        int ok = (r[0].rc == 0) + (r[1].rc == 0);
+        CHECK(ok == 1);
+        for (int i = 0; i < 2; i++)
+            if (r[i].rc != 0) CHECK(r[i].code == LANCE_ERR_COMMIT_CONFLICT || r[i].code == LANCE_ERR_INDEX);
+        CHECK(lance_dataset_latest_version(ds) == 2);
+        LanceDataset* now = lance_dataset_open(uri, NULL, 0);
+        int sa[] = {800 + round * 20, 801 + round * 20, 802 + round * 20, 803 + round * 20};
+        int sb[] = {810 + round * 20, 811 + round * 20};
+        CHECK(r[0].rc == 0 ? index_is(now, "vec_idx", sa, 4) : index_is(now, "vec_idx", sb, 2));
+        check_exact_knn(now);
+        lance_dataset_close(now);
+        free_set(&a);
+        free_set(&b);
+        lance_vector_model_free(model);
+        lance_dataset_close(ds);
+    }
+}
+
+static void test_model_check(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    uint32_t first_half[] = {0, 1, 2, 3, 4, 5, 6, 7}, second_half[] = {8, 9, 10, 11, 12, 13, 14, 15};
+    LanceVectorModel* m1 = train(ds, first_half, 8);
+    LanceVectorModel* m2 = train(ds, second_half, 8);
+    const char* f1 = lance_vector_model_fingerprint(m1);
+    const char* f2 = lance_vector_model_fingerprint(m2);
+    CHECK(f1 && f2 && strcmp(f1, f2) != 0);
+    LanceVectorIndexParams p = flat_params();
+    uint32_t a[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    size_t la, lb, lc, ld;
+    uint8_t* sa = segment(ds, &p, m1, a, 8, 900, &la);
+    uint8_t* sb = segment(ds, &p, m2, second_half, 8, 901, &lb);
+    const uint8_t* mixed[] = {sa, sb};
+    size_t mixed_lens[] = {la, lb};
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "m_idx", "vec", mixed, mixed_lens, 2, false),
+              LANCE_ERR_MODEL_MISMATCH);
+    CHECK(tu_error_mentions(f1) && tu_error_mentions(f2));
+    /* Locally trained segments record no model. */
+    uint8_t* sc = segment(ds, &p, NULL, a, 8, 902, &lc);
+    uint8_t* sd = segment(ds, &p, NULL, second_half, 8, 903, &ld);
+    CHECK(sc && sd);
+    const uint8_t* local[] = {sc, sd};
+    size_t local_lens[] = {lc, ld};
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "l_idx", "vec", local, local_lens, 2, false),
+              LANCE_ERR_MODEL_MISMATCH);
+    CHECK(tu_error_mentions("trained independently"));
+    CHECK(lance_dataset_latest_version(ds) == 1);
+    /* Allowed explicitly, both commit, and queries still find exact answers. */
+    LanceCommitIndexOptions o = {0};
+    o.allow_independent_models = true;
+    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "m_idx", "vec", mixed, mixed_lens, 2, &o, NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "l_idx", "vec", local, local_lens, 2, &o, NULL));
+    CHECK(lance_dataset_version(ds) == 3);
+    check_exact_knn(ds);
+    /* A single segment needs no check. */
+    lance_free_string(f1);
+    lance_free_string(f2);
+    lance_free_bytes(sa);
+    lance_free_bytes(sb);
+    lance_free_bytes(sc);
+    lance_free_bytes(sd);
+    lance_vector_model_free(m1);
+    lance_vector_model_free(m2);
+    lance_dataset_close(ds);
+}
+
+static void test_scalar_commit_and_provenance(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    uint8_t* bytes[2];
+    size_t lens[2];
+    for (int w = 0; w < 2; w++) {
+        uint32_t frags[8];
+        for (int i = 0; i < 8; i++) frags[i] = (uint32_t)(w * 8 + i);
+        LanceIndexSegmentBuildOptions o = {0};
+        o.fragment_ids = frags;
+        o.fragment_count = 8;
+        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BITMAP,
+                                                                             NULL, &o);
+        CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes[w], &lens[w]));
+        lance_index_segment_builder_free(b);
+    }
+    const uint8_t* ptrs[] = {bytes[0], bytes[1]};
+    LanceCommitIndexOptions o = {0};
+    o.job_id = "job-7";
+    CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", ptrs, lens, 2, &o, NULL),
+              LANCE_ERR_NOT_SUPPORTED);
+    o.job_id = NULL;
+    LanceCommitIndexResult r = {0};
+    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", ptrs, lens, 2, &o, &r));
+    CHECK(r.version == 2);
+    /* The scalar index answers a filter exactly. */
+    LanceScanner* s = lance_scanner_new(ds, NULL, "id = 4321");
+    CHECK(tu_count_scan(s) == 1);
+    lance_scanner_close(s);
+    lance_free_bytes(bytes[0]);
+    lance_free_bytes(bytes[1]);
+    lance_dataset_close(ds);
+}
+
+static void test_plan(void) {
+    char uri[600];
+    /* Uneven fragments: 4000 + 2000 + 1000 + 500 + 500 rows. */
+    snprintf(uri, sizeof uri, "%s/plan.lance", dir);
+    LanceDataset* ds = tu_write(uri, &data, 0, 4000, LANCE_WRITE_CREATE, 4000);
+    lance_dataset_close(ds);
+    ds = tu_write(uri, &data, 4000, 2000, LANCE_WRITE_APPEND, 2000);
+    lance_dataset_close(ds);
+    ds = tu_write(uri, &data, 6000, 1000, LANCE_WRITE_APPEND, 1000);
+    lance_dataset_close(ds);
+    ds = tu_write(uri, &data, 7000, 1000, LANCE_WRITE_APPEND, 500);
+    CHECK(ds && lance_dataset_fragment_count(ds) == 5);
+
+    LanceFragmentPlan* plan = NULL;
+    CHECK_OK(lance_dataset_plan_fragment_groups(ds, 2, &plan));
+    CHECK(lance_fragment_plan_group_count(plan) == 2);
+    CHECK(lance_fragment_plan_dataset_version(plan) == 4);
+    const uint32_t* ids = NULL;
+    size_t n = 0;
+    uint64_t rows = 0;
+    /* Largest first: 4000 -> g0; 2000 -> g1; 1000 -> g1; 500 -> g1; 500 -> g1. */
+    CHECK_OK(lance_fragment_plan_group(plan, 0, &ids, &n, &rows));
+    CHECK(n == 1 && ids[0] == 0 && rows == 4000);
+    CHECK_OK(lance_fragment_plan_group(plan, 1, &ids, &n, &rows));
+    CHECK(n == 4 && ids[0] == 1 && ids[1] == 2 && ids[2] == 3 && ids[3] == 4 && rows == 4000);
+    CHECK_ERR(lance_fragment_plan_group(plan, 2, &ids, &n, NULL), LANCE_ERR_INVALID_ARGUMENT);
+    lance_fragment_plan_free(plan);
+
+    /* Every fragment exactly once, for every group count. */
+    for (size_t g = 1; g <= 5; g++) {
+        CHECK_OK(lance_dataset_plan_fragment_groups(ds, g, &plan));
+        int seen[5] = {0};
+        uint64_t total = 0;
+        for (size_t i = 0; i < g; i++) {
+            CHECK_OK(lance_fragment_plan_group(plan, i, &ids, &n, &rows));
+            CHECK(n >= 1);
+            total += rows;
+            for (size_t j = 0; j < n; j++)
+                if (ids[j] < 5) seen[ids[j]]++;
+            for (size_t j = 1; j < n; j++) CHECK(ids[j - 1] < ids[j]);
+        }
+        for (int f = 0; f < 5; f++) CHECK(seen[f] == 1);
+        CHECK(total == 8000);
+        lance_fragment_plan_free(plan);
+    }
+    CHECK_ERR(lance_dataset_plan_fragment_groups(ds, 0, &plan), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_dataset_plan_fragment_groups(ds, 6, &plan), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(tu_error_mentions("would be empty"));
+    CHECK_ERR(lance_dataset_plan_fragment_groups(ds, 2, NULL), LANCE_ERR_INVALID_ARGUMENT);
+    lance_dataset_close(ds);
+}
+
+/* Loose floor only; the parity figure (50k x 128) comes from bench/. */
+static void test_segmented_recall_floor(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = 8;
+    p.num_sub_vectors = 8;
+    LanceVectorModel* model = NULL;
+    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
+    uint8_t* bytes[4];
+    size_t lens[4];
+    for (int w = 0; w < 4; w++) {
+        uint32_t frags[4];
+        for (int i = 0; i < 4; i++) frags[i] = (uint32_t)(w * 4 + i);
+        bytes[w] = segment(ds, &p, model, frags, 4, 950 + w, &lens[w]);
+        CHECK(bytes[w] != NULL);
+    }
+    const uint8_t* ptrs[] = {bytes[0], bytes[1], bytes[2], bytes[3]};
+    CHECK_OK(lance_dataset_commit_index_segments(ds, "seg_idx", "vec", ptrs, lens, 4, false));
+    int hits = 0, total = 0;
+    for (int q = 0; q < 20; q++) {
+        const float* query = data.vectors + (int64_t)(q * 397 + 11) * DIM;
+        const char* cols[] = {"id", NULL};
+        LanceScanner* s = lance_scanner_new(ds, cols, NULL);
+        CHECK_OK(lance_scanner_nearest(s, "vec", query, DIM, LANCE_DTYPE_FLOAT32, K));
+        CHECK_OK(lance_scanner_set_nprobes(s, 4));
+        int64_t got[K], truth[K];
+        int n = tu_knn_ids(s, got, K);
+        CHECK(n == K);
+        tu_brute_force_knn(&data, query, K, truth);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < K; j++) hits += got[i] == truth[j];
+        total += K;
+        lance_scanner_close(s);
+    }
+    double recall = (double)hits / total;
+    printf("    4-segment IVF_PQ recall@10 = %.3f\n", recall);
+    CHECK(recall >= 0.5);
+    for (int w = 0; w < 4; w++) lance_free_bytes(bytes[w]);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+
+int main(void) {
+    data = tu_make_data(ROWS, DIM, 16, 0.5f, 11);
+    dir = tu_temp_dir("commit");
+    RUN(test_one_commit_one_version);
+    RUN(test_set_refusals);
+    RUN(test_replace);
+    RUN(test_idempotent_retry);
+    RUN(test_stale_segments);
+    RUN(test_append_between_build_and_commit);
+    RUN(test_racing_coordinators);
+    RUN(test_model_check);
+    RUN(test_scalar_commit_and_provenance);
+    RUN(test_plan);
+    RUN(test_segmented_recall_floor);
+    tu_remove_tree(dir);
+    free(dir);
+    tu_free_data(&data);
+    return tu_finish("test_commit");
+}
