@@ -218,18 +218,28 @@ unsafe fn create_index(
         let session = control.start()?;
         // A UUID of our own, so a cancelled build's files can be found.
         let uuid = Uuid::new_v4();
-        let columns = [column];
-        let mut builder = CreateIndexBuilder::new(ds, &columns, index_type, params.as_ref())
-            .replace(replace)
-            .index_uuid(uuid);
-        if let Some(name) = name {
-            builder = builder.name(name);
-        }
-        if let Some(hooks) = session.hooks() {
-            builder = builder.progress(hooks);
-        }
-        match session.run(builder.into_future()) {
-            Ok(_) => Ok(()),
+        let mut owned = Dataset::clone(ds);
+        let column_owned = column.to_string();
+        let hooks = session.hooks();
+        let build = async move {
+            let columns = [column_owned.as_str()];
+            let mut builder = CreateIndexBuilder::new(&mut owned, &columns, index_type, params.as_ref())
+                .replace(replace)
+                .index_uuid(uuid);
+            if let Some(name) = name {
+                builder = builder.name(name);
+            }
+            if let Some(hooks) = hooks {
+                builder = builder.progress(hooks);
+            }
+            builder.into_future().await?;
+            Ok(owned)
+        };
+        match session.run(build) {
+            Ok(updated) => {
+                *ds = updated;
+                Ok(())
+            }
             Err(err) if err.code == Code::Cancelled => Err(remove_segment_files(ds, uuid, err)),
             Err(err) => Err(err).context(format!("creating index on column '{column}'")),
         }

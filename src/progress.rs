@@ -9,13 +9,21 @@
 //! never after the build call returned.  Each hook first looks at the
 //! cancel token: once it is set, the hook fails and the core unwinds the
 //! build at that checkpoint.
+//!
+//! Some stages run long without a checkpoint (the PQ codebook's k-means
+//! runs inside a single poll).  A build that listens for cancellation
+//! therefore runs on a runtime worker thread while the caller's thread
+//! waits; when the token is cancelled during a stage that writes nothing
+//! (before the first stage, training, loading data), the caller abandons
+//! the build at once: the task is aborted and returns nothing, and the
+//! computation in progress ends at the next checkpoint, which fails.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CString};
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::task::Poll;
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
 
 use async_trait::async_trait;
 use lance::Dataset;
@@ -25,7 +33,7 @@ use uuid::Uuid;
 
 use crate::convert::require_handle;
 use crate::error::{guard, status, CError, CResult, Code};
-use crate::runtime::block_on;
+use crate::runtime::{block_on, spawn};
 
 /// Mirrors `LanceIndexBuildProgressFn` in lance.h.
 pub type ProgressFn =
@@ -42,17 +50,46 @@ struct UserData(*mut c_void);
 unsafe impl Send for UserData {}
 unsafe impl Sync for UserData {}
 
+/// What a cancel token shares with the builds it was given to.
+#[derive(Debug, Default)]
+pub struct CancelState {
+    flag: AtomicBool,
+    /// The waiting callers of running builds, woken by a cancel.
+    waiters: Mutex<Vec<Waker>>,
+}
+
+impl CancelState {
+    fn is_set(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+
+    fn set(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        let waiters = std::mem::take(&mut *self.waiters.lock().unwrap_or_else(|e| e.into_inner()));
+        for w in waiters {
+            w.wake();
+        }
+    }
+
+    fn wait(&self, waker: &Waker) {
+        let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        if !waiters.iter().any(|w| w.will_wake(waker)) {
+            waiters.push(waker.clone());
+        }
+    }
+}
+
 /// A cancel token: shared by the handle the caller owns and every build it
 /// was given to, so freeing the handle while a build runs is safe.
 pub struct LanceIndexBuildCancelToken {
-    flag: Arc<AtomicBool>,
+    state: Arc<CancelState>,
 }
 
 /// What a build was asked to report to and listen to.
 #[derive(Clone, Default)]
 pub struct BuildControl {
     progress: Option<(ProgressFn, UserData)>,
-    cancel: Option<Arc<AtomicBool>>,
+    cancel: Option<Arc<CancelState>>,
 }
 
 /// Mirrors `LanceIndexBuildControl` in lance.h.
@@ -70,7 +107,7 @@ impl BuildControl {
         if let Some(c) = control.as_ref() {
             out.set_progress(c.progress, c.progress_user_data);
             if let Some(token) = c.cancel_token.as_ref() {
-                out.cancel = Some(token.flag.clone());
+                out.cancel = Some(token.state.clone());
             }
         }
         out
@@ -81,11 +118,11 @@ impl BuildControl {
     }
 
     pub fn set_cancel(&mut self, token: Option<&LanceIndexBuildCancelToken>) {
-        self.cancel = token.map(|t| t.flag.clone());
+        self.cancel = token.map(|t| t.state.clone());
     }
 
     pub fn cancelled(&self) -> bool {
-        self.cancel.as_ref().is_some_and(|f| f.load(Ordering::SeqCst))
+        self.cancel.as_ref().is_some_and(|c| c.is_set())
     }
 
     /// The hooks to give the core, or None when nobody listens (no cost).
@@ -102,7 +139,12 @@ impl BuildControl {
         };
         let listens = self.progress.is_some() || self.cancel.is_some();
         let bridge = listens.then(|| {
-            Arc::new(Bridge { tx, cancel: self.cancel.clone(), aborted: AtomicBool::new(false) })
+            Arc::new(Bridge {
+                tx,
+                cancel: self.cancel.clone(),
+                aborted: AtomicBool::new(false),
+                abandonable: AtomicBool::new(true),
+            })
         });
         Ok(Session { bridge, rx, callback: self.progress })
     }
@@ -119,16 +161,33 @@ enum Event {
     Complete { stage: String },
 }
 
+/// Stages during which a build writes nothing: abandoning it there leaves
+/// nothing behind.  (Vector training works on samples in memory; scalar
+/// builds only open their input stream in "load_data".)
+const WRITES_NOTHING: [&str; 3] = ["train_ivf", "train_quantizer", "load_data"];
+
 #[derive(Debug)]
 struct Bridge {
     tx: Option<UnboundedSender<Event>>,
-    cancel: Option<Arc<AtomicBool>>,
+    cancel: Option<Arc<CancelState>>,
     aborted: AtomicBool,
+    /// True until the build may have started writing: before its first
+    /// stage and inside the stages of WRITES_NOTHING.
+    abandonable: AtomicBool,
 }
 
 impl Bridge {
     fn checkpoint(&self, event: Event) -> lance::Result<()> {
-        if self.cancel.as_ref().is_some_and(|f| f.load(Ordering::SeqCst)) {
+        // Publish the stage before looking at the token: a caller that sees
+        // `abandonable` after cancelling knows this hook will fail.
+        match &event {
+            Event::Start { stage, .. } => {
+                self.abandonable.store(WRITES_NOTHING.contains(&stage.as_str()), Ordering::SeqCst)
+            }
+            Event::Complete { .. } => self.abandonable.store(false, Ordering::SeqCst),
+            Event::Progress { .. } => {}
+        }
+        if self.cancel.as_ref().is_some_and(|c| c.is_set()) {
             self.aborted.store(true, Ordering::SeqCst);
             return Err(lance::Error::io("index build cancelled through its cancel token"));
         }
@@ -204,20 +263,34 @@ impl Session {
         self.bridge.clone().map(|b| b as Arc<dyn IndexBuildProgress>)
     }
 
-    /// Runs the build on the shared runtime from the calling thread,
-    /// delivering its events here, and turns an abort by the cancel token
-    /// into LANCE_ERR_CANCELLED.
-    pub fn run<T>(mut self, fut: impl Future<Output = lance::Result<T>>) -> CResult<T> {
-        let mut fut = std::pin::pin!(fut);
+    /// Runs the build, delivering its events on this thread, and turns an
+    /// abort by the cancel token into LANCE_ERR_CANCELLED.  Without hooks
+    /// the build simply runs on this thread.
+    pub fn run<T: Send + 'static>(
+        mut self,
+        fut: impl Future<Output = lance::Result<T>> + Send + 'static,
+    ) -> CResult<T> {
+        let Some(bridge) = self.bridge.clone() else {
+            return Ok(block_on(fut)??);
+        };
+        let mut task = spawn(fut)?;
         let mut delivery = Delivery { callback: self.callback, last: HashMap::new() };
         let mut rx = self.rx.take();
-        let result = block_on(std::future::poll_fn(|cx| {
+        let cancel = bridge.cancel.clone();
+        let outcome = block_on(std::future::poll_fn(|cx| {
             if let Some(rx) = rx.as_mut() {
                 while let Poll::Ready(Some(event)) = rx.poll_recv(cx) {
                     delivery.deliver(event);
                 }
             }
-            let out = fut.as_mut().poll(cx);
+            if let Some(c) = &cancel {
+                c.wait(cx.waker());
+                if c.is_set() && bridge.abandonable.load(Ordering::SeqCst) {
+                    task.abort();
+                    return Poll::Ready(None);
+                }
+            }
+            let out = std::pin::Pin::new(&mut task).poll(cx);
             if out.is_ready() {
                 if let Some(rx) = rx.as_mut() {
                     while let Ok(event) = rx.try_recv() {
@@ -225,14 +298,19 @@ impl Session {
                     }
                 }
             }
-            out
+            out.map(Some)
         }))?;
-        // Hooks that run after this point (none should) find the channel closed.
+        // Hooks that run after this point find the channel closed.
         drop(rx);
-        match result {
-            Ok(value) => Ok(value),
-            Err(_) if self.aborted() => Err(cancelled_error("at a build checkpoint")),
-            Err(err) => Err(err.into()),
+        match outcome {
+            None => Err(cancelled_error("before it wrote anything; the build was abandoned")),
+            Some(Ok(Ok(value))) => Ok(value),
+            Some(Ok(Err(_))) if self.aborted() => Err(cancelled_error("at a build checkpoint")),
+            Some(Ok(Err(err))) => Err(err.into()),
+            Some(Err(join)) if join.is_panic() => {
+                Err(CError::new(Code::Internal, "internal panic in the index build".to_string()))
+            }
+            Some(Err(_)) => Err(cancelled_error("while it ran")),
         }
     }
 
@@ -267,7 +345,7 @@ fn is_missing(err: &lance::Error) -> bool {
 #[no_mangle]
 pub extern "C" fn lance_index_build_cancel_token_new() -> *mut LanceIndexBuildCancelToken {
     guard(std::ptr::null_mut(), || {
-        Ok(Box::into_raw(Box::new(LanceIndexBuildCancelToken { flag: Arc::new(AtomicBool::new(false)) })))
+        Ok(Box::into_raw(Box::new(LanceIndexBuildCancelToken { state: Arc::new(CancelState::default()) })))
     })
 }
 
@@ -282,7 +360,7 @@ pub unsafe extern "C" fn lance_index_build_cancel_token_free(token: *mut LanceIn
 pub unsafe extern "C" fn lance_index_build_cancel(token: *const LanceIndexBuildCancelToken) -> i32 {
     status(|| {
         require_handle(token, "token")?;
-        (*token).flag.store(true, Ordering::SeqCst);
+        (*token).state.set();
         Ok(())
     })
 }
@@ -291,6 +369,6 @@ pub unsafe extern "C" fn lance_index_build_cancel(token: *const LanceIndexBuildC
 pub unsafe extern "C" fn lance_index_build_cancel_requested(token: *const LanceIndexBuildCancelToken) -> bool {
     guard(false, || {
         require_handle(token, "token")?;
-        Ok((*token).flag.load(Ordering::SeqCst))
+        Ok((*token).state.is_set())
     })
 }

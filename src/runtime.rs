@@ -34,3 +34,12 @@ pub fn block_on<F: Future>(fut: F) -> CResult<F::Output> {
     }
     Ok(runtime()?.block_on(fut))
 }
+
+/// Starts `fut` on the shared runtime's worker threads.
+pub fn spawn<F>(fut: F) -> CResult<tokio::task::JoinHandle<F::Output>>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    Ok(runtime()?.spawn(fut))
+}

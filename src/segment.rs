@@ -44,6 +44,7 @@ pub struct LanceIndexSegmentBuildOptions {
 const TRAIN_AUTO: i32 = 0;
 const TRAIN_NEVER: i32 = 1;
 
+#[derive(Clone)]
 enum Params {
     Vector(VectorIndexParams),
     Scalar(ScalarIndexParams),
@@ -326,34 +327,44 @@ impl LanceIndexSegmentBuilder {
             return Err(invalid("the segment builder was already executed; builders are single-use"));
         }
         self.executed = true;
-        let mut ds = Dataset::clone(&self.dataset);
-        let params: &dyn lance_index::IndexParams = match &self.params {
-            Params::Vector(p) => p,
-            Params::Scalar(p) => p,
-        };
-        let columns = [self.column.as_str()];
         // The core picks the UUID of fragment-scoped BTREE and LABEL_LIST
         // builds itself; every other build gets one from here, so the files
         // of a cancelled build can be found and removed.
         let core_picks_uuid = self.fragments.is_some() && matches!(self.index_type, IndexType::BTree | IndexType::LabelList);
         let uuid = self.uuid.or_else(|| (!core_picks_uuid).then(Uuid::new_v4));
         let session = self.control.start()?;
-        // An index of the same name may exist: a segment for fragments
-        // appended since it was built extends it.  The commit decides.
-        let mut builder = CreateIndexBuilder::new(&mut ds, &columns, self.index_type, params).replace(true);
-        if let Some(name) = &self.name {
-            builder = builder.name(name.clone());
-        }
-        if let Some(fragments) = &self.fragments {
-            builder = builder.fragments(fragments.clone());
-        }
-        if let Some(uuid) = uuid {
-            builder = builder.index_uuid(uuid);
-        }
-        if let Some(hooks) = session.hooks() {
-            builder = builder.progress(hooks);
-        }
-        let metadata = match session.run(builder.execute_uncommitted()) {
+        // The build owns what it uses: it may run on a runtime thread.
+        let mut ds = Dataset::clone(&self.dataset);
+        let params = self.params.clone();
+        let column = self.column.clone();
+        let index_type = self.index_type;
+        let name = self.name.clone();
+        let fragments = self.fragments.clone();
+        let hooks = session.hooks();
+        let build = async move {
+            let params: &dyn lance_index::IndexParams = match &params {
+                Params::Vector(p) => p,
+                Params::Scalar(p) => p,
+            };
+            let columns = [column.as_str()];
+            // An index of the same name may exist: a segment for fragments
+            // appended since it was built extends it.  The commit decides.
+            let mut builder = CreateIndexBuilder::new(&mut ds, &columns, index_type, params).replace(true);
+            if let Some(name) = name {
+                builder = builder.name(name);
+            }
+            if let Some(fragments) = fragments {
+                builder = builder.fragments(fragments);
+            }
+            if let Some(uuid) = uuid {
+                builder = builder.index_uuid(uuid);
+            }
+            if let Some(hooks) = hooks {
+                builder = builder.progress(hooks);
+            }
+            builder.execute_uncommitted().await
+        };
+        let metadata = match session.run(build) {
             Ok(metadata) => metadata,
             Err(err) if err.code == Code::Cancelled => {
                 return Err(match uuid {

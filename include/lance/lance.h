@@ -801,9 +801,12 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *   - No call happens after the build function returned: `user_data` may be
  *     freed as soon as it returns, whatever it returned.
  *   - `stage` and `unit` are borrowed for the call only.
- *   - The build waits while the callback runs: keep it short.  It must not
- *     call lance-c functions other than lance_index_build_cancel() and
- *     lance_index_build_cancel_requested() (others fail with
+ *   - While a callback or a cancel token is set, the build runs on a
+ *     library thread and the calling thread delivers its events; the build
+ *     does not wait for the callback (events queue), so a slow callback
+ *     only delays later events and the return of the call.  The callback
+ *     must not call lance-c functions other than lance_index_build_cancel()
+ *     and lance_index_build_cancel_requested() (others fail with
  *     LANCE_ERR_INVALID_ARGUMENT instead of deadlocking).
  * Events of one stage arrive in order: one STAGE_START, zero or more
  * STAGE_PROGRESS with `completed` never decreasing, one STAGE_COMPLETE.  A
@@ -823,25 +826,32 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *   (BTREE, BITMAP,       built after this stage completes, with no
  *   LABEL_LIST, INVERTED) further events
  *
- * Cancellation is cooperative.  lance_index_build_cancel() sets the token;
- * the build stops at its next checkpoint (each progress event above is
- * one), returns LANCE_ERR_CANCELLED, commits nothing, and removes the files
- * it had written under _indices/<uuid>/.  A segment build also looks at the
- * token once more when it finishes: cancelled by then, it removes its
- * segment and returns LANCE_ERR_CANCELLED.  So a cancel requested before
- * execute returns always wins; a scalar build, whose work follows its last
- * checkpoint, runs to its end first.  A one-shot creation that has passed
- * its last checkpoint commits and returns success.  Exception to the
- * cleanup: a fragment-scoped BTREE or LABEL_LIST build cancelled at a
- * checkpoint (its UUID is the core's, reported only on success) leaves its
- * partial files for Lance's cleanup.  A token cancelled before the build
- * starts makes it return LANCE_ERR_CANCELLED at once; one cancelled after
- * the build returned has no effect on it.  README.md gives the measured
- * latency between a cancel and the build's return.
+ * Cancellation is cooperative and never interrupts a write.
+ * lance_index_build_cancel() sets the token, and then:
+ *   - before the build's first stage, or during a stage that writes nothing
+ *     ("train_ivf", "train_quantizer", "load_data"), the build call returns
+ *     LANCE_ERR_CANCELLED at once (milliseconds; README.md has the measured
+ *     latencies).  The abandoned computation -- a k-means run, which the
+ *     core does not interrupt -- finishes on a library thread, fails at its
+ *     next checkpoint, and is dropped without writing anything;
+ *   - during a stage that writes ("shuffle", "merge_partitions", a scalar
+ *     build after "load_data"), the build stops at its next checkpoint
+ *     (each progress event is one) and returns LANCE_ERR_CANCELLED.
+ * A cancelled build commits nothing and removes the files it had written
+ * under _indices/<uuid>/.  A segment build also looks at the token once
+ * more when it finishes: cancelled by then, it removes its segment and
+ * returns LANCE_ERR_CANCELLED, so a cancel requested before execute returns
+ * always wins (a scalar build, whose work follows its last checkpoint, runs
+ * to its end first).  A one-shot creation that has passed its last
+ * checkpoint commits and returns success.  Exception to the cleanup: a
+ * fragment-scoped BTREE or LABEL_LIST build stopped at a checkpoint after
+ * it began writing (its UUID is the core's, reported only on success)
+ * leaves its partial files for Lance's cleanup.  A token cancelled before
+ * the build starts makes it return LANCE_ERR_CANCELLED at once; one
+ * cancelled after the build returned has no effect on it.
  *
- * A cancel requested from inside the progress callback takes effect at the
- * checkpoint after the one that produced the event (events are delivered
- * when the build yields, not at the checkpoint itself).
+ * A cancel requested from inside the progress callback takes effect like
+ * any other: the build has moved on meanwhile, and stops as described.
  * ======================================================================== */
 
 typedef enum {

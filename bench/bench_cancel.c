@@ -1,0 +1,163 @@
+/* bench_cancel: how fast a cancelled build returns, and what a progress
+ * callback costs.
+ *
+ * An IVF_PQ segment build (64 partitions x 16 sub-vectors, trained locally)
+ * over N x 128 vectors (default 100k).  First the build time with no
+ * callback against a callback that does nothing, interleaved, median of
+ * `repeats` each.  Then `cancels` builds, each cancelled from another thread
+ * after a random delay in [0, build time): the latency is the time from
+ * lance_index_build_cancel() to the build's return.  Reports the median and
+ * worst latency, and the worst per stage the build was in.
+ * Usage: bench_cancel [rows] [repeats] [cancels] */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "test_util.h"
+
+static void die(const char* what) {
+    const char* msg = lance_last_error_message();
+    fprintf(stderr, "bench_cancel: %s: %s\n", what, msg ? msg : "(no message)");
+    exit(1);
+}
+
+static int cmp_double(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+static LanceDataset* ds;
+static LanceVectorIndexParams params;
+
+static void nothing(void* u, int32_t e, const char* s, uint64_t t, const char* un, uint64_t c) {
+    (void)u, (void)e, (void)s, (void)t, (void)un, (void)c;
+}
+
+/* The stage the build is in, as the callback last saw it (caller's thread). */
+static char current_stage[64];
+static void track(void* u, int32_t e, const char* s, uint64_t t, const char* un, uint64_t c) {
+    (void)u, (void)t, (void)un, (void)c;
+    if (e == LANCE_PROGRESS_STAGE_START) snprintf(current_stage, sizeof current_stage, "%s", s);
+    if (e == LANCE_PROGRESS_STAGE_COMPLETE) snprintf(current_stage, sizeof current_stage, "after %s", s);
+}
+
+static int build(LanceIndexBuildProgressFn fn, LanceIndexBuildCancelToken* token) {
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, NULL);
+    if (!b) die("builder");
+    if (fn) lance_index_segment_builder_set_progress(b, fn, NULL);
+    if (token) lance_index_segment_builder_set_cancel_token(b, token);
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, &len);
+    int code = rc == 0 ? 0 : (int)lance_last_error_code();
+    lance_free_bytes(bytes);
+    lance_index_segment_builder_free(b);
+    return code;
+}
+
+typedef struct {
+    LanceIndexBuildCancelToken* token;
+    double delay;
+    double cancelled_at;
+    char stage[64];
+} Cancel;
+
+static void* cancel_later(void* arg) {
+    Cancel* c = arg;
+    struct timespec d = {(time_t)c->delay, (long)((c->delay - (double)(time_t)c->delay) * 1e9)};
+    nanosleep(&d, NULL);
+    snprintf(c->stage, sizeof c->stage, "%s", current_stage);
+    c->cancelled_at = tu_now();
+    lance_index_build_cancel(c->token);
+    return NULL;
+}
+
+int main(int argc, char** argv) {
+    int64_t rows = argc > 1 ? atoll(argv[1]) : 100000;
+    int repeats = argc > 2 ? atoi(argv[2]) : 3;
+    int cancels = argc > 3 ? atoi(argv[3]) : 20;
+    if (repeats > 16) repeats = 16;
+    if (cancels > 256) cancels = 256;
+    char* dir = tu_temp_dir("bench-cancel");
+    char uri[600];
+    snprintf(uri, sizeof uri, "%s/c.lance", dir);
+    TuData data = tu_make_data(rows, 128, 64, 2.0f, 5);
+    ds = tu_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + 15) / 16));
+    if (!ds) die("write");
+    params.index_type = LANCE_INDEX_IVF_PQ;
+    params.num_partitions = 64;
+    params.num_sub_vectors = 16;
+
+    double plain[16], with_cb[16];
+    for (int r = 0; r < repeats; r++) {
+        double a = tu_now();
+        if (build(NULL, NULL) != 0) die("build");
+        double b = tu_now();
+        if (build(nothing, NULL) != 0) die("build with callback");
+        double c = tu_now();
+        plain[r] = b - a;
+        with_cb[r] = c - b;
+    }
+    qsort(plain, (size_t)repeats, sizeof(double), cmp_double);
+    qsort(with_cb, (size_t)repeats, sizeof(double), cmp_double);
+    double t = plain[repeats / 2];
+    printf("IVF_PQ segment build, %lld x 128, median of %d: no callback %.2f s, no-op callback %.2f s, ratio %.3f\n",
+           (long long)rows, repeats, t, with_cb[repeats / 2], with_cb[repeats / 2] / t);
+
+    double lat[256];
+    int n = 0, finished = 0;
+    srand(12345);
+    struct {
+        char stage[64];
+        double worst;
+        int count;
+    } per[16];
+    int stages = 0;
+    for (int i = 0; i < cancels; i++) {
+        Cancel c = {lance_index_build_cancel_token_new(), t * rand() / ((double)RAND_MAX + 1), 0, ""};
+        current_stage[0] = 0;
+        pthread_t th;
+        pthread_create(&th, NULL, cancel_later, &c);
+        int code = build(track, c.token);
+        double returned = tu_now();
+        pthread_join(th, NULL);
+        lance_index_build_cancel_token_free(c.token);
+        if (code == 0) {
+            finished++;
+            continue;
+        }
+        if (code != LANCE_ERR_CANCELLED) die("cancelled build");
+        double l = returned - c.cancelled_at;
+        lat[n++] = l;
+        int s = 0;
+        while (s < stages && strcmp(per[s].stage, c.stage) != 0) s++;
+        if (s == stages && stages < 16) {
+            snprintf(per[stages].stage, sizeof per[stages].stage, "%s", c.stage[0] ? c.stage : "(before the first event)");
+            if (!c.stage[0]) snprintf(per[stages].stage, sizeof per[stages].stage, "%s", c.stage);
+            per[stages].worst = 0;
+            per[stages].count = 0;
+            stages++;
+        }
+        if (s < 16) {
+            if (l > per[s].worst) per[s].worst = l;
+            per[s].count++;
+        }
+    }
+    if (lance_dataset_latest_version(ds) != 1) die("a cancelled build committed");
+    qsort(lat, (size_t)n, sizeof(double), cmp_double);
+    if (n > 0)
+        printf("cancel latency over %d cancels at random points (%d builds finished first): median %.0f ms, "
+               "worst %.0f ms\n",
+               n, finished, lat[n / 2] * 1000, lat[n - 1] * 1000);
+    for (int s = 0; s < stages; s++)
+        printf("  cancelled during %-24s %2d times, worst %.0f ms\n", per[s].stage[0] ? per[s].stage : "(start)",
+               per[s].count, per[s].worst * 1000);
+    lance_dataset_close(ds);
+    tu_free_data(&data);
+    tu_remove_tree(dir);
+    free(dir);
+    return 0;
+}

@@ -1,0 +1,169 @@
+/* bench_commit: the coordinator's side, measured side by side in one run.
+ *
+ * 1. Recall parity: N x 128 clustered vectors (default 50k) in 16 fragments,
+ *    IVF_PQ 64 partitions x 16 sub-vectors.  Recall@10 against brute force
+ *    of: the one-shot index (its own training); one segment over the whole
+ *    dataset built from a shared model (= a one-shot build with that model);
+ *    four segments from the same shared model.  At nprobes 16 without
+ *    refinement (where a shared model should give the one-segment answers
+ *    exactly) and with refine 5 (where four segments each contribute
+ *    candidates).
+ * 2. Commit time for 4 and for 64 segments (64 fragments, IVF_FLAT, the
+ *    segments built beforehand; median of `repeats`).
+ * Usage: bench_commit [rows] [repeats] */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_util.h"
+
+static void die(const char* what) {
+    const char* msg = lance_last_error_message();
+    fprintf(stderr, "bench_commit: %s: %s\n", what, msg ? msg : "(no message)");
+    exit(1);
+}
+
+static int cmp_double(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double* v, int n) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return v[n / 2];
+}
+
+static uint8_t* segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* m,
+                        const uint32_t* frags, size_t n, size_t* len) {
+    LanceIndexSegmentBuildOptions o = {0};
+    o.fragment_ids = frags;
+    o.fragment_count = n;
+    o.model = m;
+    o.train = LANCE_TRAIN_NEVER;
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, p, &o);
+    uint8_t* bytes = NULL;
+    if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, len) != 0) die("segment");
+    lance_index_segment_builder_free(b);
+    return bytes;
+}
+
+/* Commits `count` segments, each over `per` consecutive fragments. */
+static void commit_groups(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* m, int count,
+                          int per, const char* name) {
+    const uint8_t* ptrs[64];
+    size_t lens[64];
+    for (int g = 0; g < count; g++) {
+        uint32_t frags[64];
+        for (int i = 0; i < per; i++) frags[i] = (uint32_t)(g * per + i);
+        ptrs[g] = segment(ds, p, m, frags, (size_t)per, &lens[g]);
+    }
+    if (lance_dataset_commit_index_segments(ds, name, "vec", ptrs, lens, (size_t)count, false) != 0) die("commit");
+    for (int g = 0; g < count; g++) lance_free_bytes((uint8_t*)ptrs[g]);
+}
+
+static double recall(LanceDataset* ds, const TuData* data, uint32_t nprobes, uint32_t refine) {
+    int hits = 0, queries = 100;
+    for (int q = 0; q < queries; q++) {
+        const float* query = data->vectors + (int64_t)((q * 7919 + 13) % data->rows) * data->dim;
+        const char* cols[] = {"id", NULL};
+        LanceScanner* s = lance_scanner_new(ds, cols, NULL);
+        if (!s || lance_scanner_nearest(s, "vec", query, data->dim, LANCE_DTYPE_FLOAT32, 10) != 0) die("query");
+        lance_scanner_set_nprobes(s, nprobes);
+        if (refine) lance_scanner_set_refine_factor(s, refine);
+        int64_t got[10], truth[10];
+        int n = tu_knn_ids(s, got, 10);
+        tu_brute_force_knn(data, query, 10, truth);
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < 10; j++) hits += got[i] == truth[j];
+        lance_scanner_close(s);
+    }
+    return (double)hits / (queries * 10);
+}
+
+int main(int argc, char** argv) {
+    int64_t rows = argc > 1 ? atoll(argv[1]) : 50000;
+    int repeats = argc > 2 ? atoi(argv[2]) : 3;
+    const int dim = 128;
+    char* dir = tu_temp_dir("bench-commit");
+    TuData data = tu_make_data(rows, dim, 64, 2.0f, 7);
+
+    /* ---- 1. recall parity ---- */
+    char uri[3][600];
+    LanceDataset* ds[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(uri[i], sizeof uri[i], "%s/r%d.lance", dir, i);
+        ds[i] = tu_write(uri[i], &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + 15) / 16));
+        if (!ds[i]) die("write");
+    }
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = 64;
+    p.num_sub_vectors = 16;
+    double t0 = tu_now();
+    if (lance_dataset_create_vector_index(ds[0], "vec", "idx", &p, false) != 0) die("one-shot");
+    double t1 = tu_now();
+    LanceVectorModel* model = NULL;
+    if (lance_dataset_train_vector_model(ds[1], "vec", &p, NULL, 0, &model) != 0) die("train");
+    commit_groups(ds[1], &p, model, 1, 16, "idx");
+    commit_groups(ds[2], &p, model, 4, 4, "idx");
+    printf("recall@10 over 100 queries, %lld x %d, IVF_PQ 64 x 16 (one-shot build %.2f s)\n", (long long)rows, dim,
+           t1 - t0);
+    printf("  %-34s %12s %12s\n", "index", "nprobes 16", "+ refine 5");
+    const char* names[3] = {"one-shot (own training)", "1 segment, shared model", "4 segments, shared model"};
+    double r[3][2];
+    for (int i = 0; i < 3; i++) {
+        r[i][0] = recall(ds[i], &data, 16, 0);
+        r[i][1] = recall(ds[i], &data, 16, 5);
+        printf("  %-34s %12.3f %12.3f\n", names[i], r[i][0], r[i][1]);
+    }
+    printf("  4 segments - one-shot:            %+12.3f %+12.3f\n", r[2][0] - r[0][0], r[2][1] - r[0][1]);
+    printf("  4 segments - 1 segment (same model): %+9.3f %+12.3f\n", r[2][0] - r[1][0], r[2][1] - r[1][1]);
+    for (int i = 0; i < 3; i++) lance_dataset_close(ds[i]);
+    lance_vector_model_free(model);
+
+    /* ---- 2. commit time, 4 and 64 segments ---- */
+    int64_t small_rows = 64000;
+    TuData small = tu_make_data(small_rows, 32, 16, 0.5f, 9);
+    LanceVectorIndexParams f = {0};
+    f.index_type = LANCE_INDEX_IVF_FLAT;
+    f.num_partitions = 16;
+    double c4[16], c64[16];
+    for (int rep = 0; rep < repeats && rep < 16; rep++) {
+        char u[600];
+        snprintf(u, sizeof u, "%s/c%d.lance", dir, rep);
+        LanceDataset* c = tu_write(u, &small, 0, small_rows, LANCE_WRITE_CREATE, 1000);
+        if (!c) die("write");
+        LanceVectorModel* m = NULL;
+        if (lance_dataset_train_vector_model(c, "vec", &f, NULL, 0, &m) != 0) die("train");
+        const int counts[2] = {4, 64};
+        for (int k = 0; k < 2; k++) {
+            int count = counts[k], per = 64 / count;
+            const uint8_t* ptrs[64];
+            size_t lens[64];
+            for (int g = 0; g < count; g++) {
+                uint32_t frags[64];
+                for (int i = 0; i < per; i++) frags[i] = (uint32_t)(g * per + i);
+                ptrs[g] = segment(c, &f, m, frags, (size_t)per, &lens[g]);
+            }
+            char name[32];
+            snprintf(name, sizeof name, "idx%d", count);
+            double a = tu_now();
+            if (lance_dataset_commit_index_segments(c, name, "vec", ptrs, lens, (size_t)count, false) != 0)
+                die("commit");
+            double b = tu_now();
+            (k == 0 ? c4 : c64)[rep] = b - a;
+            for (int g = 0; g < count; g++) lance_free_bytes((uint8_t*)ptrs[g]);
+        }
+        lance_vector_model_free(m);
+        lance_dataset_close(c);
+    }
+    int n = repeats < 16 ? repeats : 16;
+    double m4 = median(c4, n), m64 = median(c64, n);
+    printf("commit time (median of %d): 4 segments %.1f ms, 64 segments %.1f ms (ratio %.2f)\n", n, m4 * 1000,
+           m64 * 1000, m64 / m4);
+    tu_free_data(&small);
+    tu_free_data(&data);
+    tu_remove_tree(dir);
+    free(dir);
+    return 0;
+}

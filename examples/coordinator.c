@@ -1,0 +1,340 @@
+/* coordinator: the whole distributed index build, across processes.
+ *
+ *   lance_coordinator [--rows N] [--dim D] [--fragments F] [--workers W]
+ *                     [--parallel P] [--index IVF_PQ|IVF_FLAT] [--partitions K]
+ *                     [--check] [--compare]
+ *
+ * 1. writes a dataset of N clustered vectors in F fragments (a stand-in for
+ *    the engine's table);
+ * 2. trains one shared model (IVF centroids, and the PQ codebook) and
+ *    writes it to a file every worker reads;
+ * 3. plans W fragment groups of balanced row counts and pre-assigns each a
+ *    segment UUID;
+ * 4. starts W worker processes (fork + exec of lance_worker), at most P at a
+ *    time, each pinned to the planned dataset version; a worker writes its
+ *    segment's metadata bytes to a file;
+ * 5. commits the W segments as one index in one new version (with a job id,
+ *    so a retry of this step would be answered idempotently);
+ * 6. checks the index covers every fragment and runs k-NN queries.
+ * --check: IVF_FLAT probing every partition must return exactly the
+ *          brute-force top 10 (exit status 1 otherwise).
+ * --compare: also builds the same index in one process (one-shot) and
+ *          prints both build times and recalls side by side.
+ * --kill-first: first starts worker 0 alone and sends it SIGTERM as soon as
+ *          it reports its "shuffle" stage (it writes by then); the worker
+ *          cancels its build, removes its partial segment and exits with
+ *          status 3; the coordinator checks the segment's directory is
+ *          gone and gives the retry a fresh UUID. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../tests/c/test_util.h"
+
+static void die(const char* what) {
+    const char* msg = lance_last_error_message();
+    fprintf(stderr, "coordinator: %s failed [%d]: %s\n", what, (int)lance_last_error_code(),
+            msg ? msg : "(no message)");
+    lance_free_string(msg);
+    exit(1);
+}
+
+static void random_uuid(uint8_t out[16]) {
+    FILE* f = fopen("/dev/urandom", "rb");
+    if (!f || fread(out, 1, 16, f) != 16) {
+        fprintf(stderr, "coordinator: cannot read /dev/urandom\n");
+        exit(1);
+    }
+    fclose(f);
+    out[6] = 0x40 | (out[6] & 0x0f);
+    out[8] = 0x80 | (out[8] & 0x3f);
+}
+
+static unsigned char* read_file(const char* path, size_t* len) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char* buf = malloc(size > 0 ? (size_t)size : 1);
+    *len = fread(buf, 1, (size_t)size, f);
+    fclose(f);
+    return buf;
+}
+
+/* The worker program: lance_worker beside this executable. */
+static void worker_path(char* out, size_t cap) {
+    char self[1024];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        snprintf(out, cap, "lance_worker");
+        return;
+    }
+    self[n] = 0;
+    char* slash = strrchr(self, '/');
+    if (slash) *slash = 0;
+    snprintf(out, cap, "%s/lance_worker", self);
+}
+
+typedef struct {
+    pid_t pid;
+    char uuid_hex[33];
+    char out[700];
+    char frags[8192];
+} Worker;
+
+static pid_t spawn(const char* program, const char* uri, uint64_t version, const char* model_file, Worker* w,
+                   const char* type, int stderr_fd) {
+    char version_text[32];
+    snprintf(version_text, sizeof version_text, "%llu", (unsigned long long)version);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (stderr_fd >= 0) dup2(stderr_fd, 2);
+        execl(program, program, uri, version_text, model_file, w->uuid_hex, w->out, w->frags, type, (char*)NULL);
+        fprintf(stderr, "coordinator: cannot exec %s: %s\n", program, strerror(errno));
+        _exit(127);
+    }
+    return pid;
+}
+
+/* Recall@10 of `ds`'s index against brute force over `queries` queries. */
+static double recall(LanceDataset* ds, const TuData* data, int queries, uint32_t nprobes, int exact, int* mismatches) {
+    int hits = 0;
+    *mismatches = 0;
+    for (int q = 0; q < queries; q++) {
+        const float* query = data->vectors + (int64_t)((q * 7919 + 13) % data->rows) * data->dim;
+        const char* cols[] = {"id", NULL};
+        LanceScanner* s = lance_scanner_new(ds, cols, NULL);
+        if (!s || lance_scanner_nearest(s, "vec", query, data->dim, LANCE_DTYPE_FLOAT32, 10) != 0) die("query");
+        lance_scanner_set_nprobes(s, nprobes);
+        if (!exact) lance_scanner_set_refine_factor(s, 5);
+        int64_t got[10], truth[10];
+        int n = tu_knn_ids(s, got, 10);
+        if (n < 0) die("search");
+        tu_brute_force_knn(data, query, 10, truth);
+        if (n != 10 || memcmp(got, truth, sizeof got) != 0) (*mismatches)++;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < 10; j++) hits += got[i] == truth[j];
+        lance_scanner_close(s);
+    }
+    return (double)hits / (queries * 10);
+}
+
+int main(int argc, char** argv) {
+    int64_t rows = 100000;
+    int dim = 128, fragments = 16, workers = 4, parallel = 2, partitions = 64, check = 0, compare = 0, kill_first = 0;
+    const char* type_name = "IVF_PQ";
+    for (int i = 1; i < argc; i++) {
+        const char* a = argv[i];
+        const char* v = i + 1 < argc ? argv[i + 1] : "";
+        if (!strcmp(a, "--rows")) rows = atoll(v), i++;
+        else if (!strcmp(a, "--dim")) dim = atoi(v), i++;
+        else if (!strcmp(a, "--fragments")) fragments = atoi(v), i++;
+        else if (!strcmp(a, "--workers")) workers = atoi(v), i++;
+        else if (!strcmp(a, "--parallel")) parallel = atoi(v), i++;
+        else if (!strcmp(a, "--partitions")) partitions = atoi(v), i++;
+        else if (!strcmp(a, "--index")) type_name = v, i++;
+        else if (!strcmp(a, "--check")) check = 1;
+        else if (!strcmp(a, "--compare")) compare = 1;
+        else if (!strcmp(a, "--kill-first")) kill_first = 1;
+        else {
+            fprintf(stderr, "coordinator: unknown argument %s\n", a);
+            return 2;
+        }
+    }
+    int flat = strcmp(type_name, "IVF_FLAT") == 0;
+    if (workers < 1 || parallel < 1 || fragments < workers || dim % 16 != 0) {
+        fprintf(stderr, "coordinator: need workers >= 1, parallel >= 1, fragments >= workers, dim %% 16 == 0\n");
+        return 2;
+    }
+    printf("lance-c %s (Lance core %s): distributed %s build, %d workers (%d at a time)\n", lance_version(),
+           LANCE_CORE_VERSION_STRING, type_name, workers, parallel);
+
+    char* dir = tu_temp_dir("coordinator");
+    char uri[600], model_file[700];
+    snprintf(uri, sizeof uri, "%s/vectors.lance", dir);
+    snprintf(model_file, sizeof model_file, "%s/model.bin", dir);
+    TuData data = tu_make_data(rows, dim, 64, 2.0f, 1);
+    LanceDataset* written = tu_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + fragments - 1) / fragments));
+    if (!written) die("write");
+    lance_dataset_close(written);
+    LanceDataset* ds = lance_dataset_open(uri, NULL, 0);
+    if (!ds) die("open");
+    printf("dataset: %lld rows x %d dims, %llu fragments, version %llu\n", (long long)rows, dim,
+           (unsigned long long)lance_dataset_fragment_count(ds), (unsigned long long)lance_dataset_version(ds));
+
+    /* 2. The shared model. */
+    double t0 = tu_now();
+    LanceVectorIndexParams p = {0};
+    p.index_type = flat ? LANCE_INDEX_IVF_FLAT : LANCE_INDEX_IVF_PQ;
+    p.num_partitions = (uint32_t)partitions;
+    p.num_sub_vectors = (uint32_t)(dim / 8 < 16 ? dim / 8 : 16);
+    LanceVectorModel* model = NULL;
+    if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
+    uint8_t* model_bytes = NULL;
+    size_t model_len = 0;
+    if (lance_vector_model_serialize(model, &model_bytes, &model_len) != 0) die("serialize model");
+    FILE* f = fopen(model_file, "wb");
+    if (!f || fwrite(model_bytes, 1, model_len, f) != model_len || fclose(f) != 0) die("write model");
+    lance_free_bytes(model_bytes);
+    const char* fingerprint = lance_vector_model_fingerprint(model);
+    double t1 = tu_now();
+    printf("trained the shared model (%d partitions): %.2f s, fingerprint %.16s...\n", partitions, t1 - t0,
+           fingerprint);
+
+    /* 3. Plan the groups and their UUIDs. */
+    LanceFragmentPlan* plan = NULL;
+    if (lance_dataset_plan_fragment_groups(ds, (size_t)workers, &plan) != 0) die("plan");
+    uint64_t version = lance_fragment_plan_dataset_version(plan);
+    Worker* w = calloc((size_t)workers, sizeof *w);
+    for (int i = 0; i < workers; i++) {
+        const uint32_t* ids = NULL;
+        size_t n = 0;
+        uint64_t group_rows = 0;
+        if (lance_fragment_plan_group(plan, (size_t)i, &ids, &n, &group_rows) != 0) die("plan group");
+        size_t used = 0;
+        for (size_t j = 0; j < n; j++)
+            used += (size_t)snprintf(w[i].frags + used, sizeof w[i].frags - used, "%s%u", j ? "," : "", ids[j]);
+        uint8_t uuid[16];
+        random_uuid(uuid);
+        for (int j = 0; j < 16; j++) snprintf(w[i].uuid_hex + 2 * j, 3, "%02x", uuid[j]);
+        snprintf(w[i].out, sizeof w[i].out, "%s/segment-%d.bin", dir, i);
+        printf("  worker %d: fragments [%s] (%llu rows), segment %s\n", i, w[i].frags,
+               (unsigned long long)group_rows, w[i].uuid_hex);
+    }
+    lance_fragment_plan_free(plan);
+
+    /* 4. Worker processes, at most `parallel` at a time. */
+    char program[1100];
+    worker_path(program, sizeof program);
+    int bad = 0;
+    if (kill_first) {
+        int fds[2];
+        if (pipe(fds) != 0) die("pipe");
+        pid_t pid = spawn(program, uri, version, model_file, &w[0], type_name, fds[1]);
+        close(fds[1]);
+        FILE* err = fdopen(fds[0], "r");
+        char line[512];
+        int sent = 0;
+        while (fgets(line, sizeof line, err)) {
+            if (!sent && strstr(line, "shuffle started")) {
+                kill(pid, SIGTERM);
+                sent = 1;
+            }
+        }
+        fclose(err);
+        int status = 0;
+        waitpid(pid, &status, 0);
+        char seg_dir[800];
+        snprintf(seg_dir, sizeof seg_dir, "%s/_indices/%.8s-%.4s-%.4s-%.4s-%.12s", uri, w[0].uuid_hex,
+                 w[0].uuid_hex + 8, w[0].uuid_hex + 12, w[0].uuid_hex + 16, w[0].uuid_hex + 20);
+        struct stat st;
+        int left = stat(seg_dir, &st) == 0;
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        printf("killed worker 0 during its shuffle: exit status %d (3 = cancelled), segment directory %s\n", code,
+               left ? "LEFT BEHIND" : "removed");
+        if (!sent || code != 3 || left) bad = 1;
+        /* The retry is a new attempt with a new segment UUID. */
+        uint8_t uuid[16];
+        random_uuid(uuid);
+        for (int j = 0; j < 16; j++) snprintf(w[0].uuid_hex + 2 * j, 3, "%02x", uuid[j]);
+        unlink(w[0].out);
+    }
+    int next = 0, running = 0, failed = 0;
+    while (next < workers || running > 0) {
+        if (next < workers && running < parallel) {
+            w[next].pid = spawn(program, uri, version, model_file, &w[next], type_name, -1);
+            if (w[next].pid < 0) die("fork");
+            next++;
+            running++;
+            continue;
+        }
+        int status = 0;
+        pid_t done = wait(&status);
+        if (done < 0) break;
+        running--;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            fprintf(stderr, "coordinator: worker process %d failed (status %d)\n", (int)done, status);
+            failed++;
+        }
+    }
+    double t2 = tu_now();
+    if (failed) {
+        fprintf(stderr, "coordinator: %d workers failed; nothing committed\n", failed);
+        return 1;
+    }
+    printf("built %d segments in worker processes: %.2f s\n", workers, t2 - t1);
+
+    /* 5. Commit them as one index. */
+    const uint8_t** ptrs = calloc((size_t)workers, sizeof *ptrs);
+    size_t* lens = calloc((size_t)workers, sizeof *lens);
+    for (int i = 0; i < workers; i++) {
+        ptrs[i] = read_file(w[i].out, &lens[i]);
+        if (!ptrs[i]) die("read segment");
+    }
+    LanceCommitIndexOptions options = {0};
+    options.job_id = "coordinator-example";
+    options.attempt_id = "1";
+    LanceCommitIndexResult result = {0};
+    if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers,
+                                                         &options, &result) != 0)
+        die("commit");
+    double t3 = tu_now();
+    printf("committed %d segments as index 'vec_idx' in version %llu: %.3f s\n", workers,
+           (unsigned long long)result.version, t3 - t2);
+    /* A retry of the same commit (as after a lost reply) changes nothing. */
+    LanceCommitIndexResult retry = {0};
+    options.attempt_id = "2";
+    if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers,
+                                                         &options, &retry) != 0)
+        die("retry commit");
+    printf("retried the commit: already committed = %s, version %llu\n", retry.already_committed ? "yes" : "no",
+           (unsigned long long)retry.version);
+    bad |= !retry.already_committed || retry.version != result.version;
+
+    /* 6. Coverage and queries. */
+    const char* coverage = lance_dataset_index_coverage_json(ds, "vec_idx");
+    if (!coverage) die("coverage");
+    printf("coverage: %s\n", coverage);
+    bad |= strstr(coverage, "\"unindexed_fragments\":[]") == NULL;
+    lance_free_string(coverage);
+    bad |= lance_dataset_index_segment_count(ds, "vec_idx") != (uint64_t)workers;
+    int mismatches = 0;
+    uint32_t nprobes = flat && check ? (uint32_t)partitions : 16;
+    double r_seg = recall(ds, &data, 50, nprobes, flat, &mismatches);
+    printf("k-NN through the %d-segment index (nprobes %u%s): recall@10 = %.3f, %d/50 queries differ from "
+           "brute force\n",
+           workers, nprobes, flat ? "" : ", refine 5", r_seg, mismatches);
+    if (check && flat && mismatches != 0) bad = 1;
+
+    if (compare) {
+        double c0 = tu_now();
+        if (lance_dataset_create_vector_index(ds, "vec", "one_shot_idx", &p, false) != 0) die("one-shot build");
+        double c1 = tu_now();
+        if (lance_dataset_drop_index(ds, "vec_idx") != 0) die("drop");
+        double r_one = recall(ds, &data, 50, nprobes, flat, &mismatches);
+        printf("one-shot build in this process: %.2f s; distributed (train + workers + commit): %.2f s; "
+               "ratio distributed / one-shot = %.2f\n",
+               c1 - c0, t3 - t0, (t3 - t0) / (c1 - c0));
+        printf("recall@10: one-shot %.3f, %d segments %.3f, difference %+.3f\n", r_one, workers, r_seg,
+               r_seg - r_one);
+    }
+
+    for (int i = 0; i < workers; i++) free((void*)ptrs[i]);
+    free(ptrs);
+    free(lens);
+    free(w);
+    lance_free_string(fingerprint);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+    tu_free_data(&data);
+    tu_remove_tree(dir);
+    free(dir);
+    if (bad) fprintf(stderr, "coordinator: a check failed\n");
+    return bad;
+}
