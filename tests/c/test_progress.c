@@ -43,6 +43,9 @@ typedef struct {
     const char* cancel_stage;
     int cancel_event;
     const LanceIndexBuildCancelToken* token;
+    /* Another thread cancels: the callback waits until it has, so the
+       cancel always comes before the build call returns. */
+    const LanceIndexBuildCancelToken* await_cancel;
     atomic_int reached; /* set when cancel_stage/cancel_event was seen */
 } Recorder;
 
@@ -63,6 +66,9 @@ static void record(void* user, int32_t event, const char* stage, uint64_t total,
     if (r->cancel_stage && strcmp(stage, r->cancel_stage) == 0 && event == r->cancel_event) {
         if (r->token) lance_index_build_cancel(r->token);
         atomic_store(&r->reached, 1);
+        struct timespec pause = {0, 1000 * 1000};
+        for (int i = 0; r->await_cancel && !lance_index_build_cancel_requested(r->await_cancel) && i < 20000; i++)
+            nanosleep(&pause, NULL);
     }
     atomic_fetch_sub(&r->in_call, 1);
 }
@@ -323,6 +329,7 @@ static void test_cancel_each_stage(void) {
             rec.cancel_stage = points[i].stage;
             rec.cancel_event = points[i].event;
             rec.token = from_thread ? NULL : token;
+            rec.await_cancel = from_thread ? token : NULL;
             pthread_t t;
             Canceller c = {&rec, token};
             if (from_thread) pthread_create(&t, NULL, cancel_when_reached, &c);
@@ -407,11 +414,13 @@ static void test_one_shot_control(void) {
     CHECK_OK(lance_dataset_drop_index(ds, "one_idx"));
     version = lance_dataset_version(ds);
 
-    /* Cancelled in merge_partitions: nothing committed, no new directory. */
+    /* Cancelled when the shuffle starts (the build goes on while the event
+       is delivered, and stops at a later checkpoint, before its commit):
+       nothing committed, no new directory. */
     dirs = count_index_dirs();
     LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
     recorder_init(&rec);
-    rec.cancel_stage = "merge_partitions";
+    rec.cancel_stage = "shuffle";
     rec.cancel_event = 0;
     rec.token = token;
     control.cancel_token = token;
