@@ -62,22 +62,9 @@ static void commit_groups(LanceDataset* ds, const LanceVectorIndexParams* p, con
 }
 
 static double recall(LanceDataset* ds, const TuData* data, uint32_t nprobes, uint32_t refine) {
-    int hits = 0, queries = 100;
-    for (int q = 0; q < queries; q++) {
-        const float* query = data->vectors + (int64_t)((q * 7919 + 13) % data->rows) * data->dim;
-        const char* cols[] = {"id", NULL};
-        LanceScanner* s = lance_scanner_new(ds, cols, NULL);
-        if (!s || lance_scanner_nearest(s, "vec", query, data->dim, LANCE_DTYPE_FLOAT32, 10) != 0) die("query");
-        lance_scanner_set_nprobes(s, nprobes);
-        if (refine) lance_scanner_set_refine_factor(s, refine);
-        int64_t got[10], truth[10];
-        int n = tu_knn_ids(s, got, 10);
-        tu_brute_force_knn(data, query, 10, truth);
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < 10; j++) hits += got[i] == truth[j];
-        lance_scanner_close(s);
-    }
-    return (double)hits / (queries * 10);
+    double r = tu_recall(ds, data, 100, nprobes, refine, NULL);
+    if (r < 0) die("query");
+    return r;
 }
 
 int main(int argc, char** argv) {

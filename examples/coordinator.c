@@ -55,18 +55,6 @@ static void random_uuid(uint8_t out[16]) {
     out[8] = 0x80 | (out[8] & 0x3f);
 }
 
-static unsigned char* read_file(const char* path, size_t* len) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char* buf = malloc(size > 0 ? (size_t)size : 1);
-    *len = fread(buf, 1, (size_t)size, f);
-    fclose(f);
-    return buf;
-}
-
 /* The worker program: lance_worker beside this executable. */
 static void worker_path(char* out, size_t cap) {
     char self[1024];
@@ -102,27 +90,11 @@ static pid_t spawn(const char* program, const char* uri, uint64_t version, const
     return pid;
 }
 
-/* Recall@10 of `ds`'s index against brute force over `queries` queries. */
-static double recall(LanceDataset* ds, const TuData* data, int queries, uint32_t nprobes, int exact, int* mismatches) {
-    int hits = 0;
-    *mismatches = 0;
-    for (int q = 0; q < queries; q++) {
-        const float* query = data->vectors + (int64_t)((q * 7919 + 13) % data->rows) * data->dim;
-        const char* cols[] = {"id", NULL};
-        LanceScanner* s = lance_scanner_new(ds, cols, NULL);
-        if (!s || lance_scanner_nearest(s, "vec", query, data->dim, LANCE_DTYPE_FLOAT32, 10) != 0) die("query");
-        lance_scanner_set_nprobes(s, nprobes);
-        if (!exact) lance_scanner_set_refine_factor(s, 5);
-        int64_t got[10], truth[10];
-        int n = tu_knn_ids(s, got, 10);
-        if (n < 0) die("search");
-        tu_brute_force_knn(data, query, 10, truth);
-        if (n != 10 || memcmp(got, truth, sizeof got) != 0) (*mismatches)++;
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < 10; j++) hits += got[i] == truth[j];
-        lance_scanner_close(s);
-    }
-    return (double)hits / (queries * 10);
+/* Recall@10 over 50 queries; dies on error. */
+static double recall(LanceDataset* ds, const TuData* data, uint32_t nprobes, int exact, int* mismatches) {
+    double r = tu_recall(ds, data, 50, nprobes, exact ? 0 : 5, mismatches);
+    if (r < 0) die("query");
+    return r;
 }
 
 int main(int argc, char** argv) {
@@ -274,7 +246,7 @@ int main(int argc, char** argv) {
     const uint8_t** ptrs = calloc((size_t)workers, sizeof *ptrs);
     size_t* lens = calloc((size_t)workers, sizeof *lens);
     for (int i = 0; i < workers; i++) {
-        ptrs[i] = read_file(w[i].out, &lens[i]);
+        ptrs[i] = tu_read_file(w[i].out, &lens[i]);
         if (!ptrs[i]) die("read segment");
     }
     LanceCommitIndexOptions options = {0};
@@ -306,7 +278,7 @@ int main(int argc, char** argv) {
     bad |= lance_dataset_index_segment_count(ds, "vec_idx") != (uint64_t)workers;
     int mismatches = 0;
     uint32_t nprobes = flat && check ? (uint32_t)partitions : 16;
-    double r_seg = recall(ds, &data, 50, nprobes, flat, &mismatches);
+    double r_seg = recall(ds, &data, nprobes, flat, &mismatches);
     printf("k-NN through the %d-segment index (nprobes %u%s): recall@10 = %.3f, %d/50 queries differ from "
            "brute force\n",
            workers, nprobes, flat ? "" : ", refine 5", r_seg, mismatches);
@@ -317,7 +289,7 @@ int main(int argc, char** argv) {
         if (lance_dataset_create_vector_index(ds, "vec", "one_shot_idx", &p, false) != 0) die("one-shot build");
         double c1 = tu_now();
         if (lance_dataset_drop_index(ds, "vec_idx") != 0) die("drop");
-        double r_one = recall(ds, &data, 50, nprobes, flat, &mismatches);
+        double r_one = recall(ds, &data, nprobes, flat, &mismatches);
         printf("one-shot build in this process: %.2f s; distributed (train + workers + commit): %.2f s; "
                "ratio distributed / one-shot = %.2f\n",
                c1 - c0, t3 - t0, (t3 - t0) / (c1 - c0));

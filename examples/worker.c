@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "lance/lance.h"
+#include "test_util.h" /* tu_read_file */
 
 static LanceIndexBuildCancelToken* token;
 static volatile sig_atomic_t terminated;
@@ -55,18 +56,6 @@ static void progress(void* user, int32_t event, const char* stage, uint64_t tota
         fprintf(stderr, "worker %s: %s started (%llu %s)\n", who, stage, (unsigned long long)total, unit);
     else if (event == LANCE_PROGRESS_STAGE_COMPLETE)
         fprintf(stderr, "worker %s: %s done (%llu)\n", who, stage, (unsigned long long)completed);
-}
-
-static unsigned char* read_file(const char* path, size_t* len) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char* buf = malloc(size > 0 ? (size_t)size : 1);
-    *len = fread(buf, 1, (size_t)size, f);
-    fclose(f);
-    return buf;
 }
 
 static int parse_uuid(const char* hex, uint8_t out[16]) {
@@ -110,7 +99,7 @@ int main(int argc, char** argv) {
     LanceDataset* ds = lance_dataset_open(uri, NULL, version);
     if (!ds) return fail("open");
     size_t model_len = 0;
-    unsigned char* model_bytes = read_file(argv[3], &model_len);
+    unsigned char* model_bytes = tu_read_file(argv[3], &model_len);
     if (!model_bytes) {
         fprintf(stderr, "worker: cannot read %s\n", argv[3]);
         return 1;

@@ -118,18 +118,9 @@ static int index_is(LanceDataset* ds, const char* name, const int* seeds, int n)
 
 /* k-NN through the index (all partitions probed) equals brute force. */
 static void check_exact_knn(LanceDataset* ds) {
-    for (int q = 0; q < 6; q++) {
-        const float* query = data.vectors + (int64_t)(q * 1231 + 17) * DIM;
-        const char* cols[] = {"id", NULL};
-        LanceScanner* s = lance_scanner_new(ds, cols, NULL);
-        CHECK_OK(lance_scanner_nearest(s, "vec", query, DIM, LANCE_DTYPE_FLOAT32, K));
-        CHECK_OK(lance_scanner_set_nprobes(s, 8));
-        int64_t got[K], truth[K];
-        CHECK(tu_knn_ids(s, got, K) == K);
-        tu_brute_force_knn(&data, query, K, truth);
-        CHECK(memcmp(got, truth, sizeof got) == 0);
-        lance_scanner_close(s);
-    }
+    int mismatches = -1;
+    CHECK(tu_recall(ds, &data, 6, 8, 0, &mismatches) == 1.0);
+    CHECK(mismatches == 0);
 }
 
 static void test_one_commit_one_version(void) {
@@ -612,24 +603,9 @@ static void test_plan(void) {
 }
 
 static double knn_recall(LanceDataset* ds, uint32_t nprobes, uint32_t refine) {
-    int hits = 0, total = 0;
-    for (int q = 0; q < 20; q++) {
-        const float* query = data.vectors + (int64_t)(q * 397 + 11) * DIM;
-        const char* cols[] = {"id", NULL};
-        LanceScanner* s = lance_scanner_new(ds, cols, NULL);
-        CHECK_OK(lance_scanner_nearest(s, "vec", query, DIM, LANCE_DTYPE_FLOAT32, K));
-        CHECK_OK(lance_scanner_set_nprobes(s, nprobes));
-        if (refine) CHECK_OK(lance_scanner_set_refine_factor(s, refine));
-        int64_t got[K], truth[K];
-        int n = tu_knn_ids(s, got, K);
-        CHECK(n == K);
-        tu_brute_force_knn(&data, query, K, truth);
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < K; j++) hits += got[i] == truth[j];
-        total += K;
-        lance_scanner_close(s);
-    }
-    return (double)hits / total;
+    double r = tu_recall(ds, &data, 20, nprobes, refine, NULL);
+    CHECK(r >= 0);
+    return r;
 }
 
 /* Loose checks only; the parity figures (50k x 128) come from bench/. */

@@ -307,6 +307,48 @@ static int64_t child_index(const struct ArrowSchema* schema, const char* name) {
     return -1;
 }
 
+double tu_recall(LanceDataset* ds, const TuData* data, int queries, uint32_t nprobes, uint32_t refine,
+                 int* out_mismatches) {
+    int hits = 0, mismatches = 0;
+    for (int q = 0; q < queries; q++) {
+        const float* query = data->vectors + (int64_t)((q * 7919 + 13) % data->rows) * data->dim;
+        const char* cols[] = {"id", NULL};
+        LanceScanner* s = lance_scanner_new(ds, cols, NULL);
+        if (!s) return -1;
+        int64_t got[10], truth[10];
+        int n = -1;
+        if (lance_scanner_nearest(s, "vec", query, (size_t)data->dim, LANCE_DTYPE_FLOAT32, 10) == 0 &&
+            lance_scanner_set_nprobes(s, nprobes) == 0 && (!refine || lance_scanner_set_refine_factor(s, refine) == 0))
+            n = tu_knn_ids(s, got, 10);
+        lance_scanner_close(s);
+        if (n < 0) return -1;
+        tu_brute_force_knn(data, query, 10, truth);
+        if (n != 10 || memcmp(got, truth, sizeof got) != 0) mismatches++;
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < 10; j++) hits += got[i] == truth[j];
+    }
+    if (out_mismatches) *out_mismatches = mismatches;
+    return (double)hits / (queries * 10);
+}
+
+unsigned char* tu_read_file(const char* path, size_t* len) {
+    FILE* f = fopen(path, "rb");
+    if (!f) return NULL;
+    unsigned char* buf = NULL;
+    long size = -1;
+    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
+    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0) {
+        buf = malloc(size > 0 ? (size_t)size : 1);
+        *len = fread(buf, 1, (size_t)size, f);
+        if (*len != (size_t)size) {
+            free(buf);
+            buf = NULL;
+        }
+    }
+    fclose(f);
+    return buf;
+}
+
 int tu_knn_ids(LanceScanner* scanner, int64_t* out_ids, int k) {
     int n = 0;
     for (;;) {

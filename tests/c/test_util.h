@@ -88,6 +88,16 @@ void tu_brute_force_knn(const TuData* data, const float* query, int k, int64_t* 
  * (up to k); returns the number of rows, or -1 on error. */
 int tu_knn_ids(LanceScanner* scanner, int64_t* out_ids, int k);
 
+/* Recall@10 of k-NN on column "vec" against brute force over `queries`
+ * rows of `data` used as queries (refine 0 = none); -1 on error.
+ * `out_mismatches` (nullable) receives how many answers differ from the
+ * exact top 10 in any position. */
+double tu_recall(LanceDataset* ds, const TuData* data, int queries, uint32_t nprobes, uint32_t refine,
+                 int* out_mismatches);
+
+/* A whole file read into malloc'd memory (free it), or NULL. */
+unsigned char* tu_read_file(const char* path, size_t* len);
+
 /* Reads every batch of a scanner and returns the total number of rows, or -1. */
 int64_t tu_count_scan(LanceScanner* scanner);
 
