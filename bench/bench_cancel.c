@@ -31,6 +31,7 @@ static int cmp_double(const void* a, const void* b) {
 
 static LanceDataset* ds;
 static LanceVectorIndexParams params;
+static const LanceVectorModel* injected;
 
 static void nothing(void* u, int32_t e, const char* s, uint64_t t, const char* un, uint64_t c) {
     (void)u, (void)e, (void)s, (void)t, (void)un, (void)c;
@@ -45,7 +46,9 @@ static void track(void* u, int32_t e, const char* s, uint64_t t, const char* un,
 }
 
 static int build(LanceIndexBuildProgressFn fn, LanceIndexBuildCancelToken* token) {
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, NULL);
+    LanceIndexSegmentBuildOptions o = {0};
+    o.model = injected;
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &o);
     if (!b) die("builder");
     if (fn) lance_index_segment_builder_set_progress(b, fn, NULL);
     if (token) lance_index_segment_builder_set_cancel_token(b, token);
@@ -75,38 +78,7 @@ static void* cancel_later(void* arg) {
     return NULL;
 }
 
-int main(int argc, char** argv) {
-    int64_t rows = argc > 1 ? atoll(argv[1]) : 100000;
-    int repeats = argc > 2 ? atoi(argv[2]) : 3;
-    int cancels = argc > 3 ? atoi(argv[3]) : 20;
-    if (repeats > 16) repeats = 16;
-    if (cancels > 256) cancels = 256;
-    char* dir = tu_temp_dir("bench-cancel");
-    char uri[600];
-    snprintf(uri, sizeof uri, "%s/c.lance", dir);
-    TuData data = tu_make_data(rows, 128, 64, 2.0f, 5);
-    ds = tu_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + 15) / 16));
-    if (!ds) die("write");
-    params.index_type = LANCE_INDEX_IVF_PQ;
-    params.num_partitions = 64;
-    params.num_sub_vectors = 16;
-
-    double plain[16], with_cb[16];
-    for (int r = 0; r < repeats; r++) {
-        double a = tu_now();
-        if (build(NULL, NULL) != 0) die("build");
-        double b = tu_now();
-        if (build(nothing, NULL) != 0) die("build with callback");
-        double c = tu_now();
-        plain[r] = b - a;
-        with_cb[r] = c - b;
-    }
-    qsort(plain, (size_t)repeats, sizeof(double), cmp_double);
-    qsort(with_cb, (size_t)repeats, sizeof(double), cmp_double);
-    double t = plain[repeats / 2];
-    printf("IVF_PQ segment build, %lld x 128, median of %d: no callback %.2f s, no-op callback %.2f s, ratio %.3f\n",
-           (long long)rows, repeats, t, with_cb[repeats / 2], with_cb[repeats / 2] / t);
-
+static void cancel_series(double t, int cancels, const char* what) {
     double lat[256];
     int n = 0, finished = 0;
     srand(12345);
@@ -149,12 +121,56 @@ int main(int argc, char** argv) {
     if (lance_dataset_latest_version(ds) != 1) die("a cancelled build committed");
     qsort(lat, (size_t)n, sizeof(double), cmp_double);
     if (n > 0)
-        printf("cancel latency over %d cancels at random points (%d builds finished first): median %.0f ms, "
+        printf("%s: cancel latency over %d cancels at random points (%d builds finished first): median %.0f ms, "
                "worst %.0f ms\n",
-               n, finished, lat[n / 2] * 1000, lat[n - 1] * 1000);
+               what, n, finished, lat[n / 2] * 1000, lat[n - 1] * 1000);
     for (int s = 0; s < stages; s++)
         printf("  cancelled during %-24s %2d times, worst %.0f ms\n", per[s].stage[0] ? per[s].stage : "(start)",
                per[s].count, per[s].worst * 1000);
+}
+
+int main(int argc, char** argv) {
+    int64_t rows = argc > 1 ? atoll(argv[1]) : 100000;
+    int repeats = argc > 2 ? atoi(argv[2]) : 3;
+    int cancels = argc > 3 ? atoi(argv[3]) : 20;
+    if (repeats > 16) repeats = 16;
+    if (cancels > 256) cancels = 256;
+    char* dir = tu_temp_dir("bench-cancel");
+    char uri[600];
+    snprintf(uri, sizeof uri, "%s/c.lance", dir);
+    TuData data = tu_make_data(rows, 128, 64, 2.0f, 5);
+    ds = tu_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + 15) / 16));
+    if (!ds) die("write");
+    params.index_type = LANCE_INDEX_IVF_PQ;
+    params.num_partitions = 64;
+    params.num_sub_vectors = 16;
+
+    double plain[16], with_cb[16];
+    for (int r = 0; r < repeats; r++) {
+        double a = tu_now();
+        if (build(NULL, NULL) != 0) die("build");
+        double b = tu_now();
+        if (build(nothing, NULL) != 0) die("build with callback");
+        double c = tu_now();
+        plain[r] = b - a;
+        with_cb[r] = c - b;
+    }
+    qsort(plain, (size_t)repeats, sizeof(double), cmp_double);
+    qsort(with_cb, (size_t)repeats, sizeof(double), cmp_double);
+    double t = plain[repeats / 2];
+    printf("IVF_PQ segment build, %lld x 128, median of %d: no callback %.2f s, no-op callback %.2f s, ratio %.3f\n",
+           (long long)rows, repeats, t, with_cb[repeats / 2], with_cb[repeats / 2] / t);
+
+    cancel_series(t, cancels, "trained locally");
+    LanceVectorModel* model = NULL;
+    if (lance_dataset_train_vector_model(ds, "vec", &params, NULL, 0, &model) != 0) die("train");
+    injected = model;
+    double i0 = tu_now();
+    if (build(NULL, NULL) != 0) die("build with the model");
+    double ti = tu_now() - i0;
+    printf("IVF_PQ segment build with an injected model: %.2f s\n", ti);
+    cancel_series(ti, cancels, "injected model");
+    lance_vector_model_free(model);
     lance_dataset_close(ds);
     tu_free_data(&data);
     tu_remove_tree(dir);
