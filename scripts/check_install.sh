@@ -20,4 +20,9 @@ LD_LIBRARY_PATH="$libdir" "$work/pc_consumer"
 cc -std=c11 -o "$work/pc_consumer_static" "$consumer/consumer.c" \
   $(pkg-config --cflags lance-c) "$libdir/liblance_c.a" $(pkg-config --libs-only-l --static lance-c | sed 's/-llance_c//')
 "$work/pc_consumer_static"
-echo "install check: find_package and pkg-config consumers passed"
+# The tool finds the installed library through its RUNPATH.
+"$work/prefix/bin/lance-index" --version
+loaded=$(ldd "$work/prefix/bin/lance-index" | awk '/liblance_c/ {print $3}')
+[ "$(readlink -f "$loaded")" = "$(readlink -f "$libdir/liblance_c.so")" ] ||
+  { echo "lance-index loads $loaded, not the installed library" >&2; exit 1; }
+echo "install check: find_package and pkg-config consumers and the tool passed"
