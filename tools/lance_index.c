@@ -317,19 +317,29 @@ static int vector_params(const Opt* o, int n, LanceVectorIndexParams* p) {
     return 0;
 }
 
+/* Parses a command's arguments; prints its help for --help.  Returns -1 to
+ * go on (with *np positionals), or the exit status to return at once. */
+static int prologue(int argc, char** argv, Opt* o, int no, const char** pos, int cap, const char* help, int* np) {
+    *np = parse(argc, argv, 2, o, no, pos, cap);
+    if (*np < 0) return EXIT_USAGE;
+    if (opt(o, no, "--help")) {
+        puts(help);
+        return 0;
+    }
+    return -1;
+}
+
 /* ---- commands ---- */
 
 static int cmd_plan(int argc, char** argv) {
     Opt o[] = {{"--groups", 1, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
     const char* pos[1];
-    int np = parse(argc, argv, 2, o, 3, pos, 1);
-    if (np < 0) return EXIT_USAGE;
-    if (opt(o, 3, "--help")) {
-        puts("lance-index plan URI --groups N [--version V]\n"
-             "  Splits the fragments into N groups of balanced row counts and prints them as JSON:\n"
-             "  {\"dataset_version\": V, \"groups\": [{\"fragments\": [...], \"rows\": R}, ...]}");
-        return 0;
-    }
+    int np = 0;
+    int done = prologue(argc, argv, o, 3, pos, 1,
+                        "lance-index plan URI --groups N [--version V]\n"
+                        "  Splits the fragments into N groups of balanced row counts and prints them as JSON:\n"
+                        "  {\"dataset_version\": V, \"groups\": [{\"fragments\": [...], \"rows\": R}, ...]}", &np);
+    if (done >= 0) return done;
     long long groups = number(opt(o, 3, "--groups"));
     if (np != 1 || groups < 0) return usage("plan needs URI and --groups N");
     LanceDataset* ds = open_dataset(pos[0], opt(o, 3, "--version"));
@@ -364,16 +374,14 @@ static int cmd_train(int argc, char** argv) {
                {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
     const char* pos[1];
-    int np = parse(argc, argv, 2, o, no, pos, 1);
-    if (np < 0) return EXIT_USAGE;
-    if (opt(o, no, "--help")) {
-        puts("lance-index train URI --column C -o MODEL [--type IVF_PQ] [--metric l2|cosine|dot]\n"
-             "        [--partitions K] [--sub-vectors M] [--bits B] [--iterations I] [--sample-rate S]\n"
-             "        [--sample-fragments 0,1,...] [--version V]\n"
-             "  Trains the shared model (IVF centroids, and the PQ codebook for the PQ types) and\n"
-             "  writes it, serialized, to MODEL.  Prints the model's fingerprint.");
-        return 0;
-    }
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 1,
+                        "lance-index train URI --column C -o MODEL [--type IVF_PQ] [--metric l2|cosine|dot]\n"
+                        "        [--partitions K] [--sub-vectors M] [--bits B] [--iterations I] [--sample-rate S]\n"
+                        "        [--sample-fragments 0,1,...] [--version V]\n"
+                        "  Trains the shared model (IVF centroids, and the PQ codebook for the PQ types) and\n"
+                        "  writes it, serialized, to MODEL.  Prints the model's fingerprint.", &np);
+    if (done >= 0) return done;
     const char* column = opt(o, no, "--column");
     const char* out = opt(o, no, "-o");
     if (np != 1 || !column || !out) return usage("train needs URI, --column and -o");
@@ -437,17 +445,15 @@ static int cmd_build(int argc, char** argv) {
                {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
     const char* pos[1];
-    int np = parse(argc, argv, 2, o, no, pos, 1);
-    if (np < 0) return EXIT_USAGE;
-    if (opt(o, no, "--help")) {
-        puts("lance-index build URI --column C -o SEGMENT [--fragments 0,1,5] [--model MODEL]\n"
-             "        [--uuid HEX] [--version V] [--name N] [--quiet]\n"
-             "        [vector options as for train, or --scalar BTREE|BITMAP|LABEL_LIST|INVERTED]\n"
-             "  Builds one segment over the fragments WITHOUT committing and writes its metadata\n"
-             "  bytes to SEGMENT.  With --model the shared model is used and never retrained.\n"
-             "  SIGINT or SIGTERM cancels the build: its files are removed, exit status 19.");
-        return 0;
-    }
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 1,
+                        "lance-index build URI --column C -o SEGMENT [--fragments 0,1,5] [--model MODEL]\n"
+                        "        [--uuid HEX] [--version V] [--name N] [--quiet]\n"
+                        "        [vector options as for train, or --scalar BTREE|BITMAP|LABEL_LIST|INVERTED]\n"
+                        "  Builds one segment over the fragments WITHOUT committing and writes its metadata\n"
+                        "  bytes to SEGMENT.  With --model the shared model is used and never retrained.\n"
+                        "  SIGINT or SIGTERM cancels the build: its files are removed, exit status 19.", &np);
+    if (done >= 0) return done;
     quiet |= opt(o, no, "--quiet") != NULL;
     const char* column = opt(o, no, "--column");
     const char* out = opt(o, no, "-o");
@@ -532,16 +538,14 @@ static int cmd_commit(int argc, char** argv) {
                {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
     const char* pos[4097];
-    int np = parse(argc, argv, 2, o, no, pos, 4097);
-    if (np < 0) return EXIT_USAGE;
-    if (opt(o, no, "--help")) {
-        puts("lance-index commit URI --name N --column C SEGMENT... [--replace] [--job-id ID]\n"
-             "        [--attempt-id ID] [--allow-independent-models]\n"
-             "  Commits the segments as one index in one new version and prints\n"
-             "  {\"version\": V, \"already_committed\": false|true}.  A retry of a commit that\n"
-             "  happened prints the version that holds the segments.");
-        return 0;
-    }
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 4097,
+                        "lance-index commit URI --name N --column C SEGMENT... [--replace] [--job-id ID]\n"
+                        "        [--attempt-id ID] [--allow-independent-models]\n"
+                        "  Commits the segments as one index in one new version and prints\n"
+                        "  {\"version\": V, \"already_committed\": false|true}.  A retry of a commit that\n"
+                        "  happened prints the version that holds the segments.", &np);
+    if (done >= 0) return done;
     const char* name = opt(o, no, "--name");
     const char* column = opt(o, no, "--column");
     if (np < 1 || !name || !column) return usage("commit needs URI, --name, --column and segment files");
@@ -584,14 +588,12 @@ static const char* jstr(const JValue* o, const char* key) {
 static int cmd_list(int argc, char** argv) {
     Opt o[] = {{"--json", 0, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
     const char* pos[1];
-    int np = parse(argc, argv, 2, o, 3, pos, 1);
-    if (np < 0) return EXIT_USAGE;
-    if (opt(o, 3, "--help")) {
-        puts("lance-index list URI [--json] [--version V]\n"
-             "  One line per index segment: index, type, uuid, fragments, rows, size, model.\n"
-             "  --json prints the library's segment listing as it is.");
-        return 0;
-    }
+    int np = 0;
+    int done = prologue(argc, argv, o, 3, pos, 1,
+                        "lance-index list URI [--json] [--version V]\n"
+                        "  One line per index segment: index, type, uuid, fragments, rows, size, model.\n"
+                        "  --json prints the library's segment listing as it is.", &np);
+    if (done >= 0) return done;
     if (np != 1) return usage("list needs URI");
     LanceDataset* ds = open_dataset(pos[0], opt(o, 3, "--version"));
     if (!ds) return lib_error("open");
@@ -659,15 +661,13 @@ static int cmd_search(int argc, char** argv) {
                {"--metric", 1, NULL, 0},  {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
     const char* pos[1];
-    int np = parse(argc, argv, 2, o, no, pos, 1);
-    if (np < 0) return EXIT_USAGE;
-    if (opt(o, no, "--help")) {
-        puts("lance-index search URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N] [--refine R]\n"
-             "        [--metric l2|cosine|dot] [--select id,tag] [--version V]\n"
-             "  k-NN through the column's index: one tab-separated line per row, the selected\n"
-             "  columns (default: id) and _distance, nearest first.");
-        return 0;
-    }
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 1,
+                        "lance-index search URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N] [--refine R]\n"
+                        "        [--metric l2|cosine|dot] [--select id,tag] [--version V]\n"
+                        "  k-NN through the column's index: one tab-separated line per row, the selected\n"
+                        "  columns (default: id) and _distance, nearest first.", &np);
+    if (done >= 0) return done;
     const char* column = opt(o, no, "--column");
     const char* qt = opt(o, no, "--query");
     if (np != 1 || !column || !qt) return usage("search needs URI, --column and --query");
