@@ -886,7 +886,9 @@ void lance_index_build_cancel_token_free(LanceIndexBuildCancelToken* token);
 
 /**
  * Requests cancellation of every build given this token.  Callable from any
- * thread at any time, including from a progress callback; idempotent.
+ * thread at any time, including from a progress callback; idempotent.  Not
+ * async-signal-safe: a signal handler should set a flag that a thread turns
+ * into this call (examples/worker.c does).
  * A token stays cancelled: use a new one for the next build.
  * @return 0, or -1 for a NULL token.
  */
@@ -1021,6 +1023,8 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  *   two segments sharing a fragment            LANCE_ERR_OVERLAPPING_SEGMENTS
  *   the same set already committed as this     success, already_committed = true,
  *     index (a retry after a lost reply)       version = the version that committed it
+ *                                              (the oldest version still kept, if
+ *                                              versions were cleaned up since)
  *   some of the set already committed          LANCE_ERR_DUPLICATE_SEGMENT
  *   coverage of fragments no longer in the     LANCE_ERR_STALE_SEGMENT
  *     dataset (deleted, compacted away)
