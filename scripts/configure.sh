@@ -6,4 +6,5 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 "$root/scripts/setup.sh"
 build=${LANCE_C_BUILD_DIR:-$root/build}
 export PATH="$HOME/.cargo/bin:$PATH"
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DLANCE_C_PYTHON="${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}/bin/python" >/dev/null

@@ -20,3 +20,13 @@ if ! command -v cargo >/dev/null && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
   echo "setup: a Rust toolchain (cargo 1.94 or newer) is required; install it with rustup" >&2
   exit 1
 fi
+# The cross-SDK tests run against pylance of the Lance version the library
+# pins, in a virtual environment of their own.
+venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
+pylance_version=14.0.2
+if ! "$venv/bin/python" -c "import lance, numpy, sys; sys.exit(lance.__version__ != '$pylance_version')" 2>/dev/null; then
+  command -v python3 >/dev/null || { echo "setup: python3 is required for the cross-SDK tests" >&2; exit 1; }
+  echo "setup: installing pylance $pylance_version into $venv"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q "pylance==$pylance_version" numpy
+fi
