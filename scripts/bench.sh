@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
 # Builds lance-c and runs the benchmarks, one after another (never two
 # builds or benchmarks at once: this machine has 2 cores).
-# Usage: scripts/bench.sh [segment|commit|cancel|loop ...]   (default: all)
+# Usage: scripts/bench.sh [segment|commit|cancel|loop|suite ...]   (default: all)
+# `suite` (bench/suite.py) prints the summary table and writes PNG plots to
+# build/bench-plots; it uses pylance and matplotlib from the project's Python
+# environment (installed here when missing).  SUITE_ROWS sets its size.
 source "$(dirname "$0")/configure.sh"
-cmake --build "$build" --target bench_segment bench_commit bench_cancel lance_coordinator lance_worker
+cmake --build "$build" --target bench_segment bench_commit bench_cancel bench_ffi bench_commit_scaling \
+  lance_coordinator lance_worker lance_index_tool
+venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 which=("$@")
-[ ${#which[@]} -eq 0 ] && which=(segment commit cancel loop)
+[ ${#which[@]} -eq 0 ] && which=(segment commit cancel loop suite)
 for b in "${which[@]}"; do
   echo "== $b"
   case $b in
@@ -15,6 +20,10 @@ for b in "${which[@]}"; do
     # The 4-worker multi-process loop (2 workers at a time) against the
     # one-shot build, 100k x 128 IVF_PQ, in one run.
     loop)    "$build/lance_coordinator" --compare 2> /dev/null ;;
+    suite)
+      "$venv/bin/python" -c "import matplotlib" 2>/dev/null || "$venv/bin/pip" install -q matplotlib
+      [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
+      "$venv/bin/python" "$root/bench/suite.py" "$build" --rows "${SUITE_ROWS:-100000}" ;;
     *) echo "unknown benchmark $b" >&2; exit 2 ;;
   esac
 done

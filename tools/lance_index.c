@@ -655,6 +655,39 @@ static void print_batch(const struct ArrowArray* a, const struct ArrowSchema* s,
     }
 }
 
+static int cmd_create(int argc, char** argv) {
+    Opt o[] = {VECTOR_OPTS, {"--column", 1, NULL, 0}, {"--name", 1, NULL, 0}, {"--replace", 0, NULL, 0},
+               {"--quiet", 0, NULL, 0}, {"--help", 0, NULL, 0}};
+    int no = (int)(sizeof o / sizeof o[0]);
+    const char* pos[1];
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 1,
+                        "lance-index create URI --column C [--name N] [--replace] [--quiet] [vector options as for train]\n"
+                        "  The one-shot build: trains, builds the whole dataset and commits, in this process.\n"
+                        "  SIGINT or SIGTERM cancels it before it commits (exit status 19).", &np);
+    if (done >= 0) return done;
+    quiet |= opt(o, no, "--quiet") != NULL;
+    const char* column = opt(o, no, "--column");
+    if (np != 1 || !column) return usage("create needs URI and --column");
+    LanceVectorIndexParams p;
+    int rc = vector_params(o, no, &p);
+    if (rc) return rc;
+    LanceDataset* ds = lance_dataset_open(pos[0], NULL, 0);
+    if (!ds) return lib_error("open");
+    cancel_on_signals();
+    LanceIndexBuildControl control = {progress_fn(), &progress_state, cancel_token};
+    double t0 = now();
+    if (lance_dataset_create_vector_index_with_control(ds, column, opt(o, no, "--name"), &p,
+                                                       opt(o, no, "--replace") != NULL, &control) != 0) {
+        rc = lib_error("create");
+    } else {
+        if (!quiet) fprintf(stderr, "built and committed in %.2f s\n", now() - t0);
+        printf("{\"version\": %llu}\n", (unsigned long long)lance_dataset_version(ds));
+    }
+    lance_dataset_close(ds);
+    return rc;
+}
+
 static int cmd_search(int argc, char** argv) {
     Opt o[] = {{"--column", 1, NULL, 0},  {"--query", 1, NULL, 0},   {"--k", 1, NULL, 0},
                {"--nprobes", 1, NULL, 0}, {"--refine", 1, NULL, 0},  {"--select", 1, NULL, 0},
@@ -751,6 +784,7 @@ static void help(void) {
          "  lance-index commit URI --name N --column C SEGMENT...   one index, one new version\n"
          "  lance-index list   URI [--json]                         the segments of every index\n"
          "  lance-index search URI --column C --query V [options]   k-NN through the index\n"
+         "  lance-index create URI --column C [options]             one-shot build and commit\n"
          "\n"
          "`lance-index COMMAND --help` describes a command.  --quiet silences progress (build).\n"
          "Exit status: 0 success; 2 bad command line or unreadable/unwritable file;\n"
@@ -772,7 +806,8 @@ int main(int argc, char** argv) {
         const char* name;
         int (*run)(int, char**);
     } commands[] = {{"plan", cmd_plan},     {"train", cmd_train}, {"build", cmd_build},
-                    {"commit", cmd_commit}, {"list", cmd_list},   {"search", cmd_search}};
+                    {"commit", cmd_commit}, {"list", cmd_list},   {"search", cmd_search},
+                    {"create", cmd_create}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc, argv);
     return usage("unknown command %s", argv[1]);

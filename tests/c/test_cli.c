@@ -153,12 +153,17 @@ static void test_errors(void) {
     CHECK(run("commit %s --name other --column vec %s/extra.bin %s/extra2.bin", uri, dir, dir) ==
           10 + LANCE_ERR_OVERLAPPING_SEGMENTS);
     CHECK(stderr_mentions("fragments [1]"));
-    const char* commands[] = {"plan", "train", "build", "commit", "list", "search"};
-    for (int i = 0; i < 6; i++) {
+    const char* commands[] = {"plan", "train", "build", "commit", "list", "search", "create"};
+    for (int i = 0; i < 7; i++) {
         CHECK(run("%s --help", commands[i]) == 0);
         CHECK(strstr(out, commands[i]) != NULL);
     }
     CHECK(run("help") == 0 && strstr(out, "Exit status") != NULL);
+    /* The one-shot build through the tool; a second is refused without --replace. */
+    CHECK(run("create %s --column vec --type IVF_FLAT --partitions 8 --name one_idx --quiet", uri) == 0);
+    CHECK(strstr(out, "\"version\": 3") != NULL);
+    CHECK(run("create %s --column vec --type IVF_FLAT --partitions 8 --name one_idx --quiet", uri) ==
+          10 + LANCE_ERR_INDEX);
 }
 
 /* SIGINT during a build: cancelled (exit 19), its files gone, nothing committed. */
