@@ -13,7 +13,11 @@ plots to --out (default BUILD_DIR/bench-plots):
    wall time and CPU time, as ratios to one-shot.
 3. Recall@10 and query latency (100 queries, nprobes 16, refine 5) of the
    one-shot index, of 1, 2, 4, 8, 16 shared-model segments, and of 4
-   independently trained segments.
+   independently trained segments; then the same (one-shot, 4 shared, 4
+   independent) on real sentence embeddings: the comment and docstring
+   lines of this machine's Python standard library, embedded with the
+   WordLlama model that ships inside the `wordllama` package (256-d; no
+   download: the package's own weights and tokenizer are used).
 4. Commit time and listing time against the segment count, 1 to 256.
 5. Peak memory (max RSS) of a worker process against its group's size.
 IVF_PQ 64 partitions x 16 sub-vectors over N x 128 clustered vectors in 16
@@ -60,7 +64,7 @@ def make_data(rows: int) -> np.ndarray:
 
 def write(uri: str, vectors: np.ndarray) -> None:
     table = pa.table({"id": np.arange(len(vectors), dtype=np.int64),
-                      "vec": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), DIM)})
+                      "vec": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), vectors.shape[1])})
     lance.write_dataset(table, uri, max_rows_per_file=(len(vectors) + FRAGS - 1) // FRAGS)
 
 
@@ -127,6 +131,40 @@ def recall_latency(uri: str, vectors: np.ndarray) -> tuple:
     return hits / 1000, statistics.median(lat) * 1000
 
 
+def text_embeddings(limit: int, work: str) -> np.ndarray:
+    """Sentences from the Python standard library's sources, embedded with
+    the model inside the wordllama package (offline)."""
+    import sysconfig
+    from pathlib import Path
+
+    import wordllama
+    from wordllama import WordLlama
+
+    root = sysconfig.get_paths()["stdlib"]
+    seen, sentences = set(), []
+    for d, _, files in sorted(os.walk(root)):
+        if "site-packages" in d or "test" in d:
+            continue
+        for f in sorted(files):
+            if not f.endswith(".py"):
+                continue
+            with open(os.path.join(d, f), encoding="utf-8", errors="ignore") as fh:
+                for line in fh:
+                    t = line.strip().lstrip("#").strip()
+                    if len(t.split()) >= 5 and t not in seen:
+                        seen.add(t)
+                        sentences.append(t)
+    sentences = sentences[:limit]
+    # The package ships its tokenizer under a directory name its loader does
+    # not look in; hand it over through a cache directory instead.
+    cache = Path(work) / "wordllama"
+    target = WordLlama.get_file_path("tokenizer", cache)
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copy(Path(wordllama.__file__).parent / "tokenizers" / "l2_supercat_tokenizer_config.json", target)
+    model = WordLlama.load(cache_dir=cache, disable_download=True)
+    return np.asarray(model.embed(sentences), dtype=np.float32)
+
+
 def peak_rss(build: str, uri: str, model: str, frags: list) -> float:
     """Max RSS of one worker, in MiB.  Measured by GNU time, which forks the
     worker from its own small process: a child forked from this (large)
@@ -166,6 +204,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("build")
     parser.add_argument("--rows", type=int, default=100000)
+    parser.add_argument("--text-rows", type=int, default=50000)
     parser.add_argument("--out")
     args = parser.parse_args()
     build = os.path.abspath(args.build)
@@ -222,6 +261,33 @@ def main() -> None:
     r_ind, l_ind = recall_latency(indep, vectors)
     rows.append(("recall@10 / latency, 4 independently trained segments", f"{r_ind:.3f} / {l_ind:.1f} ms",
                  f"{r_ind - r_one:+.3f} vs one-shot"))
+
+    # 3b. real sentence embeddings
+    t0 = time.perf_counter()
+    text = text_embeddings(args.text_rows, work)
+    text_base = os.path.join(work, "text.lance")
+    write(text_base, text)
+    rows.append((f"sentence embeddings: {len(text)} x {text.shape[1]} (WordLlama)", f"{time.perf_counter() - t0:.1f} s to embed", ""))
+    text_one = os.path.join(work, "text_one.lance")
+    shutil.copytree(text_base, text_one)
+    tool(build, "create", text_one, "--column", "vec", *pq_args(), "--name", "vec_idx", "--quiet")
+    text_seg = os.path.join(work, "text_seg.lance")
+    shutil.copytree(text_base, text_seg)
+    distributed(build, text_seg, 4, None)
+    text_ind = os.path.join(work, "text_ind.lance")
+    shutil.copytree(text_base, text_ind)
+    segs = []
+    for i, g in enumerate(json.loads(tool(build, "plan", text_ind, "--groups", "4"))["groups"]):
+        segs.append(f"{text_ind}.seg{i}")
+        tool(build, "build", text_ind, "--column", "vec", *pq_args(), "--fragments", ",".join(map(str, g["fragments"])),
+             "-o", segs[-1], "--quiet")
+    tool(build, "commit", text_ind, "--name", "vec_idx", "--column", "vec", *segs, "--allow-independent-models")
+    t_one = recall_latency(text_one, text)
+    for label, uri in (("one-shot", text_one), ("4 shared-model segments", text_seg),
+                       ("4 independently trained segments", text_ind)):
+        r, lat = t_one if uri == text_one else recall_latency(uri, text)
+        rows.append((f"sentences: recall@10 / latency, {label}", f"{r:.3f} / {lat:.1f} ms",
+                     "" if uri == text_one else f"{r - t_one[0]:+.3f} vs one-shot"))
 
     # 4. commit and listing against segment count
     csv = subprocess.run([os.path.join(build, "bench_commit_scaling")], capture_output=True, text=True,

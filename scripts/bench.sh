@@ -21,7 +21,8 @@ for b in "${which[@]}"; do
     # one-shot build, 100k x 128 IVF_PQ, in one run.
     loop)    "$build/lance_coordinator" --compare 2> /dev/null ;;
     suite)
-      "$venv/bin/python" -c "import matplotlib" 2>/dev/null || "$venv/bin/pip" install -q matplotlib
+      "$venv/bin/python" -c "import matplotlib, wordllama" 2>/dev/null ||
+        "$venv/bin/pip" install -q matplotlib "wordllama==0.4.0.post1"
       [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
       "$venv/bin/python" "$root/bench/suite.py" "$build" --rows "${SUITE_ROWS:-100000}" ;;
     *) echo "unknown benchmark $b" >&2; exit 2 ;;

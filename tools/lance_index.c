@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,22 @@ static LanceIndexBuildProgressFn progress_fn(void) {
     return on_progress;
 }
 
+/* ---- training has no progress events: show the time it has taken ---- */
+
+static atomic_int training_done;
+static double training_started;
+
+static void* show_elapsed(void* arg) {
+    (void)arg;
+    while (!atomic_load(&training_done)) {
+        fprintf(stderr, "\rtraining the shared model: %.1f s", now() - training_started);
+        struct timespec pause = {0, 200 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    fprintf(stderr, "\r%50s\r", "");
+    return NULL;
+}
+
 /* ---- SIGINT / SIGTERM: cancel the running build ---- */
 
 static LanceIndexBuildCancelToken* cancel_token;
@@ -370,6 +387,7 @@ static int cmd_train(int argc, char** argv) {
                {"--column", 1, NULL, 0},
                {"--sample-fragments", 1, NULL, 0},
                {"--version", 1, NULL, 0},
+               {"--quiet", 0, NULL, 0},
                {"-o", 1, NULL, 0},
                {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
@@ -378,10 +396,11 @@ static int cmd_train(int argc, char** argv) {
     int done = prologue(argc, argv, o, no, pos, 1,
                         "lance-index train URI --column C -o MODEL [--type IVF_PQ] [--metric l2|cosine|dot]\n"
                         "        [--partitions K] [--sub-vectors M] [--bits B] [--iterations I] [--sample-rate S]\n"
-                        "        [--sample-fragments 0,1,...] [--version V]\n"
+                        "        [--sample-fragments 0,1,...] [--version V] [--quiet]\n"
                         "  Trains the shared model (IVF centroids, and the PQ codebook for the PQ types) and\n"
                         "  writes it, serialized, to MODEL.  Prints the model's fingerprint.", &np);
     if (done >= 0) return done;
+    quiet |= opt(o, no, "--quiet") != NULL;
     const char* column = opt(o, no, "--column");
     const char* out = opt(o, no, "-o");
     if (np != 1 || !column || !out) return usage("train needs URI, --column and -o");
@@ -396,8 +415,17 @@ static int cmd_train(int argc, char** argv) {
     if (!ds) return lib_error("open");
     LanceVectorModel* model = NULL;
     double t0 = now();
-    if (!quiet) fprintf(stderr, "training the shared model...\n");
-    if (lance_dataset_train_vector_model(ds, column, &p, sample, (size_t)nsample, &model) != 0) {
+    pthread_t ticker;
+    int ticking = !quiet && isatty(2);
+    training_started = t0;
+    if (ticking) pthread_create(&ticker, NULL, show_elapsed, NULL);
+    else if (!quiet) fprintf(stderr, "training the shared model...\n");
+    int trained = lance_dataset_train_vector_model(ds, column, &p, sample, (size_t)nsample, &model);
+    if (ticking) {
+        atomic_store(&training_done, 1);
+        pthread_join(ticker, NULL);
+    }
+    if (trained != 0) {
         free(sample);
         lance_dataset_close(ds);
         return lib_error("train");
