@@ -117,6 +117,16 @@ def distributed(build: str, uri: str, n: int, model: str | None) -> tuple:
     return time.perf_counter() - t0, children_cpu() - cpu0
 
 
+def independent(build: str, uri: str, n: int) -> None:
+    """n segments each trained on its own fragments, committed as one index."""
+    segs = []
+    for i, g in enumerate(json.loads(tool(build, "plan", uri, "--groups", str(n)))["groups"]):
+        segs.append(f"{uri}.seg{i}")
+        tool(build, "build", uri, "--column", "vec", *pq_args(), "--fragments", ",".join(map(str, g["fragments"])),
+             "-o", segs[-1], "--quiet")
+    tool(build, "commit", uri, "--name", "vec_idx", "--column", "vec", *segs, "--allow-independent-models")
+
+
 def recall_latency(uri: str, vectors: np.ndarray) -> tuple:
     ds = lance.dataset(uri)
     hits, lat = 0, []
@@ -245,12 +255,7 @@ def main() -> None:
 
     # 3. recall and latency
     indep = copy("indep")
-    segs = []
-    for i, g in enumerate(json.loads(tool(build, "plan", indep, "--groups", "4"))["groups"]):
-        segs.append(f"{indep}.seg{i}")
-        tool(build, "build", indep, "--column", "vec", *pq_args(), "--fragments", ",".join(map(str, g["fragments"])),
-             "-o", segs[-1], "--quiet")
-    tool(build, "commit", indep, "--name", "vec_idx", "--column", "vec", *segs, "--allow-independent-models")
+    independent(build, indep, 4)
     r_one, l_one = recall_latency(one, vectors)
     rows.append(("recall@10 / latency, one-shot", f"{r_one:.3f} / {l_one:.1f} ms", ""))
     quality = {}
@@ -276,12 +281,7 @@ def main() -> None:
     distributed(build, text_seg, 4, None)
     text_ind = os.path.join(work, "text_ind.lance")
     shutil.copytree(text_base, text_ind)
-    segs = []
-    for i, g in enumerate(json.loads(tool(build, "plan", text_ind, "--groups", "4"))["groups"]):
-        segs.append(f"{text_ind}.seg{i}")
-        tool(build, "build", text_ind, "--column", "vec", *pq_args(), "--fragments", ",".join(map(str, g["fragments"])),
-             "-o", segs[-1], "--quiet")
-    tool(build, "commit", text_ind, "--name", "vec_idx", "--column", "vec", *segs, "--allow-independent-models")
+    independent(build, text_ind, 4)
     t_one = recall_latency(text_one, text)
     for label, uri in (("one-shot", text_one), ("4 shared-model segments", text_seg),
                        ("4 independently trained segments", text_ind)):
