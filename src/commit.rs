@@ -237,8 +237,9 @@ fn already_committed(ds: &Dataset, name: &str, segments: &[IndexMetadata]) -> CR
     if found.is_empty() {
         return Ok(None);
     }
-    let same = found.len() == segments.len()
-        && found.iter().zip(segments).all(|(e, s)| e.name == name && e.fragment_bitmap == s.fragment_bitmap);
+    // A segment's UUID is its identity: its coverage may have been remapped
+    // by a compaction since the commit, and it is still the same segment.
+    let same = found.len() == segments.len() && found.iter().all(|e| e.name == name);
     if !same {
         let listed: Vec<String> = found.iter().map(|e| format!("{} (in index '{}')", e.uuid, e.name)).collect();
         return Err(CError::new(
@@ -266,6 +267,25 @@ fn already_committed(ds: &Dataset, name: &str, segments: &[IndexMetadata]) -> CR
     Ok(Some(version))
 }
 
+/// The first version whose index `name` held every one of these segments,
+/// searching back from `ds` (the error path only: it reads old manifests).
+fn committed_in_history(ds: &Dataset, name: &str, segments: &[IndexMetadata]) -> CResult<Option<u64>> {
+    let mut first_holding = None;
+    let mut version = ds.version().version;
+    while version > 1 {
+        version -= 1;
+        let Ok(Ok(older)) = block_on(ds.checkout_version(version)) else { break };
+        let held = block_on(older.load_indices())??;
+        let holds = segments.iter().all(|s| held.iter().any(|h| h.uuid == s.uuid && h.name == name));
+        match (holds, first_holding) {
+            (true, _) => first_holding = Some(version),
+            (false, Some(_)) => break,
+            (false, None) => {}
+        }
+    }
+    Ok(first_holding)
+}
+
 fn latest(ds: &Dataset) -> CResult<Dataset> {
     let mut latest = Dataset::clone(ds);
     block_on(latest.checkout_latest())?.context("loading the dataset's latest version")?;
@@ -286,7 +306,15 @@ fn commit(
         *ds = latest(ds)?;
         return Ok(LanceCommitIndexResult { version, already_committed: true });
     }
-    check_stale(&target, &segments)?;
+    if let Err(stale) = check_stale(&target, &segments) {
+        // Committed once and then rewritten (a compaction remaps committed
+        // segments into new ones): a retry of that commit, not a stale set.
+        if let Some(version) = committed_in_history(&target, name, &segments)? {
+            *ds = target;
+            return Ok(LanceCommitIndexResult { version, already_committed: true });
+        }
+        return Err(stale);
+    }
     let existing: Vec<IndexMetadata> = user_segments(&target)?.into_iter().filter(|s| s.name == name).collect();
     if !existing.is_empty() && !o.replace {
         return Err(CError::new(

@@ -1022,9 +1022,9 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  *   a UUID twice in the set                    LANCE_ERR_DUPLICATE_SEGMENT
  *   two segments sharing a fragment            LANCE_ERR_OVERLAPPING_SEGMENTS
  *   the same set already committed as this     success, already_committed = true,
- *     index (a retry after a lost reply)       version = the version that committed it
- *                                              (the oldest version still kept, if
- *                                              versions were cleaned up since)
+ *     index (a retry after a lost reply, even  version = the version that committed it
+ *     when a compaction has since rewritten    (the oldest version still kept, if
+ *     the committed segments)                  versions were cleaned up since)
  *   some of the set already committed          LANCE_ERR_DUPLICATE_SEGMENT
  *   coverage of fragments no longer in the     LANCE_ERR_STALE_SEGMENT
  *     dataset (deleted, compacted away)

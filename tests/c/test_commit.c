@@ -304,6 +304,31 @@ static void test_idempotent_retry(void) {
     lance_dataset_close(ds);
 }
 
+/* A retry after a compaction remapped the committed segments (into new
+ * segments with new UUIDs) is still a retry, not a stale set. */
+static void test_retry_after_compaction(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    SegSet s = build_set(ds, model, 4, 4, 450); /* fragments 0-3, 4-7, 8-11, 12-15 */
+    LanceCommitIndexResult r = {0};
+    CHECK_OK(commit(ds, "vec_idx", &s, NULL, &r));
+    CHECK(r.version == 2);
+    LanceCompactionMetrics m = {0};
+    CHECK_OK(lance_dataset_compact_files(ds, 2000, &m)); /* each segment's 4 fragments become 1 */
+    CHECK(m.fragments_removed == FRAGS && m.fragments_added == 4);
+    uint64_t compacted = lance_dataset_version(ds); /* the rewrite, then the index remap */
+    CHECK(compacted > 2);
+    LanceCommitIndexResult again = {0};
+    CHECK_OK(commit(ds, "vec_idx", &s, NULL, &again));
+    CHECK(again.already_committed && again.version == 2);
+    CHECK(lance_dataset_latest_version(ds) == compacted);
+    check_exact_knn(ds);
+    free_set(&s);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+
 static void test_stale_segments(void) {
     char uri[600];
     /* Deleting every row of fragment 3 removes it. */
@@ -655,6 +680,7 @@ int main(void) {
     RUN(test_set_refusals);
     RUN(test_replace);
     RUN(test_idempotent_retry);
+    RUN(test_retry_after_compaction);
     RUN(test_stale_segments);
     RUN(test_append_between_build_and_commit);
     RUN(test_racing_coordinators);
