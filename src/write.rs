@@ -220,3 +220,47 @@ pub unsafe extern "C" fn lance_dataset_compact_files(
         Ok(())
     })
 }
+
+/// Mirrors `LanceCleanupStats` in lance.h.
+#[repr(C)]
+pub struct LanceCleanupStats {
+    pub bytes_removed: u64,
+    pub old_versions: u64,
+    pub data_files_removed: u64,
+    pub transaction_files_removed: u64,
+    pub index_files_removed: u64,
+    pub deletion_files_removed: u64,
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_cleanup_old_versions(
+    dataset: *mut LanceDataset,
+    older_than_seconds: u64,
+    delete_unverified: bool,
+    out_stats: *mut LanceCleanupStats,
+) -> i32 {
+    status(|| {
+        let handle = dataset_ref(dataset)?;
+        let seconds = i64::try_from(older_than_seconds)
+            .ok()
+            .and_then(chrono::Duration::try_seconds)
+            .ok_or_else(|| invalid(format!("older_than_seconds = {older_than_seconds} is too large")))?;
+        let ds = handle.snapshot();
+        let s = block_on(ds.cleanup_old_versions(seconds, Some(delete_unverified), None))?
+            .context("cleaning up old versions")?;
+        if !out_stats.is_null() {
+            write_out(
+                out_stats,
+                LanceCleanupStats {
+                    bytes_removed: s.bytes_removed,
+                    old_versions: s.old_versions,
+                    data_files_removed: s.data_files_removed,
+                    transaction_files_removed: s.transaction_files_removed,
+                    index_files_removed: s.index_files_removed,
+                    deletion_files_removed: s.deletion_files_removed,
+                },
+            );
+        }
+        Ok(())
+    })
+}

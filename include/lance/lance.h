@@ -274,6 +274,31 @@ typedef struct LanceCompactionMetrics {
 int32_t lance_dataset_compact_files(LanceDataset* dataset, uint64_t target_rows_per_fragment,
                                     LanceCompactionMetrics* out_metrics);
 
+typedef struct LanceCleanupStats {
+    uint64_t bytes_removed;
+    uint64_t old_versions;
+    uint64_t data_files_removed;
+    uint64_t transaction_files_removed;
+    uint64_t index_files_removed;
+    uint64_t deletion_files_removed;
+} LanceCleanupStats;
+
+/**
+ * Lance's cleanup: removes the versions older than `older_than_seconds`
+ * (never the latest) and the files no remaining version references, among
+ * them the _indices/<uuid>/ directories of segments that were built but
+ * never committed (a worker killed mid-build, a failed job).
+ *
+ * Files younger than 7 days that no version references are kept unless
+ * `delete_unverified` is true: they may belong to a write or a segment build
+ * still in progress.  With `delete_unverified` = true, make sure no worker
+ * is building segments of this dataset, or its segments are deleted under
+ * it.  The handle stays at its version.
+ * @param out_stats  Nullable.
+ */
+int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older_than_seconds,
+                                           bool delete_unverified, LanceCleanupStats* out_stats);
+
 /* ========================================================================
  * Write
  * ======================================================================== */

@@ -505,6 +505,13 @@ public:
         return n;
     }
 
+    /// Lance's cleanup; see lance_dataset_cleanup_old_versions() for delete_unverified.
+    LanceCleanupStats cleanup_old_versions(uint64_t older_than_seconds, bool delete_unverified = false) {
+        LanceCleanupStats s{};
+        detail::check(lance_dataset_cleanup_old_versions(get(), older_than_seconds, delete_unverified, &s));
+        return s;
+    }
+
     LanceCompactionMetrics compact_files(uint64_t target_rows_per_fragment = 0) {
         LanceCompactionMetrics m{};
         detail::check(lance_dataset_compact_files(get(), target_rows_per_fragment, &m));

@@ -5,6 +5,7 @@
  * provenance, and fragment planning. */
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "json.h"
 #include "test_util.h"
@@ -325,6 +326,40 @@ static void test_retry_after_compaction(void) {
     CHECK(lance_dataset_latest_version(ds) == compacted);
     check_exact_knn(ds);
     free_set(&s);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+
+/* Segments built and never committed are reclaimed by the cleanup, and only
+ * when unverified files may go. */
+static void test_cleanup_of_orphans(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    SegSet kept = build_set(ds, model, 1, 4, 470);
+    CHECK_OK(commit(ds, "vec_idx", &kept, NULL, NULL));
+    SegSet orphan = build_set(ds, model, 1, 4, 480); /* never committed */
+    char dir_path[800], text[37];
+    uint8_t u[16];
+    make_uuid(480, u);
+    uuid_text(u, text);
+    snprintf(dir_path, sizeof dir_path, "%s/_indices/%s", uri, text);
+    struct stat st;
+    CHECK(stat(dir_path, &st) == 0);
+    LanceCleanupStats c = {0};
+    CHECK_OK(lance_dataset_cleanup_old_versions(ds, 0, false, &c));
+    CHECK(c.old_versions == 1 && c.index_files_removed == 0); /* version 1 goes; the orphan is young */
+    CHECK(stat(dir_path, &st) == 0);
+    CHECK_OK(lance_dataset_cleanup_old_versions(ds, 0, true, &c));
+    CHECK(stat(dir_path, &st) != 0);
+    CHECK(c.index_files_removed == 2 && c.old_versions == 0); /* the orphan's index.idx and auxiliary.idx */
+    /* The committed index is untouched. */
+    CHECK(lance_dataset_index_segment_count(ds, "vec_idx") == 1);
+    LanceDataset* again = lance_dataset_open(uri, NULL, 0);
+    CHECK(again && lance_dataset_version(again) == 2);
+    lance_dataset_close(again);
+    free_set(&kept);
+    free_set(&orphan);
     lance_vector_model_free(model);
     lance_dataset_close(ds);
 }
@@ -681,6 +716,7 @@ int main(void) {
     RUN(test_replace);
     RUN(test_idempotent_retry);
     RUN(test_retry_after_compaction);
+    RUN(test_cleanup_of_orphans);
     RUN(test_stale_segments);
     RUN(test_append_between_build_and_commit);
     RUN(test_racing_coordinators);
