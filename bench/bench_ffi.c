@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
     }
     int dim = atoi(argv[3]);
     size_t len = 0;
-    float* centroids = (float*)tu_read_file(argv[2], &len);
+    float* centroids = (float*)read_whole_file(argv[2], &len);
     if (!centroids || dim <= 0 || len % (sizeof(float) * (size_t)dim) != 0) {
         fprintf(stderr, "bench_ffi: bad centroids file\n");
         return 2;

@@ -246,7 +246,7 @@ int main(int argc, char** argv) {
     const uint8_t** ptrs = calloc((size_t)workers, sizeof *ptrs);
     size_t* lens = calloc((size_t)workers, sizeof *lens);
     for (int i = 0; i < workers; i++) {
-        ptrs[i] = tu_read_file(w[i].out, &lens[i]);
+        ptrs[i] = read_whole_file(w[i].out, &lens[i]);
         if (!ptrs[i]) die("read segment");
     }
     LanceCommitIndexOptions options = {0};

@@ -20,7 +20,7 @@
 #include <time.h>
 
 #include "lance/lance.h"
-#include "test_util.h" /* tu_read_file */
+#include "read_whole_file.h"
 
 static LanceIndexBuildCancelToken* token;
 static volatile sig_atomic_t terminated;
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     LanceDataset* ds = lance_dataset_open(uri, NULL, version);
     if (!ds) return fail("open");
     size_t model_len = 0;
-    unsigned char* model_bytes = tu_read_file(argv[3], &model_len);
+    unsigned char* model_bytes = read_whole_file(argv[3], &model_len);
     if (!model_bytes) {
         fprintf(stderr, "worker: cannot read %s\n", argv[3]);
         return 1;

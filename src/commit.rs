@@ -252,36 +252,37 @@ fn already_committed(ds: &Dataset, name: &str, segments: &[IndexMetadata]) -> CR
             ),
         ));
     }
-    // Walk back to the first version holding all of them: the one that
-    // committed them.  Versions cleaned up since end the walk.
-    let uuids: Vec<Uuid> = segments.iter().map(|s| s.uuid).collect();
-    let mut version = ds.version().version;
-    while version > 1 {
-        let Ok(Ok(older)) = block_on(ds.checkout_version(version - 1)) else { break };
-        let held = block_on(older.load_indices())??;
-        if !uuids.iter().all(|u| held.iter().any(|h| h.uuid == *u)) {
+    committing_version(ds, name, segments)
+}
+
+/// The version that committed these segments as index `name`: walking back
+/// from `ds`'s own version, the oldest of the most recent run of versions
+/// whose index holds all of them.  None when no version kept holds them;
+/// versions cleaned up end the walk.  (Reads old manifests: only the retry
+/// and error paths call it.)
+fn committing_version(ds: &Dataset, name: &str, segments: &[IndexMetadata]) -> CResult<Option<u64>> {
+    let current = ds.version().version;
+    let mut first_holding = None;
+    let mut version = current;
+    loop {
+        let held = if version == current {
+            block_on(ds.load_indices())??
+        } else {
+            match block_on(ds.checkout_version(version)) {
+                Ok(Ok(older)) => block_on(older.load_indices())??,
+                _ => break,
+            }
+        };
+        let holds = segments.iter().all(|s| held.iter().any(|h| h.uuid == s.uuid && h.name == name));
+        if holds {
+            first_holding = Some(version);
+        } else if first_holding.is_some() {
+            break;
+        }
+        if version <= 1 {
             break;
         }
         version -= 1;
-    }
-    Ok(Some(version))
-}
-
-/// The first version whose index `name` held every one of these segments,
-/// searching back from `ds` (the error path only: it reads old manifests).
-fn committed_in_history(ds: &Dataset, name: &str, segments: &[IndexMetadata]) -> CResult<Option<u64>> {
-    let mut first_holding = None;
-    let mut version = ds.version().version;
-    while version > 1 {
-        version -= 1;
-        let Ok(Ok(older)) = block_on(ds.checkout_version(version)) else { break };
-        let held = block_on(older.load_indices())??;
-        let holds = segments.iter().all(|s| held.iter().any(|h| h.uuid == s.uuid && h.name == name));
-        match (holds, first_holding) {
-            (true, _) => first_holding = Some(version),
-            (false, Some(_)) => break,
-            (false, None) => {}
-        }
     }
     Ok(first_holding)
 }
@@ -303,13 +304,13 @@ fn commit(
     let mut target = latest(ds)?;
     require_column(&target, column)?;
     if let Some(version) = already_committed(&target, name, &segments)? {
-        *ds = latest(ds)?;
+        *ds = target;
         return Ok(LanceCommitIndexResult { version, already_committed: true });
     }
     if let Err(stale) = check_stale(&target, &segments) {
         // Committed once and then rewritten (a compaction remaps committed
         // segments into new ones): a retry of that commit, not a stale set.
-        if let Some(version) = committed_in_history(&target, name, &segments)? {
+        if let Some(version) = committing_version(&target, name, &segments)? {
             *ds = target;
             return Ok(LanceCommitIndexResult { version, already_committed: true });
         }

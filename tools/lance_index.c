@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "read_whole_file.h"
 #include "lance/lance.h"
 
 /* Exit codes: 0 success; 2 bad command line or unreadable/unwritable local
@@ -138,24 +139,6 @@ static long parse_ids(const char* text, uint32_t** out) {
     }
     *out = ids;
     return (long)n;
-}
-
-static unsigned char* read_file(const char* path, size_t* len) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    unsigned char* buf = NULL;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        buf = malloc(size > 0 ? (size_t)size : 1);
-        if (fread(buf, 1, (size_t)size, f) != (size_t)size) {
-            free(buf);
-            buf = NULL;
-        }
-        *len = (size_t)size;
-    }
-    fclose(f);
-    return buf;
 }
 
 /* Writes atomically: a temporary file renamed into place. */
@@ -508,7 +491,7 @@ static int cmd_build(int argc, char** argv) {
     if (rc) return rc;
     if (mt) {
         size_t len = 0;
-        unsigned char* bytes = read_file(mt, &len);
+        unsigned char* bytes = read_whole_file(mt, &len);
         if (!bytes) return usage("cannot read %s", mt);
         int ok = lance_vector_model_parse(bytes, len, &model) == 0;
         free(bytes);
@@ -582,7 +565,7 @@ static int cmd_commit(int argc, char** argv) {
     size_t* lens = calloc((size_t)count + 1, sizeof *lens);
     int rc = 0;
     for (int i = 0; i < count && rc == 0; i++) {
-        ptrs[i] = read_file(pos[i + 1], &lens[i]);
+        ptrs[i] = read_whole_file(pos[i + 1], &lens[i]);
         if (!ptrs[i]) rc = usage("cannot read %s", pos[i + 1]);
     }
     LanceDataset* ds = rc ? NULL : lance_dataset_open(pos[0], NULL, 0);

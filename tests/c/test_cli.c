@@ -42,7 +42,7 @@ static int stderr_mentions(const char* needle) {
     char path[700];
     snprintf(path, sizeof path, "%s/stderr.txt", dir);
     size_t len = 0;
-    unsigned char* text = tu_read_file(path, &len);
+    unsigned char* text = read_whole_file(path, &len);
     int found = text && memmem(text, len, needle, strlen(needle)) != NULL;
     free(text);
     return found;

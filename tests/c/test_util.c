@@ -331,24 +331,6 @@ double tu_recall(LanceDataset* ds, const TuData* data, int queries, uint32_t npr
     return (double)hits / (queries * 10);
 }
 
-unsigned char* tu_read_file(const char* path, size_t* len) {
-    FILE* f = fopen(path, "rb");
-    if (!f) return NULL;
-    unsigned char* buf = NULL;
-    long size = -1;
-    if (fseek(f, 0, SEEK_END) == 0) size = ftell(f);
-    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        buf = malloc(size > 0 ? (size_t)size : 1);
-        *len = fread(buf, 1, (size_t)size, f);
-        if (*len != (size_t)size) {
-            free(buf);
-            buf = NULL;
-        }
-    }
-    fclose(f);
-    return buf;
-}
-
 int tu_knn_ids(LanceScanner* scanner, int64_t* out_ids, int k) {
     int n = 0;
     for (;;) {

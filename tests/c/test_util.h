@@ -9,6 +9,7 @@
 #include <stdlib.h>
 
 #include "lance/lance.h"
+#include "read_whole_file.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -95,8 +96,6 @@ int tu_knn_ids(LanceScanner* scanner, int64_t* out_ids, int k);
 double tu_recall(LanceDataset* ds, const TuData* data, int queries, uint32_t nprobes, uint32_t refine,
                  int* out_mismatches);
 
-/* A whole file read into malloc'd memory (free it), or NULL. */
-unsigned char* tu_read_file(const char* path, size_t* len);
 
 /* Reads every batch of a scanner and returns the total number of rows, or -1. */
 int64_t tu_count_scan(LanceScanner* scanner);
