@@ -16,18 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "die.h"
+#include "measure.h"
 #include "test_util.h"
-
-static void die(const char* what) {
-    const char* msg = lance_last_error_message();
-    fprintf(stderr, "bench_cancel: %s: %s\n", what, msg ? msg : "(no message)");
-    exit(1);
-}
-
-static int cmp_double(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
 
 static LanceDataset* ds;
 static LanceVectorIndexParams params;
@@ -119,7 +110,7 @@ static void cancel_series(double t, int cancels, const char* what) {
         }
     }
     if (lance_dataset_latest_version(ds) != 1) die("a cancelled build committed");
-    qsort(lat, (size_t)n, sizeof(double), cmp_double);
+    sort_doubles(lat, (size_t)n);
     if (n > 0)
         printf("%s: cancel latency over %d cancels at random points (%d builds finished first): median %.0f ms, "
                "worst %.0f ms\n",
@@ -155,8 +146,8 @@ int main(int argc, char** argv) {
         plain[r] = b - a;
         with_cb[r] = c - b;
     }
-    qsort(plain, (size_t)repeats, sizeof(double), cmp_double);
-    qsort(with_cb, (size_t)repeats, sizeof(double), cmp_double);
+    sort_doubles(plain, (size_t)repeats);
+    sort_doubles(with_cb, (size_t)repeats);
     double t = plain[repeats / 2];
     printf("IVF_PQ segment build, %lld x 128, median of %d: no callback %.2f s, no-op callback %.2f s, ratio %.3f\n",
            (long long)rows, repeats, t, with_cb[repeats / 2], with_cb[repeats / 2] / t);

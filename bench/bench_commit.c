@@ -15,23 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "die.h"
+#include "measure.h"
 #include "test_util.h"
-
-static void die(const char* what) {
-    const char* msg = lance_last_error_message();
-    fprintf(stderr, "bench_commit: %s: %s\n", what, msg ? msg : "(no message)");
-    exit(1);
-}
-
-static int cmp_double(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double* v, int n) {
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
 
 static uint8_t* segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* m,
                         const uint32_t* frags, size_t n, size_t* len) {
@@ -145,7 +131,7 @@ int main(int argc, char** argv) {
         lance_dataset_close(c);
     }
     int n = repeats < 16 ? repeats : 16;
-    double m4 = median(c4, n), m64 = median(c64, n);
+    double m4 = median_of(c4, (size_t)n), m64 = median_of(c64, (size_t)n);
     printf("commit time (median of %d): 4 segments %.1f ms, 64 segments %.1f ms (ratio %.2f)\n", n, m4 * 1000,
            m64 * 1000, m64 / m4);
     tu_free_data(&small);

@@ -7,13 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "die.h"
 #include "test_util.h"
-
-static void die(const char* what) {
-    const char* msg = lance_last_error_message();
-    fprintf(stderr, "bench_commit_scaling: %s: %s\n", what, msg ? msg : "(no message)");
-    exit(1);
-}
 
 int main(int argc, char** argv) {
     int max = argc > 1 ? atoi(argv[1]) : 256;

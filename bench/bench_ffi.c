@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "die.h"
+#include "id_list.h"
 #include "test_util.h"
 
 int main(int argc, char** argv) {
@@ -18,25 +20,30 @@ int main(int argc, char** argv) {
         fprintf(stderr, "usage: bench_ffi URI CENTROIDS.f32 DIM FRAGMENTS\n");
         return 2;
     }
-    int dim = atoi(argv[3]);
+    uint64_t dim = 0;
+    if (decimal_parse(argv[3], INT32_MAX, &dim) != 0 || dim == 0) {
+        fprintf(stderr, "bench_ffi: DIM \"%s\" is not a positive number\n", argv[3]);
+        return 2;
+    }
+    uint32_t* frags = NULL;
+    size_t n = 0;
+    char why[160];
+    if (id_list_parse(argv[4], ID_LIST_UNIQUE, &frags, &n, why, sizeof why) != 0) {
+        fprintf(stderr, "bench_ffi: FRAGMENTS: %s\n", why);
+        return 2;
+    }
     size_t len = 0;
     float* centroids = (float*)read_whole_file(argv[2], &len);
-    if (!centroids || dim <= 0 || len % (sizeof(float) * (size_t)dim) != 0) {
+    if (!centroids || len % (sizeof(float) * dim) != 0) {
         fprintf(stderr, "bench_ffi: bad centroids file\n");
         return 2;
     }
-    int64_t k = (int64_t)(len / sizeof(float) / (size_t)dim);
-    uint32_t frags[4096];
-    size_t n = 0;
-    for (char* p = argv[4]; *p && n < 4096;) {
-        frags[n++] = (uint32_t)strtoul(p, &p, 10);
-        if (*p == ',') p++;
-    }
+    int64_t k = (int64_t)(len / sizeof(float) / dim);
     LanceDataset* ds = lance_dataset_open(argv[1], NULL, 0);
-    if (!ds) return 1;
+    if (!ds) die("open");
     struct ArrowArray arr;
     struct ArrowSchema sch;
-    tu_f32_list(centroids, k, dim, -1, "f", &arr, &sch);
+    tu_f32_list(centroids, k, (int32_t)dim, -1, "f", &arr, &sch);
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = (uint32_t)k;
@@ -52,11 +59,7 @@ int main(int argc, char** argv) {
         LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o);
         uint8_t* bytes = NULL;
         size_t blen = 0;
-        if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, &blen) != 0) {
-            const char* msg = lance_last_error_message();
-            fprintf(stderr, "bench_ffi: %s\n", msg ? msg : "?");
-            return 1;
-        }
+        if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, &blen) != 0) die("build");
         took = tu_now() - t0;
         lance_free_bytes(bytes);
         lance_index_segment_builder_free(b);
@@ -66,5 +69,6 @@ int main(int argc, char** argv) {
     sch.release(&sch);
     lance_dataset_close(ds);
     free(centroids);
+    free(frags);
     return 0;
 }

@@ -9,18 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "die.h"
+#include "measure.h"
 #include "test_util.h"
-
-static void die(const char* what) {
-    const char* msg = lance_last_error_message();
-    fprintf(stderr, "bench_segment: %s: %s\n", what, msg ? msg : "(no message)");
-    exit(1);
-}
-
-static int cmp_double(const void* a, const void* b) {
-    double x = *(const double*)a, y = *(const double*)b;
-    return (x > y) - (x < y);
-}
 
 int main(int argc, char** argv) {
     int64_t rows = argc > 1 ? atoll(argv[1]) : 100000;
@@ -73,10 +64,10 @@ int main(int argc, char** argv) {
         seg_model[r] = t3 - t2;
         seg_local[r] = t4 - t3;
     }
-    qsort(one_shot, (size_t)repeats, sizeof(double), cmp_double);
-    qsort(train, (size_t)repeats, sizeof(double), cmp_double);
-    qsort(seg_model, (size_t)repeats, sizeof(double), cmp_double);
-    qsort(seg_local, (size_t)repeats, sizeof(double), cmp_double);
+    sort_doubles(one_shot, (size_t)repeats);
+    sort_doubles(train, (size_t)repeats);
+    sort_doubles(seg_model, (size_t)repeats);
+    sort_doubles(seg_local, (size_t)repeats);
     int m = repeats / 2;
     printf("bench_segment: %lld x %d float32, 16 fragments, IVF_PQ 64 partitions x 16 sub-vectors, "
            "median of %d interleaved runs\n", (long long)rows, dim, repeats);

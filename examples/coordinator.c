@@ -26,6 +26,7 @@
  *          status 3; the coordinator checks the segment's directory is
  *          gone and gives the retry a fresh UUID. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,25 +35,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../tests/c/test_util.h"
+#include "die.h"
+#include "files.h"
+#include "id_list.h"
+#include "test_util.h"
+#include "uuid_hex.h"
 
-static void die(const char* what) {
-    const char* msg = lance_last_error_message();
-    fprintf(stderr, "coordinator: %s failed [%d]: %s\n", what, (int)lance_last_error_code(),
-            msg ? msg : "(no message)");
-    lance_free_string(msg);
-    exit(1);
-}
-
-static void random_uuid(uint8_t out[16]) {
-    FILE* f = fopen("/dev/urandom", "rb");
-    if (!f || fread(out, 1, 16, f) != 16) {
-        fprintf(stderr, "coordinator: cannot read /dev/urandom\n");
+/* A fresh segment UUID, and the hex text a worker's command line takes. */
+static void assign_uuid(uint8_t uuid[16], char hex[UUID_HEX_LEN + 1]) {
+    if (uuid_random_v4(uuid) != 0) {
+        perror("coordinator: cannot read /dev/urandom");
         exit(1);
     }
-    fclose(f);
-    out[6] = 0x40 | (out[6] & 0x0f);
-    out[8] = 0x80 | (out[8] & 0x3f);
+    uuid_hex_format(uuid, hex);
 }
 
 /* The worker program: lance_worker beside this executable. */
@@ -71,9 +66,10 @@ static void worker_path(char* out, size_t cap) {
 
 typedef struct {
     pid_t pid;
-    char uuid_hex[33];
+    uint8_t uuid[16];
+    char uuid_hex[UUID_HEX_LEN + 1];
     char out[700];
-    char frags[8192];
+    char* frags; /* "0,4,8": the worker's fragment list, any length */
 } Worker;
 
 static pid_t spawn(const char* program, const char* uri, uint64_t version, const char* model_file, Worker* w,
@@ -97,6 +93,16 @@ static double recall(LanceDataset* ds, const TuData* data, uint32_t nprobes, int
     return r;
 }
 
+/* The value of a numeric option; exits with status 2 when it is not one. */
+static int count_option(const char* name, const char* text) {
+    uint64_t v = 0;
+    if (decimal_parse(text, INT_MAX, &v) != 0) {
+        fprintf(stderr, "coordinator: %s \"%s\" is not a number\n", name, text);
+        exit(2);
+    }
+    return (int)v;
+}
+
 int main(int argc, char** argv) {
     int64_t rows = 100000;
     int dim = 128, fragments = 16, workers = 4, parallel = 2, partitions = 64, check = 0, compare = 0, kill_first = 0;
@@ -104,12 +110,12 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : "";
-        if (!strcmp(a, "--rows")) rows = atoll(v), i++;
-        else if (!strcmp(a, "--dim")) dim = atoi(v), i++;
-        else if (!strcmp(a, "--fragments")) fragments = atoi(v), i++;
-        else if (!strcmp(a, "--workers")) workers = atoi(v), i++;
-        else if (!strcmp(a, "--parallel")) parallel = atoi(v), i++;
-        else if (!strcmp(a, "--partitions")) partitions = atoi(v), i++;
+        if (!strcmp(a, "--rows")) rows = count_option(a, v), i++;
+        else if (!strcmp(a, "--dim")) dim = count_option(a, v), i++;
+        else if (!strcmp(a, "--fragments")) fragments = count_option(a, v), i++;
+        else if (!strcmp(a, "--workers")) workers = count_option(a, v), i++;
+        else if (!strcmp(a, "--parallel")) parallel = count_option(a, v), i++;
+        else if (!strcmp(a, "--partitions")) partitions = count_option(a, v), i++;
         else if (!strcmp(a, "--index")) type_name = v, i++;
         else if (!strcmp(a, "--check")) check = 1;
         else if (!strcmp(a, "--compare")) compare = 1;
@@ -151,8 +157,10 @@ int main(int argc, char** argv) {
     uint8_t* model_bytes = NULL;
     size_t model_len = 0;
     if (lance_vector_model_serialize(model, &model_bytes, &model_len) != 0) die("serialize model");
-    FILE* f = fopen(model_file, "wb");
-    if (!f || fwrite(model_bytes, 1, model_len, f) != model_len || fclose(f) != 0) die("write model");
+    if (write_whole_file(model_file, model_bytes, model_len) != 0) {
+        perror("coordinator: cannot write the model");
+        return 1;
+    }
     lance_free_bytes(model_bytes);
     const char* fingerprint = lance_vector_model_fingerprint(model);
     double t1 = tu_now();
@@ -169,12 +177,12 @@ int main(int argc, char** argv) {
         size_t n = 0;
         uint64_t group_rows = 0;
         if (lance_fragment_plan_group(plan, (size_t)i, &ids, &n, &group_rows) != 0) die("plan group");
-        size_t used = 0;
-        for (size_t j = 0; j < n; j++)
-            used += (size_t)snprintf(w[i].frags + used, sizeof w[i].frags - used, "%s%u", j ? "," : "", ids[j]);
-        uint8_t uuid[16];
-        random_uuid(uuid);
-        for (int j = 0; j < 16; j++) snprintf(w[i].uuid_hex + 2 * j, 3, "%02x", uuid[j]);
+        w[i].frags = id_list_format(ids, n);
+        if (!w[i].frags) {
+            fprintf(stderr, "coordinator: out of memory\n");
+            return 1;
+        }
+        assign_uuid(w[i].uuid, w[i].uuid_hex);
         snprintf(w[i].out, sizeof w[i].out, "%s/segment-%d.bin", dir, i);
         printf("  worker %d: fragments [%s] (%llu rows), segment %s\n", i, w[i].frags,
                (unsigned long long)group_rows, w[i].uuid_hex);
@@ -202,9 +210,9 @@ int main(int argc, char** argv) {
         fclose(err);
         int status = 0;
         waitpid(pid, &status, 0);
-        char seg_dir[800];
-        snprintf(seg_dir, sizeof seg_dir, "%s/_indices/%.8s-%.4s-%.4s-%.4s-%.12s", uri, w[0].uuid_hex,
-                 w[0].uuid_hex + 8, w[0].uuid_hex + 12, w[0].uuid_hex + 16, w[0].uuid_hex + 20);
+        char dashed[UUID_HEX_DASHED_LEN + 1], seg_dir[800];
+        uuid_hex_format_dashed(w[0].uuid, dashed);
+        snprintf(seg_dir, sizeof seg_dir, "%s/_indices/%s", uri, dashed);
         struct stat st;
         int left = stat(seg_dir, &st) == 0;
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -212,9 +220,7 @@ int main(int argc, char** argv) {
                left ? "LEFT BEHIND" : "removed");
         if (!sent || code != 3 || left) bad = 1;
         /* The retry is a new attempt with a new segment UUID. */
-        uint8_t uuid[16];
-        random_uuid(uuid);
-        for (int j = 0; j < 16; j++) snprintf(w[0].uuid_hex + 2 * j, 3, "%02x", uuid[j]);
+        assign_uuid(w[0].uuid, w[0].uuid_hex);
         unlink(w[0].out);
     }
     int next = 0, running = 0, failed = 0;
@@ -297,7 +303,10 @@ int main(int argc, char** argv) {
                r_seg - r_one);
     }
 
-    for (int i = 0; i < workers; i++) free((void*)ptrs[i]);
+    for (int i = 0; i < workers; i++) {
+        free((void*)ptrs[i]);
+        free(w[i].frags);
+    }
     free(ptrs);
     free(lens);
     free(w);

@@ -4,14 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../tests/c/test_util.h"
-
-static void die(const char* what) {
-    const char* msg = lance_last_error_message();
-    fprintf(stderr, "demo: %s failed: %s\n", what, msg ? msg : "(no message)");
-    lance_free_string(msg);
-    exit(1);
-}
+#include "die.h"
+#include "test_util.h"
 
 int main(int argc, char** argv) {
     int64_t rows = argc > 1 ? atoll(argv[1]) : 100000;

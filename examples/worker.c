@@ -8,45 +8,29 @@
  * shared model the coordinator trained, builds its segment over its
  * fragments with that model (never training), and writes the metadata to
  * <output file> atomically (a temporary file renamed into place), so the
- * coordinator never reads half a segment.  Exit status 0 on success.
- * Progress goes to stderr, one line per stage.  SIGTERM cancels the build
- * through a cancel token: the worker removes its partial segment and exits
- * with status 3. */
-#include <pthread.h>
-#include <signal.h>
+ * coordinator never reads half a segment.  Exit status 0 on success, 1
+ * when the build fails, 2 for bad arguments (the fragment list is read
+ * strictly, whatever its length: a non-number, an empty item, an id out of
+ * range or given twice is refused, never truncated or read as 0).
+ * Progress goes to stderr, one line per stage.  SIGTERM (or SIGINT) cancels
+ * the build through a cancel token: the worker removes its partial segment
+ * and exits with status 3. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "cancel_signal.h"
+#include "die.h"
+#include "files.h"
+#include "id_list.h"
 #include "lance/lance.h"
-#include "read_whole_file.h"
+#include "uuid_hex.h"
 
-static LanceIndexBuildCancelToken* token;
-static volatile sig_atomic_t terminated;
-
-/* A signal handler may only set a flag; a watcher thread turns it into a
- * cancel request (lance_index_build_cancel is callable from any thread). */
-static void on_term(int sig) {
-    (void)sig;
-    terminated = 1;
-}
-
-static void* watch(void* arg) {
-    (void)arg;
-    while (!terminated) {
-        struct timespec pause = {0, 5 * 1000 * 1000};
-        nanosleep(&pause, NULL);
-    }
-    lance_index_build_cancel(token);
-    return NULL;
-}
+/* Exit statuses: 0 built, 1 the build failed, 2 bad arguments, 3 cancelled. */
+enum { EXIT_FAILED = 1, EXIT_ARGUMENTS = 2, EXIT_CANCELLED = 3 };
 
 static int fail(const char* what) {
-    const char* msg = lance_last_error_message();
-    fprintf(stderr, "worker: %s failed [%d]: %s\n", what, (int)lance_last_error_code(), msg ? msg : "");
-    lance_free_string(msg);
-    return lance_last_error_code() == LANCE_ERR_CANCELLED ? 3 : 1;
+    return report_lance_error(what) == LANCE_ERR_CANCELLED ? EXIT_CANCELLED : EXIT_FAILED;
 }
 
 static void progress(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
@@ -58,88 +42,92 @@ static void progress(void* user, int32_t event, const char* stage, uint64_t tota
         fprintf(stderr, "worker %s: %s done (%llu)\n", who, stage, (unsigned long long)completed);
 }
 
-static int parse_uuid(const char* hex, uint8_t out[16]) {
-    if (strlen(hex) != 32) return -1;
-    for (int i = 0; i < 16; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1) return -1;
-        out[i] = (uint8_t)v;
-    }
-    return 0;
-}
-
 int main(int argc, char** argv) {
-    if (argc < 7) {
+    if (argc < 7 || argc > 8) {
         fprintf(stderr, "usage: %s uri version model-file uuid-hex out-file frag,frag,... [IVF_FLAT|IVF_PQ]\n",
                 argv[0]);
-        return 2;
+        return EXIT_ARGUMENTS;
     }
     const char* uri = argv[1];
-    uint64_t version = strtoull(argv[2], NULL, 10);
+    uint64_t version = 0;
+    if (decimal_parse(argv[2], UINT64_MAX, &version) != 0) {
+        fprintf(stderr, "worker: the version \"%s\" is not a number\n", argv[2]);
+        return EXIT_ARGUMENTS;
+    }
     uint8_t uuid[16];
-    if (parse_uuid(argv[4], uuid) != 0) {
-        fprintf(stderr, "worker: bad uuid %s\n", argv[4]);
-        return 2;
+    if (uuid_hex_parse(argv[4], uuid) != 0) {
+        fprintf(stderr, "worker: bad segment uuid \"%s\" (32 hex digits expected)\n", argv[4]);
+        return EXIT_ARGUMENTS;
     }
-    uint32_t frags[4096];
+    /* The coordinator's list, refused whole when any of it is wrong: a
+     * worker that built fewer fragments than assigned would leave a hole. */
+    uint32_t* frags = NULL;
     size_t nfrags = 0;
-    for (char* p = argv[6]; *p && nfrags < 4096;) {
-        frags[nfrags++] = (uint32_t)strtoul(p, &p, 10);
-        if (*p == ',') p++;
+    char why[160];
+    if (id_list_parse(argv[6], ID_LIST_UNIQUE, &frags, &nfrags, why, sizeof why) != 0) {
+        fprintf(stderr, "worker: bad fragment list: %s\n", why);
+        return EXIT_ARGUMENTS;
     }
-    LanceVectorIndexType type = argc > 7 && strcmp(argv[7], "IVF_FLAT") == 0 ? LANCE_INDEX_IVF_FLAT
-                                                                             : LANCE_INDEX_IVF_PQ;
+    LanceVectorIndexType type = LANCE_INDEX_IVF_PQ;
+    if (argc > 7 && strcmp(argv[7], "IVF_FLAT") == 0) type = LANCE_INDEX_IVF_FLAT;
+    else if (argc > 7 && strcmp(argv[7], "IVF_PQ") != 0) {
+        fprintf(stderr, "worker: unknown index type %s (IVF_FLAT or IVF_PQ)\n", argv[7]);
+        free(frags);
+        return EXIT_ARGUMENTS;
+    }
 
-    token = lance_index_build_cancel_token_new();
-    signal(SIGTERM, on_term);
-    pthread_t watcher;
-    pthread_create(&watcher, NULL, watch, NULL);
-    pthread_detach(watcher);
-
-    LanceDataset* ds = lance_dataset_open(uri, NULL, version);
-    if (!ds) return fail("open");
+    int rc = 0;
+    LanceDataset* ds = NULL;
+    unsigned char* model_bytes = NULL;
     size_t model_len = 0;
-    unsigned char* model_bytes = read_whole_file(argv[3], &model_len);
-    if (!model_bytes) {
-        fprintf(stderr, "worker: cannot read %s\n", argv[3]);
-        return 1;
-    }
     LanceVectorModel* model = NULL;
-    if (lance_vector_model_parse(model_bytes, model_len, &model) != 0) return fail("model parse");
-    free(model_bytes);
-    LanceVectorModelInfo info;
-    if (lance_vector_model_info(model, &info) != 0) return fail("model info");
-
-    LanceVectorIndexParams params = {0};
-    params.index_type = type;
-    params.metric = info.metric;
-    params.num_partitions = info.num_partitions;
-    params.num_sub_vectors = info.num_sub_vectors;
-    LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = frags;
-    o.fragment_count = nfrags;
-    o.index_uuid = uuid;
-    o.model = model;
-    o.train = LANCE_TRAIN_NEVER;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &o);
-    if (!b) return fail("builder");
-    lance_index_segment_builder_set_progress(b, progress, argv[4]);
-    lance_index_segment_builder_set_cancel_token(b, token);
+    LanceIndexSegmentBuilder* b = NULL;
     uint8_t* bytes = NULL;
     size_t len = 0;
-    if (lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0) return fail("build");
-
-    char tmp[1100];
-    snprintf(tmp, sizeof tmp, "%s.tmp", argv[5]);
-    FILE* f = fopen(tmp, "wb");
-    if (!f || fwrite(bytes, 1, len, f) != len || fclose(f) != 0 || rename(tmp, argv[5]) != 0) {
-        fprintf(stderr, "worker: cannot write %s\n", argv[5]);
-        return 1;
+    LanceVectorModelInfo info;
+    const LanceIndexBuildCancelToken* token = cancel_signal_start();
+    if (!token) {
+        perror("worker: cannot watch SIGTERM");
+        rc = EXIT_FAILED;
+    } else if (!(ds = lance_dataset_open(uri, NULL, version))) {
+        rc = fail("open");
+    } else if (!(model_bytes = read_whole_file(argv[3], &model_len))) {
+        fprintf(stderr, "worker: cannot read %s\n", argv[3]);
+        rc = EXIT_FAILED;
+    } else if (lance_vector_model_parse(model_bytes, model_len, &model) != 0) {
+        rc = fail("model parse");
+    } else if (lance_vector_model_info(model, &info) != 0) {
+        rc = fail("model info");
+    } else {
+        LanceVectorIndexParams params = {0};
+        params.index_type = type;
+        params.metric = info.metric;
+        params.num_partitions = info.num_partitions;
+        params.num_sub_vectors = info.num_sub_vectors;
+        LanceIndexSegmentBuildOptions o = {0};
+        o.fragment_ids = frags;
+        o.fragment_count = nfrags;
+        o.index_uuid = uuid;
+        o.model = model;
+        o.train = LANCE_TRAIN_NEVER;
+        b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &o);
+        if (!b) rc = fail("builder");
+        else if (lance_index_segment_builder_set_progress(b, progress, argv[4]) != 0 ||
+                 lance_index_segment_builder_set_cancel_token(b, token) != 0)
+            rc = fail("builder settings");
+        else if (lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0)
+            rc = fail("build");
+        else if (write_whole_file(argv[5], bytes, len) != 0) {
+            fprintf(stderr, "worker: cannot write %s\n", argv[5]);
+            rc = EXIT_FAILED;
+        }
     }
     lance_free_bytes(bytes);
     lance_index_segment_builder_free(b);
+    cancel_signal_stop();
     lance_vector_model_free(model);
+    free(model_bytes);
     lance_dataset_close(ds);
-    /* The token stays: the watcher thread may still use it until exit. */
-    return 0;
+    free(frags);
+    return rc;
 }

@@ -9,6 +9,7 @@ command -v ninja >/dev/null || need+=(ninja-build)
 command -v cc >/dev/null || need+=(build-essential)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v nm >/dev/null || need+=(binutils)
+command -v valgrind >/dev/null || need+=(valgrind) # the failure suite's memcheck tests
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo

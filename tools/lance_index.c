@@ -1,17 +1,20 @@
 /* lance-index: every step of a distributed index build from a shell.
  *
- *   lance-index plan   URI --groups N
- *   lance-index train  URI --column C [--type IVF_PQ] [--partitions K] ... -o model.bin
- *   lance-index build  URI --column C [--fragments 0,1,5] [--model model.bin] -o seg.bin
- *   lance-index commit URI --name N --column C seg.bin... [--replace] [--job-id ID]
- *   lance-index list   URI [--json]
- *   lance-index search URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N]
+ *   lance-index plan     URI --groups N
+ *   lance-index train    URI --column C [--type IVF_PQ] [--partitions K] ... -o model.bin
+ *   lance-index build    URI --column C [--fragments 0,1,5] [--model model.bin] -o seg.bin
+ *   lance-index commit   URI --name N --column C seg.bin... [--replace] [--job-id ID]
+ *   lance-index list     URI [--json]
+ *   lance-index coverage URI --name N [--json]
+ *   lance-index search   URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N]
+ *   lance-index create   URI --column C [vector options]
  *
- * Written on lance.h alone.  `lance-index help` and `lance-index CMD --help`
- * describe each command; README.md has the exit codes. */
+ * Written on lance.h and the shared helpers of common/ alone.
+ * `lance-index help` and `lance-index CMD --help` describe each command;
+ * README.md has the exit codes. */
+#define _POSIX_C_SOURCE 200809L /* strdup, nanosleep */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -20,9 +23,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cancel_signal.h"
+#include "die.h"
+#include "files.h"
+#include "id_list.h"
 #include "json.h"
-#include "read_whole_file.h"
 #include "lance/lance.h"
+#include "measure.h"
+#include "uuid_hex.h"
 
 /* Exit codes: 0 success; 2 bad command line or unreadable/unwritable local
  * file; 10 + LanceErrorCode for an error of the library (11 invalid
@@ -32,6 +40,7 @@
 
 static int quiet;
 
+static int usage(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage(const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
@@ -44,11 +53,16 @@ static int usage(const char* fmt, ...) {
 
 /* Reports the library's last error and returns its exit code. */
 static int lib_error(const char* what) {
-    LanceErrorCode code = lance_last_error_code();
-    const char* msg = lance_last_error_message();
-    fprintf(stderr, "lance-index: %s failed (error %d): %s\n", what, (int)code, msg ? msg : "(no message)");
-    lance_free_string(msg);
-    return EXIT_LIBRARY_BASE + (int)code;
+    return EXIT_LIBRARY_BASE + (int)report_lance_error(what);
+}
+
+/* The tool's own allocations: running out of memory ends it. */
+static void* must(void* p) {
+    if (!p) {
+        fprintf(stderr, "lance-index: out of memory\n");
+        exit(1);
+    }
+    return p;
 }
 
 /* ---- command-line options ---- */
@@ -66,7 +80,7 @@ static int parse(int argc, char** argv, int first, Opt* opts, int nopts, const c
     int n = 0;
     for (int i = first; i < argc; i++) {
         const char* a = argv[i];
-        if (a[0] == '-' && a[1] == '-') {
+        if ((a[0] == '-' && a[1] == '-') || !strcmp(a, "-o")) {
             int k = 0;
             while (k < nopts && strcmp(opts[k].name, a) != 0) k++;
             if (k == nopts) {
@@ -81,15 +95,6 @@ static int parse(int argc, char** argv, int first, Opt* opts, int nopts, const c
                 }
                 opts[k].value = argv[++i];
             }
-        } else if (!strcmp(a, "-o")) {
-            int k = 0;
-            while (k < nopts && strcmp(opts[k].name, "-o") != 0) k++;
-            if (k == nopts || i + 1 >= argc) {
-                usage("-o is not an option here, or has no value");
-                return -1;
-            }
-            opts[k].given = 1;
-            opts[k].value = argv[++i];
         } else {
             if (n >= cap) {
                 usage("too many arguments");
@@ -109,62 +114,33 @@ static const char* opt(const Opt* opts, int nopts, const char* name) {
 
 /* A non-negative integer option; -1 when the text is not one. */
 static long long number(const char* text) {
-    if (!text || !*text) return -1;
-    char* end = NULL;
-    errno = 0;
-    long long v = strtoll(text, &end, 10);
-    return (*end || errno || v < 0) ? -1 : v;
+    uint64_t v = 0;
+    return decimal_parse(text, INT64_MAX, &v) == 0 ? (long long)v : -1;
 }
 
-/* "0,1,5" -> ids; returns the count, or -1. */
-static long parse_ids(const char* text, uint32_t** out) {
-    size_t cap = 16, n = 0;
-    uint32_t* ids = malloc(cap * sizeof *ids);
-    const char* p = text;
-    while (*p) {
-        char* end = NULL;
-        unsigned long v = strtoul(p, &end, 10);
-        if (end == p || v > UINT32_MAX) {
-            free(ids);
-            return -1;
-        }
-        if (n == cap) ids = realloc(ids, (cap *= 2) * sizeof *ids);
-        ids[n++] = (uint32_t)v;
-        p = end;
-        if (*p == ',') p++;
-        else if (*p) {
-            free(ids);
-            return -1;
-        }
-    }
-    *out = ids;
-    return (long)n;
+/* A fragment-list option (see common/id_list.h).  Ids given twice are left
+ * to the library, whose message names the fragment (exit 11).  Returns 0,
+ * or the exit status after saying what is wrong. */
+static int fragment_list(const char* option, const char* text, uint32_t** ids, size_t* count) {
+    char why[160];
+    if (id_list_parse(text, 0, ids, count, why, sizeof why) != 0)
+        return usage("%s: %s (expected fragment ids like 0,1,5)", option, why);
+    return 0;
 }
 
-/* Writes atomically: a temporary file renamed into place. */
-static int write_file(const char* path, const uint8_t* bytes, size_t len) {
-    size_t n = strlen(path) + 8;
-    char* tmp = malloc(n);
-    snprintf(tmp, n, "%s.tmp", path);
-    FILE* f = fopen(tmp, "wb");
-    int ok = f && fwrite(bytes, 1, len, f) == len;
-    if (f && fclose(f) != 0) ok = 0;
-    if (ok && rename(tmp, path) != 0) ok = 0;
-    if (!ok) {
-        fprintf(stderr, "lance-index: cannot write %s: %s\n", path, strerror(errno));
-        unlink(tmp);
-    }
-    free(tmp);
-    return ok ? 0 : EXIT_USAGE;
+static int write_output(const char* path, const uint8_t* bytes, size_t len) {
+    if (write_whole_file(path, bytes, len) == 0) return 0;
+    fprintf(stderr, "lance-index: cannot write %s: %s\n", path, strerror(errno));
+    return EXIT_USAGE;
 }
 
-static LanceDataset* open_dataset(const char* uri, const char* version) {
+/* Opens URI at --version V (0 or absent = latest).  Returns 0, or the exit
+ * status after printing why. */
+static int open_dataset(const char* uri, const char* version, LanceDataset** out) {
     long long v = version ? number(version) : 0;
-    if (v < 0) {
-        usage("--version must be a number");
-        return NULL;
-    }
-    return lance_dataset_open(uri, NULL, (uint64_t)v);
+    if (v < 0) return usage("--version must be a number");
+    *out = lance_dataset_open(uri, NULL, (uint64_t)v);
+    return *out ? 0 : lib_error("open");
 }
 
 /* ---- progress on stderr ---- */
@@ -177,12 +153,6 @@ typedef struct {
     double started;
 } Progress;
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
-
 static void on_progress(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
                         uint64_t completed) {
     Progress* p = user;
@@ -190,12 +160,12 @@ static void on_progress(void* user, int32_t event, const char* stage, uint64_t t
         snprintf(p->stage, sizeof p->stage, "%s", stage);
         snprintf(p->unit, sizeof p->unit, "%s", unit);
         p->total = total;
-        p->started = now();
+        p->started = monotonic_seconds();
         if (!p->tty && total) fprintf(stderr, "%s: started (%llu %s)\n", stage, (unsigned long long)total, unit);
         else if (!p->tty) fprintf(stderr, "%s: started\n", stage);
         return;
     }
-    double elapsed = now() - p->started;
+    double elapsed = monotonic_seconds() - p->started;
     if (event == LANCE_PROGRESS_STAGE_PROGRESS && p->tty) {
         double rate = elapsed > 0 ? completed / elapsed : 0;
         if (p->total)
@@ -216,6 +186,16 @@ static LanceIndexBuildProgressFn progress_fn(void) {
     return on_progress;
 }
 
+/* SIGINT / SIGTERM cancel the build given the returned token (NULL, with a
+ * warning, when signals cannot be watched: the build still runs). */
+static const LanceIndexBuildCancelToken* cancel_on_signals(void) {
+    const LanceIndexBuildCancelToken* token = cancel_signal_start();
+    if (!token)
+        fprintf(stderr, "lance-index: warning: SIGINT and SIGTERM will not cancel this build (%s)\n",
+                strerror(errno));
+    return token;
+}
+
 /* ---- training has no progress events: show the time it has taken ---- */
 
 static atomic_int training_done;
@@ -224,7 +204,7 @@ static double training_started;
 static void* show_elapsed(void* arg) {
     (void)arg;
     while (!atomic_load(&training_done)) {
-        fprintf(stderr, "\rtraining the shared model: %.1f s", now() - training_started);
+        fprintf(stderr, "\rtraining the shared model: %.1f s", monotonic_seconds() - training_started);
         struct timespec pause = {0, 200 * 1000 * 1000};
         nanosleep(&pause, NULL);
     }
@@ -232,56 +212,28 @@ static void* show_elapsed(void* arg) {
     return NULL;
 }
 
-/* ---- SIGINT / SIGTERM: cancel the running build ---- */
-
-static LanceIndexBuildCancelToken* cancel_token;
-
-/* A handler may only set a flag; the library's progress hooks are not
- * signal-safe, so a small thread turns the flag into a cancel. */
-static volatile sig_atomic_t interrupted;
-static void on_signal(int sig) {
-    (void)sig;
-    interrupted = 1;
-}
-
-static void* watch_signals(void* arg) {
-    (void)arg;
-    while (!interrupted) {
-        struct timespec pause = {0, 5 * 1000 * 1000};
-        nanosleep(&pause, NULL);
-    }
-    lance_index_build_cancel(cancel_token);
-    return NULL;
-}
-
-static void cancel_on_signals(void) {
-    cancel_token = lance_index_build_cancel_token_new();
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    pthread_t t;
-    pthread_create(&t, NULL, watch_signals, NULL);
-    pthread_detach(t);
-}
-
 /* ---- vector parameters ---- */
 
+static const struct {
+    const char* name;
+    LanceVectorIndexType type;
+} vector_types[] = {{"IVF_FLAT", LANCE_INDEX_IVF_FLAT},       {"IVF_SQ", LANCE_INDEX_IVF_SQ},
+                    {"IVF_PQ", LANCE_INDEX_IVF_PQ},           {"IVF_HNSW_SQ", LANCE_INDEX_IVF_HNSW_SQ},
+                    {"IVF_HNSW_PQ", LANCE_INDEX_IVF_HNSW_PQ}, {"IVF_HNSW_FLAT", LANCE_INDEX_IVF_HNSW_FLAT},
+                    {"IVF_RQ", LANCE_INDEX_IVF_RQ}};
+
 static int vector_type(const char* name, LanceVectorIndexType* out) {
-    static const struct {
-        const char* name;
-        LanceVectorIndexType type;
-    } types[] = {{"IVF_FLAT", LANCE_INDEX_IVF_FLAT},       {"IVF_SQ", LANCE_INDEX_IVF_SQ},
-                 {"IVF_PQ", LANCE_INDEX_IVF_PQ},           {"IVF_HNSW_SQ", LANCE_INDEX_IVF_HNSW_SQ},
-                 {"IVF_HNSW_PQ", LANCE_INDEX_IVF_HNSW_PQ}, {"IVF_HNSW_FLAT", LANCE_INDEX_IVF_HNSW_FLAT},
-                 {"IVF_RQ", LANCE_INDEX_IVF_RQ}};
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (!strcmp(types[i].name, name)) {
-            *out = types[i].type;
+    for (size_t i = 0; i < sizeof vector_types / sizeof vector_types[0]; i++)
+        if (!strcmp(vector_types[i].name, name)) {
+            *out = vector_types[i].type;
             return 0;
         }
     return -1;
+}
+
+/* The types whose segments use the model's PQ codebook. */
+static int uses_pq_codebook(LanceVectorIndexType type) {
+    return type == LANCE_INDEX_IVF_PQ || type == LANCE_INDEX_IVF_HNSW_PQ;
 }
 
 static int metric(const char* name, LanceMetricType* out) {
@@ -297,7 +249,8 @@ static int metric(const char* name, LanceMetricType* out) {
         {"--sub-vectors", 1, NULL, 0}, {"--bits", 1, NULL, 0}, {"--iterations", 1, NULL, 0},     \
         {"--sample-rate", 1, NULL, 0}
 
-/* Fills params from the VECTOR_OPTS; returns 0 or an exit code. */
+/* Fills params from the VECTOR_OPTS (type IVF_PQ when --type is absent);
+ * returns 0 or an exit code. */
 static int vector_params(const Opt* o, int n, LanceVectorIndexParams* p) {
     memset(p, 0, sizeof *p);
     const char* type = opt(o, n, "--type");
@@ -342,27 +295,39 @@ static int cmd_plan(int argc, char** argv) {
     if (done >= 0) return done;
     long long groups = number(opt(o, 3, "--groups"));
     if (np != 1 || groups < 0) return usage("plan needs URI and --groups N");
-    LanceDataset* ds = open_dataset(pos[0], opt(o, 3, "--version"));
-    if (!ds) return lib_error("open");
+    LanceDataset* ds = NULL;
+    int rc = open_dataset(pos[0], opt(o, 3, "--version"), &ds);
+    if (rc) return rc;
     LanceFragmentPlan* plan = NULL;
     if (lance_dataset_plan_fragment_groups(ds, (size_t)groups, &plan) != 0) {
-        lance_dataset_close(ds);
-        return lib_error("plan");
+        rc = lib_error("plan");
+    } else {
+        /* The whole document is checked before any of it is printed. */
+        size_t count = lance_fragment_plan_group_count(plan);
+        for (size_t g = 0; g < count && rc == 0; g++) {
+            const uint32_t* ids = NULL;
+            size_t n = 0;
+            uint64_t rows = 0;
+            if (lance_fragment_plan_group(plan, g, &ids, &n, &rows) != 0) rc = lib_error("plan group");
+        }
+        if (rc == 0) {
+            printf("{\"dataset_version\": %llu, \"groups\": [",
+                   (unsigned long long)lance_fragment_plan_dataset_version(plan));
+            for (size_t g = 0; g < count; g++) {
+                const uint32_t* ids = NULL;
+                size_t n = 0;
+                uint64_t rows = 0;
+                lance_fragment_plan_group(plan, g, &ids, &n, &rows);
+                printf("%s{\"fragments\": [", g ? ", " : "");
+                for (size_t i = 0; i < n; i++) printf("%s%u", i ? ", " : "", ids[i]);
+                printf("], \"rows\": %llu}", (unsigned long long)rows);
+            }
+            printf("]}\n");
+        }
     }
-    printf("{\"dataset_version\": %llu, \"groups\": [", (unsigned long long)lance_fragment_plan_dataset_version(plan));
-    for (size_t g = 0; g < lance_fragment_plan_group_count(plan); g++) {
-        const uint32_t* ids = NULL;
-        size_t n = 0;
-        uint64_t rows = 0;
-        lance_fragment_plan_group(plan, g, &ids, &n, &rows);
-        printf("%s{\"fragments\": [", g ? ", " : "");
-        for (size_t i = 0; i < n; i++) printf("%s%u", i ? ", " : "", ids[i]);
-        printf("], \"rows\": %llu}", (unsigned long long)rows);
-    }
-    printf("]}\n");
     lance_fragment_plan_free(plan);
     lance_dataset_close(ds);
-    return 0;
+    return rc;
 }
 
 static int cmd_train(int argc, char** argv) {
@@ -391,55 +356,86 @@ static int cmd_train(int argc, char** argv) {
     int rc = vector_params(o, no, &p);
     if (rc) return rc;
     uint32_t* sample = NULL;
-    long nsample = 0;
+    size_t nsample = 0;
     const char* sf = opt(o, no, "--sample-fragments");
-    if (sf && (nsample = parse_ids(sf, &sample)) <= 0) return usage("--sample-fragments must be like 0,1,5");
-    LanceDataset* ds = open_dataset(pos[0], opt(o, no, "--version"));
-    if (!ds) return lib_error("open");
+    if (sf && (rc = fragment_list("--sample-fragments", sf, &sample, &nsample)) != 0) return rc;
+    LanceDataset* ds = NULL;
     LanceVectorModel* model = NULL;
-    double t0 = now();
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    const char* fingerprint = NULL;
     pthread_t ticker;
     int ticking = !quiet && isatty(2);
+    double t0 = 0;
+    if ((rc = open_dataset(pos[0], opt(o, no, "--version"), &ds)) != 0) goto done;
+    t0 = monotonic_seconds();
     training_started = t0;
-    if (ticking) pthread_create(&ticker, NULL, show_elapsed, NULL);
-    else if (!quiet) fprintf(stderr, "training the shared model...\n");
-    int trained = lance_dataset_train_vector_model(ds, column, &p, sample, (size_t)nsample, &model);
+    if (ticking && pthread_create(&ticker, NULL, show_elapsed, NULL) != 0) ticking = 0;
+    if (!ticking && !quiet) fprintf(stderr, "training the shared model...\n");
+    int trained = lance_dataset_train_vector_model(ds, column, &p, sample, nsample, &model);
     if (ticking) {
         atomic_store(&training_done, 1);
         pthread_join(ticker, NULL);
     }
     if (trained != 0) {
-        free(sample);
-        lance_dataset_close(ds);
-        return lib_error("train");
+        rc = lib_error("train");
+    } else if (lance_vector_model_serialize(model, &bytes, &len) != 0) {
+        rc = lib_error("serialize");
+    } else if (!(fingerprint = lance_vector_model_fingerprint(model))) {
+        rc = lib_error("fingerprint");
+    } else if ((rc = write_output(out, bytes, len)) == 0) {
+        if (!quiet) fprintf(stderr, "trained in %.2f s\n", monotonic_seconds() - t0);
+        printf("%s\n", fingerprint);
     }
-    uint8_t* bytes = NULL;
-    size_t len = 0;
-    rc = lance_vector_model_serialize(model, &bytes, &len) == 0 ? write_file(out, bytes, len) : lib_error("serialize");
-    if (rc == 0) {
-        const char* fp = lance_vector_model_fingerprint(model);
-        if (!quiet) fprintf(stderr, "trained in %.2f s\n", now() - t0);
-        printf("%s\n", fp);
-        lance_free_string(fp);
-    }
+done:
+    lance_free_string(fingerprint);
     lance_free_bytes(bytes);
-    free(sample);
     lance_vector_model_free(model);
     lance_dataset_close(ds);
+    free(sample);
     return rc;
 }
 
-static int parse_uuid(const char* hex, uint8_t out[16]) {
-    size_t j = 0;
-    for (size_t i = 0; hex[i] && j < 32; i++) {
-        if (hex[i] == '-') continue;
-        char c = hex[i];
-        int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-        if (v < 0) return -1;
-        out[j / 2] = (uint8_t)(j % 2 ? (out[j / 2] | v) : (v << 4));
-        j++;
-    }
-    return j == 32 ? 0 : -1;
+/* The model in `path` for a build: parsed, its settings filling what the
+ * command line left open.  Without --type the model decides the type (its
+ * PQ codebook means IVF_PQ, none IVF_FLAT); a --type the model cannot
+ * build is a usage error naming both.  Returns 0 or an exit status. */
+static int build_model(const char* path, const char* type_given, int metric_given, LanceVectorIndexParams* p,
+                       LanceVectorModel** out) {
+    size_t len = 0;
+    unsigned char* bytes = read_whole_file(path, &len);
+    if (!bytes) return usage("cannot read %s: %s", path, strerror(errno));
+    int parsed = lance_vector_model_parse(bytes, len, out);
+    free(bytes);
+    if (parsed != 0) return lib_error("reading the model");
+    LanceVectorModelInfo info;
+    if (lance_vector_model_info(*out, &info) != 0) return lib_error("reading the model's settings");
+    const char* model_kind = info.has_pq_codebook ? "an IVF_PQ model (it has a PQ codebook)"
+                                                  : "an IVF_FLAT model (it has no PQ codebook)";
+    if (!type_given) p->index_type = info.has_pq_codebook ? LANCE_INDEX_IVF_PQ : LANCE_INDEX_IVF_FLAT;
+    else if (uses_pq_codebook(p->index_type) != (int)info.has_pq_codebook)
+        return usage("--type %s conflicts with the model %s, %s; leave --type out to use the model's type",
+                     type_given, path, model_kind);
+    if (!metric_given) p->metric = info.metric;
+    if (!p->num_partitions) p->num_partitions = info.num_partitions;
+    if (!p->num_sub_vectors && info.has_pq_codebook) p->num_sub_vectors = info.num_sub_vectors;
+    return 0;
+}
+
+static int scalar_type(const char* name, LanceScalarIndexType* out) {
+    static const struct {
+        const char* name;
+        LanceScalarIndexType type;
+    } types[] = {{"BTREE", LANCE_SCALAR_BTREE},
+                 {"BITMAP", LANCE_SCALAR_BITMAP},
+                 {"LABEL_LIST", LANCE_SCALAR_LABEL_LIST},
+                 {"INVERTED", LANCE_SCALAR_INVERTED}};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (!strcmp(types[i].name, name)) {
+            *out = types[i].type;
+            return 0;
+        }
+    return -1;
 }
 
 static int cmd_build(int argc, char** argv) {
@@ -462,84 +458,78 @@ static int cmd_build(int argc, char** argv) {
                         "        [--uuid HEX] [--version V] [--name N] [--quiet]\n"
                         "        [vector options as for train, or --scalar BTREE|BITMAP|LABEL_LIST|INVERTED]\n"
                         "  Builds one segment over the fragments WITHOUT committing and writes its metadata\n"
-                        "  bytes to SEGMENT.  With --model the shared model is used and never retrained.\n"
+                        "  bytes to SEGMENT.  With --model the shared model is used and never retrained, and\n"
+                        "  the index type is the model's (IVF_PQ with a PQ codebook, else IVF_FLAT) unless\n"
+                        "  --type names another the model can build.  --uuid takes 32 hex digits, or the\n"
+                        "  dashed 8-4-4-4-12 form.\n"
                         "  SIGINT or SIGTERM cancels the build: its files are removed, exit status 19.", &np);
     if (done >= 0) return done;
     quiet |= opt(o, no, "--quiet") != NULL;
     const char* column = opt(o, no, "--column");
     const char* out = opt(o, no, "-o");
     if (np != 1 || !column || !out) return usage("build needs URI, --column and -o");
-    LanceIndexSegmentBuildOptions bo;
-    memset(&bo, 0, sizeof bo);
-    uint32_t* frags = NULL;
-    const char* ft = opt(o, no, "--fragments");
-    long nfrags = 0;
-    if (ft && (nfrags = parse_ids(ft, &frags)) <= 0) return usage("--fragments must be like 0,1,5");
-    bo.fragment_ids = frags;
-    bo.fragment_count = (size_t)nfrags;
-    uint8_t uuid[16];
-    const char* ut = opt(o, no, "--uuid");
-    if (ut) {
-        if (parse_uuid(ut, uuid) != 0) return usage("--uuid must be 32 hex digits (hyphens allowed)");
-        bo.index_uuid = uuid;
-    }
     const char* scalar = opt(o, no, "--scalar");
-    LanceVectorModel* model = NULL;
-    const char* mt = opt(o, no, "--model");
+    const char* model_path = opt(o, no, "--model");
+    LanceScalarIndexType st = LANCE_SCALAR_BTREE;
+    if (scalar && scalar_type(scalar, &st) != 0) return usage("unknown --scalar %s", scalar);
+    if (scalar && model_path) return usage("--model is for vector indices, not with --scalar %s", scalar);
+    uint8_t uuid[16];
+    const char* uuid_text = opt(o, no, "--uuid");
+    if (uuid_text && uuid_hex_parse(uuid_text, uuid) != 0)
+        return usage("--uuid %s: expected 32 hex digits, or the dashed 8-4-4-4-12 form", uuid_text);
     LanceVectorIndexParams p;
     int rc = vector_params(o, no, &p);
     if (rc) return rc;
-    if (mt) {
-        size_t len = 0;
-        unsigned char* bytes = read_whole_file(mt, &len);
-        if (!bytes) return usage("cannot read %s", mt);
-        int ok = lance_vector_model_parse(bytes, len, &model) == 0;
-        free(bytes);
-        if (!ok) return lib_error("reading the model");
-        LanceVectorModelInfo info;
-        lance_vector_model_info(model, &info);
-        /* The model decides what the command line left open. */
-        p.metric = opt(o, no, "--metric") ? p.metric : info.metric;
-        if (!p.num_partitions) p.num_partitions = info.num_partitions;
-        if (!p.num_sub_vectors && info.has_pq_codebook) p.num_sub_vectors = info.num_sub_vectors;
+
+    LanceIndexSegmentBuildOptions bo;
+    memset(&bo, 0, sizeof bo);
+    uint32_t* frags = NULL;
+    size_t nfrags = 0;
+    LanceVectorModel* model = NULL;
+    LanceDataset* ds = NULL;
+    LanceIndexSegmentBuilder* b = NULL;
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    const LanceIndexBuildCancelToken* token = NULL;
+    double t0 = 0;
+    const char* ft = opt(o, no, "--fragments");
+    if (ft && (rc = fragment_list("--fragments", ft, &frags, &nfrags)) != 0) goto done;
+    bo.fragment_ids = frags;
+    bo.fragment_count = nfrags;
+    if (uuid_text) bo.index_uuid = uuid;
+    if (model_path) {
+        rc = build_model(model_path, opt(o, no, "--type"), opt(o, no, "--metric") != NULL, &p, &model);
+        if (rc) goto done;
         bo.model = model;
         bo.train = LANCE_TRAIN_NEVER;
     }
-    LanceDataset* ds = open_dataset(pos[0], opt(o, no, "--version"));
-    if (!ds) return lib_error("open");
-    LanceIndexSegmentBuilder* b;
-    if (scalar) {
-        LanceScalarIndexType st = !strcmp(scalar, "BTREE")        ? LANCE_SCALAR_BTREE
-                                  : !strcmp(scalar, "BITMAP")     ? LANCE_SCALAR_BITMAP
-                                  : !strcmp(scalar, "LABEL_LIST") ? LANCE_SCALAR_LABEL_LIST
-                                  : !strcmp(scalar, "INVERTED")   ? LANCE_SCALAR_INVERTED
-                                                                  : (LanceScalarIndexType)0;
-        if (!st) return usage("unknown --scalar %s", scalar);
-        b = lance_index_segment_builder_new_scalar(ds, column, opt(o, no, "--name"), st, NULL, &bo);
-    } else {
-        b = lance_index_segment_builder_new_vector(ds, column, opt(o, no, "--name"), &p, &bo);
-    }
+    if ((rc = open_dataset(pos[0], opt(o, no, "--version"), &ds)) != 0) goto done;
+    b = scalar ? lance_index_segment_builder_new_scalar(ds, column, opt(o, no, "--name"), st, NULL, &bo)
+               : lance_index_segment_builder_new_vector(ds, column, opt(o, no, "--name"), &p, &bo);
     if (!b) {
         rc = lib_error("preparing the build");
-    } else {
-        cancel_on_signals();
-        lance_index_segment_builder_set_progress(b, progress_fn(), &progress_state);
-        lance_index_segment_builder_set_cancel_token(b, cancel_token);
-        uint8_t* bytes = NULL;
-        size_t len = 0;
-        double t0 = now();
-        if (lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0) {
-            rc = lib_error("build");
-        } else {
-            rc = write_file(out, bytes, len);
-            if (rc == 0 && !quiet) fprintf(stderr, "segment built in %.2f s -> %s\n", now() - t0, out);
-        }
-        lance_free_bytes(bytes);
-        lance_index_segment_builder_free(b);
+        goto done;
     }
-    free(frags);
+    token = cancel_on_signals();
+    if (lance_index_segment_builder_set_progress(b, progress_fn(), &progress_state) != 0 ||
+        lance_index_segment_builder_set_cancel_token(b, token) != 0) {
+        rc = lib_error("preparing the build");
+        goto done;
+    }
+    t0 = monotonic_seconds();
+    if (lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0) {
+        rc = lib_error("build");
+    } else {
+        rc = write_output(out, bytes, len);
+        if (rc == 0 && !quiet) fprintf(stderr, "segment built in %.2f s -> %s\n", monotonic_seconds() - t0, out);
+    }
+done:
+    lance_index_segment_builder_free(b);
+    cancel_signal_stop();
+    lance_free_bytes(bytes);
     lance_vector_model_free(model);
     lance_dataset_close(ds);
+    free(frags);
     return rc;
 }
 
@@ -548,29 +538,35 @@ static int cmd_commit(int argc, char** argv) {
                {"--job-id", 1, NULL, 0},     {"--attempt-id", 1, NULL, 0}, {"--allow-independent-models", 0, NULL, 0},
                {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[4097];
+    const char** pos = must(calloc((size_t)argc, sizeof *pos));
     int np = 0;
-    int done = prologue(argc, argv, o, no, pos, 4097,
+    int done = prologue(argc, argv, o, no, pos, argc,
                         "lance-index commit URI --name N --column C SEGMENT... [--replace] [--job-id ID]\n"
                         "        [--attempt-id ID] [--allow-independent-models]\n"
                         "  Commits the segments as one index in one new version and prints\n"
                         "  {\"version\": V, \"already_committed\": false|true}.  A retry of a commit that\n"
                         "  happened prints the version that holds the segments.", &np);
-    if (done >= 0) return done;
+    if (done >= 0) {
+        free(pos);
+        return done;
+    }
     const char* name = opt(o, no, "--name");
     const char* column = opt(o, no, "--column");
-    if (np < 1 || !name || !column) return usage("commit needs URI, --name, --column and segment files");
-    int count = np - 1;
-    const uint8_t** ptrs = calloc((size_t)count + 1, sizeof *ptrs);
-    size_t* lens = calloc((size_t)count + 1, sizeof *lens);
-    int rc = 0;
-    for (int i = 0; i < count && rc == 0; i++) {
-        ptrs[i] = read_whole_file(pos[i + 1], &lens[i]);
-        if (!ptrs[i]) rc = usage("cannot read %s", pos[i + 1]);
+    if (np < 1 || !name || !column) {
+        free(pos);
+        return usage("commit needs URI, --name, --column and segment files");
     }
-    LanceDataset* ds = rc ? NULL : lance_dataset_open(pos[0], NULL, 0);
-    if (!rc && !ds) rc = lib_error("open");
-    if (!rc) {
+    size_t count = (size_t)np - 1;
+    const uint8_t** ptrs = must(calloc(count + 1, sizeof *ptrs));
+    size_t* lens = must(calloc(count + 1, sizeof *lens));
+    int rc = 0;
+    for (size_t i = 0; i < count && rc == 0; i++) {
+        ptrs[i] = read_whole_file(pos[i + 1], &lens[i]);
+        if (!ptrs[i]) rc = usage("cannot read %s: %s", pos[i + 1], strerror(errno));
+    }
+    LanceDataset* ds = NULL;
+    if (rc == 0) rc = open_dataset(pos[0], NULL, &ds);
+    if (rc == 0) {
         LanceCommitIndexOptions c;
         memset(&c, 0, sizeof c);
         c.replace = opt(o, no, "--replace") != NULL;
@@ -578,15 +574,16 @@ static int cmd_commit(int argc, char** argv) {
         c.job_id = opt(o, no, "--job-id");
         c.attempt_id = opt(o, no, "--attempt-id");
         LanceCommitIndexResult r;
-        if (lance_dataset_commit_index_segments_with_options(ds, name, column, ptrs, lens, (size_t)count, &c, &r) != 0)
+        if (lance_dataset_commit_index_segments_with_options(ds, name, column, ptrs, lens, count, &c, &r) != 0)
             rc = lib_error("commit");
         else
             printf("{\"version\": %llu, \"already_committed\": %s}\n", (unsigned long long)r.version,
                    r.already_committed ? "true" : "false");
     }
-    for (int i = 0; i < count; i++) free((void*)ptrs[i]);
+    for (size_t i = 0; i < count; i++) free((void*)ptrs[i]);
     free(ptrs);
     free(lens);
+    free(pos);
     lance_dataset_close(ds);
     return rc;
 }
@@ -594,6 +591,25 @@ static int cmd_commit(int argc, char** argv) {
 static const char* jstr(const JValue* o, const char* key) {
     const JValue* v = json_get(o, key);
     return v && v->type == J_STRING ? v->string : "-";
+}
+
+/* The library's segment listing of `ds`, parsed; NULL with the exit status
+ * in *rc. */
+static JValue* segment_listing(const LanceDataset* ds, int* rc) {
+    const char* text = lance_dataset_index_segments_json(ds);
+    if (!text) {
+        *rc = lib_error("listing the segments");
+        return NULL;
+    }
+    JValue* doc = json_parse(text);
+    lance_free_string(text);
+    if (!doc || doc->type != J_ARRAY) {
+        json_free(doc);
+        fprintf(stderr, "lance-index: the library's segment listing is not a JSON array\n");
+        *rc = EXIT_LIBRARY_BASE + LANCE_ERR_INTERNAL;
+        return NULL;
+    }
+    return doc;
 }
 
 static int cmd_list(int argc, char** argv) {
@@ -606,41 +622,144 @@ static int cmd_list(int argc, char** argv) {
                         "  --json prints the library's segment listing as it is.", &np);
     if (done >= 0) return done;
     if (np != 1) return usage("list needs URI");
-    LanceDataset* ds = open_dataset(pos[0], opt(o, 3, "--version"));
-    if (!ds) return lib_error("open");
-    const char* text = lance_dataset_index_segments_json(ds);
-    if (!text) {
-        lance_dataset_close(ds);
-        return lib_error("list");
-    }
+    LanceDataset* ds = NULL;
+    int rc = open_dataset(pos[0], opt(o, 3, "--version"), &ds);
+    if (rc) return rc;
     if (opt(o, 3, "--json")) {
-        printf("%s\n", text);
+        const char* text = lance_dataset_index_segments_json(ds);
+        if (!text) rc = lib_error("listing the segments");
+        else printf("%s\n", text);
+        lance_free_string(text);
     } else {
-        JValue* doc = json_parse(text);
-        printf("%-16s %-12s %-36s %-24s %10s %12s %s\n", "index", "type", "segment", "fragments", "rows", "bytes",
-               "model");
-        for (size_t i = 0; doc && i < doc->count; i++) {
-            const JValue* e = doc->items[i];
-            char frags[25] = "";
-            const JValue* f = json_get(e, "fragment_ids");
-            size_t used = 0;
-            for (size_t j = 0; f && j < f->count && used < sizeof frags; j++)
-                used += (size_t)snprintf(frags + used, sizeof frags - used, "%s%.0f", j ? "," : "", f->items[j]->number);
-            if (used >= sizeof frags - 1) memcpy(frags + sizeof frags - 4, "...", 4);
-            const JValue* rows = json_get(e, "num_rows");
-            const JValue* size = json_get(e, "size_bytes");
-            const char* model = jstr(e, "model_fingerprint");
-            printf("%-16s %-12s %-36s %-24s %10.0f %12.0f %.12s\n", jstr(e, "name"), jstr(e, "type"), jstr(e, "uuid"),
-                   frags, rows && rows->type == J_NUMBER ? rows->number : -1,
-                   size && size->type == J_NUMBER ? size->number : -1, model);
+        JValue* doc = segment_listing(ds, &rc);
+        if (doc) {
+            printf("%-16s %-12s %-36s %-24s %10s %12s %s\n", "index", "type", "segment", "fragments", "rows",
+                   "bytes", "model");
+            for (size_t i = 0; i < doc->count; i++) {
+                const JValue* e = doc->items[i];
+                char frags[25] = "";
+                const JValue* f = json_get(e, "fragment_ids");
+                size_t used = 0;
+                for (size_t j = 0; f && j < f->count && used < sizeof frags; j++)
+                    used += (size_t)snprintf(frags + used, sizeof frags - used, "%s%.0f", j ? "," : "",
+                                             f->items[j]->number);
+                if (used >= sizeof frags - 1) memcpy(frags + sizeof frags - 4, "...", 4);
+                const JValue* rows = json_get(e, "num_rows");
+                const JValue* size = json_get(e, "size_bytes");
+                printf("%-16s %-12s %-36s %-24s %10.0f %12.0f %.12s\n", jstr(e, "name"), jstr(e, "type"),
+                       jstr(e, "uuid"), frags, rows && rows->type == J_NUMBER ? rows->number : -1,
+                       size && size->type == J_NUMBER ? size->number : -1, jstr(e, "model_fingerprint"));
+            }
+            printf("%zu segments, dataset version %llu\n", doc->count, (unsigned long long)lance_dataset_version(ds));
+            json_free(doc);
         }
-        printf("%zu segments, dataset version %llu\n", doc ? doc->count : 0,
-               (unsigned long long)lance_dataset_version(ds));
-        json_free(doc);
     }
+    lance_dataset_close(ds);
+    return rc;
+}
+
+/* Prints a JSON array of numbers as "0,1,5", or "none" when empty. */
+static void print_ids(const JValue* ids) {
+    if (!ids || ids->type != J_ARRAY || ids->count == 0) {
+        printf("none");
+        return;
+    }
+    for (size_t i = 0; i < ids->count; i++) printf("%s%.0f", i ? "," : "", ids->items[i]->number);
+}
+
+static void print_rows(const JValue* rows) {
+    if (rows && rows->type == J_NUMBER) printf(" (%.0f rows)", rows->number);
+    else printf(" (rows not recorded)");
+}
+
+/* The next segment of index `name` in a segment listing at or after
+ * *next (advanced past it); NULL after the last. */
+static const JValue* next_segment_of(const JValue* listing, const char* name, size_t* next) {
+    while (*next < listing->count) {
+        const JValue* e = listing->items[(*next)++];
+        const JValue* n = json_get(e, "name");
+        if (n && n->type == J_STRING && !strcmp(n->string, name)) return e;
+    }
+    return NULL;
+}
+
+/* The library's coverage report `text` with a "segments" member first:
+ * each segment of index `name` with its fragments. */
+static void print_coverage_json(const char* text, const JValue* listing, const char* name) {
+    /* `text` is one JSON object: the report's members follow the added one. */
+    const char* rest = strchr(text, '{') + 1;
+    while (*rest == ' ' || *rest == '\n' || *rest == '\t' || *rest == '\r') rest++;
+    printf("{\"segments\": [");
+    size_t next = 0, shown = 0;
+    for (const JValue* e; (e = next_segment_of(listing, name, &next));) {
+        printf("%s{\"uuid\": ", shown++ ? ", " : "");
+        json_write_string(stdout, jstr(e, "uuid"));
+        printf(", \"fragment_ids\": [");
+        const JValue* f = json_get(e, "fragment_ids");
+        for (size_t j = 0; f && j < f->count; j++) printf("%s%.0f", j ? ", " : "", f->items[j]->number);
+        printf("]}");
+    }
+    printf("]%s%s\n", *rest == '}' ? "" : ", ", rest);
+}
+
+static void print_coverage_text(const JValue* report, const JValue* listing, const char* name) {
+    const JValue* segments = json_get(report, "num_segments");
+    const JValue* version = json_get(report, "dataset_version");
+    printf("index %s, dataset version %.0f: %.0f segments\n", name,
+           version && version->type == J_NUMBER ? version->number : -1,
+           segments && segments->type == J_NUMBER ? segments->number : -1);
+    size_t next = 0;
+    for (const JValue* e; (e = next_segment_of(listing, name, &next));) {
+        printf("  segment %s (%s): fragments ", jstr(e, "uuid"), jstr(e, "type"));
+        print_ids(json_get(e, "fragment_ids"));
+        printf("\n");
+    }
+    printf("indexed fragments:   ");
+    print_ids(json_get(report, "indexed_fragments"));
+    print_rows(json_get(report, "indexed_rows"));
+    printf("\nunindexed fragments: ");
+    print_ids(json_get(report, "unindexed_fragments"));
+    print_rows(json_get(report, "unindexed_rows"));
+    printf("\nstale fragments:     ");
+    print_ids(json_get(report, "stale_fragments"));
+    printf("\n");
+}
+
+static int cmd_coverage(int argc, char** argv) {
+    Opt o[] = {{"--name", 1, NULL, 0}, {"--json", 0, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
+    int no = (int)(sizeof o / sizeof o[0]);
+    const char* pos[1];
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 1,
+                        "lance-index coverage URI --name N [--json] [--version V]\n"
+                        "  Which fragments of the dataset's version the index covers: each segment with its\n"
+                        "  fragments, then the indexed fragments, the unindexed ones (appended since: the\n"
+                        "  ones to index next) and the stale ones (covered, but no longer in the dataset).\n"
+                        "  --json prints the library's coverage report with a \"segments\" member added:\n"
+                        "  [{\"uuid\": U, \"fragment_ids\": [...]}, ...].", &np);
+    if (done >= 0) return done;
+    const char* name = opt(o, no, "--name");
+    if (np != 1 || !name) return usage("coverage needs URI and --name");
+    LanceDataset* ds = NULL;
+    int rc = open_dataset(pos[0], opt(o, no, "--version"), &ds);
+    if (rc) return rc;
+    const char* text = lance_dataset_index_coverage_json(ds, name);
+    JValue* report = NULL;
+    JValue* listing = NULL;
+    if (!text) {
+        rc = lib_error("coverage");
+    } else if (!(report = json_parse(text)) || report->type != J_OBJECT) {
+        fprintf(stderr, "lance-index: the library's coverage report is not a JSON object\n");
+        rc = EXIT_LIBRARY_BASE + LANCE_ERR_INTERNAL;
+    } else if ((listing = segment_listing(ds, &rc)) != NULL) {
+        if (opt(o, no, "--json")) print_coverage_json(text, listing, name);
+        else print_coverage_text(report, listing, name);
+    }
+    json_free(listing);
+    json_free(report);
     lance_free_string(text);
     lance_dataset_close(ds);
-    return 0;
+    return rc;
 }
 
 /* Prints one batch's rows: every column, int64, float32 or utf8. */
@@ -683,20 +802,43 @@ static int cmd_create(int argc, char** argv) {
     LanceVectorIndexParams p;
     int rc = vector_params(o, no, &p);
     if (rc) return rc;
-    LanceDataset* ds = lance_dataset_open(pos[0], NULL, 0);
-    if (!ds) return lib_error("open");
-    cancel_on_signals();
-    LanceIndexBuildControl control = {progress_fn(), &progress_state, cancel_token};
-    double t0 = now();
+    LanceDataset* ds = NULL;
+    if ((rc = open_dataset(pos[0], NULL, &ds)) != 0) return rc;
+    LanceIndexBuildControl control = {progress_fn(), &progress_state, cancel_on_signals()};
+    double t0 = monotonic_seconds();
     if (lance_dataset_create_vector_index_with_control(ds, column, opt(o, no, "--name"), &p,
                                                        opt(o, no, "--replace") != NULL, &control) != 0) {
         rc = lib_error("create");
     } else {
-        if (!quiet) fprintf(stderr, "built and committed in %.2f s\n", now() - t0);
+        if (!quiet) fprintf(stderr, "built and committed in %.2f s\n", monotonic_seconds() - t0);
         printf("{\"version\": %llu}\n", (unsigned long long)lance_dataset_version(ds));
     }
+    cancel_signal_stop();
     lance_dataset_close(ds);
     return rc;
+}
+
+/* "0.1,0.2,..." -> a malloc'd vector; NULL (after saying why) when the text
+ * is not comma-separated numbers. */
+static float* parse_query(const char* text, size_t* dim) {
+    size_t cap = 64, n = 0;
+    float* q = must(malloc(cap * sizeof *q));
+    const char* p = text;
+    for (;;) {
+        char* end = NULL;
+        float v = strtof(p, &end);
+        if (end == p || (*end && *end != ',')) {
+            free(q);
+            usage("--query must be comma-separated numbers");
+            return NULL;
+        }
+        if (n == cap) q = must(realloc(q, (cap *= 2) * sizeof *q));
+        q[n++] = v;
+        if (!*end) break;
+        p = end + 1;
+    }
+    *dim = n;
+    return q;
 }
 
 static int cmd_search(int argc, char** argv) {
@@ -715,51 +857,32 @@ static int cmd_search(int argc, char** argv) {
     const char* column = opt(o, no, "--column");
     const char* qt = opt(o, no, "--query");
     if (np != 1 || !column || !qt) return usage("search needs URI, --column and --query");
-    size_t cap = 64, dim = 0;
-    float* q = malloc(cap * sizeof *q);
-    for (const char* p = qt; *p;) {
-        char* end = NULL;
-        float v = strtof(p, &end);
-        if (end == p) {
-            free(q);
-            return usage("--query must be comma-separated numbers");
-        }
-        if (dim == cap) q = realloc(q, (cap *= 2) * sizeof *q);
-        q[dim++] = v;
-        p = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') {
-            free(q);
-            return usage("--query must be comma-separated numbers");
-        }
-    }
     long long k = opt(o, no, "--k") ? number(opt(o, no, "--k")) : 10;
     long long nprobes = opt(o, no, "--nprobes") ? number(opt(o, no, "--nprobes")) : 0;
     long long refine = opt(o, no, "--refine") ? number(opt(o, no, "--refine")) : 0;
-    if (k <= 0 || nprobes < 0 || refine < 0) {
-        free(q);
+    if (k <= 0 || nprobes < 0 || nprobes > UINT32_MAX || refine < 0 || refine > UINT32_MAX)
         return usage("--k, --nprobes and --refine must be numbers (k > 0)");
-    }
     LanceMetricType m = LANCE_METRIC_L2;
     const char* mt = opt(o, no, "--metric");
-    if (mt && metric(mt, &m) != 0) {
-        free(q);
-        return usage("unknown --metric %s", mt);
-    }
-    /* --select a,b -> a NULL-terminated list. */
-    char* select = strdup(opt(o, no, "--select") ? opt(o, no, "--select") : "id");
-    const char* cols[64];
-    int nc = 0;
-    for (char* tok = strtok(select, ","); tok && nc < 63; tok = strtok(NULL, ",")) cols[nc++] = tok;
-    cols[nc] = NULL;
-    int rc = 0;
-    LanceDataset* ds = open_dataset(pos[0], opt(o, no, "--version"));
-    LanceScanner* s = ds ? lance_scanner_new(ds, cols, NULL) : NULL;
-    if (!ds) rc = lib_error("open");
-    else if (!s) rc = lib_error("scanner");
-    else if (lance_scanner_nearest(s, column, q, dim, LANCE_DTYPE_FLOAT32, (size_t)k) != 0 ||
-             (nprobes && lance_scanner_set_nprobes(s, (uint32_t)nprobes) != 0) ||
-             (refine && lance_scanner_set_refine_factor(s, (uint32_t)refine) != 0) ||
-             (mt && lance_scanner_set_metric(s, m) != 0))
+    if (mt && metric(mt, &m) != 0) return usage("unknown --metric %s", mt);
+    size_t dim = 0;
+    float* q = parse_query(qt, &dim);
+    if (!q) return EXIT_USAGE;
+    /* --select a,b -> a NULL-terminated list of every name given. */
+    char* select = must(strdup(opt(o, no, "--select") ? opt(o, no, "--select") : "id"));
+    size_t nc = 1;
+    for (const char* c = select; *c; c++) nc += *c == ',';
+    const char** cols = must(calloc(nc + 1, sizeof *cols));
+    nc = 0;
+    for (char* tok = strtok(select, ","); tok; tok = strtok(NULL, ",")) cols[nc++] = tok;
+    LanceDataset* ds = NULL;
+    LanceScanner* s = NULL;
+    int rc = open_dataset(pos[0], opt(o, no, "--version"), &ds);
+    if (rc == 0 && !(s = lance_scanner_new(ds, cols, NULL))) rc = lib_error("scanner");
+    if (rc == 0 && (lance_scanner_nearest(s, column, q, dim, LANCE_DTYPE_FLOAT32, (size_t)k) != 0 ||
+                    (nprobes && lance_scanner_set_nprobes(s, (uint32_t)nprobes) != 0) ||
+                    (refine && lance_scanner_set_refine_factor(s, (uint32_t)refine) != 0) ||
+                    (mt && lance_scanner_set_metric(s, m) != 0)))
         rc = lib_error("search settings");
     for (int header = 1; rc == 0;) {
         LanceBatch* batch = NULL;
@@ -771,7 +894,9 @@ static int cmd_search(int argc, char** argv) {
         }
         struct ArrowArray a;
         struct ArrowSchema sc;
-        if (lance_batch_to_arrow(batch, &a, &sc) == 0) {
+        if (lance_batch_to_arrow(batch, &a, &sc) != 0) {
+            rc = lib_error("reading the results");
+        } else {
             print_batch(&a, &sc, header);
             header = 0;
             a.release(&a);
@@ -781,6 +906,7 @@ static int cmd_search(int argc, char** argv) {
     }
     lance_scanner_close(s);
     lance_dataset_close(ds);
+    free(cols);
     free(select);
     free(q);
     return rc;
@@ -789,19 +915,20 @@ static int cmd_search(int argc, char** argv) {
 static void help(void) {
     puts("lance-index: run the steps of a distributed Lance index build from a shell.\n"
          "\n"
-         "  lance-index plan   URI --groups N                       balanced fragment groups (JSON)\n"
-         "  lance-index train  URI --column C -o MODEL [options]    the shared model\n"
-         "  lance-index build  URI --column C -o SEGMENT [options]  one uncommitted segment\n"
-         "  lance-index commit URI --name N --column C SEGMENT...   one index, one new version\n"
-         "  lance-index list   URI [--json]                         the segments of every index\n"
-         "  lance-index search URI --column C --query V [options]   k-NN through the index\n"
-         "  lance-index create URI --column C [options]             one-shot build and commit\n"
+         "  lance-index plan     URI --groups N                       balanced fragment groups (JSON)\n"
+         "  lance-index train    URI --column C -o MODEL [options]    the shared model\n"
+         "  lance-index build    URI --column C -o SEGMENT [options]  one uncommitted segment\n"
+         "  lance-index commit   URI --name N --column C SEGMENT...   one index, one new version\n"
+         "  lance-index list     URI [--json]                         the segments of every index\n"
+         "  lance-index coverage URI --name N [--json]                indexed, unindexed, stale fragments\n"
+         "  lance-index search   URI --column C --query V [options]   k-NN through the index\n"
+         "  lance-index create   URI --column C [options]             one-shot build and commit\n"
          "\n"
          "`lance-index COMMAND --help` describes a command.  --quiet silences progress (build).\n"
          "Exit status: 0 success; 2 bad command line or unreadable/unwritable file;\n"
          "10 + the library's error code otherwise (11 invalid argument, 12 I/O, 13 not found,\n"
          "15 index, 18 commit conflict (retry), 19 cancelled, 20 no segments, 21 duplicate segment,\n"
-         "22 overlapping segments, 23 stale segment, 24 model mismatch).");
+         "22 overlapping segments, 23 stale segment, 24 model mismatch, 25 incomplete segment).");
 }
 
 int main(int argc, char** argv) {
@@ -816,9 +943,9 @@ int main(int argc, char** argv) {
     static const struct {
         const char* name;
         int (*run)(int, char**);
-    } commands[] = {{"plan", cmd_plan},     {"train", cmd_train}, {"build", cmd_build},
-                    {"commit", cmd_commit}, {"list", cmd_list},   {"search", cmd_search},
-                    {"create", cmd_create}};
+    } commands[] = {{"plan", cmd_plan},     {"train", cmd_train},       {"build", cmd_build},
+                    {"commit", cmd_commit}, {"list", cmd_list},         {"coverage", cmd_coverage},
+                    {"search", cmd_search}, {"create", cmd_create}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc, argv);
     return usage("unknown command %s", argv[1]);

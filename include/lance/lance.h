@@ -32,12 +32,30 @@
  *
  * Threads.  Every call blocks until its work is done; the work runs on one
  * shared multi-threaded runtime that the library starts on first use.  Any
- * number of threads may call the library at once.  A LanceDataset handle may
- * be shared between threads: reads see the handle's current snapshot, and
- * calls that commit through the same handle are serialized.  A LanceScanner
- * or LanceBatch must be used by one thread at a time.  Never call lance-c
- * from inside a callback that lance-c is running (it fails with
- * LANCE_ERR_INVALID_ARGUMENT rather than deadlock).
+ * number of threads may call the library at once.  Per handle type:
+ *   LanceDataset                 shared between threads freely.  Reads take
+ *                                the handle's current snapshot and never
+ *                                wait for a build or commit running through
+ *                                the same handle; calls that commit through
+ *                                one handle run one at a time.  Close it
+ *                                only when no other call uses it.
+ *   LanceScanner, LanceBatch     one thread at a time (any thread); a
+ *                                scanner's Arrow streams likewise.
+ *   LanceIndexSegmentBuilder     one thread at a time, settings included:
+ *                                nothing may touch a builder while its
+ *                                execute runs (a cancel goes through the
+ *                                token, never the builder).
+ *   LanceVectorModel,            immutable once made: any number of threads
+ *   LanceIndexSegmentMetadata,   may read one at once; free it when no call
+ *   LanceFragmentPlan            uses it.
+ *   LanceIndexBuildCancelToken   lance_index_build_cancel() and
+ *                                lance_index_build_cancel_requested() from
+ *                                any thread at any time; free it from one.
+ * Never call lance-c from inside a callback that lance-c is running, except
+ * the two cancel-token calls: anything else fails with
+ * LANCE_ERR_INVALID_ARGUMENT rather than deadlock.  An Arrow stream the
+ * library produced may be handed back to it (a scanner's stream written to
+ * another dataset with lance_dataset_write(), for example).
  *
  * Snapshots.  A LanceDataset holds one version of the dataset.  Reads through
  * it see that version even when other writers commit newer ones; a call that
@@ -166,7 +184,12 @@ typedef enum {
     LANCE_ERR_STALE_SEGMENT = 13,
     /* Commit (E5): vector segments built from different shared models, or
        trained independently, without allow_independent_models. */
-    LANCE_ERR_MODEL_MISMATCH = 14
+    LANCE_ERR_MODEL_MISMATCH = 14,
+    /* Commit (E5): a segment's files are missing from storage or differ in
+       size from what its metadata records (deleted by a cleanup, a build
+       killed mid-write, a corrupted UUID in transit; the message names the
+       segment and the file).  Rebuild that segment. */
+    LANCE_ERR_INCOMPLETE_SEGMENT = 15
 } LanceErrorCode;
 
 /** The code of this thread's last error; LANCE_OK after a success. */
@@ -232,8 +255,28 @@ uint64_t lance_dataset_fragment_count(const LanceDataset* dataset);
 /**
  * Writes the fragment ids of the handle's version, in manifest order.
  * @param out_ids  Borrowed; must hold lance_dataset_fragment_count() entries.
+ *
+ * The count and the ids are read from the snapshot the handle holds at each
+ * call: when another thread commits through the same handle in between, the
+ * second call may see more fragments than the buffer was sized for.  Prefer
+ * lance_dataset_fragment_ids_bounded(), which cannot overrun.
  */
 int32_t lance_dataset_fragment_ids(const LanceDataset* dataset, uint64_t* out_ids);
+
+/**
+ * Writes the fragment ids of the handle's version, in manifest order, into
+ * a buffer of `capacity` entries.
+ * @param out_ids    Borrowed; holds `capacity` entries.  May be NULL when
+ *                   `capacity` is 0, to ask only for the count.
+ * @param capacity   When it is less than the number of fragments: only the
+ *                   count is written, and the call fails with
+ *                   LANCE_ERR_INVALID_ARGUMENT (nothing is written to
+ *                   `out_ids`), unless `out_ids` is NULL and `capacity` 0.
+ * @param out_count  Borrowed, must not be NULL: receives the number of
+ *                   fragments of the version read.
+ */
+int32_t lance_dataset_fragment_ids_bounded(const LanceDataset* dataset, uint64_t* out_ids,
+                                           size_t capacity, size_t* out_count);
 
 /**
  * Writes the row count of each fragment (deleted rows excluded), in the
@@ -685,7 +728,7 @@ int32_t lance_vector_model_serialize(const LanceVectorModel* model, uint8_t** ou
 int32_t lance_vector_model_parse(const uint8_t* bytes, size_t len, LanceVectorModel** out_model);
 
 /** The model's content fingerprint: 64 hex digits.  Produced: lance_free_string(). */
-const char* lance_vector_model_fingerprint(const LanceVectorModel* model);
+char* lance_vector_model_fingerprint(const LanceVectorModel* model);
 
 /** What a model holds. */
 typedef struct LanceVectorModelInfo {
@@ -772,7 +815,10 @@ typedef struct LanceIndexSegmentBuildOptions {
  * With an injected model every partition assignment uses the given
  * centroids; params->num_partitions, if set, must equal their count, and
  * their dimension must be the column's.  IVF_PQ and IVF_HNSW_PQ need the
- * codebook too.  A model's metric must equal params->metric.
+ * codebook too.  A model's metric must equal params->metric.  Metric
+ * HAMMING needs a uint8 vector column, and a build that trains needs at
+ * least params->num_partitions rows in its fragments: otherwise
+ * LANCE_ERR_INVALID_ARGUMENT here, not a failure deep in the build.
  *
  * @param dataset     Borrowed.
  * @param column      Borrowed; LANCE_ERR_NOT_FOUND when it does not exist.
@@ -801,6 +847,22 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(
  * Builds the segment WITHOUT committing and returns its metadata as the
  * prost-encoded pb::IndexMetadata message (the manifest's own encoding).
  * A builder runs once; a second call is LANCE_ERR_INVALID_ARGUMENT.
+ *
+ * A caller-assigned options->index_uuid must be new: when a segment with
+ * that UUID is committed in the dataset's latest version, or its directory
+ * _indices/<uuid>/ already holds files, the call fails with
+ * LANCE_ERR_DUPLICATE_SEGMENT before writing anything (a worker task
+ * retried after its coordinator committed would otherwise overwrite files
+ * a committed index reads).  Give every attempt of a task a fresh UUID.
+ *
+ * Temporary files: vector builds spill their shuffle to the system's
+ * temporary directory (TMPDIR, else /tmp) and remove it when the build ends,
+ * whether it succeeded, failed or was cancelled.  A worker killed with
+ * SIGKILL cannot remove it: its directory (a ".tmp" prefix, holding
+ * shuffle_data files about the size of the group's vectors) stays behind.
+ * Point TMPDIR at a per-worker directory and remove that directory when a
+ * worker dies; lance_dataset_cleanup_old_versions() reclaims only what is
+ * under the dataset.
  *
  * @param out_metadata_bytes  Produced: free with lance_free_bytes().
  * @param out_metadata_len    Receives the byte count.
@@ -913,7 +975,7 @@ void lance_index_build_cancel_token_free(LanceIndexBuildCancelToken* token);
  * Requests cancellation of every build given this token.  Callable from any
  * thread at any time, including from a progress callback; idempotent.  Not
  * async-signal-safe: a signal handler should set a flag that a thread turns
- * into this call (examples/worker.c does).
+ * into this call (common/cancel_signal.c does).
  * A token stays cancelled: use a new one for the next build.
  * @return 0, or -1 for a NULL token.
  */
@@ -958,7 +1020,14 @@ int32_t lance_dataset_create_scalar_index_with_control(LanceDataset* dataset, co
                                                        const char* params_json, bool replace,
                                                        const LanceIndexBuildControl* control);
 
-/* ---- segment metadata (RFC E2) ---- */
+/* ========================================================================
+ * Distributed index builds: segment metadata (RFC E2)
+ *
+ * The bytes a segment build returns are the segment's whole description
+ * (prost-encoded pb::IndexMetadata, docs/segment-metadata.md): they travel
+ * from a worker to its coordinator by any transport.  A parsed handle reads
+ * them without a dataset.
+ * ======================================================================== */
 
 typedef struct LanceIndexSegmentMetadata LanceIndexSegmentMetadata;
 
@@ -1044,8 +1113,10 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  * Checks, in this order, each with its own code and a message naming the
  * segments and fragments involved:
  *   segment_count == 0                         LANCE_ERR_NO_SEGMENTS
+ *   bytes that are not segment metadata        LANCE_ERR_INVALID_ARGUMENT
  *   a UUID twice in the set                    LANCE_ERR_DUPLICATE_SEGMENT
  *   two segments sharing a fragment            LANCE_ERR_OVERLAPPING_SEGMENTS
+ *   `column` not in the latest version         LANCE_ERR_NOT_FOUND
  *   the same set already committed as this     success, already_committed = true,
  *     index (a retry after a lost reply, even  version = the version that committed it
  *     when a compaction has since rewritten    (the oldest version still kept, if
@@ -1053,12 +1124,20 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  *   some of the set already committed          LANCE_ERR_DUPLICATE_SEGMENT
  *   coverage of fragments no longer in the     LANCE_ERR_STALE_SEGMENT
  *     dataset (deleted, compacted away)
+ *   a segment built on another column, or an   LANCE_ERR_INVALID_ARGUMENT
+ *     index of that name on another column
  *   an index of that name exists, !replace     LANCE_ERR_INDEX
+ *   segments of different index types (new     LANCE_ERR_INVALID_ARGUMENT
+ *     ones and those kept by replace)
  *   vector segments from different shared      LANCE_ERR_MODEL_MISMATCH
  *     models, or without one (trained
  *     independently), unless allowed
- * and the core's own checks (column, segment type, vector query contract)
- * give LANCE_ERR_INVALID_ARGUMENT or LANCE_ERR_INDEX.
+ *   a file a segment's metadata lists is       LANCE_ERR_INCOMPLETE_SEGMENT
+ *     missing or of another size (or a
+ *     segment listing no files has none)
+ * and the core's own checks (vector query contract) give
+ * LANCE_ERR_INVALID_ARGUMENT or LANCE_ERR_INDEX.  Files of segments stored
+ * under another base path of a multi-base dataset are not verified here.
  *
  * Another writer committing a conflicting change at the same moment (another
  * coordinator committing an index of the same name, a compaction of the
@@ -1124,7 +1203,11 @@ int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* i
                                             const size_t* segment_metadata_lens,
                                             size_t segment_count, bool replace);
 
-/* ---- planning: which worker builds which fragments ---- */
+/* ========================================================================
+ * Distributed index builds: planning
+ *
+ * Which worker builds which fragments: a coordinator's helper, optional.
+ * ======================================================================== */
 
 typedef struct LanceFragmentPlan LanceFragmentPlan;
 
@@ -1191,7 +1274,7 @@ void lance_fragment_plan_free(LanceFragmentPlan* plan);
  * lance_dataset_index_list_json() keeps its 0.1.6 shape; this is the
  * extended view.  Produced: free with lance_free_string().  NULL on error.
  */
-const char* lance_dataset_index_segments_json(const LanceDataset* dataset);
+char* lance_dataset_index_segments_json(const LanceDataset* dataset);
 
 /**
  * How far one logical index covers the handle's version:
@@ -1211,7 +1294,7 @@ const char* lance_dataset_index_segments_json(const LanceDataset* dataset);
  * @param index_name  Borrowed; LANCE_ERR_NOT_FOUND when there is no such index.
  * Produced: free with lance_free_string().  NULL on error.
  */
-const char* lance_dataset_index_coverage_json(const LanceDataset* dataset, const char* index_name);
+char* lance_dataset_index_coverage_json(const LanceDataset* dataset, const char* index_name);
 
 #ifdef __cplusplus
 } /* extern "C" */

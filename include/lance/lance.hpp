@@ -383,9 +383,21 @@ public:
     void schema(ArrowSchema* out) const { detail::check(lance_dataset_schema(get(), out)); }
 
     std::vector<uint64_t> fragment_ids() const {
-        std::vector<uint64_t> ids(fragment_count());
-        if (!ids.empty()) detail::check(lance_dataset_fragment_ids(get(), ids.data()));
-        return ids;
+        // Another thread may commit through this handle between the two
+        // calls: ask again until the buffer holds the snapshot's ids.
+        std::vector<uint64_t> ids;
+        while (true) {
+            size_t count = 0;
+            int32_t rc = lance_dataset_fragment_ids_bounded(get(), ids.empty() ? nullptr : ids.data(),
+                                                            ids.size(), &count);
+            if (count > ids.size()) {
+                ids.resize(count);
+                continue;
+            }
+            if (rc != 0) throw Error::last();
+            ids.resize(count);
+            return ids;
+        }
     }
     std::vector<uint64_t> fragment_row_counts() const {
         std::vector<uint64_t> rows(fragment_count());

@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 /* The lance-index tool, run as a user would: the whole plan / train /
- * build / commit / list / search loop, its errors and exit codes, and a
- * build cancelled by SIGINT.  Usage: test_cli PATH-TO-lance-index */
+ * build / commit / list / search loop, its errors and exit codes, the
+ * coverage report after an append, the index type taken from the model,
+ * strict --uuid and fragment lists (also the example worker's), and a build
+ * cancelled by SIGINT.  Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -16,27 +18,40 @@
 #define DIM 32
 
 static const char* tool;
+static const char* worker;
 static char* dir;
 static char uri[600];
 static TuData data;
 static char out[1 << 16];
 
-/* Runs `lance-index <args>`; stdout goes to `out`; returns the exit status. */
-static int run(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char* fmt, ...) {
-    char args[4096], cmd[8192];
+/* Runs `<program> <args>` through the shell; stdout goes to `out`, stderr
+ * to stderr.txt; returns the exit status. */
+static int run_in(const char* program, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static int run_in(const char* program, const char* fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s %s 2>%s/stderr.txt", tool, args, dir);
+    char* args = malloc((size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(args, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    size_t cap = strlen(program) + (size_t)n + strlen(dir) + 32;
+    char* cmd = malloc(cap);
+    snprintf(cmd, cap, "%s %s 2>%s/stderr.txt", program, args, dir);
+    free(args);
     FILE* p = popen(cmd, "r");
+    free(cmd);
     if (!p) return -1;
-    size_t n = fread(out, 1, sizeof out - 1, p);
-    out[n] = 0;
+    size_t got = fread(out, 1, sizeof out - 1, p);
+    out[got] = 0;
     int status = pclose(p);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
+
+/* `lance-index <args>` and the example worker, `lance_worker <args>`. */
+#define run(...) run_in(tool, __VA_ARGS__)
+#define run_worker(...) run_in(worker, __VA_ARGS__)
 
 static int stderr_mentions(const char* needle) {
     char path[700];
@@ -153,17 +168,173 @@ static void test_errors(void) {
     CHECK(run("commit %s --name other --column vec %s/extra.bin %s/extra2.bin", uri, dir, dir) ==
           10 + LANCE_ERR_OVERLAPPING_SEGMENTS);
     CHECK(stderr_mentions("fragments [1]"));
-    const char* commands[] = {"plan", "train", "build", "commit", "list", "search", "create"};
-    for (int i = 0; i < 7; i++) {
+    const char* commands[] = {"plan", "train", "build", "commit", "list", "coverage", "search", "create"};
+    for (int i = 0; i < 8; i++) {
         CHECK(run("%s --help", commands[i]) == 0);
         CHECK(strstr(out, commands[i]) != NULL);
     }
-    CHECK(run("help") == 0 && strstr(out, "Exit status") != NULL);
+    CHECK(run("help") == 0 && strstr(out, "Exit status") != NULL && strstr(out, "lance-index coverage") != NULL);
     /* The one-shot build through the tool; a second is refused without --replace. */
     CHECK(run("create %s --column vec --type IVF_FLAT --partitions 8 --name one_idx --quiet", uri) == 0);
     CHECK(strstr(out, "\"version\": 3") != NULL);
     CHECK(run("create %s --column vec --type IVF_FLAT --partitions 8 --name one_idx --quiet", uri) ==
           10 + LANCE_ERR_INDEX);
+}
+
+/* --uuid, fragment lists (the tool's and the example worker's) and a --type
+ * that conflicts with the model: usage errors (exit 2) that say what is wrong. */
+static void test_strict_arguments(void) {
+    const char* bad_uuids[] = {
+        "1b4e28ba2fa1471f8e2a0d9c3f5a6b7c0",    /* 33 hex digits */
+        "1b4e28ba2fa1471f8e2a0d9c3f5a6b7g",     /* a non-hex character */
+        "1b4e28ba2fa1471f8e2a0d9c3f5a6b7",      /* 31: too short */
+        "1b4e28ba-2fa1-471f-8e2a-0d9c3f5a6b7cX", /* the dashed form and a trailing character */
+        "1b4e28ba2-fa1-471f-8e2a-0d9c3f5a6b7c", /* a dash out of place */
+    };
+    for (int i = 0; i < 5; i++) {
+        CHECK(run("build %s --column vec --fragments 0 --model %s/model.bin --uuid %s -o %s/u.bin --quiet", uri, dir,
+                  bad_uuids[i], dir) == 2);
+        CHECK(stderr_mentions("--uuid"));
+    }
+    struct stat st;
+    char path[700];
+    snprintf(path, sizeof path, "%s/u.bin", dir);
+    CHECK(stat(path, &st) != 0);
+
+    const char* bad_lists[] = {"0,x", "1,,2", "3,", "-1", "4294967296", "0, 1", ""};
+    const char* why[] = {"item 2 (\"x\") is not a number", "item 2 is empty", "item 2 is empty", "negative",
+                         "larger than 4294967295", "item 2 (\" 1\") is not a number", "empty"};
+    for (int i = 0; i < 7; i++) {
+        CHECK(run("build %s --column vec --fragments '%s' --model %s/model.bin -o %s/f.bin --quiet", uri,
+                  bad_lists[i], dir, dir) == 2);
+        CHECK(stderr_mentions("--fragments") && stderr_mentions(why[i]));
+    }
+    CHECK(run("train %s --column vec --type IVF_FLAT --sample-fragments 0,a -o %s/m2.bin", uri, dir) == 2);
+    CHECK(stderr_mentions("--sample-fragments"));
+
+    /* The worker reads the coordinator's list whole: 5000 ids and then a
+     * non-number (a fixed buffer would have stopped reading at 4096), an id
+     * given twice, a trailing comma. */
+    size_t cap = 5000 * 6 + 8, used = 0;
+    char* long_list = malloc(cap);
+    for (int i = 0; i < 5000; i++) used += (size_t)snprintf(long_list + used, cap - used, "%d,", i);
+    snprintf(long_list + used, cap - used, "x");
+    const char* worker_lists[] = {long_list, "0,1,0", "0,", "0,zero"};
+    const char* worker_why[] = {"item 5001 (\"x\") is not a number", "id 0 is given twice", "item 2 is empty",
+                                "item 2 (\"zero\") is not a number"};
+    for (int i = 0; i < 4; i++) {
+        CHECK(run_worker("%s 1 %s/model.bin 1b4e28ba2fa1471f8e2a0d9c3f5a6b7c %s/w.bin '%s' IVF_FLAT", uri, dir, dir,
+                         worker_lists[i]) == 2);
+        CHECK(stderr_mentions("bad fragment list") && stderr_mentions(worker_why[i]));
+    }
+    free(long_list);
+
+    /* model.bin is an IVF_FLAT model: a PQ type conflicts with it. */
+    CHECK(run("build %s --column vec --fragments 0 --type IVF_PQ --model %s/model.bin -o %s/pq.bin --quiet", uri,
+              dir, dir) == 2);
+    CHECK(stderr_mentions("--type IVF_PQ") && stderr_mentions("model.bin") && stderr_mentions("IVF_FLAT model"));
+    snprintf(path, sizeof path, "%s/pq.bin", dir);
+    CHECK(stat(path, &st) != 0);
+}
+
+/* Two fragments appended after the build: the coverage report names exactly
+ * them as unindexed; a segment over them built with the model and no --type
+ * is IVF_FLAT, and committed with --replace it completes the index. */
+static void test_coverage_after_append(void) {
+    LanceDataset* ds = lance_dataset_open(uri, NULL, 0);
+    CHECK(ds != NULL);
+    uint64_t before[16], after[18];
+    size_t before_count = ds ? (size_t)lance_dataset_fragment_count(ds) : 0;
+    CHECK(before_count == 16);
+    if (before_count == 16) CHECK_OK(lance_dataset_fragment_ids(ds, before));
+    lance_dataset_close(ds);
+    ds = tu_write(uri, &data, 0, 2000, LANCE_WRITE_APPEND, 1000);
+    CHECK(ds != NULL);
+    size_t after_count = ds ? (size_t)lance_dataset_fragment_count(ds) : 0;
+    CHECK(after_count == 18);
+    if (after_count == 18) CHECK_OK(lance_dataset_fragment_ids(ds, after));
+    uint32_t added[2] = {0, 0};
+    int n_added = 0;
+    for (size_t i = 0; before_count == 16 && after_count == 18 && i < after_count; i++) {
+        int old = 0;
+        for (size_t j = 0; j < before_count; j++) old |= after[i] == before[j];
+        if (!old && n_added < 2) added[n_added++] = (uint32_t)after[i];
+    }
+    CHECK(n_added == 2);
+    char added_text[64], line[160];
+    snprintf(added_text, sizeof added_text, "%u,%u", added[0], added[1]);
+
+    /* text */
+    CHECK(run("coverage %s --name vec_idx", uri) == 0);
+    snprintf(line, sizeof line, "unindexed fragments: %s (2000 rows)\n", added_text);
+    CHECK(strstr(out, line) != NULL);
+    CHECK(strstr(out, "indexed fragments:   0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15 (16000 rows)\n") != NULL);
+    CHECK(strstr(out, "stale fragments:     none\n") != NULL);
+    int segments = 0;
+    for (const char* p = out; (p = strstr(p, "  segment ")); p++) segments++;
+    CHECK(segments == 4);
+
+    /* --json: the library's report plus the segments */
+    CHECK(run("coverage %s --name vec_idx --json", uri) == 0);
+    JValue* report = json_parse(out);
+    CHECK(report && report->type == J_OBJECT);
+    const JValue* unindexed = json_get(report, "unindexed_fragments");
+    CHECK(unindexed && unindexed->count == 2 && unindexed->items[0]->number == added[0] &&
+          unindexed->items[1]->number == added[1]);
+    const JValue* indexed = json_get(report, "indexed_fragments");
+    CHECK(indexed && indexed->count == 16);
+    for (size_t i = 0; indexed && i < indexed->count && i < 16; i++) CHECK(indexed->items[i]->number == (double)i);
+    const JValue* stale = json_get(report, "stale_fragments");
+    CHECK(stale && stale->type == J_ARRAY && stale->count == 0);
+    const JValue* segs = json_get(report, "segments");
+    CHECK(segs && segs->count == 4);
+    int covered[16] = {0};
+    for (size_t i = 0; segs && i < segs->count; i++) {
+        const JValue* f = json_get(segs->items[i], "fragment_ids");
+        for (size_t j = 0; f && j < f->count; j++)
+            if (f->items[j]->number >= 0 && f->items[j]->number < 16) covered[(int)f->items[j]->number]++;
+    }
+    for (int i = 0; i < 16; i++) CHECK(covered[i] == 1);
+    json_free(report);
+    CHECK(run("coverage %s --name no_such_idx", uri) == 10 + LANCE_ERR_NOT_FOUND);
+    CHECK(run("coverage %s", uri) == 2);
+
+    /* The appended fragments' segment: no --type, the model says IVF_FLAT;
+     * the dashed --uuid form is accepted. */
+    CHECK(run("build %s --column vec --fragments %s --model %s/model.bin --uuid 5a0c3e1d-7b2f-4c8e-9d61-0f2a4b6c8e10 "
+              "-o %s/seg-new.bin --quiet",
+              uri, added_text, dir, dir) == 0);
+    char path[700];
+    snprintf(path, sizeof path, "%s/seg-new.bin", dir);
+    size_t len = 0;
+    unsigned char* bytes = read_whole_file(path, &len);
+    LanceIndexSegmentMetadata* m = NULL;
+    CHECK(bytes && lance_index_segment_metadata_parse(bytes, len, &m) == 0);
+    const char* type = m ? lance_index_segment_metadata_index_type(m) : NULL;
+    CHECK(type && !strcmp(type, "IVF_FLAT"));
+    uint8_t got[16], want[16];
+    CHECK(m && lance_index_segment_metadata_uuid(m, got) == 0);
+    CHECK(uuid_hex_parse("5a0c3e1d7b2f4c8e9d610f2a4b6c8e10", want) == 0 && memcmp(got, want, 16) == 0);
+    lance_index_segment_metadata_free(m);
+    free(bytes);
+    CHECK(run("commit %s --name vec_idx --column vec --replace %s/seg-new.bin", uri, dir) == 0);
+    CHECK(run("list %s --json", uri) == 0);
+    JValue* list = json_parse(out);
+    int found = 0;
+    for (size_t i = 0; list && i < list->count; i++) {
+        const JValue* e = list->items[i];
+        const JValue* u = json_get(e, "uuid");
+        if (u && u->type == J_STRING && !strcmp(u->string, "5a0c3e1d-7b2f-4c8e-9d61-0f2a4b6c8e10")) {
+            found++;
+            const JValue* t = json_get(e, "type");
+            CHECK(t && t->type == J_STRING && !strcmp(t->string, "IVF_FLAT"));
+        }
+    }
+    CHECK(found == 1);
+    json_free(list);
+    CHECK(run("coverage %s --name vec_idx", uri) == 0);
+    CHECK(strstr(out, "unindexed fragments: none") != NULL);
+    lance_dataset_close(ds);
 }
 
 /* SIGINT during a build: cancelled (exit 19), its files gone, nothing committed. */
@@ -211,11 +382,12 @@ static void test_sigint(void) {
 }
 
 int main(int argc, char** argv) {
-    if (argc < 2) {
-        fprintf(stderr, "usage: test_cli PATH-TO-lance-index\n");
+    if (argc < 3) {
+        fprintf(stderr, "usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker\n");
         return 2;
     }
     tool = argv[1];
+    worker = argv[2];
     data = tu_make_data(ROWS, DIM, 16, 0.5f, 21);
     dir = tu_temp_dir("cli");
     snprintf(uri, sizeof uri, "%s/ds.lance", dir);
@@ -224,6 +396,8 @@ int main(int argc, char** argv) {
     lance_dataset_close(ds);
     RUN(test_loop);
     RUN(test_errors);
+    RUN(test_strict_arguments);
+    RUN(test_coverage_after_append);
     RUN(test_sigint);
     tu_remove_tree(dir);
     free(dir);

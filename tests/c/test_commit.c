@@ -32,22 +32,11 @@ static LanceVectorIndexParams flat_params(void) {
     return p;
 }
 
-static void make_uuid(int seed, uint8_t out[16]) {
-    for (int i = 0; i < 16; i++) out[i] = (uint8_t)(seed * 31 + i * 7 + 1);
-    out[6] = 0x40 | (out[6] & 0x0f);
-    out[8] = 0x80 | (out[8] & 0x3f);
-}
-
-static void uuid_text(const uint8_t* u, char* out) {
-    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
-             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-}
-
 /* One segment over `frags`; model NULL = trained locally.  Returns bytes or NULL. */
 static uint8_t* segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model,
                         const uint32_t* frags, size_t n, int uuid_seed, size_t* len) {
     uint8_t uuid[16];
-    make_uuid(uuid_seed, uuid);
+    tu_uuid(uuid_seed, uuid);
     LanceIndexSegmentBuildOptions o = {0};
     o.fragment_ids = frags;
     o.fragment_count = n;
@@ -109,7 +98,7 @@ static int index_is(LanceDataset* ds, const char* name, const int* seeds, int n)
     if ((int)count != n) return 0;
     for (int i = 0; i < n; i++) {
         uint8_t want[16];
-        make_uuid(seeds[i], want);
+        tu_uuid(seeds[i], want);
         int found = 0;
         for (uint64_t j = 0; j < count; j++) found |= memcmp(got[j], want, 16) == 0;
         if (!found) return 0;
@@ -168,10 +157,10 @@ static void test_set_refusals(void) {
     CHECK(sa && sb && sc);
     char text_a[37], text_b[37];
     uint8_t ua[16], ub[16];
-    make_uuid(200, ua);
-    make_uuid(201, ub);
-    uuid_text(ua, text_a);
-    uuid_text(ub, text_b);
+    tu_uuid(200, ua);
+    tu_uuid(201, ub);
+    uuid_hex_format_dashed(ua, text_a);
+    uuid_hex_format_dashed(ub, text_b);
 
     /* Empty set. */
     CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "i", "vec", NULL, NULL, 0, NULL, NULL),
@@ -341,8 +330,8 @@ static void test_cleanup_of_orphans(void) {
     SegSet orphan = build_set(ds, model, 1, 4, 480); /* never committed */
     char dir_path[800], text[37];
     uint8_t u[16];
-    make_uuid(480, u);
-    uuid_text(u, text);
+    tu_uuid(480, u);
+    uuid_hex_format_dashed(u, text);
     snprintf(dir_path, sizeof dir_path, "%s/_indices/%s", uri, text);
     struct stat st;
     CHECK(stat(dir_path, &st) == 0);
@@ -708,6 +697,117 @@ static void test_segmented_recall(void) {
     lance_dataset_close(ds1);
 }
 
+/* Issue 17, items 1 and 2: a segment UUID is never built twice, and a
+ * segment whose files are gone is never committed. */
+static void test_segment_integrity(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    LanceVectorIndexParams p = flat_params();
+    LanceDataset* pinned = lance_dataset_open(uri, NULL, 1); /* a worker's handle */
+    SegSet s = build_set(ds, model, 2, 4, 900);
+    CHECK_OK(commit(ds, "vec_idx", &s, NULL, NULL));
+    char text[37];
+    uint8_t u[16];
+    tu_uuid(900, u);
+    uuid_hex_format_dashed(u, text);
+
+    /* A worker task retried after the commit, same UUID, at the pinned version. */
+    uint32_t frags[] = {0, 1, 2, 3};
+    size_t len = 0;
+    CHECK(segment(pinned, &p, model, frags, 4, 900, &len) == NULL);
+    CHECK(lance_last_error_code() == LANCE_ERR_DUPLICATE_SEGMENT);
+    CHECK(tu_error_mentions(text) && tu_error_mentions("already committed"));
+    check_exact_knn(ds); /* the committed segment's files are intact */
+
+    /* Built but never committed: its directory holds files. */
+    uint8_t* orphan = segment(pinned, &p, model, (const uint32_t[]){8, 9}, 2, 910, &len);
+    CHECK(orphan != NULL);
+    CHECK(segment(pinned, &p, model, (const uint32_t[]){8, 9}, 2, 910, &len) == NULL);
+    CHECK(lance_last_error_code() == LANCE_ERR_DUPLICATE_SEGMENT);
+    CHECK(tu_error_mentions("already holds files"));
+
+    /* A cleanup with delete_unverified between build and commit removes the
+     * orphan's files: the commit refuses it and the version stays. */
+    LanceCleanupStats c = {0};
+    CHECK_OK(lance_dataset_cleanup_old_versions(ds, 0, true, &c));
+    uint64_t version = lance_dataset_version(ds);
+    const uint8_t* ptrs[] = {orphan};
+    size_t lens[] = {len};
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "late", "vec", ptrs, lens, 1, false),
+              LANCE_ERR_INCOMPLETE_SEGMENT);
+    tu_uuid(910, u);
+    uuid_hex_format_dashed(u, text);
+    CHECK(tu_error_mentions(text) && tu_error_mentions(".idx is missing"));
+    CHECK(lance_dataset_latest_version(ds) == version);
+
+    /* A UUID corrupted in transit points at no files. */
+    uint8_t* fresh_bytes = segment(ds, &p, model, (const uint32_t[]){8, 9}, 2, 920, &len);
+    CHECK(fresh_bytes != NULL);
+    tu_uuid(920, u);
+    uint8_t* at = NULL;
+    for (size_t i = 0; i + 16 <= len && !at; i++)
+        if (memcmp(fresh_bytes + i, u, 16) == 0) at = fresh_bytes + i;
+    CHECK(at != NULL);
+    if (at) at[15] ^= 0x5a;
+    ptrs[0] = fresh_bytes;
+    lens[0] = len;
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "late", "vec", ptrs, lens, 1, false),
+              LANCE_ERR_INCOMPLETE_SEGMENT);
+    CHECK(lance_dataset_latest_version(ds) == version);
+    if (at) at[15] ^= 0x5a;
+    CHECK_OK(lance_dataset_commit_index_segments(ds, "late", "vec", ptrs, lens, 1, false));
+    CHECK(lance_dataset_version(ds) == version + 1);
+
+    lance_free_bytes(orphan);
+    lance_free_bytes(fresh_bytes);
+    free_set(&s);
+    lance_vector_model_free(model);
+    lance_dataset_close(pinned);
+    lance_dataset_close(ds);
+}
+
+/* Issue 17, items 7 and 10: refusals that name what is wrong. */
+static void test_type_and_column_refusals(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    LanceVectorIndexParams flat = flat_params(), sq = flat_params();
+    sq.index_type = LANCE_INDEX_IVF_SQ;
+    size_t la, lb;
+    uint8_t* a = segment(ds, &flat, model, (const uint32_t[]){0, 1}, 2, 940, &la);
+    uint8_t* b = segment(ds, &sq, model, (const uint32_t[]){2, 3}, 2, 941, &lb);
+    CHECK(a && b);
+    const uint8_t* ptrs[] = {a, b};
+    size_t lens[] = {la, lb};
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "mixed", "vec", ptrs, lens, 2, false),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(tu_error_mentions("IVF_FLAT") && tu_error_mentions("IVF_SQ") && tu_error_mentions("different index types"));
+
+    /* An index of that name on another column. */
+    CHECK_OK(lance_dataset_create_scalar_index(ds, "id", "taken", LANCE_SCALAR_BTREE, NULL, false));
+    LanceCommitIndexOptions o = {0};
+    o.replace = true;
+    CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "taken", "vec", ptrs, lens, 1, &o, NULL),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(tu_error_mentions("'id'") && tu_error_mentions("another index name"));
+    CHECK(!tu_error_mentions("allow_independent_models"));
+    CHECK(lance_dataset_version(ds) == 2);
+
+    /* Core messages carry no source locations or internal wrapper names. */
+    CHECK(lance_scanner_new(ds, NULL, "id >>>= 3") == NULL);
+    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(!tu_error_mentions(".rs:") && !tu_error_mentions("LanceError("));
+    CHECK(lance_scanner_new(ds, NULL, "missing_col > 3") == NULL);
+    CHECK(tu_error_mentions("missing_col"));
+    CHECK(!tu_error_mentions(".rs:") && !tu_error_mentions("LanceError("));
+
+    lance_free_bytes(a);
+    lance_free_bytes(b);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+
 int main(void) {
     data = tu_make_data(ROWS, DIM, 16, 0.5f, 11);
     dir = tu_temp_dir("commit");
@@ -724,6 +824,8 @@ int main(void) {
     RUN(test_scalar_commit_and_provenance);
     RUN(test_plan);
     RUN(test_segmented_recall);
+    RUN(test_segment_integrity);
+    RUN(test_type_and_column_refusals);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&data);

@@ -129,18 +129,11 @@ static void check_order(const Recorder* r, int complete) {
 }
 
 static int segment_dir_exists(const uint8_t* u) {
-    char path[800];
-    snprintf(path, sizeof path,
-             "%s/_indices/%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", uri, u[0], u[1],
-             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    char dashed[UUID_HEX_DASHED_LEN + 1], path[800];
+    uuid_hex_format_dashed(u, dashed);
+    snprintf(path, sizeof path, "%s/_indices/%s", uri, dashed);
     struct stat st;
     return stat(path, &st) == 0;
-}
-
-static void make_uuid(int seed, uint8_t out[16]) {
-    for (int i = 0; i < 16; i++) out[i] = (uint8_t)(seed * 13 + i * 5 + 3);
-    out[6] = 0x40 | (out[6] & 0x0f);
-    out[8] = 0x80 | (out[8] & 0x3f);
 }
 
 static int count_index_dirs(void) {
@@ -304,7 +297,7 @@ static void test_cancel_each_stage(void) {
     CHECK_OK(lance_index_build_cancel(token)); /* idempotent */
     CHECK(lance_index_build_cancel_requested(token));
     uint8_t uuid[16];
-    make_uuid(1, uuid);
+    tu_uuid(1, uuid);
     LanceIndexSegmentBuilder* b = vector_builder(LANCE_INDEX_IVF_PQ, NULL, uuid);
     CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
     recorder_init(&rec);
@@ -322,7 +315,7 @@ static void test_cancel_each_stage(void) {
     for (size_t i = 0; i < sizeof points / sizeof points[0]; i++) {
         for (int from_thread = 0; from_thread < 2; from_thread++) {
             token = lance_index_build_cancel_token_new();
-            make_uuid(10 + (int)i * 2 + from_thread, uuid);
+            tu_uuid(10 + (int)i * 2 + from_thread, uuid);
             b = vector_builder(LANCE_INDEX_IVF_PQ, NULL, uuid);
             CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
             recorder_init(&rec);
@@ -353,7 +346,7 @@ static void test_cancel_each_stage(void) {
     for (int t = 0; t < 2; t++) {
         int dirs = count_index_dirs();
         token = lance_index_build_cancel_token_new();
-        make_uuid(40, uuid);
+        tu_uuid(40, uuid);
         b = scalar_builder(scalar_types[t], scalar_columns[t], t == 0 ? uuid : NULL);
         CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
         recorder_init(&rec);
@@ -371,7 +364,7 @@ static void test_cancel_after_and_token_lifetime(void) {
     /* After completion: no effect. */
     LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
     uint8_t uuid[16];
-    make_uuid(50, uuid);
+    tu_uuid(50, uuid);
     LanceIndexSegmentBuilder* b = vector_builder(LANCE_INDEX_IVF_FLAT, NULL, uuid);
     CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
     uint8_t* bytes = NULL;

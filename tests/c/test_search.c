@@ -86,11 +86,8 @@ static void test_ivf_flat_full_probe_is_exact(void) {
 
     const char* json = lance_dataset_index_list_json(ds);
     CHECK(json != NULL);
-    char uuid_text[37];
-    snprintf(uuid_text, sizeof uuid_text,
-             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", uuid[0], uuid[1],
-             uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7], uuid[8], uuid[9], uuid[10], uuid[11],
-             uuid[12], uuid[13], uuid[14], uuid[15]);
+    char uuid_text[UUID_HEX_DASHED_LEN + 1];
+    uuid_hex_format_dashed(uuid, uuid_text);
     char expected[256];
     snprintf(expected, sizeof expected,
              "[{\"columns\":[\"vec\"],\"dataset_version\":1,\"name\":\"vec_idx\",\"type\":\"IVF_FLAT\",\"uuid\":\"%s\"}]",

@@ -22,11 +22,6 @@ static LanceDataset* ds;
 #define ID_FIELD_ID 0
 #define TAG_FIELD_ID 2
 
-static void uuid_text(const uint8_t* u, char* out) {
-    snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
-             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
-}
-
 /* Builds one segment; returns its metadata bytes (free with lance_free_bytes) or NULL. */
 static uint8_t* build_vector(const LanceVectorIndexParams* p, const LanceIndexSegmentBuildOptions* o,
                              size_t* len) {
@@ -74,7 +69,7 @@ static void check_metadata(const uint8_t* bytes, size_t len, const uint8_t* uuid
     uint64_t nfiles = lance_index_segment_metadata_file_count(m);
     CHECK(nfiles > 0);
     char text[37];
-    uuid_text(got_uuid, text);
+    uuid_hex_format_dashed(got_uuid, text);
     for (uint64_t i = 0; i < nfiles; i++) {
         const char* path = NULL;
         uint64_t size = 0;

@@ -6,8 +6,9 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "measure.h"
 
 int tu_failures = 0;
 int tu_checks = 0;
@@ -391,8 +392,12 @@ void tu_remove_tree(const char* path) {
     if (path) nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+void tu_uuid(int seed, uint8_t out[16]) {
+    for (int i = 0; i < 16; i++) out[i] = (uint8_t)(seed * 31 + i * 7 + 1);
+    out[6] = (uint8_t)(0x40 | (out[6] & 0x0f));
+    out[8] = (uint8_t)(0x80 | (out[8] & 0x3f));
+}
+
 double tu_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+    return monotonic_seconds();
 }

@@ -1,6 +1,6 @@
 /* Shared helpers for the C tests: a tiny assertion framework, Arrow arrays
  * built by hand (no Arrow library), clustered vector data, brute-force k-NN,
- * and temporary directories. */
+ * and temporary directories.  The helpers programs share live in common/. */
 #ifndef LANCE_TEST_UTIL_H
 #define LANCE_TEST_UTIL_H
 
@@ -9,7 +9,8 @@
 #include <stdlib.h>
 
 #include "lance/lance.h"
-#include "read_whole_file.h"
+#include "files.h"    /* read_whole_file(), from common/ */
+#include "uuid_hex.h" /* UUID text, from common/ */
 
 #ifdef __cplusplus
 extern "C" {
@@ -112,6 +113,10 @@ int64_t tu_file_size(const char* path);
 /* A fresh temporary directory (malloc'd path) and recursive removal. */
 char* tu_temp_dir(const char* tag);
 void tu_remove_tree(const char* path);
+
+/* A deterministic version-4 UUID: seeds that differ modulo 256 give
+ * different UUIDs. */
+void tu_uuid(int seed, uint8_t out[16]);
 
 /* Seconds on a monotonic clock. */
 double tu_now(void);

@@ -1,0 +1,29 @@
+/* Reporting the library's last error from a program: the tool, the
+ * examples and the benchmarks print it the same way. */
+#ifndef LANCE_COMMON_DIE_H
+#define LANCE_COMMON_DIE_H
+
+#include "lance/lance.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Prints "<program>: <what> failed (error <code>): <message>" on stderr for
+ * this thread's last lance-c error, and returns its code.  <program> is the
+ * name the program was started under. */
+LanceErrorCode report_lance_error(const char* what);
+
+/* report_lance_error(what), then exit(1). */
+#ifdef __cplusplus
+[[noreturn]]
+#else
+_Noreturn
+#endif
+void die(const char* what);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

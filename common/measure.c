@@ -1,0 +1,26 @@
+#define _POSIX_C_SOURCE 200809L
+#include "measure.h"
+
+#include <stdlib.h>
+#include <time.h>
+
+double monotonic_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void* a, const void* b) {
+    double x = *(const double*)a, y = *(const double*)b;
+    return (x > y) - (x < y);
+}
+
+void sort_doubles(double* values, size_t n) {
+    qsort(values, n, sizeof *values, cmp_double);
+}
+
+double median_of(double* values, size_t n) {
+    if (n == 0) return 0;
+    sort_doubles(values, n);
+    return values[n / 2];
+}

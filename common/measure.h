@@ -1,0 +1,25 @@
+/* Measuring: a monotonic clock, and sorting and medians of timings. */
+#ifndef LANCE_COMMON_MEASURE_H
+#define LANCE_COMMON_MEASURE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Seconds on a monotonic clock (only differences mean anything). */
+double monotonic_seconds(void);
+
+/* Sorts `n` values ascending, in place. */
+void sort_doubles(double* values, size_t n);
+
+/* Sorts the values in place and returns values[n / 2] (the upper middle
+ * for an even n); 0 when n is 0. */
+double median_of(double* values, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

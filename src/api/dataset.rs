@@ -1,0 +1,239 @@
+//! lance.h section "Datasets": open, close, versions, schema, fragments,
+//! and the maintenance that commits through a handle (delete, compaction)
+//! or reclaims storage (cleanup).
+
+use std::ffi::c_char;
+
+use arrow::ffi::FFI_ArrowSchema;
+use lance::dataset::optimize::{compact_files, CompactionOptions};
+use lance::Dataset;
+
+use crate::floor::arrow::export_schema;
+use crate::floor::error::{guard, invalid, status, Context};
+use crate::floor::ffi::{copy_to_caller, free_handle, into_handle, require_out, required_nonempty_str, storage_options, write_out};
+use crate::floor::handle::{dataset_ref, open_dataset, LanceDataset};
+use crate::floor::runtime::block_on;
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_open(
+    uri: *const c_char,
+    storage_opts: *const *const c_char,
+    version: u64,
+) -> *mut LanceDataset {
+    guard(std::ptr::null_mut(), || {
+        let uri = required_nonempty_str(uri, "uri")?;
+        let options = storage_options(storage_opts)?;
+        let dataset = open_dataset(uri, options, version)?;
+        Ok(into_handle(LanceDataset::new(dataset)))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_close(dataset: *mut LanceDataset) {
+    free_handle(dataset);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_version(dataset: *const LanceDataset) -> u64 {
+    guard(0, || Ok(dataset_ref(dataset)?.snapshot().version().version))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_latest_version(dataset: *const LanceDataset) -> u64 {
+    guard(0, || {
+        let ds = dataset_ref(dataset)?.snapshot();
+        Ok(block_on(ds.latest_version_id())??)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_count_rows(dataset: *const LanceDataset) -> u64 {
+    guard(0, || {
+        let ds = dataset_ref(dataset)?.snapshot();
+        Ok(block_on(ds.count_rows(None))?? as u64)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_schema(
+    dataset: *const LanceDataset,
+    out: *mut FFI_ArrowSchema,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        require_out(out, "out")?;
+        let schema = arrow_schema::Schema::from(ds.schema());
+        export_schema(&schema, out)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_fragment_count(dataset: *const LanceDataset) -> u64 {
+    guard(0, || Ok(dataset_ref(dataset)?.snapshot().manifest.fragments.len() as u64))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_fragment_ids(
+    dataset: *const LanceDataset,
+    out_ids: *mut u64,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        require_out(out_ids, "out_ids")?;
+        for (i, fragment) in ds.manifest.fragments.iter().enumerate() {
+            write_out(out_ids.add(i), fragment.id);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_fragment_ids_bounded(
+    dataset: *const LanceDataset,
+    out_ids: *mut u64,
+    capacity: usize,
+    out_count: *mut usize,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let ids: Vec<u64> = ds.manifest.fragments.iter().map(|f| f.id).collect();
+        copy_to_caller(&ids, out_ids, capacity, out_count, "out_ids")
+            .context(format!("listing the fragments of dataset version {}", ds.version().version))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_fragment_row_counts(
+    dataset: *const LanceDataset,
+    out_row_counts: *mut u64,
+    capacity: usize,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        require_out(out_row_counts, "out_row_counts")?;
+        let fragments = ds.get_fragments();
+        if capacity < fragments.len() {
+            return Err(invalid(format!(
+                "capacity = {capacity} is less than the {} fragments of dataset version {}",
+                fragments.len(),
+                ds.version().version
+            )));
+        }
+        let counts = block_on(async {
+            let mut counts = Vec::with_capacity(fragments.len());
+            for fragment in &fragments {
+                counts.push(fragment.count_rows(None).await? as u64);
+            }
+            Ok::<_, lance::Error>(counts)
+        })??;
+        for (i, count) in counts.into_iter().enumerate() {
+            write_out(out_row_counts.add(i), count);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_delete(
+    dataset: *mut LanceDataset,
+    predicate: *const c_char,
+    out_deleted_rows: *mut u64,
+) -> i32 {
+    status(|| {
+        let handle = dataset_ref(dataset)?;
+        let predicate = required_nonempty_str(predicate, "predicate")?;
+        let deleted = handle.mutate(|ds| {
+            let result = block_on(ds.delete(predicate))?.context(format!("deleting rows where {predicate}"))?;
+            *ds = Dataset::clone(&result.new_dataset);
+            Ok(result.num_deleted_rows)
+        })?;
+        if !out_deleted_rows.is_null() {
+            write_out(out_deleted_rows, deleted);
+        }
+        Ok(())
+    })
+}
+
+/// Mirrors `LanceCompactionMetrics` in lance.h.
+#[repr(C)]
+pub struct LanceCompactionMetrics {
+    pub fragments_removed: u64,
+    pub fragments_added: u64,
+    pub files_removed: u64,
+    pub files_added: u64,
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_compact_files(
+    dataset: *mut LanceDataset,
+    target_rows_per_fragment: u64,
+    out_metrics: *mut LanceCompactionMetrics,
+) -> i32 {
+    status(|| {
+        let handle = dataset_ref(dataset)?;
+        let mut options = CompactionOptions::default();
+        if target_rows_per_fragment > 0 {
+            options.target_rows_per_fragment = usize::try_from(target_rows_per_fragment)
+                .map_err(|_| invalid(format!("target_rows_per_fragment = {target_rows_per_fragment} is too large")))?;
+        }
+        let m = handle.mutate(|ds| {
+            block_on(compact_files(ds, options, None))?.context("compacting the dataset's files")
+        })?;
+        if !out_metrics.is_null() {
+            write_out(
+                out_metrics,
+                LanceCompactionMetrics {
+                    fragments_removed: m.fragments_removed as u64,
+                    fragments_added: m.fragments_added as u64,
+                    files_removed: m.files_removed as u64,
+                    files_added: m.files_added as u64,
+                },
+            );
+        }
+        Ok(())
+    })
+}
+
+/// Mirrors `LanceCleanupStats` in lance.h.
+#[repr(C)]
+pub struct LanceCleanupStats {
+    pub bytes_removed: u64,
+    pub old_versions: u64,
+    pub data_files_removed: u64,
+    pub transaction_files_removed: u64,
+    pub index_files_removed: u64,
+    pub deletion_files_removed: u64,
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_cleanup_old_versions(
+    dataset: *mut LanceDataset,
+    older_than_seconds: u64,
+    delete_unverified: bool,
+    out_stats: *mut LanceCleanupStats,
+) -> i32 {
+    status(|| {
+        let handle = dataset_ref(dataset)?;
+        let seconds = i64::try_from(older_than_seconds)
+            .ok()
+            .and_then(chrono::Duration::try_seconds)
+            .ok_or_else(|| invalid(format!("older_than_seconds = {older_than_seconds} is too large")))?;
+        let ds = handle.snapshot();
+        let s = block_on(ds.cleanup_old_versions(seconds, Some(delete_unverified), None))?
+            .context("cleaning up old versions")?;
+        if !out_stats.is_null() {
+            write_out(
+                out_stats,
+                LanceCleanupStats {
+                    bytes_removed: s.bytes_removed,
+                    old_versions: s.old_versions,
+                    data_files_removed: s.data_files_removed,
+                    transaction_files_removed: s.transaction_files_removed,
+                    index_files_removed: s.index_files_removed,
+                    deletion_files_removed: s.deletion_files_removed,
+                },
+            );
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,127 @@
+//! lance.h section "Indices": one-shot creation (built and committed in one
+//! call), dropping, and listing indices and their segments.
+
+use std::ffi::c_char;
+
+use lance::index::DatasetIndexExt;
+use serde_json::json;
+
+use crate::floor::build::{create_scalar_index, create_vector_index};
+use crate::floor::catalog::{column_names, named_segments, user_segments};
+use crate::floor::codec::segment_type_name;
+use crate::floor::error::{guard, invalid, not_found, status, Context};
+use crate::floor::ffi::{into_c_string, require_out, required_nonempty_str, write_out};
+use crate::floor::handle::{dataset_ref, LanceDataset};
+use crate::floor::params::LanceVectorIndexParams;
+use crate::floor::progress::BuildControl;
+use crate::floor::runtime::block_on;
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_create_vector_index(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    params: *const LanceVectorIndexParams,
+    replace: bool,
+) -> i32 {
+    status(|| create_vector_index(dataset, column, index_name, params, replace, &BuildControl::default()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_create_scalar_index(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    index_type: i32,
+    params_json: *const c_char,
+    replace: bool,
+) -> i32 {
+    status(|| create_scalar_index(dataset, column, index_name, index_type, params_json, replace, &BuildControl::default()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_drop_index(dataset: *mut LanceDataset, name: *const c_char) -> i32 {
+    status(|| {
+        let handle = dataset_ref(dataset)?;
+        let name = required_nonempty_str(name, "name")?;
+        handle.mutate(|ds| {
+            if user_segments(ds)?.iter().all(|idx| idx.name != name) {
+                return Err(not_found(format!("index '{name}' does not exist")));
+            }
+            block_on(ds.drop_index(name))?.context(format!("dropping index '{name}'"))
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_index_count(dataset: *const LanceDataset) -> u64 {
+    guard(0, || {
+        let segments = user_segments(&dataset_ref(dataset)?.snapshot())?;
+        let mut names: Vec<&str> = segments.iter().map(|s| s.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        Ok(names.len() as u64)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_index_list_json(dataset: *const LanceDataset) -> *const c_char {
+    guard(std::ptr::null(), || {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let segments = user_segments(&ds)?;
+        let entries: Vec<serde_json::Value> = segments
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name,
+                    "uuid": s.uuid.to_string(),
+                    "columns": column_names(&ds, &s.fields),
+                    "type": segment_type_name(s),
+                    "dataset_version": s.dataset_version,
+                })
+            })
+            .collect();
+        Ok(into_c_string(serde_json::Value::Array(entries).to_string()))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_index_segment_count(
+    dataset: *const LanceDataset,
+    index_name: *const c_char,
+) -> u64 {
+    guard(0, || {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let name = required_nonempty_str(index_name, "index_name")?;
+        Ok(named_segments(&ds, name)?.len() as u64)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_index_segments(
+    dataset: *const LanceDataset,
+    index_name: *const c_char,
+    out_uuids: *mut u8,
+    capacity: usize,
+    out_count: *mut u64,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let name = required_nonempty_str(index_name, "index_name")?;
+        let segments = named_segments(&ds, name)?;
+        if capacity < segments.len() {
+            return Err(invalid(format!(
+                "capacity = {capacity} is less than the {} segments of index '{name}'",
+                segments.len()
+            )));
+        }
+        require_out(out_uuids, "out_uuids")?;
+        for (i, s) in segments.iter().enumerate() {
+            std::ptr::copy_nonoverlapping(s.uuid.as_bytes().as_ptr(), out_uuids.add(i * 16), 16);
+        }
+        if !out_count.is_null() {
+            write_out(out_count, segments.len() as u64);
+        }
+        Ok(())
+    })
+}

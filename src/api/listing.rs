@@ -1,0 +1,105 @@
+//! lance.h section "Distributed index builds: coverage and statistics"
+//! (RFC E6, and beyond it: row counts, sizes, model fingerprints, and
+//! per-index coverage of the current version).
+
+use std::collections::BTreeSet;
+use std::ffi::c_char;
+
+use lance::Dataset;
+use lance_table::format::IndexMetadata;
+use roaring::RoaringBitmap;
+use serde_json::{json, Value};
+
+use crate::floor::catalog::{column_names, named_segments, user_segments};
+use crate::floor::codec::{model_fingerprint, provenance, segment_type_name};
+use crate::floor::error::{guard, CResult};
+use crate::floor::ffi::{into_c_string, required_nonempty_str};
+use crate::floor::handle::{dataset_ref, LanceDataset};
+
+/// Rows of each fragment of the snapshot: (written, live = written - deleted).
+fn fragment_rows(ds: &Dataset, id: u32) -> Option<(u64, u64)> {
+    let f = ds.manifest.fragments.iter().find(|f| f.id == u64::from(id))?;
+    Some((f.physical_rows? as u64, f.num_rows()? as u64))
+}
+
+fn segment_entry(ds: &Dataset, s: &IndexMetadata) -> Value {
+    let fragments: Vec<u32> = s.fragment_bitmap.as_ref().map(|b| b.iter().collect()).unwrap_or_default();
+    // The rows the segment indexed are the rows its fragments held when
+    // written; unknown when a fragment has left the dataset since.
+    let num_rows = fragments
+        .iter()
+        .map(|id| fragment_rows(ds, *id).map(|(written, _)| written))
+        .sum::<Option<u64>>();
+    let size_bytes = s.files.as_ref().map(|files| files.iter().map(|f| f.size_bytes).sum::<u64>());
+    let (job_id, attempt_id) = provenance(s);
+    json!({
+        "name": s.name,
+        "uuid": s.uuid.to_string(),
+        "columns": column_names(ds, &s.fields),
+        "type": segment_type_name(s),
+        "dataset_version": s.dataset_version,
+        "index_version": s.index_version,
+        "fragment_ids": fragments,
+        "created_at": s.created_at.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        "num_rows": num_rows,
+        "size_bytes": size_bytes,
+        "model_fingerprint": model_fingerprint(s),
+        "job_id": job_id,
+        "attempt_id": attempt_id,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_index_segments_json(dataset: *const LanceDataset) -> *mut c_char {
+    guard(std::ptr::null_mut(), || {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let entries: Vec<Value> = user_segments(&ds)?.iter().map(|s| segment_entry(&ds, s)).collect();
+        Ok(into_c_string(Value::Array(entries).to_string()))
+    })
+}
+
+fn coverage(ds: &Dataset, name: &str) -> CResult<Value> {
+    let segments = named_segments(ds, name)?;
+    let mut covered = RoaringBitmap::new();
+    for s in &segments {
+        if let Some(b) = &s.fragment_bitmap {
+            covered |= b;
+        }
+    }
+    let current: BTreeSet<u32> = ds.manifest.fragments.iter().filter_map(|f| u32::try_from(f.id).ok()).collect();
+    let (mut indexed, mut unindexed) = (Vec::new(), Vec::new());
+    let (mut indexed_rows, mut unindexed_rows) = (Some(0u64), Some(0u64));
+    for id in current {
+        let live = fragment_rows(ds, id).map(|(_, live)| live);
+        if covered.contains(id) {
+            indexed.push(id);
+            indexed_rows = indexed_rows.zip(live).map(|(a, b)| a + b);
+        } else {
+            unindexed.push(id);
+            unindexed_rows = unindexed_rows.zip(live).map(|(a, b)| a + b);
+        }
+    }
+    let stale: Vec<u32> = covered.iter().filter(|id| fragment_rows(ds, *id).is_none()).collect();
+    Ok(json!({
+        "name": name,
+        "dataset_version": ds.version().version,
+        "num_segments": segments.len(),
+        "indexed_fragments": indexed,
+        "unindexed_fragments": unindexed,
+        "indexed_rows": indexed_rows,
+        "unindexed_rows": unindexed_rows,
+        "stale_fragments": stale,
+    }))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_index_coverage_json(
+    dataset: *const LanceDataset,
+    index_name: *const c_char,
+) -> *mut c_char {
+    guard(std::ptr::null_mut(), || {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let name = required_nonempty_str(index_name, "index_name")?;
+        Ok(into_c_string(coverage(&ds, name)?.to_string()))
+    })
+}

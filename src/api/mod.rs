@@ -1,0 +1,15 @@
+//! The C surface, one module per section of include/lance/lance.h, in the
+//! header's order.
+
+mod errors; //        Version; Errors and memory
+mod dataset; //       Datasets
+mod write; //         Write
+mod scan; //          Scan and search
+mod index; //         Indices
+mod model; //         Distributed index builds: shared models (E1)
+mod segment; //       Distributed index builds: uncommitted segments (E1)
+mod control; //       Build progress and cancellation (E3, E4)
+mod metadata; //      Distributed index builds: segment metadata (E2)
+mod commit; //        Distributed index builds: commit (E5)
+mod plan; //          Distributed index builds: planning
+mod listing; //       Distributed index builds: coverage and statistics (E6)

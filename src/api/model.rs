@@ -1,0 +1,326 @@
+//! lance.h section "Distributed index builds: shared models" (RFC E1):
+//! training over the core's entry points, and the C surface of a model
+//! (floor/vector_model.rs) as Arrow arrays and as bytes.
+
+use std::ffi::c_char;
+
+use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::{Array, FixedSizeListArray, Float32Array};
+use lance::index::vector::ivf::build_ivf_model;
+use lance::index::vector::pq::build_pq_model_in_fragments;
+use lance::index::vector::utils::get_vector_dim;
+use lance::Dataset;
+use lance_index::progress::noop_progress;
+use lance_index::vector::ivf::storage::IvfModel;
+use lance_index::vector::ivf::IvfBuildParams;
+use lance_index::vector::pq::PQBuildParams;
+use lance_linalg::distance::DistanceType;
+
+use crate::floor::arrow::{export_array, read_f32_list};
+use crate::floor::catalog::{check_partitions, check_vector_column, require_column};
+use crate::floor::error::{guard, invalid, status, CResult, Context};
+use crate::floor::ffi::{free_handle, handle_ref, into_c_bytes, into_c_string, into_handle, require_out, required_nonempty_str, slice_arg, write_out};
+use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
+use crate::floor::params::{
+    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_FLAT, IVF_PQ,
+};
+use crate::floor::runtime::block_on;
+use crate::floor::vector_model::{fsl, narrow, LanceVectorModel, PqModel};
+
+fn check_sub_vectors(num_sub_vectors: usize, dim: usize, column: &str, name: &str) -> CResult<()> {
+    if dim % num_sub_vectors != 0 {
+        return Err(invalid(format!(
+            "{name} = {num_sub_vectors} does not divide the dimension {dim} of column '{column}'"
+        )));
+    }
+    Ok(())
+}
+
+fn column_dim(ds: &Dataset, column: &str) -> CResult<usize> {
+    require_column(ds, column)?;
+    Ok(get_vector_dim(ds.schema(), column)?)
+}
+
+fn train_ivf(ds: &Dataset, column: &str, num_partitions: usize, metric: DistanceType, p: &LanceVectorIndexParams, fragments: Option<&[u32]>) -> CResult<FixedSizeListArray> {
+    let dim = column_dim(ds, column)?;
+    let params = IvfBuildParams { num_partitions: Some(num_partitions), ..ivf_params(p) };
+    let model = block_on(build_ivf_model(ds, column, dim, metric, &params, fragments, noop_progress()))?
+        .context(format!("training IVF centroids on column '{column}'"))?;
+    model
+        .centroids
+        .ok_or_else(|| invalid("the core returned an IVF model without centroids"))
+}
+
+fn train_pq(ds: &Dataset, column: &str, metric: DistanceType, params: &PQBuildParams, centroids: FixedSizeListArray, fragments: Option<&[u32]>) -> CResult<Vec<f32>> {
+    let dim = column_dim(ds, column)?;
+    if centroids.value_length() as usize != dim {
+        return Err(invalid(format!(
+            "ivf_centroids have dimension {}, column '{column}' has {dim}",
+            centroids.value_length()
+        )));
+    }
+    let ivf = IvfModel::new(centroids, None);
+    let pq = block_on(build_pq_model_in_fragments(ds, column, dim, metric, params, Some(&ivf), fragments))?
+        .context(format!("training the PQ codebook on column '{column}'"))?;
+    let values = pq.codebook.values();
+    let floats = values
+        .as_any()
+        .downcast_ref::<Float32Array>()
+        .ok_or_else(|| invalid("the core returned a PQ codebook that is not float32"))?;
+    Ok(floats.values().to_vec())
+}
+
+unsafe fn sample_fragments(ds: &Dataset, ids: *const u32, count: usize) -> CResult<Option<Vec<u32>>> {
+    fragment_list(ds, ids, count, "sample_fragment_ids")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_train_ivf_centroids(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    num_partitions: u32,
+    metric: i32,
+    sample_fragment_ids: *const u32,
+    sample_fragment_count: usize,
+    out_centroids: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let column = required_nonempty_str(column, "column")?;
+        let metric_code = metric;
+        let metric = metric_from_c(metric, "metric")?;
+        if num_partitions == 0 {
+            return Err(invalid("num_partitions must be at least 1"));
+        }
+        require_out(out_centroids, "out_centroids")?;
+        require_out(out_schema, "out_schema")?;
+        let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
+        check_vector_column(&ds, column, metric_code)?;
+        check_partitions(&ds, num_partitions, fragments.as_deref())?;
+        let centroids = train_ivf(&ds, column, num_partitions as usize, metric, &LanceVectorIndexParams::defaults(IVF_FLAT), fragments.as_deref())?;
+        export_array(&centroids, out_centroids, out_schema)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_train_pq_codebook(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    num_sub_vectors: u32,
+    num_bits: u32,
+    metric: i32,
+    ivf_centroids: *const FFI_ArrowArray,
+    ivf_centroids_schema: *const FFI_ArrowSchema,
+    sample_fragment_ids: *const u32,
+    sample_fragment_count: usize,
+    out_codebook: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let column = required_nonempty_str(column, "column")?;
+        let metric_code = metric;
+        let metric = metric_from_c(metric, "metric")?;
+        require_out(out_codebook, "out_codebook")?;
+        require_out(out_schema, "out_schema")?;
+        let (values, dim) = read_f32_list(ivf_centroids, ivf_centroids_schema, "ivf_centroids")?;
+        let centroids = fsl(values, dim)?;
+        let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
+        let p = LanceVectorIndexParams { num_sub_vectors, num_bits, ..LanceVectorIndexParams::defaults(IVF_PQ) };
+        let params = pq_params(&p);
+        check_vector_column(&ds, column, metric_code)?;
+        let col_dim = column_dim(&ds, column)?;
+        check_sub_vectors(params.num_sub_vectors, col_dim, column, "num_sub_vectors")?;
+        let codebook = train_pq(&ds, column, metric, &params, centroids, fragments.as_deref())?;
+        export_array(&fsl(codebook, col_dim)?, out_codebook, out_schema)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_train_vector_model(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    params: *const LanceVectorIndexParams,
+    sample_fragment_ids: *const u32,
+    sample_fragment_count: usize,
+    out_model: *mut *mut LanceVectorModel,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let column = required_nonempty_str(column, "column")?;
+        if params.is_null() {
+            return Err(invalid("params must not be NULL"));
+        }
+        let p = &*params;
+        require_out(out_model, "out_model")?;
+        // Validates the index type and metric the same way a build does.
+        vector_params(p)?;
+        let metric = metric_from_c(p.metric, "params->metric")?;
+        if p.num_partitions == 0 {
+            return Err(invalid(
+                "params->num_partitions must be set to train a shared model (every segment must agree on it)",
+            ));
+        }
+        let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
+        check_vector_column(&ds, column, p.metric)?;
+        check_partitions(&ds, p.num_partitions, fragments.as_deref())?;
+        let dim = column_dim(&ds, column)?;
+        let centroids = train_ivf(&ds, column, p.num_partitions as usize, metric, p, fragments.as_deref())?;
+        let pq = if uses_pq(p.index_type) {
+            let params = pq_params(p);
+            check_sub_vectors(params.num_sub_vectors, dim, column, "params->num_sub_vectors")?;
+            let codebook = train_pq(&ds, column, metric, &params, centroids.clone(), fragments.as_deref())?;
+            Some(PqModel { num_sub_vectors: params.num_sub_vectors, num_bits: params.num_bits, codebook })
+        } else {
+            None
+        };
+        let values = centroids
+            .values()
+            .as_any()
+            .downcast_ref::<Float32Array>()
+            .ok_or_else(|| invalid("the core returned centroids that are not float32"))?
+            .values()
+            .to_vec();
+        let model = LanceVectorModel::new(p.metric, dim, values, pq)?;
+        write_out(out_model, into_handle(model));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_model_from_arrow(
+    metric: i32,
+    ivf_centroids: *const FFI_ArrowArray,
+    ivf_centroids_schema: *const FFI_ArrowSchema,
+    num_sub_vectors: u32,
+    num_bits: u32,
+    pq_codebook: *const FFI_ArrowArray,
+    pq_codebook_schema: *const FFI_ArrowSchema,
+    out_model: *mut *mut LanceVectorModel,
+) -> i32 {
+    status(|| {
+        metric_from_c(metric, "metric")?;
+        require_out(out_model, "out_model")?;
+        let (centroids, dim) = read_f32_list(ivf_centroids, ivf_centroids_schema, "ivf_centroids")?;
+        let pq = if pq_codebook.is_null() {
+            None
+        } else {
+            let (codebook, _) = read_f32_list(pq_codebook, pq_codebook_schema, "pq_codebook")?;
+            Some(PqModel { num_sub_vectors: num_sub_vectors as usize, num_bits: num_bits as usize, codebook })
+        };
+        let model = LanceVectorModel::new(metric, dim, centroids, pq)?;
+        write_out(out_model, into_handle(model));
+        Ok(())
+    })
+}
+
+unsafe fn model_ref<'a>(model: *const LanceVectorModel) -> CResult<&'a LanceVectorModel> {
+    handle_ref(model, "model")
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_model_serialize(
+    model: *const LanceVectorModel,
+    out_bytes: *mut *mut u8,
+    out_len: *mut usize,
+) -> i32 {
+    status(|| {
+        let model = model_ref(model)?;
+        require_out(out_bytes, "out_bytes")?;
+        require_out(out_len, "out_len")?;
+        let bytes = model.serialize();
+        write_out(out_len, bytes.len());
+        write_out(out_bytes, into_c_bytes(bytes));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_model_parse(
+    bytes: *const u8,
+    len: usize,
+    out_model: *mut *mut LanceVectorModel,
+) -> i32 {
+    status(|| {
+        require_out(out_model, "out_model")?;
+        let bytes = slice_arg(bytes, len, "bytes")?;
+        let model = LanceVectorModel::parse(bytes)?;
+        write_out(out_model, into_handle(model));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_model_fingerprint(model: *const LanceVectorModel) -> *mut c_char {
+    guard(std::ptr::null_mut(), || Ok(into_c_string(model_ref(model)?.fingerprint.clone())))
+}
+
+/// Mirrors `LanceVectorModelInfo` in lance.h.
+#[repr(C)]
+pub struct LanceVectorModelInfo {
+    pub metric: i32,
+    pub dimension: u32,
+    pub num_partitions: u32,
+    pub has_pq_codebook: bool,
+    pub num_sub_vectors: u32,
+    pub num_bits: u32,
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_model_info(model: *const LanceVectorModel, out: *mut LanceVectorModelInfo) -> i32 {
+    status(|| {
+        let m = model_ref(model)?;
+        require_out(out, "out")?;
+        write_out(out, LanceVectorModelInfo {
+            metric: m.metric,
+            // LanceVectorModel::new keeps every size within 32 bits.
+            dimension: narrow(m.dim),
+            num_partitions: narrow(m.num_partitions),
+            has_pq_codebook: m.pq.is_some(),
+            num_sub_vectors: m.pq.as_ref().map_or(0, |p| narrow(p.num_sub_vectors)),
+            num_bits: m.pq.as_ref().map_or(0, |p| narrow(p.num_bits)),
+        });
+        Ok(())
+    })
+}
+
+/// Exports one part of a model as a FixedSizeList<float32>[n, dim].
+unsafe fn export_part(
+    model: *const LanceVectorModel,
+    out_array: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+    part: impl FnOnce(&LanceVectorModel) -> CResult<Vec<f32>>,
+) -> i32 {
+    status(|| {
+        let m = model_ref(model)?;
+        require_out(out_array, "out_array")?;
+        require_out(out_schema, "out_schema")?;
+        export_array(&fsl(part(m)?, m.dim)?, out_array, out_schema)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_model_centroids(
+    model: *const LanceVectorModel,
+    out_array: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+) -> i32 {
+    export_part(model, out_array, out_schema, |m| Ok(m.centroids.clone()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_model_codebook(
+    model: *const LanceVectorModel,
+    out_array: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+) -> i32 {
+    export_part(model, out_array, out_schema, |m| {
+        m.pq.as_ref().map(|pq| pq.codebook.clone()).ok_or_else(|| invalid("the model has no PQ codebook"))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_model_free(model: *mut LanceVectorModel) {
+    free_handle(model);
+}

@@ -1,0 +1,150 @@
+//! lance.h section "Write": datasets written from Arrow streams.
+
+use std::collections::HashMap;
+use std::ffi::c_char;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use arrow::ffi::FFI_ArrowSchema;
+use arrow::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::RecordBatchReader;
+use lance::dataset::{WriteMode, WriteParams};
+use lance::Dataset;
+use lance_file::version::LanceFileVersion;
+use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
+
+use crate::floor::arrow::{import_schema, release_stream, take_stream};
+use crate::floor::error::{invalid, status, CResult, Context};
+use crate::floor::ffi::{into_handle, optional_str, required_nonempty_str, storage_options};
+use crate::floor::handle::LanceDataset;
+use crate::floor::params::write_mode;
+use crate::floor::runtime::block_on;
+
+/// Mirrors `LanceWriteParams` in lance.h.
+#[repr(C)]
+pub struct LanceWriteParams {
+    pub max_rows_per_file: u64,
+    pub max_rows_per_group: u64,
+    pub max_bytes_per_file: u64,
+    pub data_storage_version: *const c_char,
+    pub enable_stable_row_ids: bool,
+}
+
+fn usize_param(value: u64, name: &str) -> CResult<Option<usize>> {
+    if value == 0 {
+        return Ok(None);
+    }
+    usize::try_from(value)
+        .map(Some)
+        .map_err(|_| invalid(format!("{name} = {value} does not fit this platform's size_t")))
+}
+
+unsafe fn write_params(
+    params: *const LanceWriteParams,
+    mode: WriteMode,
+    options: HashMap<String, String>,
+) -> CResult<WriteParams> {
+    let mut out = WriteParams { mode, ..Default::default() };
+    if !options.is_empty() {
+        out.store_params = Some(ObjectStoreParams {
+            storage_options_accessor: Some(Arc::new(StorageOptionsAccessor::with_static_options(options))),
+            ..Default::default()
+        });
+    }
+    if params.is_null() {
+        return Ok(out);
+    }
+    let p = &*params;
+    if let Some(v) = usize_param(p.max_rows_per_file, "params->max_rows_per_file")? {
+        out.max_rows_per_file = v;
+    }
+    if let Some(v) = usize_param(p.max_rows_per_group, "params->max_rows_per_group")? {
+        out.max_rows_per_group = v;
+    }
+    if let Some(v) = usize_param(p.max_bytes_per_file, "params->max_bytes_per_file")? {
+        out.max_bytes_per_file = v;
+    }
+    if let Some(version) = optional_str(p.data_storage_version, "params->data_storage_version")? {
+        let parsed = LanceFileVersion::from_str(version).map_err(|_| {
+            invalid(format!(
+                "params->data_storage_version = \"{version}\" is not a Lance file version \
+                 (e.g. \"2.0\", \"2.1\", \"stable\", \"legacy\")"
+            ))
+        })?;
+        out.data_storage_version = Some(parsed);
+    }
+    out.enable_stable_row_ids = p.enable_stable_row_ids;
+    Ok(out)
+}
+
+/// The stream's schema must be the one the caller declared (names, types and
+/// nullability; metadata is not compared).
+fn check_same_schema(declared: &arrow_schema::Schema, actual: &arrow_schema::Schema) -> CResult<()> {
+    let same = declared.fields().len() == actual.fields().len()
+        && declared.fields().iter().zip(actual.fields().iter()).all(|(a, b)| {
+            a.name() == b.name() && a.data_type() == b.data_type() && a.is_nullable() == b.is_nullable()
+        });
+    if same {
+        Ok(())
+    } else {
+        Err(invalid(format!(
+            "the stream's schema {actual:?} does not match the schema argument {declared:?}"
+        )))
+    }
+}
+
+unsafe fn write_impl(
+    uri: *const c_char,
+    schema: *const FFI_ArrowSchema,
+    stream: *mut FFI_ArrowArrayStream,
+    mode: i32,
+    params: *const LanceWriteParams,
+    storage_opts: *const *const c_char,
+    out_dataset: *mut *mut LanceDataset,
+) -> CResult<()> {
+    // The stream is consumed whatever happens, so take it before anything can fail.
+    let reader = take_stream(stream, "stream");
+    let uri = required_nonempty_str(uri, "uri")?;
+    let declared = import_schema(schema, "schema")?;
+    let reader = reader?;
+    check_same_schema(&declared, &reader.schema())?;
+    let mode = write_mode(mode)?;
+    let options = storage_options(storage_opts)?;
+    let params = write_params(params, mode, options)?;
+    let dataset = block_on(Dataset::write(reader, uri, Some(params)))?
+        .context(format!("writing dataset '{uri}'"))?;
+    if !out_dataset.is_null() {
+        *out_dataset = into_handle(LanceDataset::new(dataset));
+    }
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_write(
+    uri: *const c_char,
+    schema: *const FFI_ArrowSchema,
+    stream: *mut FFI_ArrowArrayStream,
+    mode: i32,
+    storage_opts: *const *const c_char,
+    out_dataset: *mut *mut LanceDataset,
+) -> i32 {
+    lance_dataset_write_with_params(uri, schema, stream, mode, std::ptr::null(), storage_opts, out_dataset)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_write_with_params(
+    uri: *const c_char,
+    schema: *const FFI_ArrowSchema,
+    stream: *mut FFI_ArrowArrayStream,
+    mode: i32,
+    params: *const LanceWriteParams,
+    storage_opts: *const *const c_char,
+    out_dataset: *mut *mut LanceDataset,
+) -> i32 {
+    let rc = status(|| write_impl(uri, schema, stream, mode, params, storage_opts, out_dataset));
+    // A panic may have struck before the stream was taken; never leak it.
+    if rc != 0 {
+        release_stream(stream);
+    }
+    rc
+}

@@ -1,0 +1,298 @@
+//! The one build runner: every index build the library runs, one-shot
+//! (built and committed) or a segment (built, not committed), goes through
+//! here.  It picks the segment UUID, configures the core's builder, runs the
+//! build under its progress and cancel control, and removes what a
+//! cancelled build wrote.
+
+use std::ffi::c_char;
+use std::future::IntoFuture;
+use std::sync::Arc;
+
+use lance::index::{CreateIndexBuilder, DatasetIndexExt};
+use lance::Dataset;
+use lance_index::IndexType;
+use lance_table::format::IndexMetadata;
+use uuid::Uuid;
+
+use crate::floor::catalog::{check_partitions, check_vector_column, optional_index_name, require_column};
+use crate::floor::error::{invalid, CError, CResult, Code, Context};
+use crate::floor::ffi::{optional_str, required_nonempty_str};
+use crate::floor::handle::{dataset_ref, LanceDataset};
+use crate::floor::params::{scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams};
+use crate::floor::progress::{cancelled_error, BuildControl};
+use crate::floor::runtime::block_on;
+
+/// What to build.
+pub struct BuildRequest {
+    /// The snapshot the build reads (and, one-shot, commits on top of).
+    pub dataset: Arc<Dataset>,
+    pub column: String,
+    /// None = the core's default name.
+    pub name: Option<String>,
+    pub index_type: IndexType,
+    pub params: CoreParams,
+    /// None = every fragment.
+    pub fragments: Option<Vec<u32>>,
+    /// A caller-assigned segment UUID; it must be unused.
+    pub uuid: Option<Uuid>,
+    /// One-shot only: replace an existing index of the same name.
+    pub replace: bool,
+}
+
+/// A segment build waiting to run: made by lance.h's "uncommitted segments"
+/// section, configured by its "progress and cancellation" section.
+pub struct LanceIndexSegmentBuilder {
+    /// None once executed: builders are single-use.
+    request: Option<BuildRequest>,
+    pub control: BuildControl,
+}
+
+impl LanceIndexSegmentBuilder {
+    pub fn new(request: BuildRequest) -> Self {
+        Self { request: Some(request), control: BuildControl::default() }
+    }
+
+    /// Builder settings are refused once the build ran: they could not apply.
+    pub fn unexecuted(&mut self) -> CResult<&mut Self> {
+        if self.request.is_none() {
+            return Err(invalid("the segment builder was already executed; settings no longer apply"));
+        }
+        Ok(self)
+    }
+
+    /// Runs the build once: the segment's metadata.
+    pub fn execute(&mut self) -> CResult<IndexMetadata> {
+        let request = self
+            .request
+            .take()
+            .ok_or_else(|| invalid("the segment builder was already executed; builders are single-use"))?;
+        request.build_segment(&self.control)
+    }
+}
+
+enum Built {
+    Committed(Dataset),
+    Segment(IndexMetadata),
+}
+
+impl BuildRequest {
+    /// Builds and commits: the dataset at its new version.
+    pub fn build_and_commit(self, control: &BuildControl) -> CResult<Dataset> {
+        match self.run(control, true)? {
+            Built::Committed(ds) => Ok(ds),
+            Built::Segment(_) => unreachable!("a committing build returns the dataset"),
+        }
+    }
+
+    /// Builds one segment without committing: its metadata.
+    pub fn build_segment(self, control: &BuildControl) -> CResult<IndexMetadata> {
+        match self.run(control, false)? {
+            Built::Segment(metadata) => Ok(metadata),
+            Built::Committed(_) => unreachable!("a segment build returns its metadata"),
+        }
+    }
+
+    fn run(self, control: &BuildControl, commit: bool) -> CResult<Built> {
+        if let Some(uuid) = self.uuid {
+            check_uuid_unused(&self.dataset, uuid)?;
+        }
+        check_spill_dir()?;
+        // The core picks the UUID of fragment-scoped BTREE and LABEL_LIST
+        // builds itself; every other build gets one from here, so the files
+        // of a cancelled build can be found and removed.
+        let core_picks_uuid =
+            self.fragments.is_some() && matches!(self.index_type, IndexType::BTree | IndexType::LabelList);
+        let uuid = self.uuid.or_else(|| (!core_picks_uuid).then(Uuid::new_v4));
+        let session = control.start()?;
+        let hooks = session.hooks();
+        let BuildRequest { dataset, column, name, index_type, params, fragments, replace, .. } = self;
+        // The build owns what it uses: it may run on a runtime thread.
+        let mut ds = Dataset::clone(&dataset);
+        let what = format!("building an index on column '{column}'");
+        let build = async move {
+            let columns = [column.as_str()];
+            // A segment may extend an index of the same name (fragments
+            // appended since it was built): the commit decides, not the build.
+            let mut builder =
+                CreateIndexBuilder::new(&mut ds, &columns, index_type, params.as_dyn()).replace(replace || !commit);
+            if let Some(name) = name {
+                builder = builder.name(name);
+            }
+            if let Some(fragments) = fragments {
+                builder = builder.fragments(fragments);
+            }
+            if let Some(uuid) = uuid {
+                builder = builder.index_uuid(uuid);
+            }
+            if let Some(hooks) = hooks {
+                builder = builder.progress(hooks);
+            }
+            if commit {
+                builder.into_future().await?;
+                Ok(Built::Committed(ds))
+            } else {
+                Ok(Built::Segment(builder.execute_uncommitted().await?))
+            }
+        };
+        let built = match session.run(build) {
+            Ok(built) => built,
+            Err(err) if err.code == Code::Cancelled => {
+                return Err(match uuid {
+                    Some(uuid) => remove_segment_files(&dataset, uuid, err),
+                    None => err,
+                })
+            }
+            Err(err) => return Err(err).context(what),
+        };
+        // A cancel that came after a segment build's last checkpoint (some
+        // builds do their heavy work after it) is honoured here, before
+        // returning.  (A one-shot build has committed by now: it stands.)
+        if let Built::Segment(metadata) = &built {
+            if control.cancelled() {
+                return Err(remove_segment_files(&dataset, metadata.uuid, cancelled_error("before the build returned")));
+            }
+        }
+        Ok(built)
+    }
+}
+
+/// One-shot vector index creation through a handle (lance.h "Indices", and
+/// with a control, "Build progress and cancellation").
+pub unsafe fn create_vector_index(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    params: *const LanceVectorIndexParams,
+    replace: bool,
+    control: &BuildControl,
+) -> CResult<()> {
+    if params.is_null() {
+        return Err(invalid("params must not be NULL"));
+    }
+    let p = &*params;
+    let (index_type, core_params) = vector_params(p)?;
+    create_one_shot(dataset, column, index_name, replace, control, |ds, column| {
+        check_vector_column(ds, column, p.metric)?;
+        check_partitions(ds, p.num_partitions, None)?;
+        Ok((index_type, CoreParams::Vector(core_params)))
+    })
+}
+
+/// One-shot scalar index creation through a handle.
+pub unsafe fn create_scalar_index(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    index_type: i32,
+    params_json: *const c_char,
+    replace: bool,
+    control: &BuildControl,
+) -> CResult<()> {
+    let (index_type, kind) = scalar_kind(index_type)?;
+    let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
+    create_one_shot(dataset, column, index_name, replace, control, |_, _| Ok((index_type, CoreParams::Scalar(params))))
+}
+
+unsafe fn create_one_shot(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    replace: bool,
+    control: &BuildControl,
+    make: impl FnOnce(&Dataset, &str) -> CResult<(IndexType, CoreParams)>,
+) -> CResult<()> {
+    let handle = dataset_ref(dataset)?;
+    let column = required_nonempty_str(column, "column")?;
+    let name = optional_index_name(index_name)?;
+    handle.mutate(|ds| {
+        require_column(ds, column)?;
+        let (index_type, params) = make(ds, column)?;
+        let request = BuildRequest {
+            dataset: Arc::new(Dataset::clone(ds)),
+            column: column.to_string(),
+            name,
+            index_type,
+            params,
+            fragments: None,
+            uuid: None,
+            replace,
+        };
+        *ds = request.build_and_commit(control)?;
+        Ok(())
+    })
+}
+
+/// A caller-assigned UUID must be new.  Building into the UUID of a
+/// segment that is committed (a worker task retried after its coordinator
+/// committed) would overwrite files a committed index reads.
+fn check_uuid_unused(ds: &Dataset, uuid: Uuid) -> CResult<()> {
+    let dir = ds.indices_dir().join(uuid.to_string());
+    let (existing_files, latest_indices) = block_on(async {
+        let store = ds.object_store(None).await?;
+        let files = match store.read_dir(dir.clone()).await {
+            Ok(files) => files,
+            Err(lance::Error::NotFound { .. }) => Vec::new(),
+            Err(err) => return Err(err),
+        };
+        let mut latest = Dataset::clone(ds);
+        latest.checkout_latest().await?;
+        let indices = latest.load_indices().await?;
+        Ok::<_, lance::Error>((files, indices))
+    })??;
+    if let Some(committed) = latest_indices.iter().find(|i| i.uuid == uuid) {
+        return Err(CError::new(
+            Code::DuplicateSegment,
+            format!(
+                "options->index_uuid {uuid} is already committed as a segment of index '{}'; a retried build needs a new UUID",
+                committed.name
+            ),
+        ));
+    }
+    if !existing_files.is_empty() {
+        return Err(CError::new(
+            Code::DuplicateSegment,
+            format!(
+                "options->index_uuid {uuid} is in use: {dir} already holds files ({}); a retried build needs a new UUID",
+                existing_files.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Vector builds spill their shuffle under the system's temporary directory
+/// (the core creates it with `tempfile::tempdir`, which cannot fail
+/// gracefully): a TMPDIR that is not a directory is refused up front.
+fn check_spill_dir() -> CResult<()> {
+    let dir = std::env::temp_dir();
+    if !dir.is_dir() {
+        return Err(invalid(format!(
+            "the temporary directory {} (TMPDIR) does not exist or is not a directory; index builds spill there",
+            dir.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Removes what a cancelled build wrote for segment `uuid`.  The outcome
+/// goes into the error message; the error stays CANCELLED.
+fn remove_segment_files(ds: &Dataset, uuid: Uuid, err: CError) -> CError {
+    let dir = ds.indices_dir().join(uuid.to_string());
+    let removed = block_on(async {
+        let store = ds.object_store(None).await?;
+        match store.remove_dir_all(dir.clone()).await {
+            Err(e) if !is_missing(&e) => Err(e),
+            _ => Ok(()),
+        }
+    });
+    match removed {
+        Ok(Ok(())) => CError::new(err.code, format!("{}; its segment files under {dir} were removed", err.message)),
+        Ok(Err(e)) => CError::new(err.code, format!("{}; removing its files under {dir} failed: {e}", err.message)),
+        Err(e) => CError::new(err.code, format!("{}; removing its files under {dir} failed: {}", err.message, e.message)),
+    }
+}
+
+/// A removal that failed only because there was nothing to remove.
+fn is_missing(err: &lance::Error) -> bool {
+    matches!(err, lance::Error::NotFound { .. }) || err.to_string().contains("No such file or directory")
+}

@@ -1,0 +1,113 @@
+//! The index catalog of a snapshot: its columns, its user indices and their
+//! segments, and the checks a build or commit makes against them before
+//! the core sees a request.
+
+use std::ffi::c_char;
+
+use arrow_schema::DataType;
+use lance::index::DatasetIndexExt;
+use lance::Dataset;
+use lance_linalg::distance::DistanceType;
+use lance_table::format::IndexMetadata;
+use lance_table::system_index::is_system_index;
+
+use crate::floor::error::{invalid, not_found, CResult};
+use crate::floor::ffi::optional_str;
+use crate::floor::params::metric_from_c;
+use crate::floor::runtime::block_on;
+
+/// Checks that `column` exists, naming it in the error otherwise.
+pub fn require_column(ds: &Dataset, column: &str) -> CResult<()> {
+    if ds.schema().field(column).is_none() {
+        return Err(not_found(format!(
+            "column '{column}' does not exist in dataset version {}",
+            ds.version().version
+        )));
+    }
+    Ok(())
+}
+
+/// The optional index name argument: NULL is the default name, "" is refused.
+pub unsafe fn optional_index_name(index_name: *const c_char) -> CResult<Option<String>> {
+    match optional_str(index_name, "index_name")? {
+        Some("") => Err(invalid("index_name must not be empty (pass NULL for the default name)")),
+        other => Ok(other.map(str::to_string)),
+    }
+}
+
+/// What the core would only find deep into a vector build, checked up
+/// front: HAMMING distances are defined on binary (uint8) vectors only.
+pub fn check_vector_column(ds: &Dataset, column: &str, metric: i32) -> CResult<()> {
+    require_column(ds, column)?;
+    if metric_from_c(metric, "metric")? != DistanceType::Hamming {
+        return Ok(());
+    }
+    let field = ds.schema().field(column).expect("checked above");
+    let element = match field.data_type() {
+        DataType::FixedSizeList(item, _) => item.data_type().clone(),
+        other => other,
+    };
+    if element != DataType::UInt8 {
+        return Err(invalid(format!(
+            "metric HAMMING needs binary vectors (uint8 elements); column '{column}' holds {element} elements"
+        )));
+    }
+    Ok(())
+}
+
+/// k-means needs at least one row per partition among the rows it trains
+/// on (the given fragments, or the whole dataset).
+pub fn check_partitions(ds: &Dataset, num_partitions: u32, fragments: Option<&[u32]>) -> CResult<()> {
+    if num_partitions == 0 {
+        return Ok(());
+    }
+    let mut rows = 0u64;
+    for f in ds.manifest.fragments.iter() {
+        if fragments.is_some_and(|ids| !ids.iter().any(|id| u64::from(*id) == f.id)) {
+            continue;
+        }
+        match f.num_rows() {
+            Some(n) => rows += n as u64,
+            None => return Ok(()),
+        }
+    }
+    if u64::from(num_partitions) > rows {
+        return Err(invalid(format!(
+            "num_partitions = {num_partitions} is more than the {rows} rows to train on{}; use at most {rows} partitions",
+            if fragments.is_some() { " (in the given fragments)" } else { "" }
+        )));
+    }
+    Ok(())
+}
+
+/// Every segment of every user index (system indices are left out), in
+/// manifest order.
+pub fn user_segments(ds: &Dataset) -> CResult<Vec<IndexMetadata>> {
+    let all = block_on(ds.load_indices())??;
+    Ok(all.iter().filter(|idx| !is_system_index(idx)).cloned().collect())
+}
+
+/// The segments of one logical index; NOT_FOUND when it has none.
+pub fn named_segments(ds: &Dataset, name: &str) -> CResult<Vec<IndexMetadata>> {
+    let segments: Vec<IndexMetadata> = user_segments(ds)?.into_iter().filter(|s| s.name == name).collect();
+    if segments.is_empty() {
+        return Err(not_found(format!(
+            "index '{name}' does not exist in dataset version {}",
+            ds.version().version
+        )));
+    }
+    Ok(segments)
+}
+
+/// Column names of a segment's field ids.
+pub fn column_names(ds: &Dataset, fields: &[i32]) -> Vec<String> {
+    fields
+        .iter()
+        .map(|id| {
+            ds.schema()
+                .field_by_id(*id)
+                .map(|f| f.name.clone())
+                .unwrap_or_else(|| format!("<field {id}>"))
+        })
+        .collect()
+}

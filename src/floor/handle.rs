@@ -1,0 +1,98 @@
+//! The dataset handle: one snapshot that readers clone, and a commit lock
+//! that serializes the calls committing through the handle.  Plus what
+//! every section needs of a snapshot: opening one, and checking caller
+//! fragment ids against it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use lance::dataset::builder::DatasetBuilder;
+use lance::Dataset;
+
+use crate::floor::error::{invalid, CResult, Context};
+use crate::floor::ffi::{fragment_id_u32, handle_ref, slice_arg};
+use crate::floor::runtime::block_on;
+
+/// An open dataset. It holds one snapshot (one version); calls that commit
+/// through the handle move it to the version they committed.
+///
+/// Two locks, so that readers never wait for a writer: `snapshot` is held
+/// only to clone or replace an `Arc`, and `commit` serializes the calls that
+/// commit through the handle for as long as they run (a whole index build).
+pub struct LanceDataset {
+    snapshot: Mutex<Arc<Dataset>>,
+    commit: Mutex<()>,
+}
+
+impl LanceDataset {
+    pub fn new(dataset: Dataset) -> Self {
+        Self { snapshot: Mutex::new(Arc::new(dataset)), commit: Mutex::new(()) }
+    }
+
+    /// The snapshot the handle holds now.
+    pub fn snapshot(&self) -> Arc<Dataset> {
+        Arc::clone(&self.snapshot.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// Runs a mutation on a private copy of the snapshot and publishes the
+    /// result only if it succeeds, so a failed call leaves the handle as it
+    /// was.  Mutations through one handle are serialized; reads of the
+    /// handle go on meanwhile and see the snapshot from before.
+    pub fn mutate<T>(&self, f: impl FnOnce(&mut Dataset) -> CResult<T>) -> CResult<T> {
+        let _serialized = self.commit.lock().unwrap_or_else(|e| e.into_inner());
+        let mut copy = Dataset::clone(&self.snapshot());
+        let value = f(&mut copy)?;
+        *self.snapshot.lock().unwrap_or_else(|e| e.into_inner()) = Arc::new(copy);
+        Ok(value)
+    }
+}
+
+/// Borrows a dataset handle argument.
+pub unsafe fn dataset_ref<'a>(ptr: *const LanceDataset) -> CResult<&'a LanceDataset> {
+    handle_ref(ptr, "dataset")
+}
+
+pub fn open_dataset(uri: &str, options: HashMap<String, String>, version: u64) -> CResult<Dataset> {
+    let mut builder = DatasetBuilder::from_uri(uri).with_storage_options(options);
+    if version != 0 {
+        builder = builder.with_version(version);
+    }
+    block_on(builder.load())?.context(format!("opening dataset '{uri}'"))
+}
+
+/// Checks caller fragment ids against a snapshot: each must name one of its
+/// fragments, at most once.  Messages name the argument, position and value.
+pub fn check_fragment_ids(ds: &Dataset, ids: &[u64], name: &str) -> CResult<Vec<u32>> {
+    let version = ds.version().version;
+    let mut seen = std::collections::HashSet::with_capacity(ids.len());
+    let mut out = Vec::with_capacity(ids.len());
+    for (i, &id) in ids.iter().enumerate() {
+        if !ds.manifest.fragments.iter().any(|f| f.id == id) {
+            return Err(invalid(format!("{name}[{i}] = {id} is not a fragment of dataset version {version}")));
+        }
+        if !seen.insert(id) {
+            return Err(invalid(format!("{name}[{i}] = {id} is listed twice")));
+        }
+        out.push(fragment_id_u32(id, name, i)?);
+    }
+    Ok(out)
+}
+
+/// A `uint32_t` fragment id list argument: NULL with count 0 means "no
+/// restriction"; a non-NULL list must be non-empty, without duplicates, and
+/// name fragments of the snapshot.
+pub unsafe fn fragment_list(ds: &Dataset, ids: *const u32, count: usize, name: &str) -> CResult<Option<Vec<u32>>> {
+    if ids.is_null() {
+        if count != 0 {
+            return Err(invalid(format!("{name} is NULL but its count is {count}")));
+        }
+        return Ok(None);
+    }
+    if count == 0 {
+        return Err(invalid(format!(
+            "{name} is an empty list; pass NULL with count 0 for the whole dataset"
+        )));
+    }
+    let ids: Vec<u64> = slice_arg(ids, count, name)?.iter().map(|&id| u64::from(id)).collect();
+    check_fragment_ids(ds, &ids, name).map(Some)
+}

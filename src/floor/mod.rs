@@ -1,0 +1,14 @@
+//! The helper floor: everything the C sections share, and nothing exported.
+//! Modules are listed bottom-up; each imports only modules above it here.
+
+pub mod error;
+pub mod ffi;
+pub mod runtime;
+pub mod arrow;
+pub mod params;
+pub mod handle;
+pub mod catalog;
+pub mod codec;
+pub mod vector_model;
+pub mod progress;
+pub mod build;

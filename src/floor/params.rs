@@ -1,0 +1,263 @@
+//! Parameters and enums as they arrive from C (plain integers, zero meaning
+//! "default"), validated and converted to the core's types.  Every enum
+//! value and every default lance.h documents is named here once.
+
+use lance::dataset::WriteMode;
+use lance::index::vector::VectorIndexParams;
+use lance_index::scalar::{BuiltinIndexType, ScalarIndexParams};
+use lance_index::vector::bq::RQBuildParams;
+use lance_index::vector::hnsw::builder::HnswBuildParams;
+use lance_index::vector::ivf::IvfBuildParams;
+use lance_index::vector::pq::PQBuildParams;
+use lance_index::vector::sq::builder::SQBuildParams;
+use lance_index::{IndexParams, IndexType};
+use lance_linalg::distance::DistanceType;
+
+use crate::floor::error::{invalid, CResult};
+
+/// `LanceVectorIndexType`.
+pub const IVF_FLAT: i32 = 101;
+pub const IVF_SQ: i32 = 102;
+pub const IVF_PQ: i32 = 103;
+pub const IVF_HNSW_SQ: i32 = 104;
+pub const IVF_HNSW_PQ: i32 = 105;
+pub const IVF_HNSW_FLAT: i32 = 106;
+pub const IVF_RQ: i32 = 107;
+
+/// `LanceScalarIndexType`.
+pub const BTREE: i32 = 1;
+pub const BITMAP: i32 = 2;
+pub const LABEL_LIST: i32 = 3;
+pub const INVERTED: i32 = 4;
+
+/// `LanceMetricType`.
+pub const METRIC_L2: i32 = 0;
+pub const METRIC_COSINE: i32 = 1;
+pub const METRIC_DOT: i32 = 2;
+pub const METRIC_HAMMING: i32 = 3;
+
+/// `LanceTrainMode`.
+pub const TRAIN_AUTO: i32 = 0;
+pub const TRAIN_NEVER: i32 = 1;
+
+/// `LanceWriteMode`.
+pub const WRITE_CREATE: i32 = 0;
+pub const WRITE_APPEND: i32 = 1;
+pub const WRITE_OVERWRITE: i32 = 2;
+
+/// `LanceDataType`: element types of query vectors.
+pub const DTYPE_FLOAT32: i32 = 0;
+pub const DTYPE_FLOAT16: i32 = 1;
+pub const DTYPE_FLOAT64: i32 = 2;
+pub const DTYPE_UINT8: i32 = 3;
+pub const DTYPE_INT8: i32 = 4;
+
+/// The defaults lance.h documents for zero fields.
+const DEFAULT_MAX_ITERATIONS: usize = 50;
+const DEFAULT_SAMPLE_RATE: usize = 256;
+const DEFAULT_NUM_SUB_VECTORS: usize = 16;
+const DEFAULT_PQ_BITS: usize = 8;
+const DEFAULT_SQ_BITS: u16 = 8;
+const DEFAULT_HNSW_M: usize = 20;
+const DEFAULT_HNSW_EF_CONSTRUCTION: usize = 150;
+
+/// Mirrors `LanceVectorIndexParams` in lance.h. Enum fields arrive as plain
+/// integers and are validated.
+#[repr(C)]
+pub struct LanceVectorIndexParams {
+    pub index_type: i32,
+    pub metric: i32,
+    pub num_partitions: u32,
+    pub num_sub_vectors: u32,
+    pub num_bits: u32,
+    pub max_iterations: u32,
+    pub hnsw_m: u32,
+    pub hnsw_ef_construction: u32,
+    pub sample_rate: u32,
+}
+
+impl LanceVectorIndexParams {
+    /// All fields zero: every documented default, with the given index type.
+    pub fn defaults(index_type: i32) -> Self {
+        Self {
+            index_type,
+            metric: METRIC_L2,
+            num_partitions: 0,
+            num_sub_vectors: 0,
+            num_bits: 0,
+            max_iterations: 0,
+            hnsw_m: 0,
+            hnsw_ef_construction: 0,
+            sample_rate: 0,
+        }
+    }
+}
+
+/// The parameters of a build, of either kind, owned (a build may run on a
+/// runtime thread).
+#[derive(Clone)]
+pub enum CoreParams {
+    Vector(VectorIndexParams),
+    Scalar(ScalarIndexParams),
+}
+
+impl CoreParams {
+    pub fn as_dyn(&self) -> &dyn IndexParams {
+        match self {
+            CoreParams::Vector(p) => p,
+            CoreParams::Scalar(p) => p,
+        }
+    }
+}
+
+pub fn metric_from_c(metric: i32, name: &str) -> CResult<DistanceType> {
+    match metric {
+        METRIC_L2 => Ok(DistanceType::L2),
+        METRIC_COSINE => Ok(DistanceType::Cosine),
+        METRIC_DOT => Ok(DistanceType::Dot),
+        METRIC_HAMMING => Ok(DistanceType::Hamming),
+        other => Err(invalid(format!(
+            "{name} = {other} is not a LanceMetricType (0 = L2, 1 = COSINE, 2 = DOT, 3 = HAMMING)"
+        ))),
+    }
+}
+
+fn or_default(value: u32, default: usize) -> usize {
+    if value == 0 { default } else { value as usize }
+}
+
+/// The IVF stage for the given C params (no injected model).
+pub fn ivf_params(p: &LanceVectorIndexParams) -> IvfBuildParams {
+    IvfBuildParams {
+        num_partitions: (p.num_partitions > 0).then_some(p.num_partitions as usize),
+        max_iters: or_default(p.max_iterations, DEFAULT_MAX_ITERATIONS),
+        sample_rate: or_default(p.sample_rate, DEFAULT_SAMPLE_RATE),
+        ..Default::default()
+    }
+}
+
+pub fn pq_params(p: &LanceVectorIndexParams) -> PQBuildParams {
+    PQBuildParams {
+        num_sub_vectors: or_default(p.num_sub_vectors, DEFAULT_NUM_SUB_VECTORS),
+        num_bits: or_default(p.num_bits, DEFAULT_PQ_BITS),
+        max_iters: or_default(p.max_iterations, DEFAULT_MAX_ITERATIONS),
+        sample_rate: or_default(p.sample_rate, DEFAULT_SAMPLE_RATE),
+        ..Default::default()
+    }
+}
+
+fn small_bits<T: TryFrom<u32>>(bits: u32, default: T, name: &str) -> CResult<T> {
+    if bits == 0 {
+        return Ok(default);
+    }
+    T::try_from(bits).map_err(|_| invalid(format!("{name} = {bits} is out of range")))
+}
+
+fn hnsw_params(p: &LanceVectorIndexParams) -> HnswBuildParams {
+    HnswBuildParams::default()
+        .num_edges(or_default(p.hnsw_m, DEFAULT_HNSW_M))
+        .ef_construction(or_default(p.hnsw_ef_construction, DEFAULT_HNSW_EF_CONSTRUCTION))
+}
+
+/// Whether the index type quantizes with PQ (and so needs a codebook).
+pub fn uses_pq(index_type: i32) -> bool {
+    matches!(index_type, IVF_PQ | IVF_HNSW_PQ)
+}
+
+/// Converts the C params into the core's, stage by stage, with `ivf` as the
+/// first stage (callers may pass one that carries an injected model).
+pub fn vector_params_with_ivf(
+    p: &LanceVectorIndexParams,
+    ivf: IvfBuildParams,
+    pq: PQBuildParams,
+) -> CResult<(IndexType, VectorIndexParams)> {
+    let metric = metric_from_c(p.metric, "params->metric")?;
+    let sq = || -> CResult<SQBuildParams> {
+        Ok(SQBuildParams {
+            num_bits: small_bits(p.num_bits, DEFAULT_SQ_BITS, "params->num_bits")?,
+            sample_rate: or_default(p.sample_rate, DEFAULT_SAMPLE_RATE),
+        })
+    };
+    Ok(match p.index_type {
+        IVF_FLAT => (IndexType::IvfFlat, VectorIndexParams::with_ivf_flat_params(metric, ivf)),
+        IVF_SQ => (IndexType::IvfSq, VectorIndexParams::with_ivf_sq_params(metric, ivf, sq()?)),
+        IVF_PQ => (IndexType::IvfPq, VectorIndexParams::with_ivf_pq_params(metric, ivf, pq)),
+        IVF_HNSW_SQ => (
+            IndexType::IvfHnswSq,
+            VectorIndexParams::with_ivf_hnsw_sq_params(metric, ivf, hnsw_params(p), sq()?),
+        ),
+        IVF_HNSW_PQ => (
+            IndexType::IvfHnswPq,
+            VectorIndexParams::with_ivf_hnsw_pq_params(metric, ivf, hnsw_params(p), pq),
+        ),
+        IVF_HNSW_FLAT => (IndexType::IvfHnswFlat, VectorIndexParams::ivf_hnsw(metric, ivf, hnsw_params(p))),
+        IVF_RQ => {
+            let rq = if p.num_bits == 0 {
+                RQBuildParams::default()
+            } else {
+                RQBuildParams::new(small_bits(p.num_bits, 0, "params->num_bits")?)
+            };
+            (IndexType::IvfRq, VectorIndexParams::with_ivf_rq_params(metric, ivf, rq))
+        }
+        other => {
+            return Err(invalid(format!(
+                "params->index_type = {other} is not a LanceVectorIndexType (101 = IVF_FLAT .. 107 = IVF_RQ)"
+            )))
+        }
+    })
+}
+
+pub fn vector_params(p: &LanceVectorIndexParams) -> CResult<(IndexType, VectorIndexParams)> {
+    vector_params_with_ivf(p, ivf_params(p), pq_params(p))
+}
+
+/// The scalar index kinds of `LanceScalarIndexType`.
+pub fn scalar_kind(index_type: i32) -> CResult<(IndexType, BuiltinIndexType)> {
+    match index_type {
+        BTREE => Ok((IndexType::BTree, BuiltinIndexType::BTree)),
+        BITMAP => Ok((IndexType::Bitmap, BuiltinIndexType::Bitmap)),
+        LABEL_LIST => Ok((IndexType::LabelList, BuiltinIndexType::LabelList)),
+        INVERTED => Ok((IndexType::Inverted, BuiltinIndexType::Inverted)),
+        other => Err(invalid(format!(
+            "index_type = {other} is not a LanceScalarIndexType (1 = BTREE, 2 = BITMAP, 3 = LABEL_LIST, 4 = INVERTED)"
+        ))),
+    }
+}
+
+/// Scalar params from the optional JSON object a caller passes. The core
+/// ignores JSON it cannot parse, so it is checked here.
+pub fn scalar_params(kind: BuiltinIndexType, params_json: Option<&str>) -> CResult<ScalarIndexParams> {
+    let params = ScalarIndexParams::for_builtin(kind);
+    match params_json {
+        None => Ok(params),
+        Some(text) => {
+            let value: serde_json::Value = serde_json::from_str(text)
+                .map_err(|e| invalid(format!("params_json is not valid JSON: {e}")))?;
+            if !value.is_object() {
+                return Err(invalid("params_json must be a JSON object"));
+            }
+            Ok(params.with_params(&value))
+        }
+    }
+}
+
+/// `LanceTrainMode`, validated.
+pub fn train_mode(train: i32) -> CResult<i32> {
+    match train {
+        TRAIN_AUTO | TRAIN_NEVER => Ok(train),
+        other => Err(invalid(format!(
+            "options->train = {other} is not a LanceTrainMode (0 = AUTO, 1 = NEVER)"
+        ))),
+    }
+}
+
+pub fn write_mode(mode: i32) -> CResult<WriteMode> {
+    match mode {
+        WRITE_CREATE => Ok(WriteMode::Create),
+        WRITE_APPEND => Ok(WriteMode::Append),
+        WRITE_OVERWRITE => Ok(WriteMode::Overwrite),
+        other => Err(invalid(format!(
+            "mode = {other} is not a LanceWriteMode (0 = CREATE, 1 = APPEND, 2 = OVERWRITE)"
+        ))),
+    }
+}

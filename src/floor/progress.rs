@@ -1,0 +1,334 @@
+//! Build progress (RFC E3) and cooperative cancellation (RFC E4).
+//!
+//! The core reports progress through its `IndexBuildProgress` hooks, from
+//! whichever runtime thread is running the build, and aborts a build when a
+//! hook returns an error.  The bridge here turns each hook call into an
+//! event on a channel, and the calling thread, which is blocked in the build
+//! anyway, hands the events to the C callback between polls of the build.
+//! So the callback runs on the caller's thread, never twice at once, and
+//! never after the build call returned.  Each hook first looks at the
+//! cancel token: once it is set, the hook fails and the core unwinds the
+//! build at that checkpoint.
+//!
+//! Some stages run long without a checkpoint (the PQ codebook's k-means
+//! runs inside a single poll).  A build that listens for cancellation
+//! therefore runs on a runtime worker thread while the caller's thread
+//! waits; when the token is cancelled during a stage that writes nothing
+//! (before the first stage, training, loading data), the caller abandons
+//! the build at once: the task is aborted and returns nothing, and the
+//! computation in progress ends at the next checkpoint, which fails.
+
+use std::collections::HashMap;
+use std::ffi::{c_char, c_void};
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
+
+use async_trait::async_trait;
+use lance_index::progress::IndexBuildProgress;
+use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+
+use crate::floor::error::{CError, CResult, CallbackScope, Code};
+use crate::floor::ffi::c_text;
+use crate::floor::runtime::{block_on, spawn};
+
+/// Mirrors `LanceIndexBuildProgressFn` in lance.h.
+pub type ProgressFn =
+    unsafe extern "C" fn(*mut c_void, i32, *const c_char, u64, *const c_char, u64);
+
+const EVENT_STAGE_START: i32 = 0;
+const EVENT_STAGE_PROGRESS: i32 = 1;
+const EVENT_STAGE_COMPLETE: i32 = 2;
+
+/// The caller's `user_data`: only ever handed back to the caller's callback
+/// on the caller's thread, so carrying it across threads is sound.
+#[derive(Clone, Copy, Debug)]
+struct UserData(*mut c_void);
+unsafe impl Send for UserData {}
+unsafe impl Sync for UserData {}
+
+/// What a cancel token shares with the builds it was given to.
+#[derive(Debug, Default)]
+pub struct CancelState {
+    flag: AtomicBool,
+    /// The waiting callers of running builds, woken by a cancel.
+    waiters: Mutex<Vec<Waker>>,
+}
+
+impl CancelState {
+    fn is_set(&self) -> bool {
+        self.flag.load(Ordering::SeqCst)
+    }
+
+    fn set(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        let waiters = std::mem::take(&mut *self.waiters.lock().unwrap_or_else(|e| e.into_inner()));
+        for w in waiters {
+            w.wake();
+        }
+    }
+
+    fn wait(&self, waker: &Waker) {
+        let mut waiters = self.waiters.lock().unwrap_or_else(|e| e.into_inner());
+        if !waiters.iter().any(|w| w.will_wake(waker)) {
+            waiters.push(waker.clone());
+        }
+    }
+}
+
+/// A cancel token: shared by the handle the caller owns and every build it
+/// was given to, so freeing the handle while a build runs is safe.
+pub struct LanceIndexBuildCancelToken {
+    state: Arc<CancelState>,
+}
+
+impl LanceIndexBuildCancelToken {
+    pub fn new() -> Self {
+        Self { state: Arc::new(CancelState::default()) }
+    }
+
+    pub fn cancel(&self) {
+        self.state.set();
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.state.is_set()
+    }
+}
+
+/// What a build was asked to report to and listen to.
+#[derive(Clone, Default)]
+pub struct BuildControl {
+    progress: Option<(ProgressFn, UserData)>,
+    cancel: Option<Arc<CancelState>>,
+}
+
+/// Mirrors `LanceIndexBuildControl` in lance.h.
+#[repr(C)]
+pub struct LanceIndexBuildControl {
+    pub progress: Option<ProgressFn>,
+    pub progress_user_data: *mut c_void,
+    pub cancel_token: *const LanceIndexBuildCancelToken,
+}
+
+impl BuildControl {
+    /// From an optional `LanceIndexBuildControl` argument.
+    pub unsafe fn from_c(control: *const LanceIndexBuildControl) -> Self {
+        let mut out = Self::default();
+        if let Some(c) = control.as_ref() {
+            out.set_progress(c.progress, c.progress_user_data);
+            if let Some(token) = c.cancel_token.as_ref() {
+                out.cancel = Some(token.state.clone());
+            }
+        }
+        out
+    }
+
+    pub fn set_progress(&mut self, callback: Option<ProgressFn>, user_data: *mut c_void) {
+        self.progress = callback.map(|f| (f, UserData(user_data)));
+    }
+
+    pub fn set_cancel(&mut self, token: Option<&LanceIndexBuildCancelToken>) {
+        self.cancel = token.map(|t| t.state.clone());
+    }
+
+    pub fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.is_set())
+    }
+
+    /// The hooks to give the core, or None when nobody listens (no cost).
+    pub fn start(&self) -> CResult<Session> {
+        if self.cancelled() {
+            return Err(cancelled_error("before it started"));
+        }
+        let (tx, rx) = match self.progress {
+            Some(_) => {
+                let (tx, rx) = unbounded_channel();
+                (Some(tx), Some(rx))
+            }
+            None => (None, None),
+        };
+        let listens = self.progress.is_some() || self.cancel.is_some();
+        let bridge = listens.then(|| {
+            Arc::new(Bridge {
+                tx,
+                cancel: self.cancel.clone(),
+                aborted: AtomicBool::new(false),
+                abandonable: AtomicBool::new(true),
+            })
+        });
+        Ok(Session { bridge, rx, callback: self.progress })
+    }
+}
+
+pub fn cancelled_error(when: &str) -> CError {
+    CError::new(Code::Cancelled, format!("the index build was cancelled {when}; nothing was committed"))
+}
+
+#[derive(Debug)]
+enum Event {
+    Start { stage: String, total: Option<u64>, unit: String },
+    Progress { stage: String, completed: u64 },
+    Complete { stage: String },
+}
+
+/// Stages during which a build writes nothing: abandoning it there leaves
+/// nothing behind.  (Vector training works on samples in memory; scalar
+/// builds only open their input stream in "load_data".)
+const WRITES_NOTHING: [&str; 3] = ["train_ivf", "train_quantizer", "load_data"];
+
+#[derive(Debug)]
+struct Bridge {
+    tx: Option<UnboundedSender<Event>>,
+    cancel: Option<Arc<CancelState>>,
+    aborted: AtomicBool,
+    /// True until the build may have started writing: before its first
+    /// stage and inside the stages of WRITES_NOTHING.
+    abandonable: AtomicBool,
+}
+
+impl Bridge {
+    fn checkpoint(&self, event: Event) -> lance::Result<()> {
+        // Publish the stage before looking at the token: a caller that sees
+        // `abandonable` after cancelling knows this hook will fail.
+        match &event {
+            Event::Start { stage, .. } => {
+                self.abandonable.store(WRITES_NOTHING.contains(&stage.as_str()), Ordering::SeqCst)
+            }
+            Event::Complete { .. } => self.abandonable.store(false, Ordering::SeqCst),
+            Event::Progress { .. } => {}
+        }
+        if self.cancel.as_ref().is_some_and(|c| c.is_set()) {
+            self.aborted.store(true, Ordering::SeqCst);
+            return Err(lance::Error::io("index build cancelled through its cancel token"));
+        }
+        if let Some(tx) = &self.tx {
+            // A closed channel means the build call is returning; drop it.
+            let _ = tx.send(event);
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl IndexBuildProgress for Bridge {
+    async fn stage_start(&self, stage: &str, total: Option<u64>, unit: &str) -> lance::Result<()> {
+        self.checkpoint(Event::Start { stage: stage.to_string(), total, unit: unit.to_string() })
+    }
+
+    async fn stage_progress(&self, stage: &str, completed: u64) -> lance::Result<()> {
+        self.checkpoint(Event::Progress { stage: stage.to_string(), completed })
+    }
+
+    async fn stage_complete(&self, stage: &str) -> lance::Result<()> {
+        self.checkpoint(Event::Complete { stage: stage.to_string() })
+    }
+}
+
+/// One build's hooks and the receiving end of its events.
+pub struct Session {
+    bridge: Option<Arc<Bridge>>,
+    rx: Option<UnboundedReceiver<Event>>,
+    callback: Option<(ProgressFn, UserData)>,
+}
+
+/// Hands events to the C callback, keeping every stage's count from going
+/// backwards (the core may report one stage from several threads).
+struct Delivery {
+    callback: Option<(ProgressFn, UserData)>,
+    last: HashMap<String, u64>,
+}
+
+impl Delivery {
+    fn deliver(&mut self, event: Event) {
+        let Some((f, user)) = self.callback else { return };
+        let (kind, stage, total, unit, completed) = match event {
+            Event::Start { stage, total, unit } => {
+                self.last.insert(stage.clone(), 0);
+                (EVENT_STAGE_START, stage, total.unwrap_or(0), unit, 0)
+            }
+            Event::Progress { stage, completed } => {
+                let last = self.last.entry(stage.clone()).or_insert(0);
+                if completed < *last {
+                    return;
+                }
+                *last = completed;
+                (EVENT_STAGE_PROGRESS, stage, 0, String::new(), completed)
+            }
+            Event::Complete { stage } => {
+                let completed = self.last.remove(&stage).unwrap_or(0);
+                (EVENT_STAGE_COMPLETE, stage, 0, String::new(), completed)
+            }
+        };
+        let stage = c_text(&stage);
+        let unit = c_text(&unit);
+        // A panic cannot cross the callback (it is C); anything the callback
+        // does is the caller's.
+        let _scope = CallbackScope::enter();
+        unsafe { f(user.0, kind, stage.as_ptr(), total, unit.as_ptr(), completed) };
+    }
+}
+
+impl Session {
+    /// The hooks to install on a `CreateIndexBuilder`, if any.
+    pub fn hooks(&self) -> Option<Arc<dyn IndexBuildProgress>> {
+        self.bridge.clone().map(|b| b as Arc<dyn IndexBuildProgress>)
+    }
+
+    /// Runs the build, delivering its events on this thread, and turns an
+    /// abort by the cancel token into LANCE_ERR_CANCELLED.  Without hooks
+    /// the build simply runs on this thread.
+    pub fn run<T: Send + 'static>(
+        mut self,
+        fut: impl Future<Output = lance::Result<T>> + Send + 'static,
+    ) -> CResult<T> {
+        let Some(bridge) = self.bridge.clone() else {
+            return Ok(block_on(fut)??);
+        };
+        let mut task = spawn(fut)?;
+        let mut delivery = Delivery { callback: self.callback, last: HashMap::new() };
+        let mut rx = self.rx.take();
+        let cancel = bridge.cancel.clone();
+        let outcome = block_on(std::future::poll_fn(|cx| {
+            if let Some(rx) = rx.as_mut() {
+                while let Poll::Ready(Some(event)) = rx.poll_recv(cx) {
+                    delivery.deliver(event);
+                }
+            }
+            if let Some(c) = &cancel {
+                c.wait(cx.waker());
+                if c.is_set() && bridge.abandonable.load(Ordering::SeqCst) {
+                    task.abort();
+                    return Poll::Ready(None);
+                }
+            }
+            let out = std::pin::Pin::new(&mut task).poll(cx);
+            if out.is_ready() {
+                if let Some(rx) = rx.as_mut() {
+                    while let Ok(event) = rx.try_recv() {
+                        delivery.deliver(event);
+                    }
+                }
+            }
+            out.map(Some)
+        }))?;
+        // Hooks that run after this point find the channel closed.
+        drop(rx);
+        match outcome {
+            None => Err(cancelled_error("before it wrote anything; the build was abandoned")),
+            Some(Ok(Ok(value))) => Ok(value),
+            Some(Ok(Err(_))) if self.aborted() => Err(cancelled_error("at a build checkpoint")),
+            Some(Ok(Err(err))) => Err(err.into()),
+            Some(Err(join)) if join.is_panic() => {
+                Err(CError::new(Code::Internal, "internal panic in the index build".to_string()))
+            }
+            Some(Err(_)) => Err(cancelled_error("while it ran")),
+        }
+    }
+
+    fn aborted(&self) -> bool {
+        self.bridge.as_ref().is_some_and(|b| b.aborted.load(Ordering::SeqCst))
+    }
+}
+

@@ -1,0 +1,50 @@
+//! The one multi-threaded runtime that drives every blocking C call.
+
+use std::future::Future;
+use std::sync::OnceLock;
+
+use tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
+
+use crate::floor::error::{CError, CResult, Code, RUNTIME_THREAD_NAME};
+
+static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+
+fn runtime() -> CResult<&'static Runtime> {
+    RUNTIME
+        .get_or_init(|| {
+            Builder::new_multi_thread()
+                .enable_all()
+                .thread_name(RUNTIME_THREAD_NAME)
+                .build()
+                .map_err(|e| e.to_string())
+        })
+        .as_ref()
+        .map_err(|e| CError::new(Code::Internal, format!("cannot start the async runtime: {e}")))
+}
+
+/// Runs `fut` to completion on the shared runtime, blocking the calling
+/// thread.  A call made while the thread already drives async work (an
+/// Arrow stream of a scanner read by `lance_dataset_write`, whose batches
+/// are pulled from inside the write) hands the thread's other work to
+/// another thread first, so the pool never waits on itself.
+pub fn block_on<F: Future>(fut: F) -> CResult<F::Output> {
+    match Handle::try_current() {
+        Err(_) => Ok(runtime()?.block_on(fut)),
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            Ok(tokio::task::block_in_place(|| handle.block_on(fut)))
+        }
+        Ok(_) => Err(CError::new(
+            Code::InvalidArgument,
+            "lance-c functions cannot be called from a single-threaded async runtime's thread",
+        )),
+    }
+}
+
+/// Starts `fut` on the shared runtime's worker threads.
+pub fn spawn<F>(fut: F) -> CResult<tokio::task::JoinHandle<F::Output>>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    Ok(runtime()?.spawn(fut))
+}

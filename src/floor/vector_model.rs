@@ -1,0 +1,181 @@
+//! A shared vector model (RFC E1): IVF centroids, and a PQ codebook for the
+//! PQ index types, with the serialized form that travels to workers without
+//! an Arrow library and the content fingerprint segments record.
+
+use std::sync::Arc;
+
+use arrow_array::{FixedSizeListArray, Float32Array};
+use arrow_schema::{DataType, Field};
+use sha2::{Digest, Sha256};
+
+use crate::floor::error::{invalid, CResult};
+use crate::floor::params::metric_from_c;
+
+/// A trained IVF model, with a PQ codebook for the PQ index types.
+pub struct LanceVectorModel {
+    pub metric: i32,
+    pub dim: usize,
+    pub num_partitions: usize,
+    /// `num_partitions * dim` values, partition-major.
+    pub centroids: Vec<f32>,
+    /// Present for PQ models: `2^num_bits * dim` values in the core's order.
+    pub pq: Option<PqModel>,
+    /// SHA-256 of the serialized content, hex.
+    pub fingerprint: String,
+}
+
+pub struct PqModel {
+    pub num_sub_vectors: usize,
+    pub num_bits: usize,
+    pub codebook: Vec<f32>,
+}
+
+const MAGIC: &[u8; 8] = b"LANCEVM1";
+
+impl LanceVectorModel {
+    pub fn new(metric: i32, dim: usize, centroids: Vec<f32>, pq: Option<PqModel>) -> CResult<Self> {
+        if i32::try_from(dim).is_err() || u32::try_from(centroids.len() / dim.max(1)).is_err() {
+            return Err(invalid(format!("a model of dimension {dim} with {} centroid values is too large", centroids.len())));
+        }
+        if dim == 0 || centroids.is_empty() || centroids.len() % dim != 0 {
+            return Err(invalid(format!(
+                "centroids hold {} values, not a whole number of {dim}-dimensional vectors",
+                centroids.len()
+            )));
+        }
+        if let Some(pq) = &pq {
+            check_codebook_shape(pq.codebook.len(), dim, pq.num_sub_vectors, pq.num_bits)?;
+        }
+        let mut model = Self {
+            metric,
+            dim,
+            num_partitions: centroids.len() / dim,
+            centroids,
+            pq,
+            fingerprint: String::new(),
+        };
+        let digest = Sha256::digest(model.body());
+        model.fingerprint = digest.iter().map(|b| format!("{b:02x}")).collect();
+        Ok(model)
+    }
+
+    /// The canonical encoding: little-endian integers and floats after a magic.
+    fn body(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + 4 * (self.centroids.len() + self.pq.as_ref().map_or(0, |p| p.codebook.len())));
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&self.metric.to_le_bytes());
+        for v in [self.dim as u64, self.num_partitions as u64] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend(self.centroids.iter().flat_map(|f| f.to_le_bytes()));
+        match &self.pq {
+            None => out.push(0),
+            Some(pq) => {
+                out.push(1);
+                for v in [pq.num_sub_vectors as u64, pq.num_bits as u64, pq.codebook.len() as u64] {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+                out.extend(pq.codebook.iter().flat_map(|f| f.to_le_bytes()));
+            }
+        }
+        out
+    }
+
+    /// Serialized form: the body followed by its 32-byte SHA-256.
+    pub fn serialize(&self) -> Vec<u8> {
+        let mut out = self.body();
+        let digest = Sha256::digest(&out);
+        out.extend_from_slice(&digest);
+        out
+    }
+
+    pub fn parse(bytes: &[u8]) -> CResult<Self> {
+        let bad = |what: &str| invalid(format!("model bytes are not a lance-c vector model: {what}"));
+        if bytes.len() < MAGIC.len() + 32 || &bytes[..MAGIC.len()] != MAGIC {
+            return Err(bad("wrong magic or too short"));
+        }
+        let (body, digest) = bytes.split_at(bytes.len() - 32);
+        if Sha256::digest(body).as_slice() != digest {
+            return Err(bad("checksum mismatch (truncated or corrupted)"));
+        }
+        let mut r = Reader { bytes: body, pos: MAGIC.len() };
+        let metric = r.i32()?;
+        metric_from_c(metric, "model metric")?;
+        let dim = r.len()?;
+        let num_partitions = r.len()?;
+        let centroids = r.floats(num_partitions.checked_mul(dim).ok_or_else(|| bad("sizes overflow"))?)?;
+        let pq = match r.u8()? {
+            0 => None,
+            1 => {
+                let num_sub_vectors = r.len()?;
+                let num_bits = r.len()?;
+                let n = r.len()?;
+                Some(PqModel { num_sub_vectors, num_bits, codebook: r.floats(n)? })
+            }
+            _ => return Err(bad("unknown section")),
+        };
+        if r.pos != body.len() {
+            return Err(bad("trailing bytes"));
+        }
+        LanceVectorModel::new(metric, dim, centroids, pq)
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> CResult<&[u8]> {
+        let end = self.pos.checked_add(n).filter(|e| *e <= self.bytes.len());
+        let end = end.ok_or_else(|| invalid("model bytes are not a lance-c vector model: truncated"))?;
+        let out = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(out)
+    }
+    fn u8(&mut self) -> CResult<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn i32(&mut self) -> CResult<i32> {
+        Ok(i32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
+    }
+    fn len(&mut self) -> CResult<usize> {
+        let v = u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes"));
+        usize::try_from(v).map_err(|_| invalid("model bytes are not a lance-c vector model: size overflow"))
+    }
+    fn floats(&mut self, n: usize) -> CResult<Vec<f32>> {
+        let raw = self.take(n.checked_mul(4).ok_or_else(|| invalid("model size overflow"))?)?;
+        Ok(raw.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
+    }
+}
+
+pub fn fsl(values: Vec<f32>, dim: usize) -> CResult<FixedSizeListArray> {
+    let field = Arc::new(Field::new("item", DataType::Float32, true));
+    let size = i32::try_from(dim).map_err(|_| invalid(format!("dimension {dim} is too large for an Arrow list")))?;
+    Ok(FixedSizeListArray::try_new(field, size, Arc::new(Float32Array::from(values)), None)?)
+}
+
+/// The codebook must hold 2^num_bits centroids of the full dimension.
+pub fn check_codebook_shape(values: usize, dim: usize, num_sub_vectors: usize, num_bits: usize) -> CResult<()> {
+    if num_sub_vectors == 0 || dim % num_sub_vectors != 0 {
+        return Err(invalid(format!(
+            "num_sub_vectors = {num_sub_vectors} does not divide the dimension {dim}"
+        )));
+    }
+    if !(1..=16).contains(&num_bits) {
+        return Err(invalid(format!("num_bits = {num_bits} is out of range")));
+    }
+    let expected = (1usize << num_bits) * dim;
+    if values != expected {
+        return Err(invalid(format!(
+            "the PQ codebook holds {values} values; {num_sub_vectors} sub-vectors of {num_bits} bits over dimension {dim} need {expected}"
+        )));
+    }
+    Ok(())
+}
+
+/// A model size as the 32-bit field lance.h declares.
+pub fn narrow(value: usize) -> u32 {
+    u32::try_from(value).expect("model sizes are checked to fit 32 bits when the model is made")
+}
