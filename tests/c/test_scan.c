@@ -156,6 +156,26 @@ static void test_bad_scanners(void) {
     lance_batch_free(NULL);
 }
 
+/* Every setter checks the scan it leads to when it is called; a refused
+ * setting leaves the scanner as it was. */
+static void test_settings_checked_when_made(void) {
+    const char* cols[] = {"id", NULL};
+    LanceScanner* s = lance_scanner_new(ds, cols, NULL);
+    CHECK(s != NULL);
+    const float* query = data.vectors + 3 * data.dim;
+    CHECK_OK(lance_scanner_nearest(s, "vec", query, (size_t)data.dim, LANCE_DTYPE_FLOAT32, 5));
+    CHECK_ERR(lance_scanner_set_metric(s, LANCE_METRIC_HAMMING), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(tu_error_mentions("hamming"));
+    CHECK_ERR(lance_scanner_set_metric(s, 42), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_OK(lance_scanner_set_refine_factor(s, 2));
+    CHECK_OK(lance_scanner_with_row_id(s, true));
+    int64_t got[5], truth[5];
+    CHECK(tu_knn_ids(s, got, 5) == 5);
+    tu_brute_force_knn(&data, query, 5, truth);
+    CHECK(memcmp(got, truth, sizeof got) == 0);
+    lance_scanner_close(s);
+}
+
 int main(void) {
     data = tu_make_data(1000, 8, 4, 0.5f, 7);
     dir = tu_temp_dir("scan");
@@ -167,6 +187,7 @@ int main(void) {
         RUN(test_limit_offset_batch_rowid);
         RUN(test_fragments);
         RUN(test_bad_scanners);
+        RUN(test_settings_checked_when_made);
     }
     lance_dataset_close(ds);
     tu_remove_tree(dir);
