@@ -35,14 +35,43 @@ if [ ! -f "$build/build.ninja" ]; then
   source "$root/scripts/configure.sh"
 fi
 cmake --build "$build" --target fuzz_distributed >/dev/null
+# A Rust allocation failure aborts with a backtrace that takes seconds to
+# print; the input is what matters.
+export RUST_BACKTRACE=0
 findings=$build/fuzz-findings/long-$seed
 mkdir -p "$findings"
 seconds=$(awk "BEGIN {print $minutes * 60}")
 echo "fuzz: seed $seed, $minutes min per target, findings under $findings"
 
+# One target for $seconds: after a crash (the input is saved as
+# crash-TARGET-seedN-execE.bin) the run resumes at execution E+1.
 run() {
-  nice -n 10 "$build/fuzz_distributed" run "$1" --seconds "$seconds" --seed "$seed" \
-    --corpus "$root/tests/fuzz/corpus" --findings "$findings" >"$findings/$1.log" 2>&1
+  local target=$1 start=0 total=0 crashes=0 began=$SECONDS log=$findings/$1.log
+  : >"$log"
+  while :; do
+    local left=$((seconds - (SECONDS - began)))
+    [ $left -gt 0 ] || break
+    # (in a subshell whose own "Aborted" notice is dropped: the log has it all)
+    if (nice -n 10 "$build/fuzz_distributed" run "$target" --seconds "$left" --seed "$seed" --start "$start" \
+          --corpus "$root/tests/fuzz/corpus" --findings "$findings" >>"$log" 2>&1) 2>/dev/null ||
+       grep -q "^fuzz $target: .* executions" <(tail -1 "$log"); then
+      total=$((total + $(tail -1 "$log" | sed -n 's/.* \([0-9]*\) executions.*/\1/p')))
+      break
+    fi
+    local crash
+    crash=$(ls -t "$findings"/crash-"$target"-seed"$seed"-exec*.bin 2>/dev/null | head -1)
+    [ -n "$crash" ] || { echo "fuzz $target: stopped without a summary or a saved crash" >>"$log"; return 1; }
+    local exec=${crash##*-exec}
+    exec=${exec%.bin}
+    total=$((total + exec + 1 - start))
+    crashes=$((crashes + 1))
+    start=$((exec + 1))
+  done
+  local found
+  found=$(ls "$findings"/"$target"-seed"$seed"-exec*.txt 2>/dev/null | wc -l)
+  echo "fuzz $target: $total executions in $((SECONDS - began)) s, $crashes crashes, $found other findings (log: $log)" \
+    | tee -a "$findings/summary"
+  [ $crashes -eq 0 ] && [ "$found" -eq 0 ]
 }
 status=0
 if [ $parallel = 1 ]; then
@@ -52,7 +81,6 @@ if [ $parallel = 1 ]; then
 else
   for t in "${targets[@]}"; do run "$t" || status=1; done
 fi
-for t in "${targets[@]}"; do grep "^fuzz $t:" "$findings/$t.log" || { echo "fuzz $t: no summary (crashed?):"; tail -5 "$findings/$t.log"; status=1; }; done
-found=$(find "$findings" -name '*.txt' -o -name 'crash-*' | wc -l)
-echo "fuzz: $found finding files under $findings"
+echo "fuzz: finding files under $findings:"
+ls "$findings" | grep -v -e '\.log$' -e '^summary$' || true
 exit $status

@@ -1127,6 +1127,9 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  *   a segment built on another column, or an   LANCE_ERR_INVALID_ARGUMENT
  *     index of that name on another column
  *   an index of that name exists, !replace     LANCE_ERR_INDEX
+ *   a segment of an index type or version      LANCE_ERR_INVALID_ARGUMENT /
+ *     the Lance core cannot read (committed,   LANCE_ERR_NOT_SUPPORTED
+ *     it would be invisible to queries)
  *   segments of different index types (new     LANCE_ERR_INVALID_ARGUMENT
  *     ones and those kept by replace)
  *   vector segments from different shared      LANCE_ERR_MODEL_MISMATCH

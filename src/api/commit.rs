@@ -13,7 +13,9 @@
 
 use std::collections::BTreeMap;
 use std::ffi::c_char;
+use std::sync::Arc;
 
+use lance::index::scalar::IndexDetails;
 use lance::index::DatasetIndexExt;
 use lance::Dataset;
 use lance_table::format::IndexMetadata;
@@ -22,7 +24,7 @@ use uuid::Uuid;
 
 use crate::floor::catalog::{column_names, require_column, user_segments};
 use crate::floor::codec::{decode_metadata, is_vector, model_fingerprint, record_provenance, segment_type_name};
-use crate::floor::error::{invalid, not_found, status, CError, CResult, Code, Context};
+use crate::floor::error::{invalid, not_found, not_supported, status, CError, CResult, Code, Context};
 use crate::floor::ffi::{optional_str, required_nonempty_str, slice_arg, write_out};
 use crate::floor::handle::{dataset_ref, LanceDataset};
 use crate::floor::runtime::block_on;
@@ -54,9 +56,17 @@ fn uuid_list(uuids: &[Uuid]) -> String {
     uuids.iter().map(Uuid::to_string).collect::<Vec<_>>().join(", ")
 }
 
+/// A fragment set for a message: the first ids, and how many more there are
+/// (a corrupted bitmap can hold billions).
 fn fragment_list(bitmap: &RoaringBitmap) -> String {
-    let ids: Vec<String> = bitmap.iter().map(|id| id.to_string()).collect();
-    format!("[{}]", ids.join(", "))
+    const SHOWN: usize = 32;
+    let ids: Vec<String> = bitmap.iter().take(SHOWN).map(|id| id.to_string()).collect();
+    let more = bitmap.len().saturating_sub(SHOWN as u64);
+    if more == 0 {
+        format!("[{}]", ids.join(", "))
+    } else {
+        format!("[{}, ... and {more} more]", ids.join(", "))
+    }
 }
 
 /// The set itself: no repeated UUID, every segment with coverage, no two
@@ -242,6 +252,37 @@ fn check_column(ds: &Dataset, name: &str, column: &str, segments: &[IndexMetadat
     Ok(())
 }
 
+/// Every segment must be one the core reads: it hides from queries the
+/// indices whose type it has no reader for or whose version is newer than
+/// it supports (`unsupported_index_version` in lance 14.0.2 src/index.rs),
+/// so such a segment would commit and then be invisible.
+fn check_readable(segments: &[IndexMetadata]) -> CResult<()> {
+    for s in segments {
+        let Some(details) = &s.index_details else { continue };
+        match IndexDetails(Arc::clone(details)).index_version() {
+            Ok(max) if i64::from(s.index_version) > i64::from(max) => {
+                return Err(not_supported(format!(
+                    "segment {} records index version {}; Lance {} reads versions up to {max} of this index \
+                     type, so committed it would be invisible to queries",
+                    s.uuid,
+                    s.index_version,
+                    crate::LANCE_CORE_VERSION
+                )))
+            }
+            Ok(_) => {}
+            Err(_) => {
+                return Err(invalid(format!(
+                    "segment {} has index details of a type Lance {} does not know ({})",
+                    s.uuid,
+                    crate::LANCE_CORE_VERSION,
+                    details.type_url
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
 /// One logical index has one index type: every segment, new or kept.
 fn check_types(name: &str, incoming: &[IndexMetadata], kept: &[IndexMetadata]) -> CResult<()> {
     let typed: Vec<(Uuid, String)> = incoming.iter().chain(kept).map(|s| (s.uuid, segment_type_name(s))).collect();
@@ -359,6 +400,7 @@ fn commit(
         .into_iter()
         .filter(|e| e.fragment_bitmap.as_ref().is_some_and(|b| !b.is_empty() && b.is_disjoint(&incoming)))
         .collect();
+    check_readable(&segments)?;
     check_types(name, &segments, &kept)?;
     check_models(name, &segments, &kept, o.allow_independent_models)?;
     check_files(&target, &segments)?;

@@ -9,6 +9,7 @@ use lance::dataset::optimize::{compact_files, CompactionOptions};
 use lance::Dataset;
 
 use crate::floor::arrow::export_schema;
+use crate::floor::build::reclaim_unfinished_segments;
 use crate::floor::error::{guard, invalid, status, Context};
 use crate::floor::ffi::{copy_to_caller, free_handle, into_handle, require_out, required_nonempty_str, storage_options, write_out};
 use crate::floor::handle::{dataset_ref, open_dataset, LanceDataset};
@@ -96,8 +97,8 @@ pub unsafe extern "C" fn lance_dataset_fragment_ids_bounded(
 ) -> i32 {
     status(|| {
         let ds = dataset_ref(dataset)?.snapshot();
-        let ids: Vec<u64> = ds.manifest.fragments.iter().map(|f| f.id).collect();
-        copy_to_caller(&ids, out_ids, capacity, out_count, "out_ids")
+        let fragments = &ds.manifest.fragments;
+        copy_to_caller(fragments.len(), fragments.iter().map(|f| f.id), out_ids, capacity, out_count, "out_ids")
             .context(format!("listing the fragments of dataset version {}", ds.version().version))
     })
 }
@@ -221,15 +222,21 @@ pub unsafe extern "C" fn lance_dataset_cleanup_old_versions(
         let ds = handle.snapshot();
         let s = block_on(ds.cleanup_old_versions(seconds, Some(delete_unverified), None))?
             .context("cleaning up old versions")?;
+        // The core's cleanup cannot see what a build killed mid-write leaves.
+        let (unfinished_files, unfinished_bytes) = if delete_unverified {
+            reclaim_unfinished_segments(&ds, std::time::Duration::from_secs(older_than_seconds))?
+        } else {
+            (0, 0)
+        };
         if !out_stats.is_null() {
             write_out(
                 out_stats,
                 LanceCleanupStats {
-                    bytes_removed: s.bytes_removed,
+                    bytes_removed: s.bytes_removed + unfinished_bytes,
                     old_versions: s.old_versions,
                     data_files_removed: s.data_files_removed,
                     transaction_files_removed: s.transaction_files_removed,
-                    index_files_removed: s.index_files_removed,
+                    index_files_removed: s.index_files_removed + unfinished_files,
                     deletion_files_removed: s.deletion_files_removed,
                 },
             );

@@ -134,7 +134,10 @@ pub unsafe extern "C" fn lance_index_segment_metadata_field_ids(
     capacity: usize,
     out_count: *mut usize,
 ) -> i32 {
-    status(|| copy_to_caller(&meta(metadata)?.metadata.fields, out_field_ids, capacity, out_count, "out_field_ids"))
+    status(|| {
+        let fields = &meta(metadata)?.metadata.fields;
+        copy_to_caller(fields.len(), fields.iter().copied(), out_field_ids, capacity, out_count, "out_field_ids")
+    })
 }
 
 #[no_mangle]
@@ -146,8 +149,9 @@ pub unsafe extern "C" fn lance_index_segment_metadata_fragment_ids(
 ) -> i32 {
     status(|| {
         let m = meta(metadata)?;
-        let ids: Vec<u32> = m.metadata.fragment_bitmap.as_ref().map(|b| b.iter().collect()).unwrap_or_default();
-        copy_to_caller(&ids, out_fragment_ids, capacity, out_count, "out_fragment_ids")
+        let bitmap = m.metadata.fragment_bitmap.clone().unwrap_or_default();
+        let count = usize::try_from(bitmap.len()).map_err(|_| invalid("the segment covers too many fragments"))?;
+        copy_to_caller(count, bitmap.iter(), out_fragment_ids, capacity, out_count, "out_fragment_ids")
     })
 }
 

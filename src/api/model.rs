@@ -3,6 +3,7 @@
 //! (floor/vector_model.rs) as Arrow arrays and as bytes.
 
 use std::ffi::c_char;
+use std::sync::Arc;
 
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::{Array, FixedSizeListArray, Float32Array};
@@ -70,6 +71,20 @@ fn train_pq(ds: &Dataset, column: &str, metric: DistanceType, params: &PQBuildPa
     Ok(floats.values().to_vec())
 }
 
+/// The arguments every trainer starts with: the snapshot, a vector column
+/// and a metric that fits it.
+unsafe fn trainer_args<'a>(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    metric: i32,
+) -> CResult<(Arc<Dataset>, &'a str, DistanceType)> {
+    let ds = dataset_ref(dataset)?.snapshot();
+    let column = required_nonempty_str(column, "column")?;
+    let distance = metric_from_c(metric, "metric")?;
+    check_vector_column(&ds, column, metric)?;
+    Ok((ds, column, distance))
+}
+
 unsafe fn sample_fragments(ds: &Dataset, ids: *const u32, count: usize) -> CResult<Option<Vec<u32>>> {
     fragment_list(ds, ids, count, "sample_fragment_ids")
 }
@@ -86,17 +101,13 @@ pub unsafe extern "C" fn lance_dataset_train_ivf_centroids(
     out_schema: *mut FFI_ArrowSchema,
 ) -> i32 {
     status(|| {
-        let ds = dataset_ref(dataset)?.snapshot();
-        let column = required_nonempty_str(column, "column")?;
-        let metric_code = metric;
-        let metric = metric_from_c(metric, "metric")?;
+        let (ds, column, metric) = trainer_args(dataset, column, metric)?;
         if num_partitions == 0 {
             return Err(invalid("num_partitions must be at least 1"));
         }
         require_out(out_centroids, "out_centroids")?;
         require_out(out_schema, "out_schema")?;
         let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
-        check_vector_column(&ds, column, metric_code)?;
         check_partitions(&ds, num_partitions, fragments.as_deref())?;
         let centroids = train_ivf(&ds, column, num_partitions as usize, metric, &LanceVectorIndexParams::defaults(IVF_FLAT), fragments.as_deref())?;
         export_array(&centroids, out_centroids, out_schema)
@@ -118,10 +129,7 @@ pub unsafe extern "C" fn lance_dataset_train_pq_codebook(
     out_schema: *mut FFI_ArrowSchema,
 ) -> i32 {
     status(|| {
-        let ds = dataset_ref(dataset)?.snapshot();
-        let column = required_nonempty_str(column, "column")?;
-        let metric_code = metric;
-        let metric = metric_from_c(metric, "metric")?;
+        let (ds, column, metric) = trainer_args(dataset, column, metric)?;
         require_out(out_codebook, "out_codebook")?;
         require_out(out_schema, "out_schema")?;
         let (values, dim) = read_f32_list(ivf_centroids, ivf_centroids_schema, "ivf_centroids")?;
@@ -129,7 +137,6 @@ pub unsafe extern "C" fn lance_dataset_train_pq_codebook(
         let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
         let p = LanceVectorIndexParams { num_sub_vectors, num_bits, ..LanceVectorIndexParams::defaults(IVF_PQ) };
         let params = pq_params(&p);
-        check_vector_column(&ds, column, metric_code)?;
         let col_dim = column_dim(&ds, column)?;
         check_sub_vectors(params.num_sub_vectors, col_dim, column, "num_sub_vectors")?;
         let codebook = train_pq(&ds, column, metric, &params, centroids, fragments.as_deref())?;

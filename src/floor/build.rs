@@ -229,10 +229,21 @@ fn check_uuid_unused(ds: &Dataset, uuid: Uuid) -> CResult<()> {
     let dir = ds.indices_dir().join(uuid.to_string());
     let (existing_files, latest_indices) = block_on(async {
         let store = ds.object_store(None).await?;
-        let files = match store.read_dir(dir.clone()).await {
-            Ok(files) => files,
-            Err(lance::Error::NotFound { .. }) => Vec::new(),
-            Err(err) => return Err(err),
+        let files = if store.is_local() {
+            // The local store does not list the files it is still writing
+            // ("index.idx#1"), which is what a worker killed mid-write
+            // leaves: look at the directory itself.
+            match std::fs::read_dir(format!("/{dir}")) {
+                Ok(entries) => entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+                Err(e) => return Err(lance::Error::io(format!("reading {dir}: {e}"))),
+            }
+        } else {
+            match store.read_dir(dir.clone()).await {
+                Ok(files) => files,
+                Err(lance::Error::NotFound { .. }) => Vec::new(),
+                Err(err) => return Err(err),
+            }
         };
         let mut latest = Dataset::clone(ds);
         latest.checkout_latest().await?;
@@ -252,12 +263,59 @@ fn check_uuid_unused(ds: &Dataset, uuid: Uuid) -> CResult<()> {
         return Err(CError::new(
             Code::DuplicateSegment,
             format!(
-                "options->index_uuid {uuid} is in use: {dir} already holds files ({}); a retried build needs a new UUID",
+                "options->index_uuid {uuid} is in use: _indices/{uuid} already holds files ({}); a retried build needs a new UUID",
                 existing_files.join(", ")
             ),
         ));
     }
     Ok(())
+}
+
+/// What a segment build killed in the middle of writing a file leaves under
+/// `_indices/<uuid>/` on local storage: only files still under the local
+/// store's temporary names ("index.idx#1"), which its listings (and so the
+/// core's cleanup) never show.  Removes such directories when none of their
+/// files is finished, their UUID is no segment of the latest version, and
+/// nothing in them changed for `older_than`.  Returns (files, bytes) removed.
+pub fn reclaim_unfinished_segments(ds: &Dataset, older_than: std::time::Duration) -> CResult<(u64, u64)> {
+    let root = format!("/{}", ds.indices_dir());
+    let (is_local, latest) = block_on(async {
+        let store = ds.object_store(None).await?;
+        let mut latest = Dataset::clone(ds);
+        latest.checkout_latest().await?;
+        let indices = latest.load_indices().await?;
+        Ok::<_, lance::Error>((store.is_local(), indices))
+    })??;
+    let entries = match std::fs::read_dir(&root) {
+        Ok(entries) if is_local => entries,
+        _ => return Ok((0, 0)),
+    };
+    let unfinished = |name: &str| name.rsplit_once('#').is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for entry in entries.filter_map(|e| e.ok()) {
+        let Some(uuid) = entry.file_name().to_str().and_then(|n| Uuid::parse_str(n).ok()) else { continue };
+        if latest.iter().any(|i| i.uuid == uuid) || !entry.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(inside) = std::fs::read_dir(entry.path()) else { continue };
+        let mut found = Vec::new();
+        let mut reclaimable = true;
+        for f in inside.filter_map(|e| e.ok()) {
+            let meta = f.metadata().ok();
+            let fresh = meta.as_ref().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok()).is_none_or(|age| age < older_than);
+            let name = f.file_name().to_string_lossy().into_owned();
+            if !unfinished(&name) || fresh || !meta.as_ref().is_some_and(|m| m.is_file()) {
+                reclaimable = false;
+                break;
+            }
+            found.push(meta.map_or(0, |m| m.len()));
+        }
+        if reclaimable && !found.is_empty() && std::fs::remove_dir_all(entry.path()).is_ok() {
+            files += found.len() as u64;
+            bytes += found.iter().sum::<u64>();
+        }
+    }
+    Ok((files, bytes))
 }
 
 /// Vector builds spill their shuffle under the system's temporary directory

@@ -36,13 +36,25 @@ pub unsafe fn optional_index_name(index_name: *const c_char) -> CResult<Option<S
 }
 
 /// What the core would only find deep into a vector build, checked up
-/// front: HAMMING distances are defined on binary (uint8) vectors only.
+/// front: the column holds vectors, and HAMMING distances are defined on
+/// binary (uint8) vectors only.
 pub fn check_vector_column(ds: &Dataset, column: &str, metric: i32) -> CResult<()> {
     require_column(ds, column)?;
+    let field = ds.schema().field(column).expect("checked above");
+    let vectors = match field.data_type() {
+        DataType::FixedSizeList(..) => true,
+        DataType::List(item) | DataType::LargeList(item) => matches!(item.data_type(), DataType::FixedSizeList(..)),
+        _ => false,
+    };
+    if !vectors {
+        return Err(invalid(format!(
+            "column '{column}' is not a vector column (a FixedSizeList, or a list of them); it holds {}",
+            field.data_type()
+        )));
+    }
     if metric_from_c(metric, "metric")? != DistanceType::Hamming {
         return Ok(());
     }
-    let field = ds.schema().field(column).expect("checked above");
     let element = match field.data_type() {
         DataType::FixedSizeList(item, _) => item.data_type().clone(),
         other => other,

@@ -165,11 +165,19 @@ pub fn c_text(s: &str) -> CString {
     CString::new(s.replace('\0', " ")).expect("NULs were replaced")
 }
 
-/// Copies `items` into a caller buffer of `capacity` slots (a NULL buffer with
-/// capacity 0 only asks for the count).
-pub unsafe fn copy_to_caller<T: Copy>(items: &[T], out: *mut T, capacity: usize, out_count: *mut usize, what: &str) -> CResult<()> {
+/// Copies `count` items into a caller buffer of `capacity` slots (a NULL
+/// buffer with capacity 0 only asks for the count).  The items come from an
+/// iterator, so a large set (a fragment bitmap's run) is never materialized.
+pub unsafe fn copy_to_caller<T>(
+    count: usize,
+    items: impl IntoIterator<Item = T>,
+    out: *mut T,
+    capacity: usize,
+    out_count: *mut usize,
+    what: &str,
+) -> CResult<()> {
     require_out(out_count, "out_count")?;
-    write_out(out_count, items.len());
+    write_out(out_count, count);
     if out.is_null() && capacity == 0 {
         return Ok(());
     }
@@ -177,10 +185,12 @@ pub unsafe fn copy_to_caller<T: Copy>(items: &[T], out: *mut T, capacity: usize,
     if !out.is_aligned() {
         return Err(invalid(format!("{what} is not aligned to {} bytes", std::mem::align_of::<T>())));
     }
-    if capacity < items.len() {
-        return Err(invalid(format!("capacity = {capacity} is less than the {} entries to write", items.len())));
+    if capacity < count {
+        return Err(invalid(format!("capacity = {capacity} is less than the {count} entries to write")));
     }
-    std::ptr::copy_nonoverlapping(items.as_ptr(), out, items.len());
+    for (i, item) in items.into_iter().take(count).enumerate() {
+        out.add(i).write(item);
+    }
     Ok(())
 }
 

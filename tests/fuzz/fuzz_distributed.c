@@ -4,7 +4,7 @@
  *       writes a seed corpus from the library's own outputs: DIR/segment/
  *       (segment metadata of every index type) and DIR/model/ (models).
  *   fuzz_distributed run TARGET [--execs N] [--seconds S] [--seed N]
- *                    [--only EXEC] [--corpus DIR] [--findings DIR]
+ *                    [--start EXEC | --only EXEC] [--corpus DIR] [--findings DIR]
  *       TARGET segment: lance_index_segment_metadata_parse and every getter
  *       TARGET model:   lance_vector_model_parse, info, fingerprint, centroid
  *                       and codebook export, and the byte-exact round trip
@@ -16,10 +16,11 @@
  * protobuf wire format of the segment metadata, its Roaring fragment bitmap
  * and UUID, and the model layout behind its SHA-256 (re-signed, so the
  * edits reach the parser).  Execution N of a seed is reproducible alone
- * (--only N).  A finding (a crash, LANCE_ERR_INTERNAL or an undocumented
- * code, a broken invariant, a dataset broken by an accepted commit or moved
- * by a refused one) is saved under the findings directory and makes the
- * exit status 1. */
+ * (--only N), and a run resumes after a crash with --start N+1.  A
+ * finding (a crash, LANCE_ERR_INTERNAL or an undocumented code, a broken
+ * invariant, an error message over 64 KiB, a dataset broken by an accepted
+ * commit or moved by a refused one) is saved under the findings directory
+ * and makes the exit status 1. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -38,6 +39,11 @@
 
 #define MAX_INPUTS 64
 #define K 10
+/* Fragment ids the getter check fetches at most (a bitmap of a few bytes
+   can claim 2^32). */
+#define MAX_FETCHED_IDS (1u << 24)
+/* An error message longer than this is a finding: it is for a person. */
+#define MAX_MESSAGE_BYTES 65536
 
 typedef struct {
     int count;
@@ -51,6 +57,7 @@ typedef struct {
     long execs;
     double seconds;
     long only;
+    long start;
     const char* corpus_dir;
     const char* findings_dir;
 } Options;
@@ -106,7 +113,7 @@ static void finding(long exec, const FzLog* log, const char* what) {
     FILE* f = fopen(path, "w");
     char text[4096];
     snprintf(text, sizeof text,
-             "finding: %s\nlast error: [%d] %s\nmutations: %s\nreproduce: fuzz_distributed run %s --seed %llu --only %ld\n",
+             "finding: %s\nlast error: [%d] %.1000s\nmutations: %s\nreproduce: fuzz_distributed run %s --seed %llu --only %ld\n",
              what, (int)lance_last_error_code(), msg ? msg : "(none)", log->text, opt.target,
              (unsigned long long)opt.seed, exec);
     if (f) {
@@ -115,6 +122,14 @@ static void finding(long exec, const FzLog* log, const char* what) {
     }
     fprintf(stderr, "fuzz: FINDING at exec %ld, saved as %s\n%s", exec, path, text);
     lance_free_string(msg);
+}
+
+/* Whether this thread's last error message is longer than a person reads. */
+static int message_too_long(void) {
+    const char* msg = lance_last_error_message();
+    int too_long = msg && strlen(msg) > MAX_MESSAGE_BYTES;
+    lance_free_string(msg);
+    return too_long;
 }
 
 /* A documented refusal: a LanceErrorCode other than OK and INTERNAL. */
@@ -176,6 +191,7 @@ static void parse_refused(long exec, const FzLog* log, int handle_written) {
     refused_by_code[code >= 0 && code < 32 ? code : 31]++;
     if (code != LANCE_ERR_INVALID_ARGUMENT) finding(exec, log, "parse refused with a code other than INVALID_ARGUMENT");
     else if (handle_written) finding(exec, log, "parse failed but wrote a handle");
+    else if (message_too_long()) finding(exec, log, "parse refused with an error message over 64 KiB");
 }
 
 /* Every getter on parsed metadata; the broken invariant, or NULL. */
@@ -210,6 +226,7 @@ static const char* check_metadata_getters(const LanceIndexSegmentMetadata* md) {
     if (broken) return broken;
 
     if (lance_index_segment_metadata_fragment_ids(md, NULL, 0, &count) != 0) return "fragment_ids count failed";
+    if (count > MAX_FETCHED_IDS) return NULL; /* the count is all a caller could ask for */
     uint32_t* frags = malloc(sizeof(uint32_t) * (count ? count : 1));
     if (lance_index_segment_metadata_fragment_ids(md, frags, count, &got) != 0 || got != count)
         broken = "fragment_ids with exact capacity";
@@ -703,6 +720,8 @@ static void exec_commit(long exec, const Corpus* foreign) {
         if (!documented_refusal(code)) {
             finding(exec, &log, code == LANCE_ERR_INTERNAL ? "commit refused with LANCE_ERR_INTERNAL"
                                                            : "commit refused with an undocumented code");
+        } else if (message_too_long()) {
+            finding(exec, &log, "commit refused with an error message over 64 KiB");
         } else {
             LanceDataset* again = lance_dataset_open(world.work_uri, NULL, 0);
             if (!again || lance_dataset_version(again) != world.base_version) {
@@ -752,7 +771,7 @@ static int usage(void) {
     fprintf(stderr,
             "usage: fuzz_distributed corpus DIR\n"
             "       fuzz_distributed run segment|model|commit [--execs N] [--seconds S] [--seed N]\n"
-            "                        [--only EXEC] [--corpus DIR] [--findings DIR]\n");
+            "                        [--start EXEC | --only EXEC] [--corpus DIR] [--findings DIR]\n");
     return 2;
 }
 
@@ -778,6 +797,7 @@ int main(int argc, char** argv) {
         else if (strcmp(argv[i - 1], "--seconds") == 0) opt.seconds = atof(v);
         else if (strcmp(argv[i - 1], "--seed") == 0) opt.seed = strtoull(v, NULL, 10);
         else if (strcmp(argv[i - 1], "--only") == 0) opt.only = atol(v);
+        else if (strcmp(argv[i - 1], "--start") == 0) opt.start = atol(v);
         else if (strcmp(argv[i - 1], "--corpus") == 0) opt.corpus_dir = v;
         else if (strcmp(argv[i - 1], "--findings") == 0) opt.findings_dir = v;
         else return usage();
@@ -811,8 +831,8 @@ int main(int argc, char** argv) {
 #endif
 
     double start = tu_now();
-    long first = opt.only >= 0 ? opt.only : 0;
-    long last = opt.only >= 0 ? opt.only + 1 : opt.execs >= 0 ? opt.execs : -1;
+    long first = opt.only >= 0 ? opt.only : opt.start;
+    long last = opt.only >= 0 ? opt.only + 1 : opt.execs >= 0 ? first + opt.execs : -1;
     long done = 0;
     for (long exec = first; last < 0 || exec < last; exec++) {
         if (opt.seconds > 0 && tu_now() - start >= opt.seconds) break;

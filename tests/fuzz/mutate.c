@@ -265,6 +265,11 @@ static int pick_field(FzRng* rng, const PbField* f, int n, int number, int wire)
     return chosen;
 }
 
+/* Little-endian writes into `out` through a scratch `w`. */
+#define PUT16(v) (w[0] = (uint8_t)(v), w[1] = (uint8_t)((v) >> 8), fz_buf_append(out, w, 2))
+#define PUT32(v) (w[0] = (uint8_t)(v), w[1] = (uint8_t)((v) >> 8), w[2] = (uint8_t)((v) >> 16), \
+                  w[3] = (uint8_t)((v) >> 24), fz_buf_append(out, w, 4))
+
 void fz_roaring(const uint32_t* ids, size_t count, FzBuf* out) {
     /* No run containers: cookie 12346, the container count, (key,
        cardinality-1) pairs, the offsets, then sorted 16-bit arrays. */
@@ -273,9 +278,6 @@ void fz_roaring(const uint32_t* ids, size_t count, FzBuf* out) {
     for (size_t i = 0; i < count; i++)
         if (i == 0 || (ids[i] >> 16) != (ids[i - 1] >> 16)) containers++;
     uint8_t w[4];
-#define PUT16(v) (w[0] = (uint8_t)(v), w[1] = (uint8_t)((v) >> 8), fz_buf_append(out, w, 2))
-#define PUT32(v) (w[0] = (uint8_t)(v), w[1] = (uint8_t)((v) >> 8), w[2] = (uint8_t)((v) >> 16), \
-                  w[3] = (uint8_t)((v) >> 24), fz_buf_append(out, w, 4))
     PUT32(12346u);
     PUT32((uint32_t)containers);
     for (size_t i = 0; i < count;) {
@@ -294,9 +296,33 @@ void fz_roaring(const uint32_t* ids, size_t count, FzBuf* out) {
         i = j;
     }
     for (size_t i = 0; i < count; i++) PUT16(ids[i] & 0xffff);
+}
+
+void fz_roaring_full_runs(uint32_t containers, FzBuf* out) {
+    /* Run containers: cookie 12347 | (n-1) << 16, the run flags, (key,
+       cardinality-1) pairs, offsets from 4 containers on, then per
+       container one run [0, 65535]. */
+    out->len = 0;
+    uint8_t w[4];
+    uint32_t cookie = 12347u | ((containers - 1) << 16);
+    PUT32(cookie);
+    for (uint32_t i = 0; i < (containers + 7) / 8; i++) fz_buf_append(out, (const uint8_t*)"\xff", 1);
+    for (uint32_t k = 0; k < containers; k++) {
+        PUT16(k);
+        PUT16(0xffffu);
+    }
+    if (containers >= 4) {
+        uint32_t offset = (uint32_t)out->len + 4 * containers;
+        for (uint32_t k = 0; k < containers; k++) PUT32(offset + 6 * k);
+    }
+    for (uint32_t k = 0; k < containers; k++) {
+        PUT16(1u);
+        PUT16(0u);
+        PUT16(0xffffu);
+    }
+}
 #undef PUT16
 #undef PUT32
-}
 
 /* A fragment set worth committing: real fragments of the 4-fragment
    dataset, their neighbours, and ids far away. */
@@ -442,13 +468,21 @@ static int mutate_message(FzRng* rng, FzBuf* buf, const FzBuf* donors, int donor
     }
     case 8: { /* IndexMetadata.fragment_bitmap (5): another fragment set */
         uint32_t ids[16];
-        size_t count = random_fragment_set(rng, ids, 16);
+        size_t count = 0;
         FzBuf bitmap = {0};
-        fz_roaring(ids, count, &bitmap);
+        if (fz_chance(rng, 10)) { /* a few bytes that claim up to 2^32 fragments */
+            static const uint32_t containers[] = {1, 16, 256, 4096, 65536};
+            uint32_t n = containers[fz_below(rng, 5)];
+            fz_roaring_full_runs(n, &bitmap);
+            count = (size_t)n << 16;
+        } else {
+            count = random_fragment_set(rng, ids, 16);
+            fz_roaring(ids, count, &bitmap);
+        }
         put_len_field(&piece, 5, bitmap.data, bitmap.len);
         fz_buf_free(&bitmap);
         put_field(rng, buf, f, n, 5, &piece, 0);
-        fz_log(log, "bitmap{%zu ids, first %u}", count, count ? ids[0] : 0);
+        fz_log(log, "bitmap{%zu ids}", count);
         break;
     }
     case 9: { /* IndexMetadata.uuid (1): another UUID, or a malformed one */

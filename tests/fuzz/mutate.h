@@ -61,6 +61,10 @@ int fz_mutate_protobuf(FzRng* rng, FzBuf* buf, const FzBuf* donors, int donor_co
 /* A portable (serialized) Roaring bitmap of `count` ascending distinct ids. */
 void fz_roaring(const uint32_t* ids, size_t count, FzBuf* out);
 
+/* A Roaring bitmap of `containers` (1..65536) full run containers: the
+ * ids [0, containers * 65536) in 10 bytes per container. */
+void fz_roaring_full_runs(uint32_t containers, FzBuf* out);
+
 /* One edit of a serialized lance-c vector model (header fields, floats,
  * the PQ section, the body's length), re-signed with its SHA-256 most of
  * the time.  Falls back to byte-level edits when the layout does not parse. */
