@@ -336,7 +336,13 @@ typedef struct LanceCleanupStats {
  * `delete_unverified` is true: they may belong to a write or a segment build
  * still in progress.  With `delete_unverified` = true, make sure no worker
  * is building segments of this dataset, or its segments are deleted under
- * it.  The handle stays at its version.
+ * it.  With it, on local storage, the call also removes the _indices/<uuid>/
+ * directories a build killed in the middle of writing a file leaves: they
+ * hold only files still under their temporary names ("index.idx#1"),
+ * which Lance's own cleanup does not see (counted in index_files_removed
+ * and bytes_removed) -- when no segment of the latest version has that UUID
+ * and nothing in the directory changed for `older_than_seconds`.
+ * The handle stays at its version.
  * @param out_stats  Nullable.
  */
 int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older_than_seconds,
