@@ -59,7 +59,7 @@ run() {
       break
     fi
     local crash
-    crash=$(ls -t "$findings"/crash-"$target"-seed"$seed"-exec*.bin 2>/dev/null | head -1)
+    crash=$(ls -t "$findings"/crash-"$target"-seed"$seed"-exec*.bin 2>/dev/null | head -1 || true)
     [ -n "$crash" ] || { echo "fuzz $target: stopped without a summary or a saved crash" >>"$log"; return 1; }
     local exec=${crash##*-exec}
     exec=${exec%.bin}
@@ -68,7 +68,7 @@ run() {
     start=$((exec + 1))
   done
   local found
-  found=$(ls "$findings"/"$target"-seed"$seed"-exec*.txt 2>/dev/null | wc -l)
+  found=$(find "$findings" -name "$target-seed$seed-exec*.txt" | wc -l)
   echo "fuzz $target: $total executions in $((SECONDS - began)) s, $crashes crashes, $found other findings (log: $log)" \
     | tee -a "$findings/summary"
   [ $crashes -eq 0 ] && [ "$found" -eq 0 ]

@@ -246,9 +246,12 @@ public:
         uint8_t* data = nullptr;
         size_t len = 0;
         int32_t rc = lance_index_segment_builder_execute_uncommitted(handle_.get(), &data, &len);
+        // Own the bytes before anything can throw (the callback's exception
+        // is rethrown even when the build itself succeeded).
+        std::unique_ptr<uint8_t, detail::BytesDeleter> owned(data);
         if (progress_) progress_->rethrow();
         detail::check(rc);
-        return detail::take_bytes(data, len);
+        return Bytes(data, data + len);
     }
     LanceIndexSegmentBuilder* c_handle() const noexcept { return handle_.get(); }
 

@@ -13,9 +13,12 @@
 
 use std::collections::BTreeMap;
 use std::ffi::c_char;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use lance::index::scalar::IndexDetails;
+use lance_index::pb::VectorIndexDetails;
+use lance_index::registry::IndexPluginRegistry;
+use prost::Name;
 use lance::index::DatasetIndexExt;
 use lance::Dataset;
 use lance_table::format::IndexMetadata;
@@ -256,9 +259,34 @@ fn check_column(ds: &Dataset, name: &str, column: &str, segments: &[IndexMetadat
 /// indices whose type it has no reader for or whose version is newer than
 /// it supports (`unsupported_index_version` in lance 14.0.2 src/index.rs),
 /// so such a segment would commit and then be invisible.
-fn check_readable(segments: &[IndexMetadata]) -> CResult<()> {
+fn check_readable(ds: &Dataset, segments: &[IndexMetadata]) -> CResult<()> {
+    static SCALAR_PLUGINS: OnceLock<Arc<IndexPluginRegistry>> = OnceLock::new();
     for s in segments {
+        if let Some(base_id) = s.base_id.filter(|id| !ds.manifest.base_paths.contains_key(id)) {
+            return Err(invalid(format!(
+                "segment {} records base path {base_id}, which dataset version {} does not have",
+                s.uuid,
+                ds.version().version
+            )));
+        }
         let Some(details) = &s.index_details else { continue };
+        // The core's reader lookup compares the whole type name, so must this.
+        let type_name = details.type_url.rsplit_once('/').map_or("", |(_, name)| name);
+        let known = if IndexDetails(Arc::clone(details)).is_vector() {
+            type_name.eq_ignore_ascii_case(&VectorIndexDetails::full_name())
+                || type_name.eq_ignore_ascii_case("lance.index.VectorIndexDetails")
+        } else {
+            SCALAR_PLUGINS.get_or_init(IndexPluginRegistry::with_default_plugins).supports_details(details)
+        };
+        if !known {
+            return Err(invalid(format!(
+                "segment {} has index details of a type Lance {} has no reader for ({}); committed it \
+                 would be invisible to queries",
+                s.uuid,
+                crate::LANCE_CORE_VERSION,
+                details.type_url
+            )));
+        }
         match IndexDetails(Arc::clone(details)).index_version() {
             Ok(max) if i64::from(s.index_version) > i64::from(max) => {
                 return Err(not_supported(format!(
@@ -400,7 +428,7 @@ fn commit(
         .into_iter()
         .filter(|e| e.fragment_bitmap.as_ref().is_some_and(|b| !b.is_empty() && b.is_disjoint(&incoming)))
         .collect();
-    check_readable(&segments)?;
+    check_readable(&target, &segments)?;
     check_types(name, &segments, &kept)?;
     check_models(name, &segments, &kept, o.allow_independent_models)?;
     check_files(&target, &segments)?;

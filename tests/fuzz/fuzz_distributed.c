@@ -41,7 +41,7 @@
 #define K 10
 /* Fragment ids the getter check fetches at most (a bitmap of a few bytes
    can claim 2^32). */
-#define MAX_FETCHED_IDS (1u << 24)
+#define MAX_FETCHED_IDS (1u << 16)
 /* An error message longer than this is a finding: it is for a person. */
 #define MAX_MESSAGE_BYTES 65536
 
