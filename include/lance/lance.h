@@ -1,9 +1,13 @@
 /*
  * lance.h: the C API of lance-c, a C library for the Lance columnar format.
  *
- * lance-c is a source-compatible superset of lance-c 0.1.6: every function,
- * enum value and struct layout of that interface that this library provides
- * has the same name, parameters and behaviour here.
+ * Upstream lance-c: the functions, enum values and struct layouts this
+ * header shares with upstream lance-c's interface have upstream's exact
+ * types (tests/conformance/upstream_shared.c lists them; the compiler checks
+ * them).  Not every upstream function is here yet, a few are declared in
+ * the RFC's form instead (the segment builders' options, the commit, two
+ * metadata getters), and error code 9 differs (LANCE_ERR_CANCELLED here):
+ * this is not yet a drop-in replacement (README.md says how far it is).
  *
  * ---------------------------------------------------------------------------
  * Conventions (read these once; every function below follows them)
