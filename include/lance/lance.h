@@ -764,7 +764,7 @@ int32_t lance_vector_model_codebook(const LanceVectorModel* model, struct ArrowA
 void lance_vector_model_free(LanceVectorModel* model);
 
 /* ========================================================================
- * Distributed index builds: uncommitted segments (RFC E1 + E2)
+ * Distributed index builds: uncommitted segments (RFC E1)
  *
  * A worker opens the dataset at the version the coordinator pinned, makes a
  * segment builder over the fragments it was assigned, and executes it.  The
