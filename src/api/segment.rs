@@ -146,7 +146,6 @@ unsafe fn new_vector_builder(
                 let codebook = m.codebook.ok_or_else(|| {
                     invalid("an IVF_PQ or IVF_HNSW_PQ build with injected centroids needs the PQ codebook too")
                 })?;
-                check_codebook_shape(codebook.len(), dim, pq.num_sub_vectors, pq.num_bits)?;
                 if let Some(model) = (!o.model.is_null()).then(|| &*o.model) {
                     let mp = model.pq.as_ref().expect("checked: the model has a codebook");
                     if (p.num_sub_vectors != 0 && mp.num_sub_vectors != p.num_sub_vectors as usize)
@@ -160,6 +159,8 @@ unsafe fn new_vector_builder(
                     pq.num_sub_vectors = mp.num_sub_vectors;
                     pq.num_bits = mp.num_bits;
                 }
+                // Checked against the model's own PQ shape, adopted above.
+                check_codebook_shape(codebook.len(), dim, pq.num_sub_vectors, pq.num_bits)?;
                 pq.codebook = Some(Arc::new(arrow_array::Float32Array::from(codebook)));
             } else if m.codebook.is_some() {
                 return Err(invalid(format!(

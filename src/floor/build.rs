@@ -93,10 +93,16 @@ impl BuildRequest {
     }
 
     fn run(self, control: &BuildControl, commit: bool) -> CResult<Built> {
+        // A cancel requested before the build starts wins over every check.
+        if control.cancelled() {
+            return Err(cancelled_error("before it started"));
+        }
         if let Some(uuid) = self.uuid {
             check_uuid_unused(&self.dataset, uuid)?;
         }
-        check_spill_dir()?;
+        if matches!(self.params, CoreParams::Vector(_)) {
+            check_spill_dir()?;
+        }
         // The core picks the UUID of fragment-scoped BTREE and LABEL_LIST
         // builds itself; every other build gets one from here, so the files
         // of a cancelled build can be found and removed.

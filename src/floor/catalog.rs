@@ -57,6 +57,10 @@ pub fn check_vector_column(ds: &Dataset, column: &str, metric: i32) -> CResult<(
     }
     let element = match field.data_type() {
         DataType::FixedSizeList(item, _) => item.data_type().clone(),
+        DataType::List(item) | DataType::LargeList(item) => match item.data_type() {
+            DataType::FixedSizeList(inner, _) => inner.data_type().clone(),
+            other => other.clone(),
+        },
         other => other,
     };
     if element != DataType::UInt8 {

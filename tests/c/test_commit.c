@@ -808,6 +808,62 @@ static void test_type_and_column_refusals(void) {
     lance_dataset_close(ds);
 }
 
+/* A builder's checks: a cancel before execute wins over every other check,
+ * and an injected model's own PQ shape is what the codebook is checked
+ * against (params left zero take it from the model). */
+static void test_build_checks(void) {
+    char uri[600];
+    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceVectorModel* model = train(ds, NULL, 0);
+    SegSet s = build_set(ds, model, 1, 4, 960);
+    CHECK_OK(commit(ds, "vec_idx", &s, NULL, NULL));
+    uint8_t used[16];
+    tu_uuid(960, used);
+    LanceVectorIndexParams flat = flat_params();
+    LanceIndexSegmentBuildOptions o = {0};
+    o.fragment_ids = (const uint32_t[]){8, 9};
+    o.fragment_count = 2;
+    o.index_uuid = used;
+    o.model = model;
+    o.train = LANCE_TRAIN_NEVER;
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &flat, &o);
+    CHECK(b != NULL);
+    LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
+    CHECK_OK(lance_index_build_cancel(token));
+    CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    CHECK_ERR(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len), LANCE_ERR_CANCELLED);
+    lance_index_segment_builder_free(b);
+    lance_index_build_cancel_token_free(token);
+
+    /* A 4-bit PQ model into params that leave num_bits and num_sub_vectors 0. */
+    LanceVectorIndexParams pq = {0};
+    pq.index_type = LANCE_INDEX_IVF_PQ;
+    pq.num_partitions = 4;
+    pq.num_sub_vectors = 8;
+    pq.num_bits = 4;
+    LanceVectorModel* pq_model = NULL;
+    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &pq, NULL, 0, &pq_model));
+    LanceVectorModelInfo info;
+    CHECK_OK(lance_vector_model_info(pq_model, &info));
+    CHECK(info.num_bits == 4 && info.num_sub_vectors == 8);
+    pq.num_sub_vectors = 0;
+    pq.num_bits = 0;
+    o.index_uuid = NULL;
+    o.model = pq_model;
+    b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &pq, &o);
+    CHECK(b != NULL);
+    CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
+    lance_free_bytes(bytes);
+    lance_index_segment_builder_free(b);
+
+    lance_vector_model_free(pq_model);
+    free_set(&s);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+
 int main(void) {
     data = tu_make_data(ROWS, DIM, 16, 0.5f, 11);
     dir = tu_temp_dir("commit");
@@ -826,6 +882,7 @@ int main(void) {
     RUN(test_segmented_recall);
     RUN(test_segment_integrity);
     RUN(test_type_and_column_refusals);
+    RUN(test_build_checks);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&data);
