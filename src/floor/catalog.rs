@@ -41,28 +41,24 @@ pub unsafe fn optional_index_name(index_name: *const c_char) -> CResult<Option<S
 pub fn check_vector_column(ds: &Dataset, column: &str, metric: i32) -> CResult<()> {
     require_column(ds, column)?;
     let field = ds.schema().field(column).expect("checked above");
-    let vectors = match field.data_type() {
-        DataType::FixedSizeList(..) => true,
-        DataType::List(item) | DataType::LargeList(item) => matches!(item.data_type(), DataType::FixedSizeList(..)),
-        _ => false,
+    // The element type of a vector column: FixedSizeList<T>, or a list of them.
+    let element = match field.data_type() {
+        DataType::FixedSizeList(item, _) => Some(item.data_type().clone()),
+        DataType::List(item) | DataType::LargeList(item) => match item.data_type() {
+            DataType::FixedSizeList(inner, _) => Some(inner.data_type().clone()),
+            _ => None,
+        },
+        _ => None,
     };
-    if !vectors {
+    let Some(element) = element else {
         return Err(invalid(format!(
             "column '{column}' is not a vector column (a FixedSizeList, or a list of them); it holds {}",
             field.data_type()
         )));
-    }
+    };
     if metric_from_c(metric, "metric")? != DistanceType::Hamming {
         return Ok(());
     }
-    let element = match field.data_type() {
-        DataType::FixedSizeList(item, _) => item.data_type().clone(),
-        DataType::List(item) | DataType::LargeList(item) => match item.data_type() {
-            DataType::FixedSizeList(inner, _) => inner.data_type().clone(),
-            other => other.clone(),
-        },
-        other => other,
-    };
     if element != DataType::UInt8 {
         return Err(invalid(format!(
             "metric HAMMING needs binary vectors (uint8 elements); column '{column}' holds {element} elements"
