@@ -210,10 +210,14 @@ fn check_files(ds: &Dataset, segments: &[IndexMetadata]) -> CResult<()> {
                     for f in files {
                         let path = f.path.split('/').fold(dir.clone(), |p, part| p.join(part));
                         let shown = format!("_indices/{}/{}", s.uuid, f.path);
-                        if !store.exists(&path).await? {
-                            return Err(incomplete(s, format!("file {shown} is missing")));
-                        }
-                        let size = store.size(&path).await?;
+                        // One metadata request per file: its size, or NotFound.
+                        let size = match store.size(&path).await {
+                            Ok(size) => size,
+                            Err(lance::Error::NotFound { .. }) => {
+                                return Err(incomplete(s, format!("file {shown} is missing")))
+                            }
+                            Err(err) => return Err(err.into()),
+                        };
                         if size != f.size_bytes {
                             return Err(incomplete(
                                 s,
