@@ -45,11 +45,14 @@ pub struct LanceIndexSegmentBuilder {
     /// None once executed: builders are single-use.
     request: Option<BuildRequest>,
     pub control: BuildControl,
+    /// Made by upstream's form of the constructors: this library's own
+    /// error codes reach the caller as upstream's INVALID_ARGUMENT.
+    pub upstream_codes: bool,
 }
 
 impl LanceIndexSegmentBuilder {
     pub fn new(request: BuildRequest) -> Self {
-        Self { request: Some(request), control: BuildControl::default() }
+        Self { request: Some(request), control: BuildControl::default(), upstream_codes: false }
     }
 
     /// Builder settings are refused once the build ran: they could not apply.
