@@ -309,7 +309,8 @@ int32_t lance_dataset_delete(LanceDataset* dataset, const char* predicate,
  * Sets columns of the rows matching an SQL predicate to SQL expressions
  * computed per row, and commits; the handle moves to the new version.  The
  * Lance core rewrites the matching rows into new fragments (their old copies
- * are deleted), so row ids of updated rows change.  The core commits even
+ * are deleted), so updated rows move to the end of the scan order and, unless
+ * the dataset has stable row ids, get new row ids.  The core commits even
  * when no row matches: the handle then moves to a new version holding the
  * same rows, and `*out_num_updated` is 0.
  * @param predicate        Borrowed, e.g. "id < 100"; NULL updates every row.

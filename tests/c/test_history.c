@@ -445,6 +445,14 @@ static void test_update(void) {
 
     snprintf(copy, sizeof copy, "%s/copy1.lance", dir);
     check_update_like_pylance(ds, uri, copy, "id >= 50 AND id < 120", "tag", "concat('u', tag)", 70);
+    /* The updated rows were rewritten at the end of the scan order. */
+    const uint64_t last[] = {319, 389};
+    const char* id_tag[] = {"id", "tag", NULL};
+    struct ArrowArrayStream stream;
+    CHECK_OK(lance_dataset_take(ds, last, 2, id_tag, &stream));
+    char* text = stream_text(&stream, NULL);
+    CHECK(text && strcmp(text, "id=399\ttag=t0\nid=119\ttag=ut0\n") == 0);
+    free(text);
     snprintf(copy, sizeof copy, "%s/copy2.lance", dir);
     check_update_like_pylance(ds, uri, copy, NULL, "id", "id * 2 + 1", 390);
     snprintf(copy, sizeof copy, "%s/copy3.lance", dir);
