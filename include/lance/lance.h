@@ -51,7 +51,9 @@
  *                                token, never the builder).
  *   LanceVectorModel,            immutable once made: any number of threads
  *   LanceIndexSegmentMetadata,   may read one at once; free it when no call
- *   LanceFragmentPlan            uses it.
+ *   LanceFragmentPlan,           uses it.
+ *   LanceVersions,
+ *   LanceDataStatistics
  *   LanceIndexBuildCancelToken   lance_index_build_cancel() and
  *                                lance_index_build_cancel_requested() from
  *                                any thread at any time; free it from one.
@@ -314,6 +316,33 @@ int32_t lance_dataset_fragment_row_counts(const LanceDataset* dataset, uint64_t*
 int32_t lance_dataset_delete(LanceDataset* dataset, const char* predicate,
                              uint64_t* out_deleted_rows);
 
+/**
+ * Sets columns of the rows matching an SQL predicate to SQL expressions
+ * computed per row, and commits; the handle moves to the new version.  The
+ * Lance core rewrites the matching rows into new fragments (their old copies
+ * are deleted), so updated rows move to the end of the scan order and, unless
+ * the dataset has stable row ids, get new row ids.  The core commits even
+ * when no row matches: the handle then moves to a new version holding the
+ * same rows, and `*out_num_updated` is 0.
+ * @param predicate        Borrowed, e.g. "id < 100"; NULL updates every row.
+ *                         "" is LANCE_ERR_INVALID_ARGUMENT (pass NULL).
+ * @param columns, values  Borrowed parallel arrays of `num_updates`
+ *                         non-empty strings: values[i] is an SQL expression
+ *                         over the row's columns ("price * 2", "'sold'"),
+ *                         cast to the type of columns[i].  A column named
+ *                         twice is LANCE_ERR_INVALID_ARGUMENT.
+ * @param num_updates      At least 1.
+ * @param out_num_updated  Nullable; on success receives the number of rows
+ *                         updated.
+ * @return LANCE_ERR_INVALID_ARGUMENT for NULL or empty strings, an unknown
+ *         column, or SQL that does not parse or type-check;
+ *         LANCE_ERR_NOT_SUPPORTED for a nested column ("s.x") or a column
+ *         holding blobs; LANCE_ERR_COMMIT_CONFLICT when other writers keep
+ *         committing conflicting changes (the core retries 10 times).
+ */
+int32_t lance_dataset_update(LanceDataset* dataset, const char* predicate, const char* const* columns,
+                             const char* const* values, size_t num_updates, uint64_t* out_num_updated);
+
 typedef struct LanceCompactionMetrics {
     uint64_t fragments_removed;
     uint64_t fragments_added;
@@ -373,6 +402,87 @@ typedef struct LanceCleanupStats {
  */
 int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older_than_seconds,
                                            bool delete_unverified, LanceCleanupStats* out_stats);
+
+/* ========================================================================
+ * Versions, restore and statistics
+ * ======================================================================== */
+
+typedef struct LanceVersions LanceVersions;
+typedef struct LanceDataStatistics LanceDataStatistics;
+
+/**
+ * Reads the dataset's version history (every manifest still in storage,
+ * whatever version the handle holds), ordered by version id.
+ * @return Produced: a snapshot of the history, to close with
+ *         lance_versions_close(), or NULL.  Reads every manifest (I/O).
+ */
+LanceVersions* lance_dataset_versions(const LanceDataset* dataset);
+
+/** Number of versions in the history; 0 on error (NULL `versions`). */
+uint64_t lance_versions_count(const LanceVersions* versions);
+
+/**
+ * The id of entry `index` (0-based; ids increase with `index`).
+ * @return 0 on error: NULL `versions` or `index` >= lance_versions_count()
+ *         (LANCE_ERR_INVALID_ARGUMENT).
+ */
+uint64_t lance_versions_id_at(const LanceVersions* versions, size_t index);
+
+/**
+ * When entry `index` was committed, in milliseconds since the Unix epoch
+ * (UTC).  0 on error, with the errors of lance_versions_id_at().
+ */
+int64_t lance_versions_timestamp_ms_at(const LanceVersions* versions, size_t index);
+
+/** Closes a version history.  NULL is a no-op. */
+void lance_versions_close(LanceVersions* versions);
+
+/**
+ * Makes an old version the latest: commits a new version holding the
+ * fragments, schema and indices of `version`.  Versions in between stay in
+ * the history.  When `version` already is the latest, nothing is committed.
+ * @param dataset  Borrowed, unchanged (it keeps its version).
+ * @param version  The version to restore; 0 is LANCE_ERR_INVALID_ARGUMENT.
+ * @return Produced: a new handle at the committed version (or at `version`
+ *         when nothing was committed), to close with lance_dataset_close();
+ *         NULL on error.  LANCE_ERR_NOT_FOUND when there is no such version
+ *         (never committed, or removed by a cleanup);
+ *         LANCE_ERR_COMMIT_CONFLICT when another writer commits at the same
+ *         time.
+ */
+LanceDataset* lance_dataset_restore(const LanceDataset* dataset, uint64_t version);
+
+/**
+ * Measures how many bytes each field of the handle's version takes on disk,
+ * reading the metadata of every data file (I/O).
+ * @return Produced: one entry per field, nested children included, ordered
+ *         by field id; close it with lance_data_statistics_close().  NULL on
+ *         error.
+ */
+LanceDataStatistics* lance_dataset_calculate_data_stats(const LanceDataset* dataset);
+
+/**
+ * Number of entries (fields); 0 for an empty schema, and 0 with
+ * LANCE_ERR_INVALID_ARGUMENT for a NULL `stats`.
+ */
+uint64_t lance_data_statistics_count(const LanceDataStatistics* stats);
+
+/**
+ * The field id of entry `index`.  0 is also a valid field id: on 0, check
+ * lance_last_error_code().  NULL `stats` or `index` >=
+ * lance_data_statistics_count() is LANCE_ERR_INVALID_ARGUMENT.
+ */
+uint32_t lance_data_statistics_field_id_at(const LanceDataStatistics* stats, size_t index);
+
+/**
+ * The bytes the field of entry `index` takes on disk, after compression.
+ * Datasets in the legacy (v1) file format report 0 for every field, without
+ * an error.  Errors as lance_data_statistics_field_id_at().
+ */
+uint64_t lance_data_statistics_bytes_on_disk_at(const LanceDataStatistics* stats, size_t index);
+
+/** Closes data statistics.  NULL is a no-op. */
+void lance_data_statistics_close(LanceDataStatistics* stats);
 
 /* ========================================================================
  * Write
@@ -556,6 +666,41 @@ uint64_t lance_batch_num_rows(const LanceBatch* batch);
 
 /** Frees a batch.  NULL is a no-op. */
 void lance_batch_free(LanceBatch* batch);
+
+/* ========================================================================
+ * Random access
+ * ======================================================================== */
+
+/**
+ * Reads rows by position in the handle's version: indices[i] is the 0-based
+ * position among the live rows (deleted rows are not counted), in fragment
+ * order, as a scan without filter yields them.
+ * @param indices      Borrowed, `num_indices` entries; NULL only with 0.  The
+ *                     rows come back in this order, repeats included.  An
+ *                     index >= lance_dataset_count_rows() is
+ *                     LANCE_ERR_INVALID_ARGUMENT.
+ * @param columns      Borrowed.  NULL for every column, or a non-empty
+ *                     NULL-terminated list of names (dataset order or not,
+ *                     "_rowid" allowed); an unknown name is
+ *                     LANCE_ERR_NOT_FOUND.
+ * @param out          Borrowed out parameter; on success holds a produced
+ *                     stream the caller releases with out->release(out).
+ *                     The rows are read during the call: the stream holds
+ *                     them, and stays valid after the dataset is closed.
+ */
+int32_t lance_dataset_take(const LanceDataset* dataset, const uint64_t* indices, size_t num_indices,
+                           const char* const* columns, struct ArrowArrayStream* out);
+
+/**
+ * Reads rows by row id (the "_rowid" a scan with lance_scanner_with_row_id()
+ * yields from the same version).  Rows come back in the order of `row_ids`,
+ * repeats included; ids of rows that are deleted or do not exist are
+ * skipped by the Lance core, so the stream may hold fewer rows.
+ * @param row_ids  Borrowed, `num_row_ids` entries; NULL only with 0.
+ * @param columns, out  As for lance_dataset_take().
+ */
+int32_t lance_dataset_take_rows(const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids,
+                                const char* const* columns, struct ArrowArrayStream* out);
 
 /* ========================================================================
  * Indices

@@ -1,17 +1,22 @@
 //! lance.h section "Datasets": open, close, versions, schema, fragments,
-//! and the maintenance that commits through a handle (delete, compaction)
-//! or reclaims storage (cleanup).
+//! and the maintenance that commits through a handle (delete, update,
+//! compaction) or reclaims storage (cleanup).
 
 use std::ffi::c_char;
+use std::sync::Arc;
 
 use arrow::ffi::FFI_ArrowSchema;
 use lance::dataset::optimize::{compact_files, CompactionOptions};
+use lance::dataset::UpdateBuilder;
 use lance::Dataset;
 
 use crate::floor::arrow::export_schema;
 use crate::floor::build::reclaim_unfinished_segments;
 use crate::floor::error::{guard, invalid, status, CResult, Context};
-use crate::floor::ffi::{copy_to_caller, free_handle, into_handle, require_out, required_nonempty_str, storage_options, write_out};
+use crate::floor::ffi::{
+    copy_to_caller, free_handle, into_handle, optional_str, require_out, required_nonempty_str, slice_arg, storage_options,
+    write_out,
+};
 use crate::floor::handle::{dataset_ref, open_dataset, LanceDataset};
 use crate::floor::runtime::block_on;
 
@@ -150,6 +155,62 @@ pub unsafe extern "C" fn lance_dataset_delete(
         })?;
         if !out_deleted_rows.is_null() {
             write_out(out_deleted_rows, deleted);
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_update(
+    dataset: *mut LanceDataset,
+    predicate: *const c_char,
+    columns: *const *const c_char,
+    values: *const *const c_char,
+    num_updates: usize,
+    out_num_updated: *mut u64,
+) -> i32 {
+    status(|| {
+        let handle = dataset_ref(dataset)?;
+        let predicate = optional_str(predicate, "predicate")?;
+        if predicate == Some("") {
+            return Err(invalid("predicate must not be empty; pass NULL to update every row"));
+        }
+        if num_updates == 0 {
+            return Err(invalid("num_updates = 0: give at least one column to update"));
+        }
+        let column_ptrs = slice_arg(columns, num_updates, "columns")?;
+        let value_ptrs = slice_arg(values, num_updates, "values")?;
+        let mut updates: Vec<(&str, &str)> = Vec::with_capacity(num_updates);
+        for i in 0..num_updates {
+            let column = required_nonempty_str(column_ptrs[i], &format!("columns[{i}]"))?;
+            let value = required_nonempty_str(value_ptrs[i], &format!("values[{i}]"))?;
+            // The core keeps only the last expression given for a column.
+            if let Some(first) = updates.iter().position(|(c, _)| *c == column) {
+                return Err(invalid(format!("columns[{i}] = \"{column}\" repeats columns[{first}]")));
+            }
+            updates.push((column, value));
+        }
+        let updated = handle.mutate(|ds| {
+            let version = ds.version().version;
+            let mut builder = UpdateBuilder::new(Arc::new(Dataset::clone(ds)));
+            if let Some(predicate) = predicate {
+                builder = builder.update_where(predicate).context(format!("predicate = \"{predicate}\""))?;
+            }
+            for (i, (column, value)) in updates.iter().enumerate() {
+                if ds.schema().field(column).is_none() {
+                    return Err(invalid(format!(
+                        "columns[{i}] = \"{column}\" is not a column of dataset version {version}"
+                    )));
+                }
+                builder = builder.set(column, value).context(format!("columns[{i}] = \"{column}\", values[{i}] = \"{value}\""))?;
+            }
+            let job = builder.build().context("preparing the update")?;
+            let result = block_on(job.execute())?.context("updating rows")?;
+            *ds = Dataset::clone(&result.new_dataset);
+            Ok(result.rows_updated)
+        })?;
+        if !out_num_updated.is_null() {
+            write_out(out_num_updated, updated);
         }
         Ok(())
     })

@@ -3,8 +3,10 @@
 
 mod errors; //        Version; Errors and memory
 mod dataset; //       Datasets
+mod history; //       Versions, restore and statistics
 mod write; //         Write
 mod scan; //          Scan and search
+mod take; //          Random access
 mod index; //         Indices
 mod model; //         Distributed index builds: shared models (E1)
 mod segment; //       Distributed index builds: uncommitted segments (E1)

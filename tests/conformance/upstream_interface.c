@@ -115,7 +115,21 @@
     X(int32_t, lance_scanner_set_metric, (LanceScanner* scanner, LanceMetricType metric)) \
     X(int32_t, lance_scanner_set_use_index, (LanceScanner* scanner, bool enable)) \
     X(int32_t, lance_scanner_set_prefilter, (LanceScanner* scanner, bool enable)) \
-    X(int32_t, lance_scanner_set_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len))
+    X(int32_t, lance_scanner_set_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len)) \
+    X(LanceVersions*, lance_dataset_versions, (const LanceDataset* dataset)) \
+    X(uint64_t, lance_versions_count, (const LanceVersions* versions)) \
+    X(uint64_t, lance_versions_id_at, (const LanceVersions* versions, size_t index)) \
+    X(int64_t, lance_versions_timestamp_ms_at, (const LanceVersions* versions, size_t index)) \
+    X(void, lance_versions_close, (LanceVersions* versions)) \
+    X(LanceDataStatistics*, lance_dataset_calculate_data_stats, (const LanceDataset* dataset)) \
+    X(uint64_t, lance_data_statistics_count, (const LanceDataStatistics* stats)) \
+    X(uint32_t, lance_data_statistics_field_id_at, (const LanceDataStatistics* stats, size_t index)) \
+    X(uint64_t, lance_data_statistics_bytes_on_disk_at, (const LanceDataStatistics* stats, size_t index)) \
+    X(void, lance_data_statistics_close, (LanceDataStatistics* stats)) \
+    X(LanceDataset*, lance_dataset_restore, (const LanceDataset* dataset, uint64_t version)) \
+    X(int32_t, lance_dataset_update, (LanceDataset* dataset, const char* predicate, const char* const* columns, const char* const* values, size_t num_updates, uint64_t* out_num_updated)) \
+    X(int32_t, lance_dataset_take, (const LanceDataset* dataset, const uint64_t* indices, size_t num_indices, const char* const* columns, struct ArrowArrayStream* out)) \
+    X(int32_t, lance_dataset_take_rows, (const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids, const char* const* columns, struct ArrowArrayStream* out))
 
 /* Not declared in lance.h yet: the open work (sessions, version history,
    data statistics, restore, update, merge-insert, schema evolution, take,
@@ -130,22 +144,7 @@
     X(void, lance_session_close, (LanceSession* session)) \
     X(int32_t, lance_session_get_cache_stats, (const LanceSession* session, LanceSessionCacheStats* out_stats)) \
     X(LanceDataset*, lance_dataset_open_with_session, (const char* uri, const char* const* storage_opts, uint64_t version, const LanceSession* session)) \
-    /* 3.4 Version history (5) */ \
-    X(LanceVersions*, lance_dataset_versions, (const LanceDataset* dataset)) \
-    X(uint64_t, lance_versions_count, (const LanceVersions* versions)) \
-    X(uint64_t, lance_versions_id_at, (const LanceVersions* versions, size_t index)) \
-    X(int64_t, lance_versions_timestamp_ms_at, (const LanceVersions* versions, size_t index)) \
-    X(void, lance_versions_close, (LanceVersions* versions)) \
-    /* 3.5 Data statistics (5) */ \
-    X(LanceDataStatistics*, lance_dataset_calculate_data_stats, (const LanceDataset* dataset)) \
-    X(uint64_t, lance_data_statistics_count, (const LanceDataStatistics* stats)) \
-    X(uint32_t, lance_data_statistics_field_id_at, (const LanceDataStatistics* stats, size_t index)) \
-    X(uint64_t, lance_data_statistics_bytes_on_disk_at, (const LanceDataStatistics* stats, size_t index)) \
-    X(void, lance_data_statistics_close, (LanceDataStatistics* stats)) \
-    /* 3.6 Restore (1) */ \
-    X(LanceDataset*, lance_dataset_restore, (const LanceDataset* dataset, uint64_t version)) \
     /* 3.7 Delete, update, merge_insert, compaction (2) */ \
-    X(int32_t, lance_dataset_update, (LanceDataset* dataset, const char* predicate, const char* const* columns, const char* const* values, size_t num_updates, uint64_t* out_num_updated)) \
     X(int32_t, lance_dataset_merge_insert, (LanceDataset* dataset, const char* const* on_columns, size_t num_on_columns, struct ArrowArrayStream* source, const LanceMergeInsertParams* params, LanceMergeInsertResult* out_result)) \
     /* 3.8 Schema evolution (5) */ \
     X(int32_t, lance_dataset_drop_columns, (LanceDataset* dataset, const char* const* columns, size_t num_columns)) \
@@ -153,9 +152,6 @@
     X(int32_t, lance_dataset_add_columns_sql, (LanceDataset* dataset, const LanceSqlColumn* columns, size_t num_columns, uint64_t batch_size)) \
     X(int32_t, lance_dataset_add_columns_nulls, (LanceDataset* dataset, const struct ArrowSchema* schema)) \
     X(int32_t, lance_dataset_add_columns_stream, (LanceDataset* dataset, struct ArrowArrayStream* stream, uint64_t batch_size)) \
-    /* 3.9 Random access (2) */ \
-    X(int32_t, lance_dataset_take, (const LanceDataset* dataset, const uint64_t* indices, size_t num_indices, const char* const* columns, struct ArrowArrayStream* out)) \
-    X(int32_t, lance_dataset_take_rows, (const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids, const char* const* columns, struct ArrowArrayStream* out)) \
     /* 3.10 Blobs (10) */ \
     X(int32_t, lance_dataset_take_blobs, (const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids, const char* column, LanceBlobFile** out)) \
     X(int32_t, lance_dataset_take_blobs_by_indices, (const LanceDataset* dataset, const uint64_t* indices, size_t num_indices, const char* column, LanceBlobFile** out)) \
@@ -323,10 +319,6 @@ _Static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8, "the layouts below are
     X(LanceIndexSegmentBuildOptions, fragment_ids, 0, const uint32_t*) \
     X(LanceIndexSegmentBuildOptions, fragment_count, 8, size_t) \
     X(LanceIndexSegmentBuildOptions, index_uuid, 16, const uint8_t*) \
-    X(LanceIndexSegmentBuildOptions, ivf_centroids, 24, struct ArrowArray*) \
-    X(LanceIndexSegmentBuildOptions, ivf_centroids_schema, 32, const struct ArrowSchema*) \
-    X(LanceIndexSegmentBuildOptions, pq_codebook, 40, struct ArrowArray*) \
-    X(LanceIndexSegmentBuildOptions, pq_codebook_schema, 48, const struct ArrowSchema*) \
     X(LanceIndexSegmentBuildOptions, mode, 56, int32_t) \
     X(LanceCompactionOptions, target_rows_per_fragment, 0, uint64_t) \
     X(LanceCompactionOptions, max_rows_per_group, 8, uint64_t) \
@@ -342,6 +334,10 @@ _Static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8, "the layouts below are
     X(LanceWriteParams, max_bytes_per_file, 16, uint64_t) \
     X(LanceWriteParams, data_storage_version, 24, const char*) \
     X(LanceWriteParams, enable_stable_row_ids, 32, bool) \
+    X(LanceIndexSegmentBuildOptions, ivf_centroids, 24, struct ArrowArray*) \
+    X(LanceIndexSegmentBuildOptions, ivf_centroids_schema, 32, const struct ArrowSchema*) \
+    X(LanceIndexSegmentBuildOptions, pq_codebook, 40, struct ArrowArray*) \
+    X(LanceIndexSegmentBuildOptions, pq_codebook_schema, 48, const struct ArrowSchema*) \
     X(struct ArrowSchema, format, 0, const char*) \
     X(struct ArrowSchema, name, 8, const char*) \
     X(struct ArrowSchema, metadata, 16, const char*) \
@@ -412,7 +408,9 @@ _Static_assert(FIELDS_CHECKED == 0 UPSTREAM_STRUCTS_CHECKED(COUNT_STRUCT_FIELDS)
     X(LanceScanner) \
     X(LanceBatch) \
     X(LanceIndexSegmentBuilder) \
-    X(LanceIndexSegmentMetadata)
+    X(LanceIndexSegmentMetadata) \
+    X(LanceVersions) \
+    X(LanceDataStatistics)
 
 #define CHECK_TAG(name) \
     _Static_assert(_Generic((struct name*)0, name*: 1, default: 0), "struct " #name " is not the type of " #name);
@@ -496,8 +494,6 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
 
 #define UPSTREAM_PENDING_HANDLES(X) \
     X(LanceSession) \
-    X(LanceVersions) \
-    X(LanceDataStatistics) \
     X(LanceFtsQueryContext) \
     X(LanceBlobFile)
 
