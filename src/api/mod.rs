@@ -4,6 +4,8 @@
 mod errors; //        Version; Errors and memory
 mod dataset; //       Datasets
 mod write; //         Write
+mod merge; //         Merge-insert
+mod evolve; //        Schema evolution
 mod scan; //          Scan and search
 mod index; //         Indices
 mod model; //         Distributed index builds: shared models (E1)

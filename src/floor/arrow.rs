@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
 use arrow_array::{Array, RecordBatch, RecordBatchReader, StructArray};
-use arrow_schema::{ArrowError, Schema, SchemaRef};
+use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 
 use crate::floor::error::{invalid, CResult, Context};
 use crate::floor::ffi::copy_untyped;
@@ -52,8 +52,8 @@ struct RawStream {
     private_data: *mut c_void,
 }
 
-/// Imports a borrowed `ArrowSchema` (the caller keeps and releases it).
-pub unsafe fn import_schema(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<Schema> {
+/// A borrowed `ArrowSchema` that is live (not NULL, not released).
+unsafe fn live_schema<'a>(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<&'a FFI_ArrowSchema> {
     if ptr.is_null() {
         return Err(invalid(format!("{name} must not be NULL")));
     }
@@ -61,7 +61,18 @@ pub unsafe fn import_schema(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<
     if raw.release.is_none() || raw.format.is_null() {
         return Err(invalid(format!("{name} is released or empty")));
     }
-    Schema::try_from(&*ptr).context(name)
+    Ok(&*ptr)
+}
+
+/// Imports a borrowed `ArrowSchema` (the caller keeps and releases it).
+pub unsafe fn import_schema(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<Schema> {
+    Schema::try_from(live_schema(ptr, name)?).context(name)
+}
+
+/// Imports a borrowed `ArrowSchema` that describes one data type (the
+/// caller keeps and releases it).
+pub unsafe fn import_data_type(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<DataType> {
+    DataType::try_from(live_schema(ptr, name)?).context(name)
 }
 
 /// Takes ownership of a caller's `ArrowArrayStream` (it is released by the
@@ -73,6 +84,11 @@ pub unsafe fn take_stream(ptr: *mut FFI_ArrowArrayStream, name: &str) -> CResult
     let raw = &*(ptr as *const RawStream);
     if raw.release.is_none() {
         return Err(invalid(format!("{name} is already released")));
+    }
+    // Arrow would call these unchecked; the caller's release_stream() still
+    // releases a stream refused here.
+    if raw.get_schema.is_none() || raw.get_next.is_none() {
+        return Err(invalid(format!("{name} has no get_schema or no get_next callback")));
     }
     ArrowArrayStreamReader::from_raw(ptr).context(name)
 }
