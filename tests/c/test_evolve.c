@@ -442,6 +442,20 @@ static void test_alter_columns(void) {
     CHECK_OK(lance_dataset_alter_columns(ds, alter, 2));
     CHECK(lance_dataset_version(ds) == 2);
     CHECK(oracle_agrees("alter", c_uri, py_uri, NULL));
+    /* The core refuses to cast an indexed column (upstream drops the index). */
+    CHECK_OK(lance_dataset_create_scalar_index(ds, "id", "id_idx", LANCE_SCALAR_BTREE, NULL, false));
+    struct ArrowSchema int32_for_index = {0};
+    int32_for_index.format = "i";
+    int32_for_index.name = strdup("");
+    int32_for_index.release = release_leaf_schema;
+    LanceColumnAlteration cast_indexed = {"id", NULL, 0, &int32_for_index};
+    CHECK_ERR(lance_dataset_alter_columns(ds, &cast_indexed, 1), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(tu_error_mentions("id_idx"));
+    /* A rename keeps the index. */
+    LanceColumnAlteration rename_indexed = {"id", "key", 0, NULL};
+    CHECK_OK(lance_dataset_alter_columns(ds, &rename_indexed, 1));
+    CHECK(lance_dataset_index_count(ds) == 1);
+    int32_for_index.release(&int32_for_index);
     lance_dataset_close(ds);
 
     /* A cast rewrites the column. */
