@@ -8,7 +8,7 @@ use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use lance::dataset::{ColumnAlteration, NewColumnTransform};
 
-use crate::floor::arrow::{import_data_type, import_schema, release_stream, take_stream};
+use crate::floor::arrow::{hold_stream, import_data_type, import_schema, release_stream, take_stream};
 use crate::floor::error::{invalid, status, CResult, Context};
 use crate::floor::ffi::{counted_strs, optional_str, required_nonempty_str, slice_arg};
 use crate::floor::handle::{dataset_ref, LanceDataset};
@@ -157,8 +157,8 @@ unsafe fn add_columns_stream_impl(
     let reader = take_stream(stream, "stream");
     let handle = dataset_ref(dataset)?;
     let batch_size = batch_size_arg(batch_size)?;
-    let reader = reader?;
-    add_columns(handle, NewColumnTransform::Reader(Box::new(reader)), batch_size, "adding columns from stream")
+    let (_held, reader) = hold_stream(reader?);
+    add_columns(handle, NewColumnTransform::Reader(reader), batch_size, "adding columns from stream")
 }
 
 #[no_mangle]

@@ -8,7 +8,7 @@ use arrow::ffi_stream::FFI_ArrowArrayStream;
 use lance::dataset::MergeInsertBuilder;
 use lance::Dataset;
 
-use crate::floor::arrow::{release_stream, take_stream};
+use crate::floor::arrow::{hold_stream, release_stream, take_stream};
 use crate::floor::error::{invalid, status, CResult, Context};
 use crate::floor::ffi::{counted_strs, optional_str, write_out};
 use crate::floor::handle::dataset_ref;
@@ -70,7 +70,7 @@ unsafe fn merge_insert_impl(
         )
     };
     let not_matched = merge_insert_not_matched(not_matched)?;
-    let reader = reader?;
+    let (_held, reader) = hold_stream(reader?);
     let stats = handle.mutate(|ds| {
         let when_matched = merge_when_matched(matched, matched_expr, ds)?;
         let when_by_source = merge_when_not_matched_by_source(by_source, by_source_expr, ds)?;

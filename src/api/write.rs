@@ -13,7 +13,7 @@ use lance::Dataset;
 use lance_file::version::LanceFileVersion;
 use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
 
-use crate::floor::arrow::{import_schema, release_stream, take_stream};
+use crate::floor::arrow::{hold_stream, import_schema, release_stream, take_stream};
 use crate::floor::error::{invalid, status, CResult, Context};
 use crate::floor::ffi::{into_handle, optional_str, required_nonempty_str, storage_options};
 use crate::floor::handle::LanceDataset;
@@ -111,6 +111,7 @@ unsafe fn write_impl(
     let mode = write_mode(mode)?;
     let options = storage_options(storage_opts)?;
     let params = write_params(params, mode, options)?;
+    let (_held, reader) = hold_stream(reader);
     let dataset = block_on(Dataset::write(reader, uri, Some(params)))?
         .context(format!("writing dataset '{uri}'"))?;
     if !out_dataset.is_null() {
@@ -167,6 +168,7 @@ unsafe fn write_fragments_impl(
     // core writes them as for a new dataset.  The transaction that would
     // commit them is dropped: nothing is committed.
     let params = write_params(std::ptr::null(), WriteMode::Append, options)?;
+    let (_held, reader) = hold_stream(reader);
     block_on(InsertBuilder::new(uri).with_params(&params).execute_uncommitted_stream(reader))?
         .context(format!("writing fragments under '{uri}'"))?;
     Ok(())
