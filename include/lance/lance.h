@@ -29,8 +29,8 @@
  *
  * Ownership.  Each pointer parameter is one of:
  *   borrowed  - read (or written, for out parameters) during the call only;
- *   consumed  - the library takes it over and releases it, on success and
- *               on failure alike;
+ *   consumed  - the library takes it over and releases it before the call
+ *               returns, on success and on failure alike;
  *   produced  - the caller owns the result and frees it with the function
  *               named, each type with its own NULL-safe free function.
  *

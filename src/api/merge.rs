@@ -11,8 +11,7 @@ use lance::Dataset;
 use crate::floor::arrow::{hold_stream, release_stream, take_stream};
 use crate::floor::error::{invalid, status, CResult, Context};
 use crate::floor::ffi::{counted_strs, optional_str, write_out};
-use crate::floor::handle::dataset_ref;
-use crate::floor::handle::LanceDataset;
+use crate::floor::handle::{dataset_ref, LanceDataset};
 use crate::floor::params::{
     merge_insert_not_matched, merge_when_matched, merge_when_not_matched_by_source,
     MERGE_WHEN_MATCHED_DO_NOTHING, MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP, MERGE_WHEN_NOT_MATCHED_INSERT_ALL,

@@ -342,6 +342,10 @@ static void test_merge_bad_input(void) {
     CHECK(tu_error_mentions("params->when_matched_expr"));
     bad.when_matched_expr = "";
     merge_refused(ds, ID_KEY, 1, &bad, IA, __LINE__);
+    bad.when_matched_expr = "target.id >"; /* bad SQL */
+    merge_refused(ds, ID_KEY, 1, &bad, IA, __LINE__);
+    bad.when_matched_expr = "target.nope > 3"; /* unknown column */
+    merge_refused(ds, ID_KEY, 1, &bad, IA, __LINE__);
     bad = p;
     bad.when_matched_expr = "target.id > 3";
     merge_refused(ds, ID_KEY, 1, &bad, IA, __LINE__);
