@@ -29,8 +29,8 @@
  *
  * Ownership.  Each pointer parameter is one of:
  *   borrowed  - read (or written, for out parameters) during the call only;
- *   consumed  - the library takes it over and releases it, on success and
- *               on failure alike;
+ *   consumed  - the library takes it over and releases it before the call
+ *               returns, on success and on failure alike;
  *   produced  - the caller owns the result and frees it with the function
  *               named, each type with its own NULL-safe free function.
  *
@@ -534,6 +534,204 @@ int32_t lance_dataset_write_with_params(const char* uri, const struct ArrowSchem
                                         const LanceWriteParams* params,
                                         const char* const* storage_opts,
                                         LanceDataset** out_dataset);
+
+/**
+ * Writes a stream of record batches as data files under `<uri>/data/` and
+ * commits nothing: no manifest is written and no version is made, so the
+ * files are invisible to readers until another writer commits them (the
+ * files' footers keep the schema with its field ids, the row counts and
+ * the format version).  When a dataset exists at `uri` the stream's schema
+ * must be compatible with the dataset's, and the files take its field ids
+ * and file format version; otherwise they are written as for a new dataset.
+ *
+ * @param uri           Borrowed.  Must not be NULL or empty.
+ * @param schema        Borrowed (not released), required: the schema the
+ *                      stream must have (names, types, nullability); a
+ *                      mismatch is LANCE_ERR_INVALID_ARGUMENT.
+ * @param stream        Consumed, whatever the result.
+ * @param storage_opts  Borrowed; as for lance_dataset_open().
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT for bad input or a stream
+ *         incompatible with the dataset at `uri`; LANCE_ERR_IO.
+ */
+int32_t lance_write_fragments(const char* uri, const struct ArrowSchema* schema,
+                              struct ArrowArrayStream* stream, const char* const* storage_opts);
+
+/* ========================================================================
+ * Merge-insert
+ * ======================================================================== */
+
+/* What happens to a target row whose keys match a source row. */
+typedef enum {
+    LANCE_MERGE_WHEN_MATCHED_DO_NOTHING = 0, /* keep the target row */
+    LANCE_MERGE_WHEN_MATCHED_UPDATE_ALL = 1, /* replace it with the source row */
+    LANCE_MERGE_WHEN_MATCHED_UPDATE_IF = 2,  /* replace it where when_matched_expr holds */
+    LANCE_MERGE_WHEN_MATCHED_FAIL = 3,       /* fail the call on any match (the core reports
+                                                it as an execution error: LANCE_ERR_INTERNAL) */
+    LANCE_MERGE_WHEN_MATCHED_DELETE = 4      /* delete the target row */
+} LanceMergeWhenMatched;
+
+/* What happens to a source row that matches no target row. */
+typedef enum {
+    LANCE_MERGE_WHEN_NOT_MATCHED_INSERT_ALL = 0, /* insert it */
+    LANCE_MERGE_WHEN_NOT_MATCHED_DO_NOTHING = 1  /* skip it */
+} LanceMergeWhenNotMatched;
+
+/* What happens to a target row that matches no source row. */
+typedef enum {
+    LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP = 0,     /* keep it */
+    LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE = 1,   /* delete it */
+    LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF = 2 /* delete it where when_not_matched_by_source_expr holds */
+} LanceMergeWhenNotMatchedBySource;
+
+/**
+ * Merge-insert settings.  Zero-initialized (or a NULL pointer) =
+ * find-or-create: DO_NOTHING / INSERT_ALL / KEEP.  The modes are int32_t
+ * values of the enums above; others are LANCE_ERR_INVALID_ARGUMENT.
+ */
+typedef struct LanceMergeInsertParams {
+    int32_t when_matched;            /* a LanceMergeWhenMatched */
+    /* SQL predicate over target and source columns (source ones as
+       "source.<name>", target ones as "target.<name>"); required by
+       UPDATE_IF, must be NULL with any other mode. */
+    const char* when_matched_expr;
+    int32_t when_not_matched;        /* a LanceMergeWhenNotMatched */
+    int32_t when_not_matched_by_source; /* a LanceMergeWhenNotMatchedBySource */
+    /* SQL predicate over the target's columns; required by DELETE_IF, must
+       be NULL with any other mode. */
+    const char* when_not_matched_by_source_expr;
+} LanceMergeInsertParams;
+
+/** Row counts of a merge-insert. */
+typedef struct LanceMergeInsertResult {
+    uint64_t num_inserted_rows;
+    uint64_t num_updated_rows;
+    uint64_t num_deleted_rows;
+} LanceMergeInsertResult;
+
+/**
+ * Merges a stream of source rows into the dataset by key (Lance's
+ * merge_insert: upsert, find-or-create, replace a range, delete by key) and
+ * commits when something changes; the handle moves to the new version.
+ *
+ * @param on_columns      Borrowed: `num_on_columns` (at least 1) key column
+ *                        names, each non-NULL and non-empty, matched to the
+ *                        dataset's columns without regard to case.  An
+ *                        unknown column is LANCE_ERR_INVALID_ARGUMENT.
+ * @param source          Consumed, whatever the result.  Its schema is the
+ *                        dataset's or a subset of it (with the keys).  Two
+ *                        source rows with the same keys matching one target
+ *                        row are an error.
+ * @param params          Borrowed; NULL = all zero (see above).  An `_IF`
+ *                        mode without its expression, an expression with any
+ *                        other mode, an empty expression, a mode out of
+ *                        range, or settings that can change nothing
+ *                        (DO_NOTHING / DO_NOTHING / KEEP) are
+ *                        LANCE_ERR_INVALID_ARGUMENT.
+ * @param out_result      Nullable; written on success only.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT for the above or a source
+ *         schema the dataset cannot take; LANCE_ERR_COMMIT_CONFLICT when a
+ *         concurrent writer wins.
+ */
+int32_t lance_dataset_merge_insert(LanceDataset* dataset, const char* const* on_columns,
+                                   size_t num_on_columns, struct ArrowArrayStream* source,
+                                   const LanceMergeInsertParams* params,
+                                   LanceMergeInsertResult* out_result);
+
+/* ========================================================================
+ * Schema evolution
+ * ======================================================================== */
+
+/*
+ * Each function commits a new version and moves the handle to it; a
+ * concurrent writer that wins is LANCE_ERR_COMMIT_CONFLICT.  Nothing is
+ * committed on error.
+ */
+
+/**
+ * Removes columns from the schema.  Metadata only: the data stays in the
+ * files until a compaction rewrites them.
+ * @param columns      Borrowed: `num_columns` (at least 1) names, each
+ *                     non-NULL, non-empty UTF-8, naming a column (a nested
+ *                     field as "parent.child").
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for bad input, an
+ *         unknown column, or dropping every column.
+ */
+int32_t lance_dataset_drop_columns(LanceDataset* dataset, const char* const* columns,
+                                   size_t num_columns);
+
+/* Nullability asked of a column by lance_dataset_alter_columns(). */
+typedef enum {
+    LANCE_COLUMN_NULLABLE_UNCHANGED = 0,
+    LANCE_COLUMN_NULLABLE_TRUE = 1,
+    LANCE_COLUMN_NULLABLE_FALSE = 2 /* scans the column to prove it holds no NULL */
+} LanceColumnNullableMode;
+
+/** One change to one column.  NULL / 0 fields leave that aspect as it is. */
+typedef struct LanceColumnAlteration {
+    const char* path;                      /* required: the column ("parent.child" when nested) */
+    const char* rename;                    /* NULL = keep the name; "" is an error */
+    int32_t nullable_mode;                 /* a LanceColumnNullableMode */
+    const struct ArrowSchema* data_type;   /* NULL = keep the type; borrowed, never released */
+} LanceColumnAlteration;
+
+/**
+ * Renames columns, changes their nullability or casts them to another type.
+ * Renames and nullability changes copy no data and keep the column's
+ * indices.  A cast rewrites the column; the Lance core refuses to cast a
+ * column that has an index (drop the index first, recreate it after).
+ * @param alterations  Borrowed: `num_alterations` (at least 1) entries.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for an entry that asks
+ *         for nothing, a bad mode, an unknown column, a name already taken,
+ *         an impossible cast, a cast of an indexed column, or NOT NULL over
+ *         a column that holds NULLs.
+ */
+int32_t lance_dataset_alter_columns(LanceDataset* dataset, const LanceColumnAlteration* alterations,
+                                    size_t num_alterations);
+
+/** A new column computed by an SQL expression over existing columns. */
+typedef struct LanceSqlColumn {
+    const char* name;        /* required, non-empty, not a column already */
+    const char* expression;  /* required, non-empty, e.g. "id * 2" */
+} LanceSqlColumn;
+
+/**
+ * Adds columns computed row by row from SQL expressions over the existing
+ * columns, writing new column files for every fragment.
+ * @param columns     Borrowed: `num_columns` (at least 1) entries.
+ * @param batch_size  Rows read per batch; 0 = Lance's default; more than
+ *                    UINT32_MAX is LANCE_ERR_INVALID_ARGUMENT.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for an empty name or
+ *         expression, bad SQL, an unknown column in an expression, or a
+ *         name already taken.
+ */
+int32_t lance_dataset_add_columns_sql(LanceDataset* dataset, const LanceSqlColumn* columns,
+                                      size_t num_columns, uint64_t batch_size);
+
+/**
+ * Adds columns whose every value is NULL.  Metadata only: nothing is written
+ * until rows are.
+ * @param schema  Borrowed, never released: a struct schema of the new
+ *                columns, at least one, each nullable.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT for a NULL, released or
+ *         empty schema, a non-nullable field or a name already taken;
+ *         LANCE_ERR_NOT_SUPPORTED on a dataset of the legacy file format.
+ */
+int32_t lance_dataset_add_columns_nulls(LanceDataset* dataset, const struct ArrowSchema* schema);
+
+/**
+ * Adds the columns of a stream, whose rows line up by position with the
+ * dataset's rows in fragment order (deleted rows excluded); the stream must
+ * hold exactly as many rows as the dataset.
+ * @param stream      Consumed, whatever the result (a NULL stream is
+ *                    LANCE_ERR_INVALID_ARGUMENT, with nothing consumed).
+ * @param batch_size  Rows read per batch; 0 = Lance's default; more than
+ *                    UINT32_MAX is LANCE_ERR_INVALID_ARGUMENT.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a stream missing its
+ *         callbacks, a row total different from the dataset's, or a name
+ *         already taken.
+ */
+int32_t lance_dataset_add_columns_stream(LanceDataset* dataset, struct ArrowArrayStream* stream,
+                                         uint64_t batch_size);
 
 /* ========================================================================
  * Scan and search

@@ -5,6 +5,8 @@ mod errors; //        Version; Errors and memory
 mod dataset; //       Datasets
 mod history; //       Versions, restore and statistics
 mod write; //         Write
+mod merge; //         Merge-insert
+mod evolve; //        Schema evolution
 mod scan; //          Scan and search
 mod take; //          Random access
 mod index; //         Indices

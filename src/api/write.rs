@@ -8,12 +8,12 @@ use std::sync::Arc;
 use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::RecordBatchReader;
-use lance::dataset::{WriteMode, WriteParams};
+use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance::Dataset;
 use lance_file::version::LanceFileVersion;
 use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
 
-use crate::floor::arrow::{import_schema, release_stream, take_stream};
+use crate::floor::arrow::{hold_stream, import_schema, release_stream, take_stream};
 use crate::floor::error::{invalid, status, CResult, Context};
 use crate::floor::ffi::{into_handle, optional_str, required_nonempty_str, storage_options};
 use crate::floor::handle::LanceDataset;
@@ -111,6 +111,7 @@ unsafe fn write_impl(
     let mode = write_mode(mode)?;
     let options = storage_options(storage_opts)?;
     let params = write_params(params, mode, options)?;
+    let (_held, reader) = hold_stream(reader);
     let dataset = block_on(Dataset::write(reader, uri, Some(params)))?
         .context(format!("writing dataset '{uri}'"))?;
     if !out_dataset.is_null() {
@@ -142,6 +143,45 @@ pub unsafe extern "C" fn lance_dataset_write_with_params(
     out_dataset: *mut *mut LanceDataset,
 ) -> i32 {
     let rc = status(|| write_impl(uri, schema, stream, mode, params, storage_opts, out_dataset));
+    // A panic may have struck before the stream was taken; never leak it.
+    if rc != 0 {
+        release_stream(stream);
+    }
+    rc
+}
+
+unsafe fn write_fragments_impl(
+    uri: *const c_char,
+    schema: *const FFI_ArrowSchema,
+    stream: *mut FFI_ArrowArrayStream,
+    storage_opts: *const *const c_char,
+) -> CResult<()> {
+    // The stream is consumed whatever happens, so take it before anything can fail.
+    let reader = take_stream(stream, "stream");
+    let uri = required_nonempty_str(uri, "uri")?;
+    let declared = import_schema(schema, "schema")?;
+    let reader = reader?;
+    check_same_schema(&declared, &reader.schema())?;
+    let options = storage_options(storage_opts)?;
+    // Append: over an existing dataset the files take its field ids and
+    // format version (and its schema must admit the stream's); elsewhere the
+    // core writes them as for a new dataset.  The transaction that would
+    // commit them is dropped: nothing is committed.
+    let params = write_params(std::ptr::null(), WriteMode::Append, options)?;
+    let (_held, reader) = hold_stream(reader);
+    block_on(InsertBuilder::new(uri).with_params(&params).execute_uncommitted_stream(reader))?
+        .context(format!("writing fragments under '{uri}'"))?;
+    Ok(())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_write_fragments(
+    uri: *const c_char,
+    schema: *const FFI_ArrowSchema,
+    stream: *mut FFI_ArrowArrayStream,
+    storage_opts: *const *const c_char,
+) -> i32 {
+    let rc = status(|| write_fragments_impl(uri, schema, stream, storage_opts));
     // A panic may have struck before the stream was taken; never leak it.
     if rc != 0 {
         release_stream(stream);

@@ -2,12 +2,12 @@
 //! hands in, importing it, and exporting results the caller then owns.
 
 use std::ffi::{c_char, c_void};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
 use arrow_array::{Array, RecordBatch, RecordBatchReader, StructArray};
-use arrow_schema::{ArrowError, Schema, SchemaRef};
+use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 
 use crate::floor::error::{invalid, CResult, Context};
 use crate::floor::ffi::copy_untyped;
@@ -52,8 +52,8 @@ struct RawStream {
     private_data: *mut c_void,
 }
 
-/// Imports a borrowed `ArrowSchema` (the caller keeps and releases it).
-pub unsafe fn import_schema(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<Schema> {
+/// A borrowed `ArrowSchema` that is live (not NULL, not released).
+unsafe fn live_schema<'a>(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<&'a FFI_ArrowSchema> {
     if ptr.is_null() {
         return Err(invalid(format!("{name} must not be NULL")));
     }
@@ -61,7 +61,18 @@ pub unsafe fn import_schema(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<
     if raw.release.is_none() || raw.format.is_null() {
         return Err(invalid(format!("{name} is released or empty")));
     }
-    Schema::try_from(&*ptr).context(name)
+    Ok(&*ptr)
+}
+
+/// Imports a borrowed `ArrowSchema` (the caller keeps and releases it).
+pub unsafe fn import_schema(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<Schema> {
+    Schema::try_from(live_schema(ptr, name)?).context(name)
+}
+
+/// Imports a borrowed `ArrowSchema` that describes one data type (the
+/// caller keeps and releases it).
+pub unsafe fn import_data_type(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<DataType> {
+    DataType::try_from(live_schema(ptr, name)?).context(name)
 }
 
 /// Takes ownership of a caller's `ArrowArrayStream` (it is released by the
@@ -74,7 +85,62 @@ pub unsafe fn take_stream(ptr: *mut FFI_ArrowArrayStream, name: &str) -> CResult
     if raw.release.is_none() {
         return Err(invalid(format!("{name} is already released")));
     }
+    // Arrow would call these unchecked; the caller's release_stream() still
+    // releases a stream refused here.
+    if raw.get_schema.is_none() || raw.get_next.is_none() {
+        return Err(invalid(format!("{name} has no get_schema or no get_next callback")));
+    }
     ArrowArrayStreamReader::from_raw(ptr).context(name)
+}
+
+/// The slot a caller's stream sits in while the core reads it.
+type StreamSlot = Arc<Mutex<Option<ArrowArrayStreamReader>>>;
+
+/// Keeps a caller's stream releasable by the call that consumed it.  The
+/// core may hand a reader to a task that outlives its error; the stream's
+/// callbacks must not run after the call returns, so dropping this guard
+/// (at the end of the call, on every path) releases the stream on the
+/// calling thread, and the reader the core holds yields only an error.
+pub struct HeldStream {
+    slot: StreamSlot,
+}
+
+impl Drop for HeldStream {
+    fn drop(&mut self) {
+        let stream = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        drop(stream);
+    }
+}
+
+struct HeldReader {
+    slot: StreamSlot,
+    schema: SchemaRef,
+}
+
+impl Iterator for HeldReader {
+    type Item = Result<RecordBatch, ArrowError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        match self.slot.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            Some(reader) => reader.next(),
+            None => Some(Err(ArrowError::InvalidArgumentError(
+                "the stream was released when its call returned".to_string(),
+            ))),
+        }
+    }
+}
+
+impl RecordBatchReader for HeldReader {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+}
+
+/// Splits a taken stream into the guard the call keeps and the reader the
+/// core consumes.
+pub fn hold_stream(reader: ArrowArrayStreamReader) -> (HeldStream, Box<dyn RecordBatchReader + Send>) {
+    let schema = reader.schema();
+    let slot: StreamSlot = Arc::new(Mutex::new(Some(reader)));
+    (HeldStream { slot: Arc::clone(&slot) }, Box::new(HeldReader { slot, schema }))
 }
 
 /// Releases a caller's stream that an early error keeps us from consuming.

@@ -59,6 +59,15 @@ pub unsafe fn null_terminated_strs(
     Ok(Some(out))
 }
 
+/// A `(pointer, count)` array of C strings, each required and non-empty.
+pub unsafe fn counted_strs<'a>(list: *const *const c_char, count: usize, name: &str) -> CResult<Vec<&'a str>> {
+    slice_arg(list, count, name)?
+        .iter()
+        .enumerate()
+        .map(|(i, &item)| required_nonempty_str(item, &format!("{name}[{i}]")))
+        .collect()
+}
+
 /// Storage options: a NULL-terminated array of alternating keys and values.
 pub unsafe fn storage_options(list: *const *const c_char) -> CResult<HashMap<String, String>> {
     let items = null_terminated_strs(list, "storage_opts")?.unwrap_or_default();

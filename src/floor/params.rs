@@ -2,7 +2,8 @@
 //! "default"), validated and converted to the core's types.  Every enum
 //! value and every default lance.h documents is named here once.
 
-use lance::dataset::WriteMode;
+use lance::dataset::{WhenMatched, WhenNotMatched, WhenNotMatchedBySource, WriteMode};
+use lance::Dataset;
 use lance::index::vector::VectorIndexParams;
 use lance_index::scalar::{BuiltinIndexType, ScalarIndexParams};
 use lance_index::vector::bq::RQBuildParams;
@@ -13,7 +14,7 @@ use lance_index::vector::sq::builder::SQBuildParams;
 use lance_index::{IndexParams, IndexType};
 use lance_linalg::distance::DistanceType;
 
-use crate::floor::error::{invalid, CResult};
+use crate::floor::error::{invalid, CResult, Context};
 
 /// `LanceVectorIndexType`.
 pub const IVF_FLAT: i32 = 101;
@@ -44,6 +45,27 @@ pub const TRAIN_NEVER: i32 = 1;
 pub const WRITE_CREATE: i32 = 0;
 pub const WRITE_APPEND: i32 = 1;
 pub const WRITE_OVERWRITE: i32 = 2;
+
+/// `LanceMergeWhenMatched`.
+pub const MERGE_WHEN_MATCHED_DO_NOTHING: i32 = 0;
+pub const MERGE_WHEN_MATCHED_UPDATE_ALL: i32 = 1;
+pub const MERGE_WHEN_MATCHED_UPDATE_IF: i32 = 2;
+pub const MERGE_WHEN_MATCHED_FAIL: i32 = 3;
+pub const MERGE_WHEN_MATCHED_DELETE: i32 = 4;
+
+/// `LanceMergeWhenNotMatched`.
+pub const MERGE_WHEN_NOT_MATCHED_INSERT_ALL: i32 = 0;
+pub const MERGE_WHEN_NOT_MATCHED_DO_NOTHING: i32 = 1;
+
+/// `LanceMergeWhenNotMatchedBySource`.
+pub const MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP: i32 = 0;
+pub const MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE: i32 = 1;
+pub const MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF: i32 = 2;
+
+/// `LanceColumnNullableMode`.
+pub const COLUMN_NULLABLE_UNCHANGED: i32 = 0;
+pub const COLUMN_NULLABLE_TRUE: i32 = 1;
+pub const COLUMN_NULLABLE_FALSE: i32 = 2;
 
 /// `LanceDataType`: element types of query vectors.
 pub const DTYPE_FLOAT32: i32 = 0;
@@ -302,6 +324,82 @@ pub fn write_mode(mode: i32) -> CResult<WriteMode> {
         WRITE_OVERWRITE => Ok(WriteMode::Overwrite),
         other => Err(invalid(format!(
             "mode = {other} is not a LanceWriteMode (0 = CREATE, 1 = APPEND, 2 = OVERWRITE)"
+        ))),
+    }
+}
+
+/// The expression that goes with a merge mode: required (non-empty) by the
+/// `*_IF` modes, refused with any other.
+fn merge_expr<'a>(expr: Option<&'a str>, needed: bool, mode_name: &str, mode: i32, expr_name: &str) -> CResult<Option<&'a str>> {
+    match (expr, needed) {
+        (Some(""), _) => Err(invalid(format!("{expr_name} must not be empty"))),
+        (None, true) => Err(invalid(format!("{mode_name} = {mode} needs {expr_name}, which is NULL"))),
+        (Some(e), false) => Err(invalid(format!(
+            "{expr_name} = \"{e}\" is given but {mode_name} = {mode} takes no expression"
+        ))),
+        (e, _) => Ok(e),
+    }
+}
+
+/// `LanceMergeWhenMatched` with its expression, validated.
+pub fn merge_when_matched(mode: i32, expr: Option<&str>, ds: &Dataset) -> CResult<WhenMatched> {
+    const MODE: &str = "params->when_matched";
+    const EXPR: &str = "params->when_matched_expr";
+    let needs_expr = mode == MERGE_WHEN_MATCHED_UPDATE_IF;
+    let known = (MERGE_WHEN_MATCHED_DO_NOTHING..=MERGE_WHEN_MATCHED_DELETE).contains(&mode);
+    if !known {
+        return Err(invalid(format!(
+            "{MODE} = {mode} is not a LanceMergeWhenMatched \
+             (0 = DO_NOTHING, 1 = UPDATE_ALL, 2 = UPDATE_IF, 3 = FAIL, 4 = DELETE)"
+        )));
+    }
+    let expr = merge_expr(expr, needs_expr, MODE, mode, EXPR)?;
+    Ok(match (mode, expr) {
+        (MERGE_WHEN_MATCHED_UPDATE_ALL, _) => WhenMatched::UpdateAll,
+        (MERGE_WHEN_MATCHED_UPDATE_IF, Some(e)) => WhenMatched::update_if(ds, e)?,
+        (MERGE_WHEN_MATCHED_FAIL, _) => WhenMatched::Fail,
+        (MERGE_WHEN_MATCHED_DELETE, _) => WhenMatched::Delete,
+        _ => WhenMatched::DoNothing,
+    })
+}
+
+/// `LanceMergeWhenNotMatched`, validated: whether source-only rows are inserted.
+pub fn merge_insert_not_matched(mode: i32) -> CResult<WhenNotMatched> {
+    match mode {
+        MERGE_WHEN_NOT_MATCHED_INSERT_ALL => Ok(WhenNotMatched::InsertAll),
+        MERGE_WHEN_NOT_MATCHED_DO_NOTHING => Ok(WhenNotMatched::DoNothing),
+        other => Err(invalid(format!(
+            "params->when_not_matched = {other} is not a LanceMergeWhenNotMatched (0 = INSERT_ALL, 1 = DO_NOTHING)"
+        ))),
+    }
+}
+
+/// `LanceMergeWhenNotMatchedBySource` with its expression, validated.
+pub fn merge_when_not_matched_by_source(mode: i32, expr: Option<&str>, ds: &Dataset) -> CResult<WhenNotMatchedBySource> {
+    const MODE: &str = "params->when_not_matched_by_source";
+    const EXPR: &str = "params->when_not_matched_by_source_expr";
+    let known = (MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP..=MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF).contains(&mode);
+    if !known {
+        return Err(invalid(format!(
+            "{MODE} = {mode} is not a LanceMergeWhenNotMatchedBySource (0 = KEEP, 1 = DELETE, 2 = DELETE_IF)"
+        )));
+    }
+    let expr = merge_expr(expr, mode == MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF, MODE, mode, EXPR)?;
+    Ok(match (mode, expr) {
+        (MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE, _) => WhenNotMatchedBySource::Delete,
+        (MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF, Some(e)) => WhenNotMatchedBySource::delete_if(ds, e).context(EXPR)?,
+        _ => WhenNotMatchedBySource::Keep,
+    })
+}
+
+/// `LanceColumnNullableMode`, validated: `None` leaves nullability as it is.
+pub fn column_nullable(mode: i32, name: &str) -> CResult<Option<bool>> {
+    match mode {
+        COLUMN_NULLABLE_UNCHANGED => Ok(None),
+        COLUMN_NULLABLE_TRUE => Ok(Some(true)),
+        COLUMN_NULLABLE_FALSE => Ok(Some(false)),
+        other => Err(invalid(format!(
+            "{name} = {other} is not a LanceColumnNullableMode (0 = UNCHANGED, 1 = TRUE, 2 = FALSE)"
         ))),
     }
 }

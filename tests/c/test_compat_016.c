@@ -114,6 +114,32 @@ int main(void) {
     out.release(&out);
     lance_scanner_close(scanner);
 
+    /* Merge-insert and schema evolution (0.1.6). */
+    const char* const key[] = {"id"};
+    LanceMergeInsertParams mp;
+    memset(&mp, 0, sizeof mp);
+    mp.when_matched = LANCE_MERGE_WHEN_MATCHED_UPDATE_ALL;
+    mp.when_not_matched = LANCE_MERGE_WHEN_NOT_MATCHED_INSERT_ALL;
+    mp.when_not_matched_by_source = LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP;
+    LanceMergeInsertResult mr;
+    tu_stream(&data, 1100, 100, 100, &stream);
+    EXPECT(lance_dataset_merge_insert(ds, key, 1, &stream, &mp, &mr) == 0);
+    EXPECT(mr.num_updated_rows == 100 && mr.num_inserted_rows == 0 && mr.num_deleted_rows == 0);
+    LanceSqlColumn sql = {"id2", "id * 2"};
+    EXPECT(lance_dataset_add_columns_sql(ds, &sql, 1, 0) == 0);
+    LanceColumnAlteration alt = {"id2", "double_id", LANCE_COLUMN_NULLABLE_TRUE, NULL};
+    EXPECT(lance_dataset_alter_columns(ds, &alt, 1) == 0);
+    const char* const drop[] = {"double_id"};
+    EXPECT(lance_dataset_drop_columns(ds, drop, 1) == 0);
+    EXPECT(lance_dataset_add_columns_stream(ds, NULL, 0) == -1);
+    EXPECT(lance_dataset_add_columns_nulls(ds, NULL) == -1);
+    uint64_t before_fragments = lance_dataset_version(ds);
+    tu_schema(8, &schema);
+    tu_stream(&data, 0, 10, 10, &stream);
+    EXPECT(lance_write_fragments(uri, &schema, &stream, NULL) == 0);
+    schema.release(&schema);
+    EXPECT(lance_dataset_latest_version(ds) == before_fragments);
+
     EXPECT(lance_dataset_drop_index(ds, "id_btree") == 0);
     EXPECT(lance_dataset_index_count(ds) == 1);
 

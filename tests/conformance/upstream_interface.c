@@ -129,7 +129,14 @@
     X(LanceDataset*, lance_dataset_restore, (const LanceDataset* dataset, uint64_t version)) \
     X(int32_t, lance_dataset_update, (LanceDataset* dataset, const char* predicate, const char* const* columns, const char* const* values, size_t num_updates, uint64_t* out_num_updated)) \
     X(int32_t, lance_dataset_take, (const LanceDataset* dataset, const uint64_t* indices, size_t num_indices, const char* const* columns, struct ArrowArrayStream* out)) \
-    X(int32_t, lance_dataset_take_rows, (const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids, const char* const* columns, struct ArrowArrayStream* out))
+    X(int32_t, lance_dataset_take_rows, (const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids, const char* const* columns, struct ArrowArrayStream* out)) \
+    X(int32_t, lance_dataset_merge_insert, (LanceDataset* dataset, const char* const* on_columns, size_t num_on_columns, struct ArrowArrayStream* source, const LanceMergeInsertParams* params, LanceMergeInsertResult* out_result)) \
+    X(int32_t, lance_dataset_drop_columns, (LanceDataset* dataset, const char* const* columns, size_t num_columns)) \
+    X(int32_t, lance_dataset_alter_columns, (LanceDataset* dataset, const LanceColumnAlteration* alterations, size_t num_alterations)) \
+    X(int32_t, lance_dataset_add_columns_sql, (LanceDataset* dataset, const LanceSqlColumn* columns, size_t num_columns, uint64_t batch_size)) \
+    X(int32_t, lance_dataset_add_columns_nulls, (LanceDataset* dataset, const struct ArrowSchema* schema)) \
+    X(int32_t, lance_dataset_add_columns_stream, (LanceDataset* dataset, struct ArrowArrayStream* stream, uint64_t batch_size)) \
+    X(int32_t, lance_write_fragments, (const char* uri, const struct ArrowSchema* schema, struct ArrowArrayStream* stream, const char* const* storage_opts))
 
 /* Not declared in lance.h yet: the open work (sessions, version history,
    data statistics, restore, update, merge-insert, schema evolution, take,
@@ -144,14 +151,6 @@
     X(void, lance_session_close, (LanceSession* session)) \
     X(int32_t, lance_session_get_cache_stats, (const LanceSession* session, LanceSessionCacheStats* out_stats)) \
     X(LanceDataset*, lance_dataset_open_with_session, (const char* uri, const char* const* storage_opts, uint64_t version, const LanceSession* session)) \
-    /* 3.7 Delete, update, merge_insert, compaction (2) */ \
-    X(int32_t, lance_dataset_merge_insert, (LanceDataset* dataset, const char* const* on_columns, size_t num_on_columns, struct ArrowArrayStream* source, const LanceMergeInsertParams* params, LanceMergeInsertResult* out_result)) \
-    /* 3.8 Schema evolution (5) */ \
-    X(int32_t, lance_dataset_drop_columns, (LanceDataset* dataset, const char* const* columns, size_t num_columns)) \
-    X(int32_t, lance_dataset_alter_columns, (LanceDataset* dataset, const LanceColumnAlteration* alterations, size_t num_alterations)) \
-    X(int32_t, lance_dataset_add_columns_sql, (LanceDataset* dataset, const LanceSqlColumn* columns, size_t num_columns, uint64_t batch_size)) \
-    X(int32_t, lance_dataset_add_columns_nulls, (LanceDataset* dataset, const struct ArrowSchema* schema)) \
-    X(int32_t, lance_dataset_add_columns_stream, (LanceDataset* dataset, struct ArrowArrayStream* stream, uint64_t batch_size)) \
     /* 3.10 Blobs (10) */ \
     X(int32_t, lance_dataset_take_blobs, (const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids, const char* column, LanceBlobFile** out)) \
     X(int32_t, lance_dataset_take_blobs_by_indices, (const LanceDataset* dataset, const uint64_t* indices, size_t num_indices, const char* column, LanceBlobFile** out)) \
@@ -183,8 +182,6 @@
     X(void, lance_scanner_scan_async, (const LanceScanner* scanner, LanceCallback callback, void* callback_ctx)) \
     X(void, lance_scanner_async_stream_free, (struct ArrowArrayStream* stream)) \
     X(LancePollStatus, lance_scanner_poll_next, (LanceScanner* scanner, LanceWaker waker, void* waker_ctx, LanceBatch** out)) \
-    /* 3.15 Writers (1) */ \
-    X(int32_t, lance_write_fragments, (const char* uri, const struct ArrowSchema* schema, struct ArrowArrayStream* stream, const char* const* storage_opts)) \
     /* 3.18 Vector search (5) */ \
     X(int32_t, lance_scanner_nearest_multivector, (LanceScanner* scanner, const char* column, const void* query_data, size_t dimension, size_t num_vectors, LanceDataType element_type, uint32_t k)) \
     X(int32_t, lance_scanner_set_minimum_nprobes, (LanceScanner* scanner, uint32_t minimum_nprobes)) \
@@ -269,7 +266,20 @@ static const char* const pending_functions[] = {UPSTREAM_FUNCTIONS_PENDING(NAME_
     X(LanceIndexBuildProgressEvent, LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE, 2) \
     X(LanceWriteMode, LANCE_WRITE_CREATE, 0) \
     X(LanceWriteMode, LANCE_WRITE_APPEND, 1) \
-    X(LanceWriteMode, LANCE_WRITE_OVERWRITE, 2)
+    X(LanceWriteMode, LANCE_WRITE_OVERWRITE, 2) \
+    X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_DO_NOTHING, 0) \
+    X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_UPDATE_ALL, 1) \
+    X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_UPDATE_IF, 2) \
+    X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_FAIL, 3) \
+    X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_DELETE, 4) \
+    X(LanceMergeWhenNotMatched, LANCE_MERGE_WHEN_NOT_MATCHED_INSERT_ALL, 0) \
+    X(LanceMergeWhenNotMatched, LANCE_MERGE_WHEN_NOT_MATCHED_DO_NOTHING, 1) \
+    X(LanceMergeWhenNotMatchedBySource, LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP, 0) \
+    X(LanceMergeWhenNotMatchedBySource, LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE, 1) \
+    X(LanceMergeWhenNotMatchedBySource, LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF, 2) \
+    X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_UNCHANGED, 0) \
+    X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_TRUE, 1) \
+    X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_FALSE, 2)
 
 /* The enumerator has upstream's value, and its enum typedef exists, int-sized. */
 #define CHECK_ENUM_VALUE(type, name, value) \
@@ -334,6 +344,20 @@ _Static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8, "the layouts below are
     X(LanceWriteParams, max_bytes_per_file, 16, uint64_t) \
     X(LanceWriteParams, data_storage_version, 24, const char*) \
     X(LanceWriteParams, enable_stable_row_ids, 32, bool) \
+    X(LanceMergeInsertParams, when_matched, 0, int32_t) \
+    X(LanceMergeInsertParams, when_matched_expr, 8, const char*) \
+    X(LanceMergeInsertParams, when_not_matched, 16, int32_t) \
+    X(LanceMergeInsertParams, when_not_matched_by_source, 20, int32_t) \
+    X(LanceMergeInsertParams, when_not_matched_by_source_expr, 24, const char*) \
+    X(LanceMergeInsertResult, num_inserted_rows, 0, uint64_t) \
+    X(LanceMergeInsertResult, num_updated_rows, 8, uint64_t) \
+    X(LanceMergeInsertResult, num_deleted_rows, 16, uint64_t) \
+    X(LanceColumnAlteration, path, 0, const char*) \
+    X(LanceColumnAlteration, rename, 8, const char*) \
+    X(LanceColumnAlteration, nullable_mode, 16, int32_t) \
+    X(LanceColumnAlteration, data_type, 24, const struct ArrowSchema*) \
+    X(LanceSqlColumn, name, 0, const char*) \
+    X(LanceSqlColumn, expression, 8, const char*) \
     X(LanceIndexSegmentBuildOptions, ivf_centroids, 24, struct ArrowArray*) \
     X(LanceIndexSegmentBuildOptions, ivf_centroids_schema, 32, const struct ArrowSchema*) \
     X(LanceIndexSegmentBuildOptions, pq_codebook, 40, struct ArrowArray*) \
@@ -377,6 +401,10 @@ UPSTREAM_FIELDS_CHECKED(CHECK_FIELD)
     X(LanceCompactionOptions, 40, 5) \
     X(LanceCompactionMetrics, 32, 4) \
     X(LanceWriteParams, 40, 5) \
+    X(LanceMergeInsertParams, 32, 5) \
+    X(LanceMergeInsertResult, 24, 3) \
+    X(LanceColumnAlteration, 32, 4) \
+    X(LanceSqlColumn, 16, 2) \
     X(struct ArrowSchema, 72, 9) \
     X(struct ArrowArray, 80, 10) \
     X(struct ArrowArrayStream, 40, 5)
@@ -400,7 +428,11 @@ _Static_assert(FIELDS_CHECKED == 0 UPSTREAM_STRUCTS_CHECKED(COUNT_STRUCT_FIELDS)
     X(LanceIndexSegmentBuildOptions) \
     X(LanceCompactionOptions) \
     X(LanceCompactionMetrics) \
-    X(LanceWriteParams)
+    X(LanceWriteParams) \
+    X(LanceMergeInsertParams) \
+    X(LanceMergeInsertResult) \
+    X(LanceColumnAlteration) \
+    X(LanceSqlColumn)
 
 /* Upstream's opaque handles, `typedef struct Name Name;`. */
 #define UPSTREAM_HANDLES_CHECKED(X) \
@@ -450,19 +482,6 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
     X(LanceApproxMode, LANCE_APPROX_MODE_FAST, 0) \
     X(LanceApproxMode, LANCE_APPROX_MODE_NORMAL, 1) \
     X(LanceApproxMode, LANCE_APPROX_MODE_ACCURATE, 2) \
-    X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_DO_NOTHING, 0) \
-    X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_UPDATE_ALL, 1) \
-    X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_UPDATE_IF, 2) \
-    X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_FAIL, 3) \
-    X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_DELETE, 4) \
-    X(LanceMergeWhenNotMatched, LANCE_MERGE_WHEN_NOT_MATCHED_INSERT_ALL, 0) \
-    X(LanceMergeWhenNotMatched, LANCE_MERGE_WHEN_NOT_MATCHED_DO_NOTHING, 1) \
-    X(LanceMergeWhenNotMatchedBySource, LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP, 0) \
-    X(LanceMergeWhenNotMatchedBySource, LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE, 1) \
-    X(LanceMergeWhenNotMatchedBySource, LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF, 2) \
-    X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_UNCHANGED, 0) \
-    X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_TRUE, 1) \
-    X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_FALSE, 2) \
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_BLOBS_DESCRIPTIONS, 0) \
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_BINARY, 1) \
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_DESCRIPTIONS, 2) \
@@ -480,10 +499,6 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
 /* X(type, size on LP64, tagged?, fields in order); field lists as in the facts. */
 #define UPSTREAM_PENDING_STRUCTS(X) \
     X(LanceSessionCacheStats, 64, tag, (uint64_t index_cache_hits, index_cache_misses, index_cache_entries, index_cache_size_bytes, metadata_cache_hits, metadata_cache_misses, metadata_cache_entries, metadata_cache_size_bytes)) \
-    X(LanceMergeInsertParams, 32, tag, (int32_t when_matched; const char* when_matched_expr; int32_t when_not_matched; int32_t when_not_matched_by_source; const char* when_not_matched_by_source_expr)) \
-    X(LanceMergeInsertResult, 24, tag, (uint64_t num_inserted_rows, num_updated_rows, num_deleted_rows)) \
-    X(LanceColumnAlteration, 32, tag, (const char* path; const char* rename; int32_t nullable_mode; const struct ArrowSchema* data_type)) \
-    X(LanceSqlColumn, 16, tag, (const char* name; const char* expression)) \
     X(LanceScanMetric, 32, anon, (const char* name; size_t name_len; LanceScanMetricKind kind; uint64_t value)) \
     X(LanceScanStatistics, 64, anon, (uint64_t iops, requests, bytes_read, indices_loaded, index_partitions_loaded, index_comparisons; const LanceScanMetric* metrics; size_t metrics_len))
 
