@@ -37,9 +37,9 @@ static void track(void* u, int32_t e, const char* s, uint64_t t, const char* un,
 }
 
 static int build(LanceIndexBuildProgressFn fn, LanceIndexBuildCancelToken* token) {
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.model = injected;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &o);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &params, &o);
     if (!b) die("builder");
     if (fn) lance_index_segment_builder_set_progress(b, fn, NULL);
     if (token) lance_index_segment_builder_set_cancel_token(b, token);

@@ -21,12 +21,12 @@
 
 static uint8_t* segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* m,
                         const uint32_t* frags, size_t n, size_t* len) {
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.fragment_ids = frags;
     o.fragment_count = n;
     o.model = m;
     o.train = LANCE_TRAIN_NEVER;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, p, &o);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, p, &o);
     uint8_t* bytes = NULL;
     if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, len) != 0) die("segment");
     lance_index_segment_builder_free(b);
@@ -43,7 +43,7 @@ static void commit_groups(LanceDataset* ds, const LanceVectorIndexParams* p, con
         for (int i = 0; i < per; i++) frags[i] = (uint32_t)(g * per + i);
         ptrs[g] = segment(ds, p, m, frags, (size_t)per, &lens[g]);
     }
-    if (lance_dataset_commit_index_segments(ds, name, "vec", ptrs, lens, (size_t)count, false) != 0) die("commit");
+    if (lance_dataset_commit_index_segments_rfc(ds, name, "vec", ptrs, lens, (size_t)count, false) != 0) die("commit");
     for (int g = 0; g < count; g++) lance_free_bytes((uint8_t*)ptrs[g]);
 }
 
@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
             char name[32];
             snprintf(name, sizeof name, "idx%d", count);
             double a = tu_now();
-            if (lance_dataset_commit_index_segments(c, name, "vec", ptrs, lens, (size_t)count, false) != 0)
+            if (lance_dataset_commit_index_segments_rfc(c, name, "vec", ptrs, lens, (size_t)count, false) != 0)
                 die("commit");
             double b = tu_now();
             (k == 0 ? c4 : c64)[rep] = b - a;

@@ -32,19 +32,19 @@ int main(int argc, char** argv) {
         for (int g = 0; g < count; g++) {
             uint32_t ids[256];
             for (int i = 0; i < per; i++) ids[i] = (uint32_t)(g * per + i);
-            LanceIndexSegmentBuildOptions o = {0};
+            LanceIndexSegmentBuildOptionsRfc o = {0};
             o.fragment_ids = ids;
             o.fragment_count = (size_t)per;
             o.model = m;
             o.train = LANCE_TRAIN_NEVER;
-            LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o);
+            LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
             uint8_t* bytes = NULL;
             if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, &lens[g]) != 0) die("segment");
             ptrs[g] = bytes;
             lance_index_segment_builder_free(b);
         }
         double t0 = tu_now();
-        if (lance_dataset_commit_index_segments(ds, "vec_idx", "vec", ptrs, lens, (size_t)count, false) != 0)
+        if (lance_dataset_commit_index_segments_rfc(ds, "vec_idx", "vec", ptrs, lens, (size_t)count, false) != 0)
             die("commit");
         double t1 = tu_now();
         const char* list = lance_dataset_index_segments_json(ds);

@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = (uint32_t)k;
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.fragment_ids = frags;
     o.fragment_count = n;
     o.ivf_centroids = &arr;
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
     double took = 0;
     for (int round = 0; round < 2; round++) {
         double t0 = tu_now();
-        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o);
+        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
         uint8_t* bytes = NULL;
         size_t blen = 0;
         if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, &blen) != 0) die("build");

@@ -104,13 +104,13 @@ int main(int argc, char** argv) {
         params.metric = info.metric;
         params.num_partitions = info.num_partitions;
         params.num_sub_vectors = info.num_sub_vectors;
-        LanceIndexSegmentBuildOptions o = {0};
+        LanceIndexSegmentBuildOptionsRfc o = {0};
         o.fragment_ids = frags;
         o.fragment_count = nfrags;
         o.index_uuid = uuid;
         o.model = model;
         o.train = LANCE_TRAIN_NEVER;
-        b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &o);
+        b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &params, &o);
         if (!b) rc = fail("builder");
         else if (lance_index_segment_builder_set_progress(b, progress, argv[4]) != 0 ||
                  lance_index_segment_builder_set_cancel_token(b, token) != 0)

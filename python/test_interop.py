@@ -149,8 +149,9 @@ def test_python_segments_c_commit(work: str) -> None:
             f.write(data)
         files.append(path)
     check(lance.dataset(uri).version == 1, "nothing committed by pylance")
-    # No lance-c model fingerprint: refused unless explicitly allowed.
-    tool("commit", uri, "--name", "vec_idx", "--column", "vec", *files, expect=24)
+    # No lance-c model fingerprint: refused unless explicitly allowed (exit 25:
+    # LANCE_ERR_MODEL_MISMATCH = 1005, exit status 20 + (code - 1000)).
+    tool("commit", uri, "--name", "vec_idx", "--column", "vec", *files, expect=25)
     out = tool("commit", uri, "--name", "vec_idx", "--column", "vec", *files, "--allow-independent-models")
     check(json.loads(out) == {"version": 2, "already_committed": False}, f"commit result {out.strip()}")
     listed = json.loads(tool("list", uri, "--json"))

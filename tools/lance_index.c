@@ -32,11 +32,29 @@
 #include "measure.h"
 #include "uuid_hex.h"
 
-/* Exit codes: 0 success; 2 bad command line or unreadable/unwritable local
- * file; 10 + LanceErrorCode for an error of the library (11 invalid
- * argument, 13 not found, 18 commit conflict, 19 cancelled, ...). */
+/* Exit codes (README.md has the same table):
+ *   0      success
+ *   1      the tool itself ran out of memory
+ *   2      bad command line, or an unreadable/unwritable local file
+ *   11-19  10 + code for upstream lance-c's codes 1-9 (11 invalid argument,
+ *          12 I/O, 13 not found, 14 dataset already exists, 15 index,
+ *          16 internal, 17 not supported, 18 commit conflict, 19 panic)
+ *   20-26  20 + (code - 1000) for this library's codes 1000-1006
+ *          (20 cancelled, 21 no segments, 22 duplicate segment,
+ *          23 overlapping segments, 24 stale segment, 25 model mismatch,
+ *          26 incomplete segment)
+ *   29     any other code (one this tool does not know) */
+#define EXIT_OUT_OF_MEMORY 1
 #define EXIT_USAGE 2
-#define EXIT_LIBRARY_BASE 10
+#define EXIT_UNKNOWN_ERROR 29
+
+/* The exit status for a failure of the library with `code` (table above). */
+static int exit_status(LanceErrorCode code) {
+    int c = (int)code;
+    if (c >= LANCE_ERR_INVALID_ARGUMENT && c <= LANCE_ERR_PANIC) return 10 + c;
+    if (c >= LANCE_ERR_CANCELLED && c <= LANCE_ERR_INCOMPLETE_SEGMENT) return 20 + (c - LANCE_ERR_CANCELLED);
+    return EXIT_UNKNOWN_ERROR;
+}
 
 static int quiet;
 
@@ -53,14 +71,14 @@ static int usage(const char* fmt, ...) {
 
 /* Reports the library's last error and returns its exit code. */
 static int lib_error(const char* what) {
-    return EXIT_LIBRARY_BASE + (int)report_lance_error(what);
+    return exit_status(report_lance_error(what));
 }
 
 /* The tool's own allocations: running out of memory ends it. */
 static void* must(void* p) {
     if (!p) {
         fprintf(stderr, "lance-index: out of memory\n");
-        exit(1);
+        exit(EXIT_OUT_OF_MEMORY);
     }
     return p;
 }
@@ -462,7 +480,7 @@ static int cmd_build(int argc, char** argv) {
                         "  the index type is the model's (IVF_PQ with a PQ codebook, else IVF_FLAT) unless\n"
                         "  --type names another the model can build.  --uuid takes 32 hex digits, or the\n"
                         "  dashed 8-4-4-4-12 form.\n"
-                        "  SIGINT or SIGTERM cancels the build: its files are removed, exit status 19.", &np);
+                        "  SIGINT or SIGTERM cancels the build: its files are removed, exit status 20.", &np);
     if (done >= 0) return done;
     quiet |= opt(o, no, "--quiet") != NULL;
     const char* column = opt(o, no, "--column");
@@ -481,7 +499,7 @@ static int cmd_build(int argc, char** argv) {
     int rc = vector_params(o, no, &p);
     if (rc) return rc;
 
-    LanceIndexSegmentBuildOptions bo;
+    LanceIndexSegmentBuildOptionsRfc bo;
     memset(&bo, 0, sizeof bo);
     uint32_t* frags = NULL;
     size_t nfrags = 0;
@@ -504,8 +522,8 @@ static int cmd_build(int argc, char** argv) {
         bo.train = LANCE_TRAIN_NEVER;
     }
     if ((rc = open_dataset(pos[0], opt(o, no, "--version"), &ds)) != 0) goto done;
-    b = scalar ? lance_index_segment_builder_new_scalar(ds, column, opt(o, no, "--name"), st, NULL, &bo)
-               : lance_index_segment_builder_new_vector(ds, column, opt(o, no, "--name"), &p, &bo);
+    b = scalar ? lance_index_segment_builder_new_scalar_rfc(ds, column, opt(o, no, "--name"), st, NULL, &bo)
+               : lance_index_segment_builder_new_vector_rfc(ds, column, opt(o, no, "--name"), &p, &bo);
     if (!b) {
         rc = lib_error("preparing the build");
         goto done;
@@ -606,7 +624,7 @@ static JValue* segment_listing(const LanceDataset* ds, int* rc) {
     if (!doc || doc->type != J_ARRAY) {
         json_free(doc);
         fprintf(stderr, "lance-index: the library's segment listing is not a JSON array\n");
-        *rc = EXIT_LIBRARY_BASE + LANCE_ERR_INTERNAL;
+        *rc = exit_status(LANCE_ERR_INTERNAL);
         return NULL;
     }
     return doc;
@@ -750,7 +768,7 @@ static int cmd_coverage(int argc, char** argv) {
         rc = lib_error("coverage");
     } else if (!(report = json_parse(text)) || report->type != J_OBJECT) {
         fprintf(stderr, "lance-index: the library's coverage report is not a JSON object\n");
-        rc = EXIT_LIBRARY_BASE + LANCE_ERR_INTERNAL;
+        rc = exit_status(LANCE_ERR_INTERNAL);
     } else if ((listing = segment_listing(ds, &rc)) != NULL) {
         if (opt(o, no, "--json")) print_coverage_json(text, listing, name);
         else print_coverage_text(report, listing, name);
@@ -794,7 +812,7 @@ static int cmd_create(int argc, char** argv) {
     int done = prologue(argc, argv, o, no, pos, 1,
                         "lance-index create URI --column C [--name N] [--replace] [--quiet] [vector options as for train]\n"
                         "  The one-shot build: trains, builds the whole dataset and commits, in this process.\n"
-                        "  SIGINT or SIGTERM cancels it before it commits (exit status 19).", &np);
+                        "  SIGINT or SIGTERM cancels it before it commits (exit status 20).", &np);
     if (done >= 0) return done;
     quiet |= opt(o, no, "--quiet") != NULL;
     const char* column = opt(o, no, "--column");
@@ -925,10 +943,13 @@ static void help(void) {
          "  lance-index create   URI --column C [options]             one-shot build and commit\n"
          "\n"
          "`lance-index COMMAND --help` describes a command.  --quiet silences progress (build).\n"
-         "Exit status: 0 success; 2 bad command line or unreadable/unwritable file;\n"
-         "10 + the library's error code otherwise (11 invalid argument, 12 I/O, 13 not found,\n"
-         "15 index, 18 commit conflict (retry), 19 cancelled, 20 no segments, 21 duplicate segment,\n"
-         "22 overlapping segments, 23 stale segment, 24 model mismatch, 25 incomplete segment).");
+         "Exit status: 0 success; 1 out of memory; 2 bad command line or unreadable/unwritable\n"
+         "file; for an error of the library, 10 + its code for codes 1-9 (11 invalid argument,\n"
+         "12 I/O, 13 not found, 14 dataset already exists, 15 index, 16 internal, 17 not\n"
+         "supported, 18 commit conflict (retry), 19 panic) and 20 + (code - 1000) for codes\n"
+         "1000-1006 (20 cancelled, 21 no segments, 22 duplicate segment, 23 overlapping\n"
+         "segments, 24 stale segment, 25 model mismatch, 26 incomplete segment); 29 any other\n"
+         "code.  The library's message is on stderr.");
 }
 
 int main(int argc, char** argv) {

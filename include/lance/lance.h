@@ -23,8 +23,8 @@
  *
  * Nothing crashes the host.  A NULL where a pointer is required, a string
  * that is not UTF-8, or an enum value out of range gives
- * LANCE_ERR_INVALID_ARGUMENT; an internal fault (a Rust panic) gives
- * LANCE_ERR_INTERNAL.  No argument is silently clamped or replaced: where a
+ * LANCE_ERR_INVALID_ARGUMENT; a panic inside the library is caught and
+ * gives LANCE_ERR_PANIC.  No argument is silently clamped or replaced: where a
  * 0 or NULL means "default", the default is written next to it here.
  *
  * Ownership.  Each pointer parameter is one of:
@@ -173,27 +173,38 @@ typedef enum {
     /* Another writer committed a conflicting change first.  Retryable:
        reopen the dataset at its latest version and try again. */
     LANCE_ERR_COMMIT_CONFLICT = 8,
+    /* A panic inside the library was caught at the boundary (it never
+       unwinds into the host).  The call failed; the handles it was given
+       stay usable (a mutation that panicked before committing leaves the
+       last commit in place).  Please report it with the message. */
+    LANCE_ERR_PANIC = 9,
+
+    /* Codes 1000 and above are this library's own (upstream lance-c's codes
+       are sequential from 0 and keep their values above).  A host that only
+       knows upstream's codes should treat an unknown code as a failure of
+       the call, as for LANCE_ERR_INTERNAL. */
+
     /* The operation was cancelled through its cancel token. */
-    LANCE_ERR_CANCELLED = 9,
+    LANCE_ERR_CANCELLED = 1000,
     /* Commit (E5): the segment set is empty. */
-    LANCE_ERR_NO_SEGMENTS = 10,
+    LANCE_ERR_NO_SEGMENTS = 1001,
     /* Commit (E5): a segment UUID appears twice in the set, or is already
        committed while the rest of the set is not (the message names them). */
-    LANCE_ERR_DUPLICATE_SEGMENT = 11,
+    LANCE_ERR_DUPLICATE_SEGMENT = 1002,
     /* Commit (E5): two segments cover the same fragment (the message names
        both segments and the shared fragments). */
-    LANCE_ERR_OVERLAPPING_SEGMENTS = 12,
+    LANCE_ERR_OVERLAPPING_SEGMENTS = 1003,
     /* Commit (E5): a segment covers fragments the dataset no longer has
        (deleted or compacted away since the build); rebuild it. */
-    LANCE_ERR_STALE_SEGMENT = 13,
+    LANCE_ERR_STALE_SEGMENT = 1004,
     /* Commit (E5): vector segments built from different shared models, or
        trained independently, without allow_independent_models. */
-    LANCE_ERR_MODEL_MISMATCH = 14,
+    LANCE_ERR_MODEL_MISMATCH = 1005,
     /* Commit (E5): a segment's files are missing from storage or differ in
        size from what its metadata records (deleted by a cleanup, a build
        killed mid-write, a corrupted UUID in transit; the message names the
        segment and the file).  Rebuild that segment. */
-    LANCE_ERR_INCOMPLETE_SEGMENT = 15
+    LANCE_ERR_INCOMPLETE_SEGMENT = 1006
 } LanceErrorCode;
 
 /** The code of this thread's last error; LANCE_OK after a success. */
@@ -310,15 +321,26 @@ typedef struct LanceCompactionMetrics {
     uint64_t files_added;
 } LanceCompactionMetrics;
 
+/** Compaction settings (lance-c 0.1.6 layout).  0 in any field = Lance's default. */
+typedef struct LanceCompactionOptions {
+    uint64_t target_rows_per_fragment; /* 0 = 1 Mi rows */
+    uint64_t max_rows_per_group;       /* 0 = 1024 */
+    uint64_t max_bytes_per_file;       /* 0 = no limit beyond Lance's default */
+    uint64_t num_threads;              /* 0 = one per CPU */
+    uint64_t batch_size;               /* 0 = Lance's default read batch */
+} LanceCompactionOptions;
+
 /**
  * Rewrites small fragments (and fragments with many deletions) into larger
  * ones and commits; the handle moves to the new version.  Committed indices
  * are remapped to the new fragments; uncommitted segments built before the
- * compaction become stale (see LANCE_ERR_STALE_SEGMENT).
- * @param target_rows_per_fragment  0 = Lance's default (1 Mi rows).
- * @param out_metrics               Nullable.
+ * compaction become stale (see LANCE_ERR_STALE_SEGMENT).  With nothing to
+ * compact it succeeds with zeroed metrics and commits no new version.
+ * @param options      Borrowed; NULL = all defaults.  A value that does not
+ *                     fit the core's size type is LANCE_ERR_INVALID_ARGUMENT.
+ * @param out_metrics  Nullable; written on success only.
  */
-int32_t lance_dataset_compact_files(LanceDataset* dataset, uint64_t target_rows_per_fragment,
+int32_t lance_dataset_compact_files(LanceDataset* dataset, const LanceCompactionOptions* options,
                                     LanceCompactionMetrics* out_metrics);
 
 typedef struct LanceCleanupStats {
@@ -697,6 +719,33 @@ int32_t lance_dataset_train_pq_codebook(const LanceDataset* dataset, const char*
                                         struct ArrowSchema* out_schema);
 
 /**
+ * Upstream lance-c's IVF trainer: lance_dataset_train_ivf_centroids() with
+ * `metric` as an int32_t LanceMetricType (range-checked).  Output in
+ * out_array/out_schema (zeroed first; produced, the caller releases it on
+ * success): FixedSizeList<float32>[dim], one row per partition.
+ */
+int32_t lance_index_train_ivf_model(const LanceDataset* dataset, const char* column,
+                                    uint32_t num_partitions, int32_t metric,
+                                    const uint32_t* fragment_ids, size_t fragment_count,
+                                    struct ArrowArray* out_array, struct ArrowSchema* out_schema);
+
+/**
+ * Upstream lance-c's PQ trainer: lance_dataset_train_pq_codebook() with its
+ * arguments in upstream's order and the codebook in upstream's shape,
+ * FixedSizeList<float32>[dim / num_sub_vectors] with num_sub_vectors *
+ * 2^num_bits rows (the same values).  `num_sub_vectors` must be set and
+ * divide the dimension; `num_bits` is 4 or 8 (0 = 8).  The centroids are
+ * borrowed and never released.  Outputs as for
+ * lance_index_train_ivf_model().
+ */
+int32_t lance_index_train_pq_model(const LanceDataset* dataset, const char* column,
+                                   uint32_t num_sub_vectors, uint32_t num_bits, int32_t metric,
+                                   const uint32_t* fragment_ids, size_t fragment_count,
+                                   struct ArrowArray* ivf_centroids,
+                                   const struct ArrowSchema* ivf_centroids_schema,
+                                   struct ArrowArray* out_array, struct ArrowSchema* out_schema);
+
+/**
  * Trains a complete shared model for `params`: IVF centroids, and the PQ
  * codebook for IVF_PQ and IVF_HNSW_PQ.  params->num_partitions must be set
  * (every segment must agree on it).
@@ -778,22 +827,38 @@ void lance_vector_model_free(LanceVectorModel* model);
 
 typedef struct LanceIndexSegmentBuilder LanceIndexSegmentBuilder;
 
-typedef enum {
-    /* Train locally unless a model is injected (then the model is used as is). */
-    LANCE_TRAIN_AUTO = 0,
-    /* Never train: a model must be injected, else LANCE_ERR_INVALID_ARGUMENT.
-       (The core would otherwise record an empty index without a word.) */
-    LANCE_TRAIN_NEVER = 1
-} LanceTrainMode;
+/*
+ * Two forms of the builder constructors exist:
+ *   - upstream lance-c's form (the names the RFC used, as upstream
+ *     implemented them): LanceIndexSegmentBuildOptions with a
+ *     LanceIndexSegmentBuildMode, LanceVectorIndexSegmentParams, and
+ *     lance_index_segment_builder_new_vector() / _new_scalar();
+ *   - this library's RFC form, which also takes a LanceVectorModel handle:
+ *     LanceIndexSegmentBuildOptionsRfc with a LanceTrainMode, and
+ *     lance_index_segment_builder_new_vector_rfc() / _new_scalar_rfc().
+ * Both make the same builder; everything below applies to both.
+ */
+
+/** How a segment build gets its vector model (upstream's modes). */
+typedef enum LanceIndexSegmentBuildMode {
+    /* Use the model given in the options; without one, train locally. */
+    LANCE_INDEX_SEGMENT_BUILD_AUTO = 0,
+    /* Train locally; a model in the options is LANCE_ERR_INVALID_ARGUMENT. */
+    LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN = 1,
+    /* Use the given model, never train: the options must hold the centroids,
+       and the codebook too for IVF_PQ / IVF_HNSW_PQ; otherwise
+       LANCE_ERR_INVALID_ARGUMENT. */
+    LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED = 2
+} LanceIndexSegmentBuildMode;
 
 /**
- * Segment build options.  Zero-initialized = the defaults: the whole
- * dataset, a library-generated UUID, local training.  Every pointer is
- * borrowed for the duration of the lance_index_segment_builder_new_* call;
- * Arrow arrays are copied, never released.
- *
- * (The RFC's `bool train`, default true, cannot have its default when the
- * struct is zeroed; `train` here is a LanceTrainMode with the same meanings.)
+ * Segment build options (upstream's layout, 64 bytes on LP64).
+ * Zero-initialized = the defaults: the whole dataset, a library-generated
+ * UUID, AUTO without a model (local training).  Every pointer is borrowed
+ * for the duration of the lance_index_segment_builder_new_* call; the
+ * fragment list, the UUID and the model are copied, and the Arrow arrays are
+ * never released by the library (the caller releases them, and may reuse
+ * one model for any number of builders).
  */
 typedef struct LanceIndexSegmentBuildOptions {
     /* The fragments of this segment; NULL + 0 = the whole dataset.  A non-NULL
@@ -805,29 +870,51 @@ typedef struct LanceIndexSegmentBuildOptions {
        one.  Coordinators should pre-assign them.  Lance refuses caller UUIDs
        for fragment-scoped BTREE and LABEL_LIST builds: LANCE_ERR_NOT_SUPPORTED. */
     const uint8_t* index_uuid;
-    /* An injected model as Arrow arrays (vector builds only):
-       FixedSizeList<float32>[num_partitions, dim] centroids, and for the PQ
-       types the codebook (see lance_dataset_train_pq_codebook()). */
-    const struct ArrowArray* ivf_centroids;
+    /* A shared model as Arrow arrays (vector builds only), both NULL or both
+       set per pair: FixedSizeList<float32>[dim] centroids, one row per IVF
+       partition (lance_index_train_ivf_model()), and for IVF_PQ and
+       IVF_HNSW_PQ the PQ codebook, FixedSizeList<float32>[dim /
+       num_sub_vectors] with num_sub_vectors * 2^num_bits rows
+       (lance_index_train_pq_model()); a codebook in the layout of
+       lance_dataset_train_pq_codebook() (2^num_bits rows of [dim]) holds the
+       same values and is accepted too.  Centroids and codebook come together
+       for the PQ types, or not at all. */
+    struct ArrowArray* ivf_centroids;
     const struct ArrowSchema* ivf_centroids_schema;
-    const struct ArrowArray* pq_codebook;
+    struct ArrowArray* pq_codebook;
     const struct ArrowSchema* pq_codebook_schema;
-    /* Or an injected LanceVectorModel (not both). */
-    const LanceVectorModel* model;
-    /* A LanceTrainMode. */
-    int32_t train;
+    /* A LanceIndexSegmentBuildMode; other values are LANCE_ERR_INVALID_ARGUMENT. */
+    int32_t mode;
 } LanceIndexSegmentBuildOptions;
 
 /**
+ * Vector index parameters with the enum fields as int32_t (upstream's form
+ * for segment builders): the same fields, layout and meaning as
+ * LanceVectorIndexParams.  `index_type` is a LanceVectorIndexType and
+ * `metric` a LanceMetricType, both range-checked.
+ */
+typedef struct LanceVectorIndexSegmentParams {
+    int32_t index_type;
+    int32_t metric;
+    uint32_t num_partitions;
+    uint32_t num_sub_vectors;
+    uint32_t num_bits;
+    uint32_t max_iterations;
+    uint32_t hnsw_m;
+    uint32_t hnsw_ef_construction;
+    uint32_t sample_rate;
+} LanceVectorIndexSegmentParams;
+
+/**
  * Makes a builder for one vector index segment, bound to the handle's
- * current snapshot (later commits through the handle do not move it).
+ * current snapshot (later commits through the handle do not move it; the
+ * handle may be closed before the builder runs).
  *
- * With an injected model every partition assignment uses the given
+ * With a model in the options every partition assignment uses the given
  * centroids; params->num_partitions, if set, must equal their count, and
- * their dimension must be the column's.  IVF_PQ and IVF_HNSW_PQ need the
- * codebook too.  A model's metric must equal params->metric.  Metric
- * HAMMING needs a uint8 vector column, and a build that trains needs at
- * least params->num_partitions rows in its fragments: otherwise
+ * their dimension must be the column's.  Metric HAMMING needs a uint8
+ * vector column, and a build that trains needs at least
+ * params->num_partitions rows in its fragments: otherwise
  * LANCE_ERR_INVALID_ARGUMENT here, not a failure deep in the build.
  *
  * @param dataset     Borrowed.
@@ -840,18 +927,69 @@ typedef struct LanceIndexSegmentBuildOptions {
  */
 LanceIndexSegmentBuilder* lance_index_segment_builder_new_vector(
     const LanceDataset* dataset, const char* column, const char* index_name,
-    const LanceVectorIndexParams* params, const LanceIndexSegmentBuildOptions* options);
+    const LanceVectorIndexSegmentParams* params, const LanceIndexSegmentBuildOptions* options);
 
 /**
  * Makes a builder for one scalar index segment (BTREE, BITMAP, LABEL_LIST,
- * INVERTED).  No model may be injected and `train` must be LANCE_TRAIN_AUTO.
- * Other parameters as for lance_index_segment_builder_new_vector() and
+ * INVERTED).  `index_type` is a LanceScalarIndexType (range-checked).  The
+ * options hold no model, and their mode is AUTO or LOCAL_TRAIN (both mean
+ * the same for scalar indices).  Other parameters as for
+ * lance_index_segment_builder_new_vector() and
  * lance_dataset_create_scalar_index().
  */
 LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(
+    const LanceDataset* dataset, const char* column, const char* index_name, int32_t index_type,
+    const char* params_json, const LanceIndexSegmentBuildOptions* options);
+
+/** Training modes of the RFC form (LanceIndexSegmentBuildOptionsRfc.train). */
+typedef enum {
+    /* Train locally unless a model is injected (then the model is used as is);
+       = LANCE_INDEX_SEGMENT_BUILD_AUTO. */
+    LANCE_TRAIN_AUTO = 0,
+    /* Never train: a model must be injected, else LANCE_ERR_INVALID_ARGUMENT;
+       = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED.  (Note the value: upstream's
+       value 1 is LOCAL_TRAIN.) */
+    LANCE_TRAIN_NEVER = 1
+} LanceTrainMode;
+
+/**
+ * Segment build options, the RFC form (72 bytes on LP64).  The first seven
+ * fields are those of LanceIndexSegmentBuildOptions (the Arrow arrays
+ * const-qualified); then a model may be injected as a LanceVectorModel
+ * handle instead of Arrow arrays (not both), and `train` is a
+ * LanceTrainMode.  (The RFC's `bool train`, default true, cannot have its
+ * default when the struct is zeroed; LANCE_TRAIN_AUTO is zero.)
+ */
+typedef struct LanceIndexSegmentBuildOptionsRfc {
+    const uint32_t* fragment_ids;
+    size_t fragment_count;
+    const uint8_t* index_uuid;
+    const struct ArrowArray* ivf_centroids;
+    const struct ArrowSchema* ivf_centroids_schema;
+    const struct ArrowArray* pq_codebook;
+    const struct ArrowSchema* pq_codebook_schema;
+    const LanceVectorModel* model;
+    int32_t train;
+} LanceIndexSegmentBuildOptionsRfc;
+
+/**
+ * lance_index_segment_builder_new_vector() in the RFC form: the params as
+ * LanceVectorIndexParams (same layout) and the RFC options.  A model's
+ * metric must equal params->metric, and its PQ shape must agree with
+ * params (0 fields take the model's).
+ */
+LanceIndexSegmentBuilder* lance_index_segment_builder_new_vector_rfc(
+    const LanceDataset* dataset, const char* column, const char* index_name,
+    const LanceVectorIndexParams* params, const LanceIndexSegmentBuildOptionsRfc* options);
+
+/**
+ * lance_index_segment_builder_new_scalar() in the RFC form; no model may be
+ * injected and `train` must be LANCE_TRAIN_AUTO.
+ */
+LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar_rfc(
     const LanceDataset* dataset, const char* column, const char* index_name,
     LanceScalarIndexType index_type, const char* params_json,
-    const LanceIndexSegmentBuildOptions* options);
+    const LanceIndexSegmentBuildOptionsRfc* options);
 
 /**
  * Builds the segment WITHOUT committing and returns its metadata as the
@@ -969,6 +1107,15 @@ typedef enum {
 typedef void (*LanceIndexBuildProgressFn)(void* user_data, int32_t event, const char* stage,
                                           uint64_t total, const char* unit, uint64_t completed);
 
+/* Upstream lance-c's names for the same events and callback type. */
+typedef enum {
+    LANCE_INDEX_BUILD_PROGRESS_STAGE_START = 0,
+    LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS = 1,
+    LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE = 2
+} LanceIndexBuildProgressEvent;
+typedef void (*LanceIndexBuildProgressCallback)(void* callback_ctx, int32_t event, const char* stage,
+                                                uint64_t total, const char* unit, uint64_t completed);
+
 typedef struct LanceIndexBuildCancelToken LanceIndexBuildCancelToken;
 
 /** A new, uncancelled token.  Free with lance_index_build_cancel_token_free(). */
@@ -1001,6 +1148,21 @@ bool lance_index_build_cancel_requested(const LanceIndexBuildCancelToken* token)
 int32_t lance_index_segment_builder_set_progress(LanceIndexSegmentBuilder* builder,
                                                  LanceIndexBuildProgressFn callback,
                                                  void* user_data);
+
+/**
+ * Upstream lance-c's form of the setter.  Differences from
+ * lance_index_segment_builder_set_progress(): `callback` must not be NULL
+ * (LANCE_ERR_INVALID_ARGUMENT), and STAGE_COMPLETE carries `completed` = 0
+ * (as upstream sends it).  Before any execute only, even a failed one
+ * (afterwards LANCE_ERR_INVALID_ARGUMENT); a later call replaces the
+ * callback.  The threading contract is this section's: calls come on the
+ * executing thread, never overlap and end when execute returns, which also
+ * satisfies upstream's contract (callback and ctx valid until the builder
+ * is freed).
+ */
+int32_t lance_index_segment_builder_set_progress_callback(LanceIndexSegmentBuilder* builder,
+                                                          LanceIndexBuildProgressCallback callback,
+                                                          void* callback_ctx);
 
 /**
  * Gives a builder a cancel token (NULL = none).  The builder keeps its own
@@ -1061,8 +1223,23 @@ int32_t lance_index_segment_metadata_uuid(const LanceIndexSegmentMetadata* metad
 /** The index name the segment records. */
 const char* lance_index_segment_metadata_name(const LanceIndexSegmentMetadata* metadata);
 
-/** The segment's index type: "IVF_PQ", "IVF_HNSW_SQ", "BTree", "Bitmap", "Inverted", ... */
-const char* lance_index_segment_metadata_index_type(const LanceIndexSegmentMetadata* metadata);
+/**
+ * The segment's index type as the enum value of the type that builds it:
+ * a LanceScalarIndexType (1-4) or a LanceVectorIndexType (101-107); -1 on
+ * error, and -1 with LANCE_ERR_NOT_SUPPORTED for a type neither enum names
+ * (lance_index_segment_metadata_index_type_name() still names it).
+ */
+int32_t lance_index_segment_metadata_index_type(const LanceIndexSegmentMetadata* metadata);
+
+/** The segment's index type by name: "IVF_PQ", "IVF_HNSW_SQ", "BTree", "Bitmap", "Inverted", ... */
+const char* lance_index_segment_metadata_index_type_name(const LanceIndexSegmentMetadata* metadata);
+
+/**
+ * The protobuf type URL of the segment's index details (e.g.
+ * "/lance.table.VectorIndexDetails"); NULL with LANCE_OK when the segment
+ * records no details, NULL with an error code on error.
+ */
+const char* lance_index_segment_metadata_index_details_type_url(const LanceIndexSegmentMetadata* metadata);
 
 /**
  * The fingerprint of the shared model the segment was built with, or NULL
@@ -1073,9 +1250,8 @@ const char* lance_index_segment_metadata_model_fingerprint(const LanceIndexSegme
 /** The dataset version the segment was built from; 0 on error. */
 uint64_t lance_index_segment_metadata_dataset_version(const LanceIndexSegmentMetadata* metadata);
 
-/** The on-disk index format version. */
-int32_t lance_index_segment_metadata_index_version(const LanceIndexSegmentMetadata* metadata,
-                                                   int32_t* out_version);
+/** The on-disk index format version; -1 on error. */
+int32_t lance_index_segment_metadata_index_version(const LanceIndexSegmentMetadata* metadata);
 
 /** Creation time in ms since the Unix epoch; *out_present = false when not recorded. */
 int32_t lance_index_segment_metadata_created_at_ms(const LanceIndexSegmentMetadata* metadata,
@@ -1094,6 +1270,12 @@ int32_t lance_index_segment_metadata_field_ids(const LanceIndexSegmentMetadata* 
 int32_t lance_index_segment_metadata_fragment_ids(const LanceIndexSegmentMetadata* metadata,
                                                   uint32_t* out_fragment_ids, size_t capacity,
                                                   size_t* out_count);
+
+/** The number of field ids the segment indexes; 0 on error. */
+size_t lance_index_segment_metadata_field_count(const LanceIndexSegmentMetadata* metadata);
+
+/** The number of fragments the segment covers; 0 on error (0 is also a count). */
+size_t lance_index_segment_metadata_fragment_count(const LanceIndexSegmentMetadata* metadata);
 
 /** Number of files the segment lists; 0 on error. */
 uint64_t lance_index_segment_metadata_file_count(const LanceIndexSegmentMetadata* metadata);
@@ -1161,8 +1343,12 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  * replace = true: the new segments replace the existing segments of the
  * index whose fragments they cover; existing segments over other fragments
  * are kept (this is how a coordinator indexes fragments appended since the
- * last build: commit only their segment, with replace).  The model check
- * then includes the kept segments.
+ * last build: commit only their segment, with replace).  An existing
+ * segment that the new set covers only in part (some of its fragments
+ * still in the dataset are covered, others are not) is
+ * LANCE_ERR_OVERLAPPING_SEGMENTS: replacing it would leave its other
+ * fragments unindexed without a word.  The model check then includes the
+ * kept segments.
  *
  * Physical merge of segments into one is deliberately not offered: queries
  * fan out over segments at no loss of exactness, merging rewrites every
@@ -1207,14 +1393,42 @@ int32_t lance_dataset_commit_index_segments_with_options(
     LanceCommitIndexResult* out_result);
 
 /**
- * The RFC's form: lance_dataset_commit_index_segments_with_options() with
- * options {replace} and no result.
+ * Upstream lance-c's form of the commit:
+ * lance_dataset_commit_index_segments_with_options() with replace = true
+ * and allow_independent_models = true, and these differences, so that a
+ * program written for upstream sees upstream's behaviour:
+ *   - every problem with the set (empty, a repeated UUID, overlapping
+ *     segments, fragments no longer in the dataset, files missing, an
+ *     existing segment covered in part) is LANCE_ERR_INVALID_ARGUMENT;
+ *     the message is the one _with_options gives (it names the problem,
+ *     the segments and the fragments);
+ *   - there is no replace flag: existing segments of the index whose
+ *     fragments the new set covers are replaced, the others kept, as
+ *     described above for replace = true;
+ *   - vector segments trained independently are accepted (each is searched
+ *     with its own model); segments that disagree on metric, dimension or
+ *     index type are still refused (LANCE_ERR_INVALID_ARGUMENT).
+ * Like _with_options, and unlike upstream, a retry of a set already
+ * committed as this index succeeds without a new version (upstream makes
+ * exactly one new version per call): a coordinator that lost the reply of
+ * its commit can call again.
  */
 int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* index_name,
                                             const char* column,
                                             const uint8_t* const* segment_metadata_bytes,
                                             const size_t* segment_metadata_lens,
-                                            size_t segment_count, bool replace);
+                                            size_t segment_count);
+
+/**
+ * The RFC's form of the commit:
+ * lance_dataset_commit_index_segments_with_options() with options {replace}
+ * and no result (so this library's codes and model check).
+ */
+int32_t lance_dataset_commit_index_segments_rfc(LanceDataset* dataset, const char* index_name,
+                                                const char* column,
+                                                const uint8_t* const* segment_metadata_bytes,
+                                                const size_t* segment_metadata_lens,
+                                                size_t segment_count, bool replace);
 
 /* ========================================================================
  * Distributed index builds: planning

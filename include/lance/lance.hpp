@@ -1,12 +1,24 @@
 // lance.hpp: header-only C++17 wrappers over lance.h.
 //
 // Handles are move-only RAII owners; every failing call throws lance::Error,
-// which carries the library's error code and message.  The C handle of any
-// object is reachable through c_handle() for calls the wrappers lack.
+// which carries the library's error code (the public member `code`) and
+// message.  The C handle of an object is reachable through c_handle() for
+// calls the wrappers lack.
+//
+// Upstream lance-c: every member of upstream lance-c's lance.hpp whose C
+// function exists in lance.h is here with upstream's name and signature
+// (tests/conformance/upstream_hpp.cpp checks them), so a C++ program written
+// for upstream's wrapper compiles against this one.  This library's own
+// members (shared models, cancel tokens, std::function progress, commit
+// options and results, planning, listings) sit beside them under names of
+// their own; where this wrapper's earlier member had upstream's name with
+// another signature, upstream's form took the name and the earlier one got
+// a suffix (noted at each).
 #ifndef LANCE_HPP
 #define LANCE_HPP
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <functional>
@@ -21,71 +33,110 @@
 
 namespace lance {
 
-/// An error reported by the library.
+// ---- errors and ownership ---------------------------------------------------
+
+/// An error reported by the library (or by a wrapper's own argument check).
 class Error : public std::runtime_error {
 public:
-    Error(LanceErrorCode code, const std::string& message)
-        : std::runtime_error(message), code_(code) {}
-    LanceErrorCode code() const noexcept { return code_; }
+    /// The library's code: a LanceErrorCode, this library's 1000+ codes included.
+    LanceErrorCode code;
 
-    /// Builds the exception from this thread's last error.
-    static Error last() {
-        const char* message = lance_last_error_message();
-        std::string text = message ? message : "unknown lance-c error";
-        lance_free_string(message);
-        return Error(lance_last_error_code(), text);
+    Error(LanceErrorCode code, std::string msg) : std::runtime_error(std::move(msg)), code(code) {}
+};
+
+/// Throws this thread's last error if its code is not LANCE_OK (the message
+/// string is freed either way).  For mixing C calls with the wrappers.
+inline void check_error() {
+    LanceErrorCode code = lance_last_error_code();
+    if (code == LANCE_OK) return;
+    const char* message = lance_last_error_message();
+    std::string text = message ? message : "lance-c reported an error without a message";
+    lance_free_string(message);
+    throw Error(code, std::move(text));
+}
+
+/// Owns one library handle and frees it with `Deleter` (NULL-safe, move-only).
+template <typename T, void (*Deleter)(T*)>
+class Handle {
+public:
+    explicit Handle(T* ptr = nullptr) : ptr_(ptr) {}
+    ~Handle() { reset(); }
+    Handle(Handle&& other) noexcept : ptr_(other.ptr_) { other.ptr_ = nullptr; }
+    Handle& operator=(Handle&& other) noexcept {
+        if (this != &other) {
+            reset();
+            ptr_ = other.ptr_;
+            other.ptr_ = nullptr;
+        }
+        return *this;
     }
+    Handle(const Handle&) = delete;
+    Handle& operator=(const Handle&) = delete;
+
+    T* get() const { return ptr_; }
+    /// Gives up ownership; the caller frees the handle.
+    T* release() {
+        T* p = ptr_;
+        ptr_ = nullptr;
+        return p;
+    }
+    explicit operator bool() const { return ptr_ != nullptr; }
 
 private:
-    LanceErrorCode code_;
+    void reset() noexcept {
+        if (ptr_) Deleter(ptr_);
+        ptr_ = nullptr;
+    }
+    T* ptr_;
 };
 
+using SegmentId = std::array<uint8_t, 16>;
+using Bytes = std::vector<uint8_t>;
+/// Storage options as key/value pairs, e.g. {{"aws_region", "us-east-1"}}.
+using StorageOptions = std::vector<std::pair<std::string, std::string>>;
+
 namespace detail {
-inline void check(int32_t rc) {
-    if (rc != 0) throw Error::last();
+/// Throws the last error after a call returned its error sentinel.  A
+/// sentinel without a recorded code would be a library fault: it is reported
+/// as LANCE_ERR_INTERNAL rather than as an Error carrying LANCE_OK.
+[[noreturn]] inline void throw_last_error() {
+    check_error();
+    throw Error(LANCE_ERR_INTERNAL, "lance-c call failed without setting an error");
 }
-/// For getters whose 0 may be a value or an error.
-inline uint64_t check_value(uint64_t value) {
-    if (value == 0 && lance_last_error_code() != LANCE_OK) throw Error::last();
+inline void check(int32_t rc) {
+    if (rc != 0) throw_last_error();
+}
+/// For getters whose 0 (or -1) may be a value or an error.
+template <typename T>
+inline T check_value(T value) {
+    check_error();
     return value;
 }
-struct DatasetDeleter {
-    void operator()(LanceDataset* p) const noexcept { lance_dataset_close(p); }
-};
-struct ScannerDeleter {
-    void operator()(LanceScanner* p) const noexcept { lance_scanner_close(p); }
-};
-struct BatchDeleter {
-    void operator()(LanceBatch* p) const noexcept { lance_batch_free(p); }
-};
-struct ModelDeleter {
-    void operator()(LanceVectorModel* p) const noexcept { lance_vector_model_free(p); }
-};
-struct SegmentBuilderDeleter {
-    void operator()(LanceIndexSegmentBuilder* p) const noexcept { lance_index_segment_builder_free(p); }
-};
-struct SegmentMetadataDeleter {
-    void operator()(LanceIndexSegmentMetadata* p) const noexcept { lance_index_segment_metadata_free(p); }
-};
-struct BytesDeleter {
-    void operator()(uint8_t* p) const noexcept { lance_free_bytes(p); }
-};
-struct CancelTokenDeleter {
-    void operator()(LanceIndexBuildCancelToken* p) const noexcept { lance_index_build_cancel_token_free(p); }
-};
-struct PlanDeleter {
-    void operator()(LanceFragmentPlan* p) const noexcept { lance_fragment_plan_free(p); }
-};
-struct StringDeleter {
-    void operator()(const char* p) const noexcept { lance_free_string(p); }
-};
-/// Takes ownership of a library-produced string.
+/// Takes ownership of a library-produced string (NULL = error).
 inline std::string take_string(const char* s) {
-    if (s == nullptr) throw Error::last();
-    std::unique_ptr<const char, StringDeleter> owned(s);
+    if (s == nullptr) throw_last_error();
+    Handle<const char, lance_free_string> owned(s);
     return std::string(s);
 }
-/// Builds a NULL-terminated array of C strings that borrows from `items`.
+/// Copies library-produced bytes into a vector and frees them.
+inline Bytes take_bytes(uint8_t* data, size_t len) {
+    Handle<uint8_t, lance_free_bytes> owned(data);
+    return data ? Bytes(data, data + len) : Bytes();
+}
+/// A string the handle owns, NULL meaning an error.
+inline std::string borrowed_string(const char* s) {
+    if (s == nullptr) throw_last_error();
+    return std::string(s);
+}
+/// A string the handle owns, NULL with LANCE_OK meaning "none" (empty).
+inline std::string optional_string(const char* s) {
+    if (s == nullptr) {
+        check_error();
+        return std::string();
+    }
+    return std::string(s);
+}
+/// A NULL-terminated array of C strings borrowing from `items`.
 inline std::vector<const char*> c_strings(const std::vector<std::string>& items) {
     std::vector<const char*> out;
     out.reserve(items.size() + 1);
@@ -93,22 +144,91 @@ inline std::vector<const char*> c_strings(const std::vector<std::string>& items)
     out.push_back(nullptr);
     return out;
 }
+/// Storage options flattened to lance.h's form (borrowing from `options`);
+/// c_options() is NULL for none.
+struct CStorageOptions {
+    explicit CStorageOptions(const StorageOptions& options) : empty(options.empty()) {
+        flat.reserve(options.size() * 2 + 1);
+        for (const auto& kv : options) {
+            flat.push_back(kv.first.c_str());
+            flat.push_back(kv.second.c_str());
+        }
+        flat.push_back(nullptr);
+    }
+    const char* const* c_options() const { return empty ? nullptr : flat.data(); }
+    bool empty;
+    std::vector<const char*> flat;
+};
+/// Releases an Arrow stream at scope exit unless it was handed over.
+struct StreamGuard {
+    explicit StreamGuard(ArrowArrayStream* s) noexcept : stream(s) {}
+    ~StreamGuard() {
+        if (stream && stream->release) stream->release(stream);
+    }
+    void hand_over() noexcept { stream = nullptr; }
+    StreamGuard(const StreamGuard&) = delete;
+    StreamGuard& operator=(const StreamGuard&) = delete;
+    ArrowArrayStream* stream;
+};
+/// Releases an Arrow schema at scope exit (if it holds one).
+struct SchemaGuard {
+    explicit SchemaGuard(ArrowSchema* s) noexcept : schema(s) {}
+    ~SchemaGuard() {
+        if (schema->release) schema->release(schema);
+    }
+    SchemaGuard(const SchemaGuard&) = delete;
+    SchemaGuard& operator=(const SchemaGuard&) = delete;
+    ArrowSchema* schema;
+};
 }  // namespace detail
 
-using SegmentId = std::array<uint8_t, 16>;
-using Bytes = std::vector<uint8_t>;
+// ---- value types --------------------------------------------------------------
 
-namespace detail {
-/// Copies library-produced bytes into a vector and frees them.
-inline Bytes take_bytes(uint8_t* data, size_t len) {
-    std::unique_ptr<uint8_t, BytesDeleter> owned(data);
-    return Bytes(data, data + len);
-}
-}  // namespace detail
+/// One version of a dataset's history (upstream's type; the C calls that
+/// list versions are not in lance.h yet).
+struct VersionInfo {
+    uint64_t id;
+    int64_t timestamp_ms;
+};
 
-/// A shared vector model (IVF centroids, and a PQ codebook for PQ types).
+/// Storage statistics of one field (upstream's type; its C call is not in
+/// lance.h yet).
+struct FieldStatistics {
+    uint32_t id;
+    uint64_t bytes_on_disk;
+};
+
+/// A column computed from an SQL expression (upstream's type; its C call is
+/// not in lance.h yet).
+struct SqlColumn {
+    std::string name;
+    std::string expression;
+};
+
+/// How Dataset::write treats an existing dataset; the values are LanceWriteMode's.
+enum class WriteMode : int32_t {
+    Create = LANCE_WRITE_CREATE,
+    Append = LANCE_WRITE_APPEND,
+    Overwrite = LANCE_WRITE_OVERWRITE,
+};
+
+/// Write tuning for Dataset::write; 0 / std::nullopt = the default (see
+/// LanceWriteParams).
+struct WriteParams {
+    uint64_t max_rows_per_file = 0;
+    uint64_t max_rows_per_group = 0;
+    uint64_t max_bytes_per_file = 0;
+    std::optional<std::string> data_storage_version;
+    bool enable_stable_row_ids = false;
+};
+
+// ---- shared models --------------------------------------------------------------
+
+/// A shared vector model (IVF centroids, and a PQ codebook for PQ types);
+/// this library's handle form, see LanceVectorModel.
 class VectorModel {
 public:
+    explicit VectorModel(LanceVectorModel* handle) : handle_(handle) {}
     /// Parses serialized model bytes.
     static VectorModel parse(const Bytes& bytes) {
         LanceVectorModel* out = nullptr;
@@ -118,77 +238,176 @@ public:
     Bytes serialize() const {
         uint8_t* data = nullptr;
         size_t len = 0;
-        detail::check(lance_vector_model_serialize(get(), &data, &len));
+        detail::check(lance_vector_model_serialize(handle_.get(), &data, &len));
         return detail::take_bytes(data, len);
     }
-    std::string fingerprint() const { return detail::take_string(lance_vector_model_fingerprint(get())); }
+    std::string fingerprint() const { return detail::take_string(lance_vector_model_fingerprint(handle_.get())); }
     LanceVectorModelInfo info() const {
         LanceVectorModelInfo out{};
-        detail::check(lance_vector_model_info(get(), &out));
+        detail::check(lance_vector_model_info(handle_.get(), &out));
         return out;
     }
     const LanceVectorModel* c_handle() const noexcept { return handle_.get(); }
-    explicit VectorModel(LanceVectorModel* handle) : handle_(handle) {}
 
 private:
-    const LanceVectorModel* get() const noexcept { return handle_.get(); }
-    std::unique_ptr<LanceVectorModel, detail::ModelDeleter> handle_;
+    Handle<LanceVectorModel, lance_vector_model_free> handle_;
 };
 
-/// Parsed segment metadata.
-class SegmentMetadata {
+class Dataset;
+
+/// A model part as Arrow arrays (upstream's form): IVF centroids from
+/// Dataset::train_ivf_model() or a PQ codebook from train_pq_model().  It
+/// owns the array and the schema and releases both; pass array() and
+/// schema() in LanceIndexSegmentBuildOptions (the library only borrows them).
+class IndexModel {
 public:
-    static SegmentMetadata parse(const Bytes& bytes) {
-        LanceIndexSegmentMetadata* out = nullptr;
-        detail::check(lance_index_segment_metadata_parse(bytes.data(), bytes.size(), &out));
-        return SegmentMetadata(out);
+    ~IndexModel() { reset(); }
+    IndexModel(IndexModel&& other) noexcept : array_(other.array_), schema_(other.schema_) {
+        other.array_ = ArrowArray{};
+        other.schema_ = ArrowSchema{};
     }
-    SegmentId uuid() const {
-        SegmentId id{};
-        detail::check(lance_index_segment_metadata_uuid(get(), id.data()));
+    IndexModel& operator=(IndexModel&& other) noexcept {
+        if (this != &other) {
+            reset();
+            array_ = other.array_;
+            schema_ = other.schema_;
+            other.array_ = ArrowArray{};
+            other.schema_ = ArrowSchema{};
+        }
+        return *this;
+    }
+    IndexModel(const IndexModel&) = delete;
+    IndexModel& operator=(const IndexModel&) = delete;
+
+    ArrowArray* array() noexcept { return &array_; }
+    const ArrowSchema* schema() const noexcept { return &schema_; }
+
+private:
+    friend class Dataset;
+    IndexModel(ArrowArray array, ArrowSchema schema) noexcept : array_(array), schema_(schema) {}
+    void reset() noexcept {
+        if (array_.release) array_.release(&array_);
+        if (schema_.release) schema_.release(&schema_);
+        array_ = ArrowArray{};
+        schema_ = ArrowSchema{};
+    }
+    ArrowArray array_{};
+    ArrowSchema schema_{};
+};
+
+// ---- segment metadata -----------------------------------------------------------
+
+/// Parsed metadata of one index segment (upstream's class, with this
+/// library's getters added).
+class IndexSegmentMetadata {
+public:
+    explicit IndexSegmentMetadata(LanceIndexSegmentMetadata* metadata) : handle_(metadata) {}
+
+    /// Parses the bytes IndexSegmentBuilder::execute_uncommitted() returned.
+    static IndexSegmentMetadata parse(const uint8_t* bytes, size_t len) {
+        LanceIndexSegmentMetadata* out = nullptr;
+        detail::check(lance_index_segment_metadata_parse(bytes, len, &out));
+        return IndexSegmentMetadata(out);
+    }
+    static IndexSegmentMetadata parse(const std::vector<uint8_t>& bytes) { return parse(bytes.data(), bytes.size()); }
+
+    std::array<uint8_t, 16> uuid() const {
+        std::array<uint8_t, 16> id{};
+        detail::check(lance_index_segment_metadata_uuid(handle_.get(), id.data()));
         return id;
     }
-    std::string name() const { return checked(lance_index_segment_metadata_name(get())); }
-    std::string index_type() const { return checked(lance_index_segment_metadata_index_type(get())); }
-    /// Empty when the segment was not built from a shared model.
-    std::string model_fingerprint() const {
-        const char* fp = lance_index_segment_metadata_model_fingerprint(get());
-        if (fp == nullptr && lance_last_error_code() != LANCE_OK) throw Error::last();
-        return fp ? fp : "";
+    std::string name() const { return detail::borrowed_string(lance_index_segment_metadata_name(handle_.get())); }
+    /// The protobuf type URL of the index details; empty when none is recorded.
+    std::string index_details_type_url() const {
+        return detail::optional_string(lance_index_segment_metadata_index_details_type_url(handle_.get()));
     }
     uint64_t dataset_version() const {
-        return detail::check_value(lance_index_segment_metadata_dataset_version(get()));
+        return detail::check_value(lance_index_segment_metadata_dataset_version(handle_.get()));
+    }
+    int32_t index_version() const {
+        int32_t v = lance_index_segment_metadata_index_version(handle_.get());
+        if (v < 0) detail::throw_last_error();
+        return v;
+    }
+    /// A LanceScalarIndexType or LanceVectorIndexType value; a type neither
+    /// names throws LANCE_ERR_NOT_SUPPORTED (index_type_name() names it).
+    int32_t index_type() const {
+        int32_t t = lance_index_segment_metadata_index_type(handle_.get());
+        if (t < 0) detail::throw_last_error();
+        return t;
+    }
+    std::vector<int32_t> field_ids() const {
+        size_t count = 0;
+        detail::check(lance_index_segment_metadata_field_ids(handle_.get(), nullptr, 0, &count));
+        std::vector<int32_t> ids(count);
+        if (count) detail::check(lance_index_segment_metadata_field_ids(handle_.get(), ids.data(), ids.size(), &count));
+        return ids;
     }
     std::vector<uint32_t> fragment_ids() const {
         size_t count = 0;
-        detail::check(lance_index_segment_metadata_fragment_ids(get(), nullptr, 0, &count));
+        detail::check(lance_index_segment_metadata_fragment_ids(handle_.get(), nullptr, 0, &count));
         std::vector<uint32_t> ids(count);
-        if (count) detail::check(lance_index_segment_metadata_fragment_ids(get(), ids.data(), ids.size(), &count));
+        if (count) {
+            detail::check(lance_index_segment_metadata_fragment_ids(handle_.get(), ids.data(), ids.size(), &count));
+        }
         return ids;
+    }
+    const LanceIndexSegmentMetadata* c_handle() const { return handle_.get(); }
+
+    // This library's getters.
+
+    /// The index type by name: "IVF_PQ", "BTree", ...
+    std::string index_type_name() const {
+        return detail::borrowed_string(lance_index_segment_metadata_index_type_name(handle_.get()));
+    }
+    /// The shared model's fingerprint; empty when the segment was not built from one.
+    std::string model_fingerprint() const {
+        return detail::optional_string(lance_index_segment_metadata_model_fingerprint(handle_.get()));
+    }
+    /// Creation time in ms since the Unix epoch, when recorded.
+    std::optional<int64_t> created_at_ms() const {
+        int64_t ms = 0;
+        bool present = false;
+        detail::check(lance_index_segment_metadata_created_at_ms(handle_.get(), &ms, &present));
+        return present ? std::optional<int64_t>(ms) : std::nullopt;
     }
 
 private:
-    explicit SegmentMetadata(LanceIndexSegmentMetadata* handle) : handle_(handle) {}
-    const LanceIndexSegmentMetadata* get() const noexcept { return handle_.get(); }
-    static std::string checked(const char* s) {
-        if (s == nullptr) throw Error::last();
-        return s;
-    }
-    std::unique_ptr<LanceIndexSegmentMetadata, detail::SegmentMetadataDeleter> handle_;
+    Handle<LanceIndexSegmentMetadata, lance_index_segment_metadata_free> handle_;
 };
+
+/// This wrapper's earlier metadata class, kept for its users: the same
+/// getters, but index_type() gives the type's name (IndexSegmentMetadata's
+/// index_type() gives upstream's enum value).
+class SegmentMetadata {
+public:
+    static SegmentMetadata parse(const Bytes& bytes) { return SegmentMetadata(IndexSegmentMetadata::parse(bytes)); }
+    SegmentId uuid() const { return meta_.uuid(); }
+    std::string name() const { return meta_.name(); }
+    std::string index_type() const { return meta_.index_type_name(); }
+    std::string model_fingerprint() const { return meta_.model_fingerprint(); }
+    uint64_t dataset_version() const { return meta_.dataset_version(); }
+    std::vector<uint32_t> fragment_ids() const { return meta_.fragment_ids(); }
+
+private:
+    explicit SegmentMetadata(IndexSegmentMetadata meta) : meta_(std::move(meta)) {}
+    IndexSegmentMetadata meta_;
+};
+
+// ---- build progress and cancellation --------------------------------------------
 
 /// A cancel token; cancel() may be called from any thread.
 class CancelToken {
 public:
     CancelToken() : handle_(lance_index_build_cancel_token_new()) {
-        if (!handle_) throw Error::last();
+        if (!handle_) detail::throw_last_error();
     }
     void cancel() const { detail::check(lance_index_build_cancel(handle_.get())); }
     bool cancelled() const noexcept { return lance_index_build_cancel_requested(handle_.get()); }
     const LanceIndexBuildCancelToken* c_handle() const noexcept { return handle_.get(); }
 
 private:
-    std::unique_ptr<LanceIndexBuildCancelToken, detail::CancelTokenDeleter> handle_;
+    Handle<LanceIndexBuildCancelToken, lance_index_build_cancel_token_free> handle_;
 };
 
 /// One progress event; see LanceIndexBuildProgressFn.  The strings are
@@ -224,41 +443,63 @@ struct ProgressTrampoline {
 };
 }  // namespace detail
 
-/// A single-use builder of one uncommitted index segment.
-class SegmentBuilder {
+// ---- segment builds ---------------------------------------------------------------
+
+/// A single-use builder of one uncommitted index segment (upstream's class,
+/// with this library's std::function progress and cancel token added).
+class IndexSegmentBuilder {
 public:
-    explicit SegmentBuilder(LanceIndexSegmentBuilder* handle) : handle_(handle) {
-        if (handle == nullptr) throw Error::last();
-    }
-    /// Progress events of execute_uncommitted(), on the calling thread.
-    void set_progress(ProgressCallback callback) {
-        progress_ = std::make_unique<detail::ProgressTrampoline>();
-        progress_->callback = std::move(callback);
-        detail::check(lance_index_segment_builder_set_progress(handle_.get(), &detail::ProgressTrampoline::call,
-                                                               progress_.get()));
-    }
-    /// The token must outlive nothing: the builder keeps its own reference.
-    void set_cancel_token(const CancelToken& token) {
-        detail::check(lance_index_segment_builder_set_cancel_token(handle_.get(), token.c_handle()));
-    }
+    explicit IndexSegmentBuilder(LanceIndexSegmentBuilder* builder) : handle_(builder) {}
+
     /// Builds the segment without committing; returns its metadata bytes.
-    Bytes execute_uncommitted() {
+    /// An exception thrown by a set_progress() callback is rethrown here.
+    std::vector<uint8_t> execute_uncommitted() {
         uint8_t* data = nullptr;
         size_t len = 0;
         int32_t rc = lance_index_segment_builder_execute_uncommitted(handle_.get(), &data, &len);
-        // Own the bytes before anything can throw (the callback's exception
-        // is rethrown even when the build itself succeeded).
-        std::unique_ptr<uint8_t, detail::BytesDeleter> owned(data);
+        // Own the bytes before anything can throw.
+        Handle<uint8_t, lance_free_bytes> owned(data);
         if (progress_) progress_->rethrow();
         detail::check(rc);
-        return Bytes(data, data + len);
+        if (data == nullptr || len == 0) {
+            throw Error(LANCE_ERR_INTERNAL, "execute_uncommitted succeeded but returned no metadata bytes");
+        }
+        return std::vector<uint8_t>(data, data + len);
     }
-    LanceIndexSegmentBuilder* c_handle() const noexcept { return handle_.get(); }
+
+    /// Upstream's progress form: a C callback (must not be NULL) and its
+    /// context; see lance_index_segment_builder_set_progress_callback().  The
+    /// callback must not throw.
+    IndexSegmentBuilder& progress_callback(LanceIndexBuildProgressCallback callback, void* callback_ctx) {
+        detail::check(lance_index_segment_builder_set_progress_callback(handle_.get(), callback, callback_ctx));
+        return *this;
+    }
+
+    LanceIndexSegmentBuilder* c_handle() { return handle_.get(); }
+
+    // This library's additions.
+
+    /// Progress events of execute_uncommitted(), on the calling thread; the
+    /// callback may throw (the exception comes out of execute_uncommitted()).
+    void set_progress(ProgressCallback callback) {
+        auto trampoline = std::make_unique<detail::ProgressTrampoline>();
+        trampoline->callback = std::move(callback);
+        detail::check(lance_index_segment_builder_set_progress(handle_.get(), &detail::ProgressTrampoline::call,
+                                                               trampoline.get()));
+        progress_ = std::move(trampoline);
+    }
+    /// The builder keeps its own reference to the token.
+    void set_cancel_token(const CancelToken& token) {
+        detail::check(lance_index_segment_builder_set_cancel_token(handle_.get(), token.c_handle()));
+    }
 
 private:
-    std::unique_ptr<LanceIndexSegmentBuilder, detail::SegmentBuilderDeleter> handle_;
+    Handle<LanceIndexSegmentBuilder, lance_index_segment_builder_free> handle_;
     std::unique_ptr<detail::ProgressTrampoline> progress_;
 };
+
+/// This wrapper's earlier name of the builder class.
+using SegmentBuilder = IndexSegmentBuilder;
 
 /// Balanced fragment groups for N workers.
 class FragmentPlan {
@@ -274,10 +515,11 @@ public:
     }
 
 private:
-    std::unique_ptr<LanceFragmentPlan, detail::PlanDeleter> handle_;
+    Handle<LanceFragmentPlan, lance_fragment_plan_free> handle_;
 };
 
-/// Options of Dataset::commit_index_segments; see LanceCommitIndexOptions.
+/// Options of Dataset::commit_index_segments_with_options(); see
+/// LanceCommitIndexOptions.
 struct CommitOptions {
     bool replace = false;
     bool allow_independent_models = false;
@@ -285,51 +527,73 @@ struct CommitOptions {
     std::string attempt_id;  // empty = none
 };
 
+// ---- scan and search ----------------------------------------------------------------
+
 /// One batch of a scan.
 class Batch {
 public:
-    explicit Batch(LanceBatch* handle) : handle_(handle) {}
-    uint64_t num_rows() const { return detail::check_value(lance_batch_num_rows(handle_.get())); }
+    explicit Batch(LanceBatch* b) : handle_(b) {}
     /// Exports the batch; the caller releases both structs.
     void to_arrow(ArrowArray* out_array, ArrowSchema* out_schema) const {
         detail::check(lance_batch_to_arrow(handle_.get(), out_array, out_schema));
     }
+    uint64_t num_rows() const { return detail::check_value(lance_batch_num_rows(handle_.get())); }
     const LanceBatch* c_handle() const noexcept { return handle_.get(); }
 
 private:
-    std::unique_ptr<LanceBatch, detail::BatchDeleter> handle_;
+    Handle<LanceBatch, lance_batch_free> handle_;
 };
-
-class Dataset;
 
 /// A scan or k-NN search; setters return *this for chaining.
 class Scanner {
 public:
+    /// Takes ownership of a scanner from lance_scanner_new().
+    explicit Scanner(LanceScanner* s) : handle_(s) {}
+
     Scanner& limit(int64_t n) { detail::check(lance_scanner_set_limit(get(), n)); return *this; }
     Scanner& offset(int64_t n) { detail::check(lance_scanner_set_offset(get(), n)); return *this; }
     Scanner& batch_size(int64_t n) { detail::check(lance_scanner_set_batch_size(get(), n)); return *this; }
-    Scanner& with_row_id(bool on = true) { detail::check(lance_scanner_with_row_id(get(), on)); return *this; }
-    Scanner& fragments(const std::vector<uint64_t>& ids) {
-        detail::check(lance_scanner_set_fragment_ids(get(), ids.data(), ids.size()));
+    Scanner& with_row_id(bool enable = true) { detail::check(lance_scanner_with_row_id(get(), enable)); return *this; }
+    Scanner& fragment_ids(const uint64_t* ids, size_t len) {
+        detail::check(lance_scanner_set_fragment_ids(get(), ids, len));
         return *this;
     }
-    Scanner& nearest(const std::string& column, const std::vector<float>& query, uint32_t k) {
-        detail::check(lance_scanner_nearest(get(), column.c_str(), query.data(), query.size(),
-                                            LANCE_DTYPE_FLOAT32, k));
+    Scanner& fragment_ids(const std::vector<uint64_t>& ids) { return fragment_ids(ids.data(), ids.size()); }
+    /// k-NN search over a float32 query of `dim` elements.
+    Scanner& nearest(const std::string& column, const float* q, size_t dim, uint32_t k) {
+        return nearest(column, static_cast<const void*>(q), dim, LANCE_DTYPE_FLOAT32, k);
+    }
+    /// k-NN search over a query of `dim` elements of `dtype`.
+    Scanner& nearest(const std::string& column, const void* q, size_t dim, LanceDataType dtype, uint32_t k) {
+        detail::check(lance_scanner_nearest(get(), column.c_str(), q, dim, dtype, k));
         return *this;
     }
     Scanner& nprobes(uint32_t n) { detail::check(lance_scanner_set_nprobes(get(), n)); return *this; }
     Scanner& refine_factor(uint32_t f) { detail::check(lance_scanner_set_refine_factor(get(), f)); return *this; }
     Scanner& ef(uint32_t e) { detail::check(lance_scanner_set_ef(get(), e)); return *this; }
     Scanner& metric(LanceMetricType m) { detail::check(lance_scanner_set_metric(get(), m)); return *this; }
-    Scanner& use_index(bool on) { detail::check(lance_scanner_set_use_index(get(), on)); return *this; }
-    Scanner& prefilter(bool on) { detail::check(lance_scanner_set_prefilter(get(), on)); return *this; }
-    Scanner& index_segments(const std::vector<SegmentId>& ids) {
-        detail::check(lance_scanner_set_index_segments(
-            get(), ids.empty() ? nullptr : ids.front().data(), ids.size()));
+    Scanner& use_index(bool enable) { detail::check(lance_scanner_set_use_index(get(), enable)); return *this; }
+    Scanner& prefilter(bool enable) { detail::check(lance_scanner_set_prefilter(get(), enable)); return *this; }
+    /// Pins the k-NN search to `len` segments, 16 packed bytes each (len 0 = no pin).
+    Scanner& index_segments(const uint8_t* uuids, size_t len) {
+        detail::check(lance_scanner_set_index_segments(get(), uuids, len));
         return *this;
     }
+    Scanner& index_segments(const std::vector<std::array<uint8_t, 16>>& uuids) {
+        return index_segments(uuids.empty() ? nullptr : uuids.front().data(), uuids.size());
+    }
+    /// Runs the scan as an Arrow stream; the caller releases it.
+    void to_arrow_stream(ArrowArrayStream* out) { detail::check(lance_scanner_to_arrow_stream(get(), out)); }
+    LanceScanner* c_handle() { return handle_.get(); }
 
+    // This library's additions.
+
+    /// k-NN search over a float32 query vector.
+    Scanner& nearest(const std::string& column, const std::vector<float>& query, uint32_t k) {
+        return nearest(column, query.data(), query.size(), k);
+    }
+    /// This wrapper's earlier name of fragment_ids(vector).
+    Scanner& fragments(const std::vector<uint64_t>& ids) { return fragment_ids(ids); }
     /// The next batch, or std::nullopt at the end of the scan.
     std::optional<Batch> next() {
         LanceBatch* out = nullptr;
@@ -339,51 +603,83 @@ public:
         return Batch(out);
     }
 
-    /// Runs the scan as an Arrow stream; the caller releases it.
-    void to_arrow_stream(ArrowArrayStream* out) { detail::check(lance_scanner_to_arrow_stream(get(), out)); }
-
-    LanceScanner* c_handle() const noexcept { return handle_.get(); }
-
 private:
-    friend class Dataset;
-    explicit Scanner(LanceScanner* handle) : handle_(handle) {}
     LanceScanner* get() const noexcept { return handle_.get(); }
-    std::unique_ptr<LanceScanner, detail::ScannerDeleter> handle_;
+    Handle<LanceScanner, lance_scanner_close> handle_;
 };
+
+// ---- datasets -------------------------------------------------------------------------
 
 /// An open dataset (one snapshot; see lance.h).
 class Dataset {
 public:
-    /// Opens `uri` at `version` (0 = latest); options are key/value pairs.
-    static Dataset open(const std::string& uri, uint64_t version = 0,
-                        const std::vector<std::pair<std::string, std::string>>& options = {}) {
-        std::vector<std::string> flat;
-        for (const auto& kv : options) {
-            flat.push_back(kv.first);
-            flat.push_back(kv.second);
+    /// Opens `uri` at `version` (0 = the latest).
+    static Dataset open(const std::string& uri,
+                        const std::vector<std::pair<std::string, std::string>>& storage_opts = {},
+                        uint64_t version = 0) {
+        detail::CStorageOptions opts(storage_opts);
+        LanceDataset* handle = lance_dataset_open(uri.c_str(), opts.c_options(), version);
+        if (handle == nullptr) detail::throw_last_error();
+        return Dataset(handle);
+    }
+
+    /// Writes `stream` to `uri` with the stream's own schema; returns the
+    /// dataset at the new version.  The stream is consumed on every path, a
+    /// throw included; a NULL stream, or one whose get_schema is missing or
+    /// fails, is LANCE_ERR_INVALID_ARGUMENT.
+    static Dataset write(const std::string& uri, ArrowArrayStream* stream, WriteMode mode,
+                         const std::vector<std::pair<std::string, std::string>>& storage_opts = {}) {
+        return write(uri, stream, mode, WriteParams{}, storage_opts);
+    }
+    static Dataset write(const std::string& uri, ArrowArrayStream* stream, WriteMode mode, const WriteParams& params,
+                         const std::vector<std::pair<std::string, std::string>>& storage_opts = {}) {
+        if (stream == nullptr) throw Error(LANCE_ERR_INVALID_ARGUMENT, "Dataset::write: stream is NULL");
+        detail::StreamGuard stream_guard(stream);
+        if (stream->release == nullptr || stream->get_schema == nullptr) {
+            throw Error(LANCE_ERR_INVALID_ARGUMENT,
+                        "Dataset::write: stream has no get_schema/release callback (already released?)");
         }
-        auto c_options = detail::c_strings(flat);
-        LanceDataset* handle = lance_dataset_open(uri.c_str(), options.empty() ? nullptr : c_options.data(), version);
-        if (handle == nullptr) throw Error::last();
-        return Dataset(handle);
+        ArrowSchema schema{};
+        detail::SchemaGuard schema_guard(&schema);
+        int rc = stream->get_schema(stream, &schema);
+        if (rc != 0) {
+            const char* why = stream->get_last_error ? stream->get_last_error(stream) : nullptr;
+            throw Error(LANCE_ERR_INVALID_ARGUMENT, "Dataset::write: the stream's get_schema failed with " +
+                                                        std::to_string(rc) + ": " + (why ? why : "no message"));
+        }
+        detail::CStorageOptions opts(storage_opts);
+        LanceWriteParams c_params{};
+        c_params.max_rows_per_file = params.max_rows_per_file;
+        c_params.max_rows_per_group = params.max_rows_per_group;
+        c_params.max_bytes_per_file = params.max_bytes_per_file;
+        c_params.data_storage_version = params.data_storage_version ? params.data_storage_version->c_str() : nullptr;
+        c_params.enable_stable_row_ids = params.enable_stable_row_ids;
+        // From here the library owns the stream, on success and failure alike.
+        stream_guard.hand_over();
+        LanceDataset* out = nullptr;
+        detail::check(lance_dataset_write_with_params(uri.c_str(), &schema, stream, static_cast<int32_t>(mode),
+                                                      &c_params, opts.c_options(), &out));
+        return Dataset(out);
     }
 
-    /// Writes `stream` (consumed) to `uri`; `schema` is borrowed.
-    static Dataset write(const std::string& uri, const ArrowSchema* schema, ArrowArrayStream* stream,
-                         LanceWriteMode mode, const LanceWriteParams* params = nullptr) {
-        LanceDataset* handle = nullptr;
-        detail::check(lance_dataset_write_with_params(uri.c_str(), schema, stream, mode, params, nullptr, &handle));
-        return Dataset(handle);
+    /// This wrapper's earlier write (renamed: upstream's write took the
+    /// name): the schema is given (borrowed) and the stream must match it;
+    /// `stream` is consumed.
+    static Dataset write_with_schema(const std::string& uri, const ArrowSchema* schema, ArrowArrayStream* stream,
+                                     LanceWriteMode mode, const LanceWriteParams* params = nullptr,
+                                     const StorageOptions& storage_opts = {}) {
+        detail::CStorageOptions opts(storage_opts);
+        LanceDataset* out = nullptr;
+        detail::check(
+            lance_dataset_write_with_params(uri.c_str(), schema, stream, mode, params, opts.c_options(), &out));
+        return Dataset(out);
     }
 
+    uint64_t count_rows() const { return detail::check_value(lance_dataset_count_rows(get())); }
     uint64_t version() const { return detail::check_value(lance_dataset_version(get())); }
     uint64_t latest_version() const { return detail::check_value(lance_dataset_latest_version(get())); }
-    uint64_t count_rows() const {
-        uint64_t n = lance_dataset_count_rows(get());
-        if (lance_last_error_code() != LANCE_OK) throw Error::last();
-        return n;
-    }
     void schema(ArrowSchema* out) const { detail::check(lance_dataset_schema(get(), out)); }
+    uint64_t fragment_count() const { return detail::check_value(lance_dataset_fragment_count(get())); }
 
     std::vector<uint64_t> fragment_ids() const {
         // Another thread may commit through this handle between the two
@@ -391,65 +687,153 @@ public:
         std::vector<uint64_t> ids;
         while (true) {
             size_t count = 0;
-            int32_t rc = lance_dataset_fragment_ids_bounded(get(), ids.empty() ? nullptr : ids.data(),
-                                                            ids.size(), &count);
+            int32_t rc = lance_dataset_fragment_ids_bounded(get(), ids.empty() ? nullptr : ids.data(), ids.size(),
+                                                            &count);
             if (count > ids.size()) {
                 ids.resize(count);
                 continue;
             }
-            if (rc != 0) throw Error::last();
+            detail::check(rc);
             ids.resize(count);
             return ids;
         }
     }
+
+    /// Deletes the rows matching an SQL predicate; returns how many.
+    uint64_t delete_rows(const std::string& predicate) {
+        uint64_t n = 0;
+        detail::check(lance_dataset_delete(get(), predicate.c_str(), &n));
+        return n;
+    }
+
+    /// Compacts small fragments; nullptr = the defaults.
+    LanceCompactionMetrics compact_files(const LanceCompactionOptions* options = nullptr) {
+        LanceCompactionMetrics m{};
+        detail::check(lance_dataset_compact_files(get(), options, &m));
+        return m;
+    }
+
+    /// A scanner over all columns, without a filter.
+    Scanner scan() const { return scan_checked(nullptr, nullptr); }
+
+    void create_vector_index(const std::string& column, const LanceVectorIndexParams& params,
+                             const std::string& name = "", bool replace = false) {
+        detail::check(lance_dataset_create_vector_index(get(), column.c_str(), name.empty() ? nullptr : name.c_str(),
+                                                        &params, replace));
+    }
+    void create_scalar_index(const std::string& column, LanceScalarIndexType index_type, const std::string& name = "",
+                             const std::string& params_json = "", bool replace = false) {
+        detail::check(lance_dataset_create_scalar_index(get(), column.c_str(), name.empty() ? nullptr : name.c_str(),
+                                                        index_type,
+                                                        params_json.empty() ? nullptr : params_json.c_str(), replace));
+    }
+    void drop_index(const std::string& name) { detail::check(lance_dataset_drop_index(get(), name.c_str())); }
+    uint64_t index_count() const { return detail::check_value(lance_dataset_index_count(get())); }
+    /// The indices as JSON; see lance_dataset_index_list_json().
+    std::string list_indices_json() const { return detail::take_string(lance_dataset_index_list_json(get())); }
+    uint64_t index_segment_count(const std::string& index_name) const {
+        return detail::check_value(lance_dataset_index_segment_count(get(), index_name.c_str()));
+    }
+    /// The segment UUIDs of a logical index.
+    std::vector<std::array<uint8_t, 16>> index_segments(const std::string& index_name) const {
+        uint64_t count = index_segment_count(index_name);
+        std::vector<std::array<uint8_t, 16>> ids(count);
+        if (count == 0) return ids;
+        uint64_t written = 0;
+        detail::check(
+            lance_dataset_index_segments(get(), index_name.c_str(), ids.front().data(), ids.size(), &written));
+        ids.resize(written);
+        return ids;
+    }
+
+    /// Upstream's segment builders.  The vector one passes the params as
+    /// LanceVectorIndexSegmentParams; `options` nullptr = the defaults.
+    IndexSegmentBuilder new_scalar_index_segment_builder(const std::string& column, LanceScalarIndexType index_type,
+                                                         const std::string& index_name = "",
+                                                         const std::string& params_json = "",
+                                                         const LanceIndexSegmentBuildOptions* options = nullptr) const {
+        return checked_builder(lance_index_segment_builder_new_scalar(
+            get(), column.c_str(), index_name.empty() ? nullptr : index_name.c_str(),
+            static_cast<int32_t>(index_type), params_json.empty() ? nullptr : params_json.c_str(), options));
+    }
+    IndexSegmentBuilder new_vector_index_segment_builder(const std::string& column,
+                                                         const LanceVectorIndexParams& params,
+                                                         const std::string& index_name = "",
+                                                         const LanceIndexSegmentBuildOptions* options = nullptr) const {
+        LanceVectorIndexSegmentParams c_params{static_cast<int32_t>(params.index_type),
+                                               static_cast<int32_t>(params.metric),
+                                               params.num_partitions,
+                                               params.num_sub_vectors,
+                                               params.num_bits,
+                                               params.max_iterations,
+                                               params.hnsw_m,
+                                               params.hnsw_ef_construction,
+                                               params.sample_rate};
+        return checked_builder(lance_index_segment_builder_new_vector(
+            get(), column.c_str(), index_name.empty() ? nullptr : index_name.c_str(), &c_params, options));
+    }
+
+    /// Upstream's trainers: IVF centroids, FixedSizeList<float32>[dim] with
+    /// one row per partition, on `fragment_ids` (empty = all).
+    IndexModel train_ivf_model(const std::string& column, uint32_t num_partitions, LanceMetricType metric,
+                               const std::vector<uint32_t>& fragment_ids = {}) const {
+        ArrowArray array{};
+        ArrowSchema schema{};
+        detail::check(lance_index_train_ivf_model(get(), column.c_str(), num_partitions, static_cast<int32_t>(metric),
+                                                  fragment_ids.empty() ? nullptr : fragment_ids.data(),
+                                                  fragment_ids.size(), &array, &schema));
+        return IndexModel(array, schema);
+    }
+    /// A PQ codebook on the residuals of `ivf_centroids` (borrowed), in
+    /// upstream's shape: FixedSizeList<float32>[dim / num_sub_vectors], with
+    /// num_sub_vectors * 2^num_bits rows.
+    IndexModel train_pq_model(const std::string& column, uint32_t num_sub_vectors, uint32_t num_bits,
+                              LanceMetricType metric, IndexModel& ivf_centroids,
+                              const std::vector<uint32_t>& fragment_ids = {}) const {
+        ArrowArray array{};
+        ArrowSchema schema{};
+        detail::check(lance_index_train_pq_model(get(), column.c_str(), num_sub_vectors, num_bits,
+                                                 static_cast<int32_t>(metric),
+                                                 fragment_ids.empty() ? nullptr : fragment_ids.data(),
+                                                 fragment_ids.size(), ivf_centroids.array(), ivf_centroids.schema(),
+                                                 &array, &schema));
+        return IndexModel(array, schema);
+    }
+
+    /// Upstream's commit (lance_dataset_commit_index_segments()): replacement
+    /// is coverage-driven, independently trained segments are accepted, and
+    /// every problem with the set is LANCE_ERR_INVALID_ARGUMENT.
+    void commit_index_segments(const std::string& index_name, const std::string& column,
+                               const std::vector<std::vector<uint8_t>>& segment_metadata) {
+        SegmentPointers p(segment_metadata);
+        detail::check(lance_dataset_commit_index_segments(get(), index_name.c_str(), column.c_str(), p.bytes.data(),
+                                                          p.lens.data(), segment_metadata.size()));
+    }
+
+    LanceDataset* c_handle() const { return handle_.get(); }
+
+    // ---- this library's additions ----
+
+    /// Row counts per fragment, in the order of fragment_ids().
     std::vector<uint64_t> fragment_row_counts() const {
         std::vector<uint64_t> rows(fragment_count());
         if (!rows.empty()) detail::check(lance_dataset_fragment_row_counts(get(), rows.data(), rows.size()));
         return rows;
     }
-    uint64_t fragment_count() const {
-        uint64_t n = lance_dataset_fragment_count(get());
-        if (lance_last_error_code() != LANCE_OK) throw Error::last();
-        return n;
-    }
 
-    /// A scanner; an empty `columns` projects all columns, an empty filter is none.
-    Scanner scan(const std::vector<std::string>& columns = {}, const std::string& filter = "") const {
+    /// A scanner projecting `columns` (empty = all) with an SQL filter (empty = none).
+    Scanner scan(const std::vector<std::string>& columns, const std::string& filter = "") const {
         auto c_columns = detail::c_strings(columns);
-        LanceScanner* handle = lance_scanner_new(get(), columns.empty() ? nullptr : c_columns.data(),
-                                                 filter.empty() ? nullptr : filter.c_str());
-        if (handle == nullptr) throw Error::last();
-        return Scanner(handle);
+        return scan_checked(columns.empty() ? nullptr : c_columns.data(), filter.empty() ? nullptr : filter.c_str());
     }
 
-    void create_vector_index(const std::string& column, const std::string& name,
-                             const LanceVectorIndexParams& params, bool replace = false) {
-        detail::check(lance_dataset_create_vector_index(get(), column.c_str(),
-                                                        name.empty() ? nullptr : name.c_str(), &params, replace));
-    }
-    void create_scalar_index(const std::string& column, const std::string& name, LanceScalarIndexType type,
-                             const std::string& params_json = "", bool replace = false) {
-        detail::check(lance_dataset_create_scalar_index(get(), column.c_str(),
-                                                        name.empty() ? nullptr : name.c_str(), type,
-                                                        params_json.empty() ? nullptr : params_json.c_str(),
-                                                        replace));
-    }
-    void drop_index(const std::string& name) { detail::check(lance_dataset_drop_index(get(), name.c_str())); }
-    uint64_t index_count() const {
-        uint64_t n = lance_dataset_index_count(get());
-        if (lance_last_error_code() != LANCE_OK) throw Error::last();
-        return n;
-    }
-    std::string index_list_json() const { return detail::take_string(lance_dataset_index_list_json(get())); }
-
-    /// The segment UUIDs of a logical index.
-    std::vector<SegmentId> index_segments(const std::string& name) const {
-        uint64_t count = detail::check_value(lance_dataset_index_segment_count(get(), name.c_str()));
-        std::vector<SegmentId> ids(count);
-        uint64_t written = 0;
-        detail::check(lance_dataset_index_segments(get(), name.c_str(), ids.front().data(), ids.size(), &written));
-        ids.resize(written);
-        return ids;
+    /// This wrapper's earlier name of list_indices_json().
+    std::string index_list_json() const { return list_indices_json(); }
+    /// Every segment of every index, extended view; see lance_dataset_index_segments_json().
+    std::string index_segments_json() const { return detail::take_string(lance_dataset_index_segments_json(get())); }
+    /// How far an index covers this version; see lance_dataset_index_coverage_json().
+    std::string index_coverage_json(const std::string& index_name) const {
+        return detail::take_string(lance_dataset_index_coverage_json(get(), index_name.c_str()));
     }
 
     /// Trains a shared model for `params` on the given fragments (empty = all).
@@ -462,47 +846,49 @@ public:
         return VectorModel(out);
     }
 
-    /// A vector segment builder over `options` (see LanceIndexSegmentBuildOptions).
-    SegmentBuilder vector_segment_builder(const std::string& column, const LanceVectorIndexParams& params,
-                                          const LanceIndexSegmentBuildOptions& options,
-                                          const std::string& name = "") const {
-        return SegmentBuilder(lance_index_segment_builder_new_vector(
+    /// Segment builders in the RFC form (LanceIndexSegmentBuildOptionsRfc,
+    /// which can carry a VectorModel).
+    IndexSegmentBuilder vector_segment_builder(const std::string& column, const LanceVectorIndexParams& params,
+                                               const LanceIndexSegmentBuildOptionsRfc& options,
+                                               const std::string& name = "") const {
+        return checked_builder(lance_index_segment_builder_new_vector_rfc(
             get(), column.c_str(), name.empty() ? nullptr : name.c_str(), &params, &options));
     }
-
-    SegmentBuilder scalar_segment_builder(const std::string& column, LanceScalarIndexType type,
-                                          const LanceIndexSegmentBuildOptions& options,
-                                          const std::string& name = "", const std::string& params_json = "") const {
-        return SegmentBuilder(lance_index_segment_builder_new_scalar(
+    IndexSegmentBuilder scalar_segment_builder(const std::string& column, LanceScalarIndexType type,
+                                               const LanceIndexSegmentBuildOptionsRfc& options,
+                                               const std::string& name = "",
+                                               const std::string& params_json = "") const {
+        return checked_builder(lance_index_segment_builder_new_scalar_rfc(
             get(), column.c_str(), name.empty() ? nullptr : name.c_str(), type,
             params_json.empty() ? nullptr : params_json.c_str(), &options));
     }
 
-    /// Commits segments as one logical index in one new version.
-    void commit_index_segments(const std::string& name, const std::string& column,
-                               const std::vector<Bytes>& segments, bool replace = false) {
-        CommitOptions options;
-        options.replace = replace;
-        commit_index_segments(name, column, segments, options);
+    /// The RFC's commit (lance_dataset_commit_index_segments_rfc(); this
+    /// wrapper's earlier commit_index_segments(..., replace), renamed since
+    /// upstream's commit took the name): an existing index is refused unless
+    /// `replace`, independently trained segments are refused, and set
+    /// problems have their own codes (LANCE_ERR_NO_SEGMENTS, ...).
+    void commit_index_segments_rfc(const std::string& index_name, const std::string& column,
+                                   const std::vector<Bytes>& segments, bool replace = false) {
+        SegmentPointers p(segments);
+        detail::check(lance_dataset_commit_index_segments_rfc(get(), index_name.c_str(), column.c_str(),
+                                                              p.bytes.data(), p.lens.data(), segments.size(), replace));
     }
 
-    /// Commits with options; returns the version holding the segments and
-    /// whether they were already committed (an idempotent retry).
-    LanceCommitIndexResult commit_index_segments(const std::string& name, const std::string& column,
-                                                 const std::vector<Bytes>& segments,
-                                                 const CommitOptions& options) {
-        std::vector<const uint8_t*> ptrs;
-        std::vector<size_t> lens;
-        for (const auto& s : segments) {
-            ptrs.push_back(s.data());
-            lens.push_back(s.size());
-        }
+    /// The commit with options; returns the version holding the segments and
+    /// whether they were already committed (an idempotent retry).  This
+    /// wrapper's earlier commit_index_segments(..., const CommitOptions&).
+    LanceCommitIndexResult commit_index_segments_with_options(const std::string& index_name, const std::string& column,
+                                                              const std::vector<Bytes>& segments,
+                                                              const CommitOptions& options) {
+        SegmentPointers p(segments);
         LanceCommitIndexOptions c{options.replace, options.allow_independent_models,
                                   options.job_id.empty() ? nullptr : options.job_id.c_str(),
                                   options.attempt_id.empty() ? nullptr : options.attempt_id.c_str()};
         LanceCommitIndexResult result{};
-        detail::check(lance_dataset_commit_index_segments_with_options(
-            get(), name.c_str(), column.c_str(), ptrs.data(), lens.data(), segments.size(), &c, &result));
+        detail::check(lance_dataset_commit_index_segments_with_options(get(), index_name.c_str(), column.c_str(),
+                                                                       p.bytes.data(), p.lens.data(), segments.size(),
+                                                                       &c, &result));
         return result;
     }
 
@@ -513,13 +899,6 @@ public:
         return FragmentPlan(out);
     }
 
-    /// Deletes matching rows; returns how many.
-    uint64_t delete_rows(const std::string& predicate) {
-        uint64_t n = 0;
-        detail::check(lance_dataset_delete(get(), predicate.c_str(), &n));
-        return n;
-    }
-
     /// Lance's cleanup; see lance_dataset_cleanup_old_versions() for delete_unverified.
     LanceCleanupStats cleanup_old_versions(uint64_t older_than_seconds, bool delete_unverified = false) {
         LanceCleanupStats s{};
@@ -527,18 +906,32 @@ public:
         return s;
     }
 
-    LanceCompactionMetrics compact_files(uint64_t target_rows_per_fragment = 0) {
-        LanceCompactionMetrics m{};
-        detail::check(lance_dataset_compact_files(get(), target_rows_per_fragment, &m));
-        return m;
-    }
-
-    LanceDataset* c_handle() const noexcept { return handle_.get(); }
-
 private:
     explicit Dataset(LanceDataset* handle) : handle_(handle) {}
     LanceDataset* get() const noexcept { return handle_.get(); }
-    std::unique_ptr<LanceDataset, detail::DatasetDeleter> handle_;
+    Scanner scan_checked(const char* const* columns, const char* filter) const {
+        LanceScanner* s = lance_scanner_new(get(), columns, filter);
+        if (s == nullptr) detail::throw_last_error();
+        return Scanner(s);
+    }
+    static IndexSegmentBuilder checked_builder(LanceIndexSegmentBuilder* builder) {
+        if (builder == nullptr) detail::throw_last_error();
+        return IndexSegmentBuilder(builder);
+    }
+    /// The pointer and length arrays of a segment set, borrowing its bytes.
+    struct SegmentPointers {
+        explicit SegmentPointers(const std::vector<Bytes>& segments) {
+            bytes.reserve(segments.size());
+            lens.reserve(segments.size());
+            for (const auto& s : segments) {
+                bytes.push_back(s.data());
+                lens.push_back(s.size());
+            }
+        }
+        std::vector<const uint8_t*> bytes;
+        std::vector<size_t> lens;
+    };
+    Handle<LanceDataset, lance_dataset_close> handle_;
 };
 
 }  // namespace lance

@@ -263,6 +263,31 @@ fn check_column(ds: &Dataset, name: &str, column: &str, segments: &[IndexMetadat
 /// indices whose type it has no reader for or whose version is newer than
 /// it supports (`unsupported_index_version` in lance 14.0.2 src/index.rs),
 /// so such a segment would commit and then be invisible.
+/// Replacing an existing segment that the new set covers only in part
+/// would leave its other fragments unindexed.
+fn check_partial_cover(ds: &Dataset, name: &str, existing: &[IndexMetadata], incoming: &RoaringBitmap) -> CResult<()> {
+    let current: RoaringBitmap = ds.get_fragments().iter().map(|f| f.id() as u32).collect();
+    for e in existing {
+        let Some(bitmap) = &e.fragment_bitmap else { continue };
+        let live = bitmap & &current;
+        let covered = &live & incoming;
+        if !covered.is_empty() && covered != live {
+            return Err(CError::new(
+                Code::OverlappingSegments,
+                format!(
+                    "segment {} of index '{name}' covers fragments {}; the new segments cover only {} of them, \
+                     so replacing it would leave {} unindexed: build the new segments over all of its fragments",
+                    e.uuid,
+                    fragment_list(&live),
+                    fragment_list(&covered),
+                    fragment_list(&(&live - &covered))
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_readable(ds: &Dataset, segments: &[IndexMetadata]) -> CResult<()> {
     static SCALAR_PLUGINS: OnceLock<Arc<IndexPluginRegistry>> = OnceLock::new();
     for s in segments {
@@ -428,6 +453,9 @@ fn commit(
     }
     let incoming: RoaringBitmap =
         segments.iter().filter_map(|s| s.fragment_bitmap.clone()).fold(RoaringBitmap::new(), |a, b| a | b);
+    if o.replace {
+        check_partial_cover(&target, name, &existing, &incoming)?;
+    }
     let kept: Vec<IndexMetadata> = existing
         .into_iter()
         .filter(|e| e.fragment_bitmap.as_ref().is_some_and(|b| !b.is_empty() && b.is_disjoint(&incoming)))
@@ -460,6 +488,46 @@ fn commit(
     }
 }
 
+/// The arguments every form of the commit takes, checked and decoded.
+#[allow(clippy::too_many_arguments)]
+unsafe fn commit_c(
+    dataset: *mut LanceDataset,
+    index_name: *const c_char,
+    column: *const c_char,
+    segment_metadata_bytes: *const *const u8,
+    segment_metadata_lens: *const usize,
+    segment_count: usize,
+    options: Option<&LanceCommitIndexOptions>,
+) -> CResult<LanceCommitIndexResult> {
+    let handle = dataset_ref(dataset)?;
+    let name = required_nonempty_str(index_name, "index_name")?;
+    let column = required_nonempty_str(column, "column")?;
+    if segment_count == 0 {
+        return Err(CError::new(
+            Code::NoSegments,
+            format!("no segments to commit as index '{name}': a commit needs at least one"),
+        ));
+    }
+    let o = match options {
+        None => Options { replace: false, allow_independent_models: false, job_id: None, attempt_id: None },
+        Some(c) => Options {
+            replace: c.replace,
+            allow_independent_models: c.allow_independent_models,
+            job_id: optional_str(c.job_id, "options->job_id")?,
+            attempt_id: optional_str(c.attempt_id, "options->attempt_id")?,
+        },
+    };
+    let pointers = slice_arg(segment_metadata_bytes, segment_count, "segment_metadata_bytes")?;
+    let lens = slice_arg(segment_metadata_lens, segment_count, "segment_metadata_lens")?;
+    let mut segments = Vec::with_capacity(segment_count);
+    for (i, (&ptr, &len)) in pointers.iter().zip(lens).enumerate() {
+        let what = format!("segment_metadata_bytes[{i}]");
+        let bytes = slice_arg(ptr, len, &what)?;
+        segments.push(decode_metadata(bytes, &what)?);
+    }
+    handle.mutate(|ds| commit(ds, name, column, segments, &o))
+}
+
 #[allow(clippy::too_many_arguments)]
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_commit_index_segments_with_options(
@@ -473,33 +541,15 @@ pub unsafe extern "C" fn lance_dataset_commit_index_segments_with_options(
     out_result: *mut LanceCommitIndexResult,
 ) -> i32 {
     status(|| {
-        let handle = dataset_ref(dataset)?;
-        let name = required_nonempty_str(index_name, "index_name")?;
-        let column = required_nonempty_str(column, "column")?;
-        if segment_count == 0 {
-            return Err(CError::new(
-                Code::NoSegments,
-                format!("no segments to commit as index '{name}': a commit needs at least one"),
-            ));
-        }
-        let o = match options.as_ref() {
-            None => Options { replace: false, allow_independent_models: false, job_id: None, attempt_id: None },
-            Some(c) => Options {
-                replace: c.replace,
-                allow_independent_models: c.allow_independent_models,
-                job_id: optional_str(c.job_id, "options->job_id")?,
-                attempt_id: optional_str(c.attempt_id, "options->attempt_id")?,
-            },
-        };
-        let pointers = slice_arg(segment_metadata_bytes, segment_count, "segment_metadata_bytes")?;
-        let lens = slice_arg(segment_metadata_lens, segment_count, "segment_metadata_lens")?;
-        let mut segments = Vec::with_capacity(segment_count);
-        for (i, (&ptr, &len)) in pointers.iter().zip(lens).enumerate() {
-            let what = format!("segment_metadata_bytes[{i}]");
-            let bytes = slice_arg(ptr, len, &what)?;
-            segments.push(decode_metadata(bytes, &what)?);
-        }
-        let result = handle.mutate(|ds| commit(ds, name, column, segments, &o))?;
+        let result = commit_c(
+            dataset,
+            index_name,
+            column,
+            segment_metadata_bytes,
+            segment_metadata_lens,
+            segment_count,
+            options.as_ref(),
+        )?;
         if !out_result.is_null() {
             write_out(out_result, result);
         }
@@ -507,8 +557,46 @@ pub unsafe extern "C" fn lance_dataset_commit_index_segments_with_options(
     })
 }
 
+/// Upstream's form: coverage-driven replacement, independently trained
+/// segments accepted, and every problem with the set reported as
+/// INVALID_ARGUMENT (upstream has no codes of its own for them).
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_commit_index_segments(
+    dataset: *mut LanceDataset,
+    index_name: *const c_char,
+    column: *const c_char,
+    segment_metadata_bytes: *const *const u8,
+    segment_metadata_lens: *const usize,
+    segment_count: usize,
+) -> i32 {
+    let options = LanceCommitIndexOptions {
+        replace: true,
+        allow_independent_models: true,
+        job_id: std::ptr::null(),
+        attempt_id: std::ptr::null(),
+    };
+    status(|| {
+        commit_c(dataset, index_name, column, segment_metadata_bytes, segment_metadata_lens, segment_count, Some(&options))
+            .map(|_| ())
+            .map_err(|mut err| {
+                if matches!(
+                    err.code,
+                    Code::NoSegments
+                        | Code::DuplicateSegment
+                        | Code::OverlappingSegments
+                        | Code::StaleSegment
+                        | Code::ModelMismatch
+                        | Code::IncompleteSegment
+                ) {
+                    err.code = Code::InvalidArgument;
+                }
+                err
+            })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_commit_index_segments_rfc(
     dataset: *mut LanceDataset,
     index_name: *const c_char,
     column: *const c_char,
@@ -523,14 +611,8 @@ pub unsafe extern "C" fn lance_dataset_commit_index_segments(
         job_id: std::ptr::null(),
         attempt_id: std::ptr::null(),
     };
-    lance_dataset_commit_index_segments_with_options(
-        dataset,
-        index_name,
-        column,
-        segment_metadata_bytes,
-        segment_metadata_lens,
-        segment_count,
-        &options,
-        std::ptr::null_mut(),
-    )
+    status(|| {
+        commit_c(dataset, index_name, column, segment_metadata_bytes, segment_metadata_lens, segment_count, Some(&options))
+            .map(|_| ())
+    })
 }

@@ -5,7 +5,7 @@
 use std::ffi::{c_char, c_void};
 
 use crate::floor::build::{create_scalar_index, create_vector_index, LanceIndexSegmentBuilder};
-use crate::floor::error::{guard, guard_anywhere, status};
+use crate::floor::error::{guard, guard_anywhere, invalid, status};
 use crate::floor::ffi::{free_handle, handle_mut, handle_ref, into_handle};
 use crate::floor::handle::LanceDataset;
 use crate::floor::params::LanceVectorIndexParams;
@@ -42,6 +42,23 @@ pub unsafe extern "C" fn lance_index_segment_builder_set_progress(
 ) -> i32 {
     status(|| {
         handle_mut(builder, "builder")?.unexecuted()?.control.set_progress(callback, user_data);
+        Ok(())
+    })
+}
+
+/// Upstream's form: a callback is required, STAGE_COMPLETE carries 0.
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_builder_set_progress_callback(
+    builder: *mut LanceIndexSegmentBuilder,
+    callback: Option<ProgressFn>,
+    callback_ctx: *mut c_void,
+) -> i32 {
+    status(|| {
+        let builder = handle_mut(builder, "builder")?.unexecuted()?;
+        let callback = callback.ok_or_else(|| {
+            invalid("callback must not be NULL (lance_index_segment_builder_set_progress(builder, NULL, NULL) removes one)")
+        })?;
+        builder.control.set_upstream_progress(callback, callback_ctx);
         Ok(())
     })
 }

@@ -10,7 +10,7 @@ use lance::Dataset;
 
 use crate::floor::arrow::export_schema;
 use crate::floor::build::reclaim_unfinished_segments;
-use crate::floor::error::{guard, invalid, status, Context};
+use crate::floor::error::{guard, invalid, status, CResult, Context};
 use crate::floor::ffi::{copy_to_caller, free_handle, into_handle, require_out, required_nonempty_str, storage_options, write_out};
 use crate::floor::handle::{dataset_ref, open_dataset, LanceDataset};
 use crate::floor::runtime::block_on;
@@ -164,19 +164,48 @@ pub struct LanceCompactionMetrics {
     pub files_added: u64,
 }
 
+/// Mirrors `LanceCompactionOptions` in lance.h (0 = the core's default).
+#[repr(C)]
+pub struct LanceCompactionOptions {
+    pub target_rows_per_fragment: u64,
+    pub max_rows_per_group: u64,
+    pub max_bytes_per_file: u64,
+    pub num_threads: u64,
+    pub batch_size: u64,
+}
+
+/// `value` as a size, None for 0 (the default).
+fn size_option(value: u64, name: &str) -> CResult<Option<usize>> {
+    if value == 0 {
+        return Ok(None);
+    }
+    usize::try_from(value).map(Some).map_err(|_| invalid(format!("options->{name} = {value} is too large")))
+}
+
+fn compaction_options(o: Option<&LanceCompactionOptions>) -> CResult<CompactionOptions> {
+    let mut options = CompactionOptions::default();
+    let Some(o) = o else { return Ok(options) };
+    if let Some(v) = size_option(o.target_rows_per_fragment, "target_rows_per_fragment")? {
+        options.target_rows_per_fragment = v;
+    }
+    if let Some(v) = size_option(o.max_rows_per_group, "max_rows_per_group")? {
+        options.max_rows_per_group = v;
+    }
+    options.max_bytes_per_file = size_option(o.max_bytes_per_file, "max_bytes_per_file")?.or(options.max_bytes_per_file);
+    options.num_threads = size_option(o.num_threads, "num_threads")?.or(options.num_threads);
+    options.batch_size = size_option(o.batch_size, "batch_size")?.or(options.batch_size);
+    Ok(options)
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_compact_files(
     dataset: *mut LanceDataset,
-    target_rows_per_fragment: u64,
+    options: *const LanceCompactionOptions,
     out_metrics: *mut LanceCompactionMetrics,
 ) -> i32 {
     status(|| {
         let handle = dataset_ref(dataset)?;
-        let mut options = CompactionOptions::default();
-        if target_rows_per_fragment > 0 {
-            options.target_rows_per_fragment = usize::try_from(target_rows_per_fragment)
-                .map_err(|_| invalid(format!("target_rows_per_fragment = {target_rows_per_fragment} is too large")))?;
-        }
+        let options = compaction_options(options.as_ref())?;
         let m = handle.mutate(|ds| {
             block_on(compact_files(ds, options, None))?.context("compacting the dataset's files")
         })?;

@@ -7,13 +7,15 @@ use std::ffi::{c_char, CString};
 use lance_table::format::IndexMetadata;
 
 use crate::floor::codec::{decode_metadata, model_fingerprint, segment_type_name};
-use crate::floor::error::{guard, invalid, status, CResult};
+use crate::floor::error::{guard, invalid, not_supported, status, CResult};
 use crate::floor::ffi::{c_text, copy_to_caller, free_handle, handle_ref, into_handle, require_out, slice_arg, write_out};
+use crate::floor::params::index_type_code;
 
 pub struct LanceIndexSegmentMetadata {
     pub metadata: IndexMetadata,
     name: CString,
     index_type: CString,
+    details_type_url: Option<CString>,
     fingerprint: Option<CString>,
     files: Vec<(CString, u64)>,
 }
@@ -28,6 +30,7 @@ impl LanceIndexSegmentMetadata {
         Self {
             name: c_text(&metadata.name),
             index_type: c_text(&segment_type_name(&metadata)),
+            details_type_url: metadata.index_details.as_ref().map(|d| c_text(&d.type_url)),
             fingerprint: model_fingerprint(&metadata).as_deref().map(c_text),
             files,
             metadata,
@@ -77,10 +80,31 @@ pub unsafe extern "C" fn lance_index_segment_metadata_name(metadata: *const Lanc
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_index_segment_metadata_index_type(
+pub unsafe extern "C" fn lance_index_segment_metadata_index_type(metadata: *const LanceIndexSegmentMetadata) -> i32 {
+    guard(-1, || {
+        let name = meta(metadata)?.index_type.to_str().unwrap_or("");
+        index_type_code(name).ok_or_else(|| {
+            not_supported(format!(
+                "the segment's index type '{name}' has no LanceScalarIndexType or LanceVectorIndexType value"
+            ))
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_metadata_index_type_name(
     metadata: *const LanceIndexSegmentMetadata,
 ) -> *const c_char {
     guard(std::ptr::null(), || Ok(meta(metadata)?.index_type.as_ptr()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_metadata_index_details_type_url(
+    metadata: *const LanceIndexSegmentMetadata,
+) -> *const c_char {
+    guard(std::ptr::null(), || {
+        Ok(meta(metadata)?.details_type_url.as_ref().map_or(std::ptr::null(), |u| u.as_ptr()))
+    })
 }
 
 #[no_mangle]
@@ -98,16 +122,8 @@ pub unsafe extern "C" fn lance_index_segment_metadata_dataset_version(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_index_segment_metadata_index_version(
-    metadata: *const LanceIndexSegmentMetadata,
-    out_version: *mut i32,
-) -> i32 {
-    status(|| {
-        let m = meta(metadata)?;
-        require_out(out_version, "out_version")?;
-        write_out(out_version, m.metadata.index_version);
-        Ok(())
-    })
+pub unsafe extern "C" fn lance_index_segment_metadata_index_version(metadata: *const LanceIndexSegmentMetadata) -> i32 {
+    guard(-1, || Ok(meta(metadata)?.metadata.index_version))
 }
 
 #[no_mangle]
@@ -152,6 +168,19 @@ pub unsafe extern "C" fn lance_index_segment_metadata_fragment_ids(
         let bitmap = m.metadata.fragment_bitmap.clone().unwrap_or_default();
         let count = usize::try_from(bitmap.len()).map_err(|_| invalid("the segment covers too many fragments"))?;
         copy_to_caller(count, bitmap.iter(), out_fragment_ids, capacity, out_count, "out_fragment_ids")
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_metadata_field_count(metadata: *const LanceIndexSegmentMetadata) -> usize {
+    guard(0, || Ok(meta(metadata)?.metadata.fields.len()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_metadata_fragment_count(metadata: *const LanceIndexSegmentMetadata) -> usize {
+    guard(0, || {
+        let count = meta(metadata)?.metadata.fragment_bitmap.as_ref().map_or(0, |b| b.len());
+        usize::try_from(count).map_err(|_| invalid("the segment covers too many fragments"))
     })
 }
 

@@ -144,6 +144,70 @@ pub unsafe extern "C" fn lance_dataset_train_pq_codebook(
     })
 }
 
+/// Upstream's outputs are zeroed before anything can fail.
+unsafe fn zero_outputs(out_array: *mut FFI_ArrowArray, out_schema: *mut FFI_ArrowSchema) -> CResult<()> {
+    require_out(out_array, "out_array")?;
+    require_out(out_schema, "out_schema")?;
+    std::ptr::write(out_array, FFI_ArrowArray::empty());
+    std::ptr::write(out_schema, FFI_ArrowSchema::empty());
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_train_ivf_model(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    num_partitions: u32,
+    metric: i32,
+    fragment_ids: *const u32,
+    fragment_count: usize,
+    out_array: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+) -> i32 {
+    if status(|| zero_outputs(out_array, out_schema)) != 0 {
+        return -1;
+    }
+    lance_dataset_train_ivf_centroids(dataset, column, num_partitions, metric, fragment_ids, fragment_count, out_array, out_schema)
+}
+
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_train_pq_model(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    num_sub_vectors: u32,
+    num_bits: u32,
+    metric: i32,
+    fragment_ids: *const u32,
+    fragment_count: usize,
+    ivf_centroids: *const FFI_ArrowArray,
+    ivf_centroids_schema: *const FFI_ArrowSchema,
+    out_array: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+) -> i32 {
+    status(|| {
+        zero_outputs(out_array, out_schema)?;
+        let (ds, column, metric) = trainer_args(dataset, column, metric)?;
+        if num_sub_vectors == 0 {
+            return Err(invalid("num_sub_vectors must be at least 1"));
+        }
+        if num_bits != 0 && num_bits != 4 && num_bits != 8 {
+            return Err(invalid(format!("num_bits = {num_bits}: PQ codes have 4 or 8 bits (0 = 8)")));
+        }
+        let (values, dim) = read_f32_list(ivf_centroids, ivf_centroids_schema, "ivf_centroids")?;
+        let centroids = fsl(values, dim)?;
+        let fragments = sample_fragments(&ds, fragment_ids, fragment_count)?;
+        let p = LanceVectorIndexParams { num_sub_vectors, num_bits, ..LanceVectorIndexParams::defaults(IVF_PQ) };
+        let params = pq_params(&p);
+        let col_dim = column_dim(&ds, column)?;
+        check_sub_vectors(params.num_sub_vectors, col_dim, column, "num_sub_vectors")?;
+        let codebook = train_pq(&ds, column, metric, &params, centroids, fragments.as_deref())?;
+        // The same values as lance_dataset_train_pq_codebook's, in rows of one sub-vector.
+        export_array(&fsl(codebook, col_dim / params.num_sub_vectors)?, out_array, out_schema)
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_train_vector_model(
     dataset: *const LanceDataset,

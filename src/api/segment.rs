@@ -19,12 +19,12 @@ use crate::floor::error::{guard_handle, invalid, not_supported, status, CResult,
 use crate::floor::ffi::{free_handle, handle_mut, into_c_bytes, optional_str, require_out, required_nonempty_str, slice_arg, write_out};
 use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
 use crate::floor::params::{
-    ivf_params, pq_params, scalar_kind, scalar_params, train_mode, uses_pq, vector_params_with_ivf, CoreParams,
-    LanceVectorIndexParams, TRAIN_AUTO, TRAIN_NEVER,
+    build_mode, ivf_params, pq_params, scalar_kind, scalar_params, train_mode, uses_pq, vector_params_with_ivf,
+    BuildMode, CoreParams, LanceVectorIndexParams,
 };
 use crate::floor::vector_model::{check_codebook_shape, fsl, LanceVectorModel, PqModel};
 
-/// Mirrors `LanceIndexSegmentBuildOptions` in lance.h.
+/// Mirrors `LanceIndexSegmentBuildOptions` in lance.h (upstream's form).
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct LanceIndexSegmentBuildOptions {
@@ -35,8 +35,91 @@ pub struct LanceIndexSegmentBuildOptions {
     pub ivf_centroids_schema: *const FFI_ArrowSchema,
     pub pq_codebook: *const FFI_ArrowArray,
     pub pq_codebook_schema: *const FFI_ArrowSchema,
+    pub mode: i32,
+}
+
+/// Mirrors `LanceIndexSegmentBuildOptionsRfc` in lance.h (the RFC form).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct LanceIndexSegmentBuildOptionsRfc {
+    pub fragment_ids: *const u32,
+    pub fragment_count: usize,
+    pub index_uuid: *const u8,
+    pub ivf_centroids: *const FFI_ArrowArray,
+    pub ivf_centroids_schema: *const FFI_ArrowSchema,
+    pub pq_codebook: *const FFI_ArrowArray,
+    pub pq_codebook_schema: *const FFI_ArrowSchema,
     pub model: *const LanceVectorModel,
     pub train: i32,
+}
+
+/// Either form of the options, after its mode was validated.
+#[derive(Clone, Copy)]
+struct Options {
+    fragment_ids: *const u32,
+    fragment_count: usize,
+    index_uuid: *const u8,
+    ivf_centroids: *const FFI_ArrowArray,
+    ivf_centroids_schema: *const FFI_ArrowSchema,
+    pq_codebook: *const FFI_ArrowArray,
+    pq_codebook_schema: *const FFI_ArrowSchema,
+    model: *const LanceVectorModel,
+    mode: BuildMode,
+    /// How the mode field is named in this form, for messages.
+    mode_field: &'static str,
+}
+
+impl Options {
+    fn defaults() -> Self {
+        Options {
+            fragment_ids: std::ptr::null(),
+            fragment_count: 0,
+            index_uuid: std::ptr::null(),
+            ivf_centroids: std::ptr::null(),
+            ivf_centroids_schema: std::ptr::null(),
+            pq_codebook: std::ptr::null(),
+            pq_codebook_schema: std::ptr::null(),
+            model: std::ptr::null(),
+            mode: BuildMode::Auto,
+            mode_field: "options->mode",
+        }
+    }
+
+    unsafe fn upstream(o: *const LanceIndexSegmentBuildOptions) -> CResult<Self> {
+        let Some(o) = o.as_ref() else { return Ok(Self::defaults()) };
+        Ok(Options {
+            fragment_ids: o.fragment_ids,
+            fragment_count: o.fragment_count,
+            index_uuid: o.index_uuid,
+            ivf_centroids: o.ivf_centroids,
+            ivf_centroids_schema: o.ivf_centroids_schema,
+            pq_codebook: o.pq_codebook,
+            pq_codebook_schema: o.pq_codebook_schema,
+            model: std::ptr::null(),
+            mode: build_mode(o.mode)?,
+            mode_field: "options->mode",
+        })
+    }
+
+    unsafe fn rfc(o: *const LanceIndexSegmentBuildOptionsRfc) -> CResult<Self> {
+        let Some(o) = o.as_ref() else { return Ok(Self { mode_field: "options->train", ..Self::defaults() }) };
+        Ok(Options {
+            fragment_ids: o.fragment_ids,
+            fragment_count: o.fragment_count,
+            index_uuid: o.index_uuid,
+            ivf_centroids: o.ivf_centroids,
+            ivf_centroids_schema: o.ivf_centroids_schema,
+            pq_codebook: o.pq_codebook,
+            pq_codebook_schema: o.pq_codebook_schema,
+            model: o.model,
+            mode: train_mode(o.train)?,
+            mode_field: "options->train",
+        })
+    }
+
+    fn has_model(&self) -> bool {
+        !self.ivf_centroids.is_null() || !self.pq_codebook.is_null() || !self.model.is_null()
+    }
 }
 
 /// The optional 16-byte caller UUID.
@@ -57,7 +140,7 @@ struct Injected {
     fingerprint: Option<String>,
 }
 
-unsafe fn injected_model(o: &LanceIndexSegmentBuildOptions, p: &LanceVectorIndexParams) -> CResult<Option<Injected>> {
+unsafe fn injected_model(o: &Options, p: &LanceVectorIndexParams) -> CResult<Option<Injected>> {
     let has_arrow = !o.ivf_centroids.is_null() || !o.pq_codebook.is_null();
     if !o.model.is_null() {
         if has_arrow {
@@ -87,7 +170,18 @@ unsafe fn injected_model(o: &LanceIndexSegmentBuildOptions, p: &LanceVectorIndex
     let codebook = if o.pq_codebook.is_null() {
         None
     } else {
-        Some(read_f32_list(o.pq_codebook, o.pq_codebook_schema, "options->pq_codebook")?.0)
+        let (values, width) = read_f32_list(o.pq_codebook, o.pq_codebook_schema, "options->pq_codebook")?;
+        // Rows of the full dimension (2^bits of them), or of one sub-vector
+        // (sub-vectors * 2^bits): the same values either way.
+        let sub_vectors = pq_params(p).num_sub_vectors;
+        if width != dim && width * sub_vectors != dim {
+            return Err(invalid(format!(
+                "options->pq_codebook has rows of {width} values; with dimension {dim} and {sub_vectors} \
+                 sub-vectors they must hold {dim} or {} values",
+                dim / sub_vectors.max(1)
+            )));
+        }
+        Some(values)
     };
     // Arrow arrays carry no fingerprint of their own; fingerprint their content.
     let pq = codebook.clone().map(|codebook| {
@@ -103,13 +197,20 @@ unsafe fn new_vector_builder(
     column: *const c_char,
     index_name: *const c_char,
     params: *const LanceVectorIndexParams,
-    options: *const LanceIndexSegmentBuildOptions,
+    options: Options,
 ) -> CResult<LanceIndexSegmentBuilder> {
     if params.is_null() {
         return Err(invalid("params must not be NULL"));
     }
     let p = &*params;
-    let Common { ds, column, name, o, fragments, uuid, train } = common_args(dataset, column, index_name, options)?;
+    let Common { ds, column, name, o, fragments, uuid } = common_args(dataset, column, index_name, options)?;
+    let mode_field = o.mode_field;
+    if o.mode == BuildMode::LocalTrain && o.has_model() {
+        return Err(invalid(format!(
+            "{mode_field} is LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN but the options hold a model; \
+             use AUTO or PRECOMPUTED to build with it"
+        )));
+    }
     let o = &o;
     let dim = lance::index::vector::utils::get_vector_dim(ds.schema(), &column)?;
 
@@ -119,10 +220,17 @@ unsafe fn new_vector_builder(
     check_vector_column(&ds, &column, p.metric)?;
     match injected_model(o, p)? {
         None => {
-            if train == TRAIN_NEVER {
-                return Err(invalid(
-                    "options->train is LANCE_TRAIN_NEVER but no model is injected: give options->model or options->ivf_centroids",
-                ));
+            if o.mode == BuildMode::Precomputed {
+                let mode = if mode_field == "options->train" {
+                    "options->train is LANCE_TRAIN_NEVER"
+                } else {
+                    "options->mode is LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED"
+                };
+                return Err(invalid(format!(
+                    "{mode} but no model is given: set options->ivf_centroids (and options->pq_codebook for \
+                     the PQ types){}",
+                    if mode_field == "options->train" { " or options->model" } else { "" }
+                )));
             }
             check_partitions(&ds, p.num_partitions, fragments.as_deref())?;
         }
@@ -193,16 +301,19 @@ unsafe fn new_scalar_builder(
     index_name: *const c_char,
     index_type: i32,
     params_json: *const c_char,
-    options: *const LanceIndexSegmentBuildOptions,
+    options: Options,
 ) -> CResult<LanceIndexSegmentBuilder> {
     let (index_type, kind) = scalar_kind(index_type)?;
     let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
-    let Common { ds, column, name, o, fragments, uuid, train } = common_args(dataset, column, index_name, options)?;
-    if !o.ivf_centroids.is_null() || !o.pq_codebook.is_null() || !o.model.is_null() {
+    let Common { ds, column, name, o, fragments, uuid } = common_args(dataset, column, index_name, options)?;
+    if o.has_model() {
         return Err(invalid("a scalar index takes no injected vector model"));
     }
-    if train == TRAIN_NEVER {
-        return Err(invalid("options->train = LANCE_TRAIN_NEVER is for vector builds; scalar segments always train"));
+    if o.mode == BuildMode::Precomputed {
+        return Err(invalid(format!(
+            "{} asks for a precomputed model, which only vector builds take; scalar segments always train",
+            o.mode_field
+        )));
     }
     // The core generates the UUIDs of these fragment-scoped builds itself;
     // a caller's UUID would be ignored, so it is refused here.
@@ -230,40 +341,28 @@ struct Common {
     ds: Arc<Dataset>,
     column: String,
     name: Option<String>,
-    /// The caller's options (all defaults for NULL).
-    o: LanceIndexSegmentBuildOptions,
+    o: Options,
     fragments: Option<Vec<u32>>,
     uuid: Option<Uuid>,
-    train: i32,
 }
 
 unsafe fn common_args(
     dataset: *const LanceDataset,
     column: *const c_char,
     index_name: *const c_char,
-    options: *const LanceIndexSegmentBuildOptions,
+    o: Options,
 ) -> CResult<Common> {
     let ds = dataset_ref(dataset)?.snapshot();
     let column = required_nonempty_str(column, "column")?.to_string();
     let name = optional_index_name(index_name)?;
     require_column(&ds, &column)?;
-    let o = options.as_ref().copied().unwrap_or(LanceIndexSegmentBuildOptions {
-        fragment_ids: std::ptr::null(),
-        fragment_count: 0,
-        index_uuid: std::ptr::null(),
-        ivf_centroids: std::ptr::null(),
-        ivf_centroids_schema: std::ptr::null(),
-        pq_codebook: std::ptr::null(),
-        pq_codebook_schema: std::ptr::null(),
-        model: std::ptr::null(),
-        train: TRAIN_AUTO,
-    });
     let fragments = fragment_list(&ds, o.fragment_ids, o.fragment_count, "options->fragment_ids")?;
     let uuid = segment_uuid(o.index_uuid)?;
-    let train = train_mode(o.train)?;
-    Ok(Common { ds, column, name, o, fragments, uuid, train })
+    Ok(Common { ds, column, name, o, fragments, uuid })
 }
 
+/// `LanceVectorIndexSegmentParams` has the layout of `LanceVectorIndexParams`
+/// (lance.h; the conformance test checks both).
 #[no_mangle]
 pub unsafe extern "C" fn lance_index_segment_builder_new_vector(
     dataset: *const LanceDataset,
@@ -272,7 +371,7 @@ pub unsafe extern "C" fn lance_index_segment_builder_new_vector(
     params: *const LanceVectorIndexParams,
     options: *const LanceIndexSegmentBuildOptions,
 ) -> *mut LanceIndexSegmentBuilder {
-    guard_handle(|| new_vector_builder(dataset, column, index_name, params, options))
+    guard_handle(|| new_vector_builder(dataset, column, index_name, params, Options::upstream(options)?))
 }
 
 #[no_mangle]
@@ -284,7 +383,30 @@ pub unsafe extern "C" fn lance_index_segment_builder_new_scalar(
     params_json: *const c_char,
     options: *const LanceIndexSegmentBuildOptions,
 ) -> *mut LanceIndexSegmentBuilder {
-    guard_handle(|| new_scalar_builder(dataset, column, index_name, index_type, params_json, options))
+    guard_handle(|| new_scalar_builder(dataset, column, index_name, index_type, params_json, Options::upstream(options)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_builder_new_vector_rfc(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    params: *const LanceVectorIndexParams,
+    options: *const LanceIndexSegmentBuildOptionsRfc,
+) -> *mut LanceIndexSegmentBuilder {
+    guard_handle(|| new_vector_builder(dataset, column, index_name, params, Options::rfc(options)?))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_builder_new_scalar_rfc(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    index_type: i32,
+    params_json: *const c_char,
+    options: *const LanceIndexSegmentBuildOptionsRfc,
+) -> *mut LanceIndexSegmentBuilder {
+    guard_handle(|| new_scalar_builder(dataset, column, index_name, index_type, params_json, Options::rfc(options)?))
 }
 
 #[no_mangle]

@@ -21,13 +21,16 @@ pub enum Code {
     Internal = 6,
     NotSupported = 7,
     CommitConflict = 8,
-    Cancelled = 9,
-    NoSegments = 10,
-    DuplicateSegment = 11,
-    OverlappingSegments = 12,
-    StaleSegment = 13,
-    ModelMismatch = 14,
-    IncompleteSegment = 15,
+    Panic = 9,
+    // This library's own codes, in a range upstream's sequential codes
+    // will not reach.
+    Cancelled = 1000,
+    NoSegments = 1001,
+    DuplicateSegment = 1002,
+    OverlappingSegments = 1003,
+    StaleSegment = 1004,
+    ModelMismatch = 1005,
+    IncompleteSegment = 1006,
 }
 
 /// An error on its way to the C caller.
@@ -248,7 +251,7 @@ pub fn guard_anywhere<T>(on_error: T, body: impl FnOnce() -> CResult<T>) -> T {
         }
         Err(payload) => {
             set_last_error(&CError::new(
-                Code::Internal,
+                Code::Panic,
                 format!("internal panic: {}", panic_text(payload.as_ref())),
             ));
             on_error

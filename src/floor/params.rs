@@ -241,14 +241,58 @@ pub fn scalar_params(kind: BuiltinIndexType, params_json: Option<&str>) -> CResu
     }
 }
 
-/// `LanceTrainMode`, validated.
-pub fn train_mode(train: i32) -> CResult<i32> {
+/// How a segment build gets its vector model: upstream's
+/// `LanceIndexSegmentBuildMode` and the RFC form's `LanceTrainMode`, as one.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum BuildMode {
+    /// A given model is used; without one the build trains.
+    Auto,
+    /// The build trains; a given model is refused.
+    LocalTrain,
+    /// The given model is used; without one the build is refused.
+    Precomputed,
+}
+
+/// `LanceIndexSegmentBuildMode`, validated.
+pub fn build_mode(mode: i32) -> CResult<BuildMode> {
+    match mode {
+        0 => Ok(BuildMode::Auto),
+        1 => Ok(BuildMode::LocalTrain),
+        2 => Ok(BuildMode::Precomputed),
+        other => Err(invalid(format!(
+            "options->mode = {other} is not a LanceIndexSegmentBuildMode (0 = AUTO, 1 = LOCAL_TRAIN, 2 = PRECOMPUTED)"
+        ))),
+    }
+}
+
+/// `LanceTrainMode` (the RFC form), validated.
+pub fn train_mode(train: i32) -> CResult<BuildMode> {
     match train {
-        TRAIN_AUTO | TRAIN_NEVER => Ok(train),
+        TRAIN_AUTO => Ok(BuildMode::Auto),
+        TRAIN_NEVER => Ok(BuildMode::Precomputed),
         other => Err(invalid(format!(
             "options->train = {other} is not a LanceTrainMode (0 = AUTO, 1 = NEVER)"
         ))),
     }
+}
+
+/// The `LanceVectorIndexType` or `LanceScalarIndexType` value of a segment
+/// type name (`floor::codec::segment_type_name`), if either enum has one.
+pub fn index_type_code(name: &str) -> Option<i32> {
+    Some(match name {
+        "BTree" => BTREE,
+        "Bitmap" => BITMAP,
+        "LabelList" => LABEL_LIST,
+        "Inverted" => INVERTED,
+        "IVF_FLAT" => IVF_FLAT,
+        "IVF_SQ" => IVF_SQ,
+        "IVF_PQ" => IVF_PQ,
+        "IVF_HNSW_SQ" => IVF_HNSW_SQ,
+        "IVF_HNSW_PQ" => IVF_HNSW_PQ,
+        "IVF_HNSW_FLAT" => IVF_HNSW_FLAT,
+        "IVF_RQ" => IVF_RQ,
+        _ => return None,
+    })
 }
 
 pub fn write_mode(mode: i32) -> CResult<WriteMode> {

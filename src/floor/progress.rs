@@ -102,6 +102,8 @@ impl LanceIndexBuildCancelToken {
 pub struct BuildControl {
     progress: Option<(ProgressFn, UserData)>,
     cancel: Option<Arc<CancelState>>,
+    /// Upstream's progress contract: STAGE_COMPLETE carries 0, not the last count.
+    complete_reports_zero: bool,
 }
 
 /// Mirrors `LanceIndexBuildControl` in lance.h.
@@ -127,6 +129,13 @@ impl BuildControl {
 
     pub fn set_progress(&mut self, callback: Option<ProgressFn>, user_data: *mut c_void) {
         self.progress = callback.map(|f| (f, UserData(user_data)));
+        self.complete_reports_zero = false;
+    }
+
+    /// The setter of upstream's form: STAGE_COMPLETE events carry 0.
+    pub fn set_upstream_progress(&mut self, callback: ProgressFn, user_data: *mut c_void) {
+        self.progress = Some((callback, UserData(user_data)));
+        self.complete_reports_zero = true;
     }
 
     pub fn set_cancel(&mut self, token: Option<&LanceIndexBuildCancelToken>) {
@@ -158,7 +167,7 @@ impl BuildControl {
                 abandonable: AtomicBool::new(true),
             })
         });
-        Ok(Session { bridge, rx, callback: self.progress })
+        Ok(Session { bridge, rx, callback: self.progress, complete_reports_zero: self.complete_reports_zero })
     }
 }
 
@@ -231,12 +240,14 @@ pub struct Session {
     bridge: Option<Arc<Bridge>>,
     rx: Option<UnboundedReceiver<Event>>,
     callback: Option<(ProgressFn, UserData)>,
+    complete_reports_zero: bool,
 }
 
 /// Hands events to the C callback, keeping every stage's count from going
 /// backwards (the core may report one stage from several threads).
 struct Delivery {
     callback: Option<(ProgressFn, UserData)>,
+    complete_reports_zero: bool,
     last: HashMap<String, u64>,
 }
 
@@ -257,7 +268,8 @@ impl Delivery {
                 (EVENT_STAGE_PROGRESS, stage, 0, String::new(), completed)
             }
             Event::Complete { stage } => {
-                let completed = self.last.remove(&stage).unwrap_or(0);
+                let last = self.last.remove(&stage).unwrap_or(0);
+                let completed = if self.complete_reports_zero { 0 } else { last };
                 (EVENT_STAGE_COMPLETE, stage, 0, String::new(), completed)
             }
         };
@@ -287,7 +299,7 @@ impl Session {
             return Ok(block_on(fut)??);
         };
         let mut task = spawn(fut)?;
-        let mut delivery = Delivery { callback: self.callback, last: HashMap::new() };
+        let mut delivery = Delivery { callback: self.callback, complete_reports_zero: self.complete_reports_zero, last: HashMap::new() };
         let mut rx = self.rx.take();
         let cancel = bridge.cancel.clone();
         let outcome = block_on(std::future::poll_fn(|cx| {
@@ -321,7 +333,7 @@ impl Session {
             Some(Ok(Err(_))) if self.aborted() => Err(cancelled_error("at a build checkpoint")),
             Some(Ok(Err(err))) => Err(err.into()),
             Some(Err(join)) if join.is_panic() => {
-                Err(CError::new(Code::Internal, "internal panic in the index build".to_string()))
+                Err(CError::new(Code::Panic, "internal panic in the index build".to_string()))
             }
             Some(Err(_)) => Err(cancelled_error("while it ran")),
         }

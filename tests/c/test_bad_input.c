@@ -95,9 +95,9 @@ static LanceVectorModel* train(LanceDataset* d, LanceVectorIndexType type, const
 
 /* Options for a build of fragments [first, first + n) with `model` (NULL =
  * trained locally) under `uuid` (NULL = generated). */
-static LanceIndexSegmentBuildOptions options(const uint32_t* frags, size_t n, const LanceVectorModel* model,
+static LanceIndexSegmentBuildOptionsRfc options(const uint32_t* frags, size_t n, const LanceVectorModel* model,
                                              const uint8_t* uuid) {
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.fragment_ids = frags;
     o.fragment_count = n;
     o.model = model;
@@ -112,8 +112,8 @@ static const uint32_t first_half[] = {0, 1, 2, 3}, second_half[] = {4, 5, 6, 7};
 static uint8_t* segment(LanceDataset* d, LanceVectorIndexType type, const LanceVectorModel* model,
                         const uint32_t* frags, size_t n, const uint8_t* uuid, size_t* len) {
     LanceVectorIndexParams p = params(type);
-    LanceIndexSegmentBuildOptions o = options(frags, n, model, uuid);
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(d, "vec", NULL, &p, &o);
+    LanceIndexSegmentBuildOptionsRfc o = options(frags, n, model, uuid);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(d, "vec", NULL, &p, &o);
     uint8_t* bytes = NULL;
     CHECK(b && lance_index_segment_builder_execute_uncommitted(b, &bytes, len) == 0);
     lance_index_segment_builder_free(b);
@@ -122,10 +122,10 @@ static uint8_t* segment(LanceDataset* d, LanceVectorIndexType type, const LanceV
 
 /* A vector build that must fail with `code`, when the builder is made or,
  * if lance.h leaves it to the build, when it executes (nothing written). */
-static void build_fails(LanceDataset* d, const LanceVectorIndexParams* p, const LanceIndexSegmentBuildOptions* o,
+static void build_fails(LanceDataset* d, const LanceVectorIndexParams* p, const LanceIndexSegmentBuildOptionsRfc* o,
                         LanceErrorCode code) {
     cases++;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(d, "vec", NULL, p, o);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(d, "vec", NULL, p, o);
     if (b) {
         uint8_t* bytes = NULL;
         size_t len = 0;
@@ -372,58 +372,58 @@ static void test_model_functions(void) {
 static void test_vector_builder(void) {
     const uint32_t two[] = {0, 1}, missing[] = {0, 99}, twice[] = {2, 2};
     LanceVectorIndexParams p = params(LANCE_INDEX_IVF_FLAT);
-    LanceIndexSegmentBuildOptions o = options(two, 2, flat, NULL);
+    LanceIndexSegmentBuildOptionsRfc o = options(two, 2, flat, NULL);
     const LanceIndexSegmentBuilder* none = NULL;
     const LanceErrorCode invalid = LANCE_ERR_INVALID_ARGUMENT;
-    BAD_VALUE(lance_index_segment_builder_new_vector(NULL, "vec", NULL, &p, &o), none, invalid);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, NULL, NULL, &p, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(NULL, "vec", NULL, &p, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, NULL, NULL, &p, &o), none, invalid);
     CHECK(tu_error_mentions("column"));
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "", NULL, &p, &o), none, invalid);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "nope", NULL, &p, &o), none, LANCE_ERR_NOT_FOUND);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "", NULL, &p, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "nope", NULL, &p, &o), none, LANCE_ERR_NOT_FOUND);
     CHECK(tu_error_mentions("nope"));
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "tag", NULL, &p, &o), none, invalid);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", "", &p, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "tag", NULL, &p, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", "", &p, &o), none, invalid);
     CHECK(tu_error_mentions("index_name"));
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, NULL, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, NULL, &o), none, invalid);
     CHECK(tu_error_mentions("params"));
 
     const int types[] = {0, 100, 108, -101};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         LanceVectorIndexParams bad = p;
         bad.index_type = (LanceVectorIndexType)types[i];
-        BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &bad, &o), none, invalid);
+        BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &bad, &o), none, invalid);
         CHECK(tu_error_mentions("index_type"));
     }
     const int metrics[] = {4, -1};
     for (size_t i = 0; i < 2; i++) {
         LanceVectorIndexParams bad = p;
         bad.metric = (LanceMetricType)metrics[i];
-        BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &bad, &o), none, invalid);
+        BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &bad, &o), none, invalid);
         CHECK(tu_error_mentions("metric"));
     }
-    LanceIndexSegmentBuildOptions bo = o;
+    LanceIndexSegmentBuildOptionsRfc bo = o;
     bo.train = 2;
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     CHECK(tu_error_mentions("train"));
     bo.train = -1;
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     bo = options(NULL, 2, flat, NULL);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     CHECK(tu_error_mentions("fragment_ids"));
     bo = options(two, 0, flat, NULL);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     CHECK(tu_error_mentions("fragment_ids"));
     bo = options(two, HUGE, flat, NULL);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     bo = options(missing, 2, flat, NULL);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     CHECK(tu_error_mentions("fragment_ids[1] = 99 is not a fragment of dataset version 1"));
     bo = options(twice, 2, flat, NULL);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     CHECK(tu_error_mentions("twice"));
     bo = options(two, 2, NULL, NULL);
     bo.train = LANCE_TRAIN_NEVER;
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     CHECK(tu_error_mentions("LANCE_TRAIN_NEVER"));
 
     /* Injected models that do not fit. */
@@ -434,33 +434,33 @@ static void test_vector_builder(void) {
     bo = options(two, 2, flat, NULL);
     bo.ivf_centroids = &c;
     bo.ivf_centroids_schema = &cs;
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     CHECK(tu_error_mentions("both"));
     LanceVectorIndexParams cosine = p;
     cosine.metric = LANCE_METRIC_COSINE;
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &cosine, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &cosine, &o), none, invalid);
     CHECK(tu_error_mentions("metric"));
     bo = options(two, 2, narrow, NULL);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     CHECK(tu_error_mentions("dimension 8"));
     bo = options(two, 2, NULL, NULL);
     bo.ivf_centroids = &thin;
     bo.ivf_centroids_schema = &thin_s;
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     CHECK(tu_error_mentions("dimension 8"));
     LanceVectorIndexParams more = p;
     more.num_partitions = PARTS * 2;
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &more, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &more, &o), none, invalid);
     CHECK(tu_error_mentions("num_partitions"));
     LanceVectorIndexParams pq_params = params(LANCE_INDEX_IVF_PQ);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &pq_params, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &pq_params, &o), none, invalid);
     CHECK(tu_error_mentions("codebook"));
     bo = options(two, 2, pq, NULL);
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &bo), none, invalid);
     CHECK(tu_error_mentions("PQ"));
     LanceVectorIndexParams pq8 = pq_params;
     pq8.num_sub_vectors = 8;
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &pq8, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &pq8, &bo), none, invalid);
     CHECK(tu_error_mentions("sub-vectors"));
     struct ArrowArray cb;
     struct ArrowSchema cbs;
@@ -468,15 +468,15 @@ static void test_vector_builder(void) {
     bo = options(two, 2, NULL, NULL);
     bo.pq_codebook = &cb;
     bo.pq_codebook_schema = &cbs;
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &pq_params, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &pq_params, &bo), none, invalid);
     CHECK(tu_error_mentions("ivf_centroids"));
     LanceVectorIndexParams sq = params(LANCE_INDEX_IVF_SQ);
     sq.num_bits = 70000;
-    BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sq, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &sq, &o), none, invalid);
     CHECK(tu_error_mentions("num_bits"));
 
     /* Item 4: HAMMING on float32 vectors; more partitions than rows. */
-    LanceIndexSegmentBuildOptions local = options(two, 2, NULL, NULL);
+    LanceIndexSegmentBuildOptionsRfc local = options(two, 2, NULL, NULL);
     LanceVectorIndexParams hamming = p;
     hamming.metric = LANCE_METRIC_HAMMING;
     build_fails(ds, &hamming, &local, LANCE_ERR_INVALID_ARGUMENT);
@@ -492,42 +492,42 @@ static void test_scalar_builder(void) {
     const uint32_t two[] = {0, 1}, missing[] = {99};
     const LanceIndexSegmentBuilder* none = NULL;
     const LanceErrorCode invalid = LANCE_ERR_INVALID_ARGUMENT;
-    LanceIndexSegmentBuildOptions o = options(two, 2, NULL, NULL);
+    LanceIndexSegmentBuildOptionsRfc o = options(two, 2, NULL, NULL);
     const LanceScalarIndexType bitmap = LANCE_SCALAR_BITMAP;
-    BAD_VALUE(lance_index_segment_builder_new_scalar(NULL, "id", NULL, bitmap, NULL, &o), none, invalid);
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, NULL, NULL, bitmap, NULL, &o), none, invalid);
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "", NULL, bitmap, NULL, &o), none, invalid);
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "nope", NULL, bitmap, NULL, &o), none, LANCE_ERR_NOT_FOUND);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(NULL, "id", NULL, bitmap, NULL, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, NULL, NULL, bitmap, NULL, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "", NULL, bitmap, NULL, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "nope", NULL, bitmap, NULL, &o), none, LANCE_ERR_NOT_FOUND);
     CHECK(tu_error_mentions("nope"));
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", "", bitmap, NULL, &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "id", "", bitmap, NULL, &o), none, invalid);
     const int types[] = {0, 5, -1};
     for (size_t i = 0; i < 3; i++) {
-        BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", NULL, (LanceScalarIndexType)types[i], NULL, &o), none,
+        BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, (LanceScalarIndexType)types[i], NULL, &o), none,
                   invalid);
         CHECK(tu_error_mentions("index_type"));
     }
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", NULL, bitmap, "{", &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, bitmap, "{", &o), none, invalid);
     CHECK(tu_error_mentions("params_json"));
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", NULL, bitmap, "[1, 2]", &o), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, bitmap, "[1, 2]", &o), none, invalid);
     CHECK(tu_error_mentions("params_json"));
-    LanceIndexSegmentBuildOptions bo = options(two, 2, flat, NULL);
+    LanceIndexSegmentBuildOptionsRfc bo = options(two, 2, flat, NULL);
     bo.train = LANCE_TRAIN_AUTO;
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", NULL, bitmap, NULL, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, bitmap, NULL, &bo), none, invalid);
     bo = options(two, 2, NULL, NULL);
     bo.train = LANCE_TRAIN_NEVER;
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", NULL, bitmap, NULL, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, bitmap, NULL, &bo), none, invalid);
     bo.train = 7;
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", NULL, bitmap, NULL, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, bitmap, NULL, &bo), none, invalid);
     uint8_t uuid[16];
     CHECK(uuid_random_v4(uuid) == 0);
     bo = options(two, 2, NULL, uuid);
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &bo), none,
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &bo), none,
               LANCE_ERR_NOT_SUPPORTED);
     CHECK(tu_error_mentions("index_uuid"));
     bo = options(two, HUGE, NULL, NULL);
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", NULL, bitmap, NULL, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, bitmap, NULL, &bo), none, invalid);
     bo = options(missing, 1, NULL, NULL);
-    BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", NULL, bitmap, NULL, &bo), none, invalid);
+    BAD_VALUE(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, bitmap, NULL, &bo), none, invalid);
     CHECK(tu_error_mentions("99"));
 }
 
@@ -541,12 +541,12 @@ static void on_progress(void* user, int32_t event, const char* stage, uint64_t t
 static void test_execute_progress_cancel(void) {
     const uint32_t two[] = {0, 1};
     LanceVectorIndexParams p = params(LANCE_INDEX_IVF_FLAT);
-    LanceIndexSegmentBuildOptions o = options(two, 2, flat, NULL);
+    LanceIndexSegmentBuildOptionsRfc o = options(two, 2, flat, NULL);
     uint8_t* bytes = NULL;
     size_t len = 0;
     const LanceErrorCode invalid = LANCE_ERR_INVALID_ARGUMENT;
     BAD_MSG(lance_index_segment_builder_execute_uncommitted(NULL, &bytes, &len), invalid, "builder");
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
     CHECK(b != NULL);
     BAD_MSG(lance_index_segment_builder_execute_uncommitted(b, NULL, &len), invalid, "out_metadata_bytes");
     BAD_MSG(lance_index_segment_builder_execute_uncommitted(b, &bytes, NULL), invalid, "out_metadata_len");
@@ -566,7 +566,7 @@ static void test_execute_progress_cancel(void) {
     lance_index_build_cancel_token_free(NULL);
     /* A token cancelled before the build starts: cancelled at once, nothing written. */
     CHECK_OK(lance_index_build_cancel(token));
-    b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o);
+    b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
     CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
     BAD(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len), LANCE_ERR_CANCELLED);
     lance_index_segment_builder_free(b);
@@ -624,13 +624,12 @@ static void test_metadata(void) {
     BAD(lance_index_segment_metadata_parse(far, len + 10, &m), invalid);
     const uint8_t* far_ptrs[] = {far};
     size_t far_len = len + 10;
-    BAD(lance_dataset_commit_index_segments(ds, "far_idx", "vec", far_ptrs, &far_len, 1, false), invalid);
+    BAD(lance_dataset_commit_index_segments_rfc(ds, "far_idx", "vec", far_ptrs, &far_len, 1, false), invalid);
     free(far);
     CHECK(m == NULL);
 
     CHECK_OK(lance_index_segment_metadata_parse(bytes, len, &m));
     uint8_t uuid[16];
-    int32_t version;
     int64_t ms;
     bool present;
     int32_t fields[4];
@@ -642,11 +641,14 @@ static void test_metadata(void) {
     BAD_MSG(lance_index_segment_metadata_uuid(none, uuid), invalid, "metadata");
     BAD_MSG(lance_index_segment_metadata_uuid(m, NULL), invalid, "out_uuid");
     BAD_VALUE(lance_index_segment_metadata_name(none), NULL, invalid);
-    BAD_VALUE(lance_index_segment_metadata_index_type(none), NULL, invalid);
+    BAD_VALUE(lance_index_segment_metadata_index_type_name(none), NULL, invalid);
     BAD_VALUE(lance_index_segment_metadata_model_fingerprint(none), NULL, invalid);
     BAD_VALUE(lance_index_segment_metadata_dataset_version(none), 0, invalid);
-    BAD_MSG(lance_index_segment_metadata_index_version(none, &version), invalid, "metadata");
-    BAD_MSG(lance_index_segment_metadata_index_version(m, NULL), invalid, "out_version");
+    BAD_VALUE(lance_index_segment_metadata_index_version(none), -1, invalid);
+    BAD_VALUE(lance_index_segment_metadata_index_type(none), -1, invalid);
+    BAD_VALUE(lance_index_segment_metadata_index_details_type_url(none), NULL, invalid);
+    BAD_VALUE(lance_index_segment_metadata_field_count(none), 0, invalid);
+    BAD_VALUE(lance_index_segment_metadata_fragment_count(none), 0, invalid);
     BAD_MSG(lance_index_segment_metadata_created_at_ms(none, &ms, &present), invalid, "metadata");
     BAD_MSG(lance_index_segment_metadata_created_at_ms(m, NULL, &present), invalid, "out_ms");
     BAD_MSG(lance_index_segment_metadata_created_at_ms(m, &ms, NULL), invalid, "out_present");
@@ -721,13 +723,13 @@ static void test_commit_arguments(void) {
     o.attempt_id = NULL;
 #undef COMMIT_WITH
     /* The RFC's form. */
-    BAD_MSG(lance_dataset_commit_index_segments(NULL, "i", "vec", ptrs, lens, 2, false), invalid, "dataset");
-    BAD(lance_dataset_commit_index_segments(d, "i", "vec", ptrs, lens, 0, false), LANCE_ERR_NO_SEGMENTS);
-    BAD(lance_dataset_commit_index_segments(d, "i", "vec", ptrs, lens, HUGE, true), invalid);
-    BAD_MSG(lance_dataset_commit_index_segments(d, "i", "nope", ptrs, lens, 2, false), LANCE_ERR_NOT_FOUND, "nope");
+    BAD_MSG(lance_dataset_commit_index_segments_rfc(NULL, "i", "vec", ptrs, lens, 2, false), invalid, "dataset");
+    BAD(lance_dataset_commit_index_segments_rfc(d, "i", "vec", ptrs, lens, 0, false), LANCE_ERR_NO_SEGMENTS);
+    BAD(lance_dataset_commit_index_segments_rfc(d, "i", "vec", ptrs, lens, HUGE, true), invalid);
+    BAD_MSG(lance_dataset_commit_index_segments_rfc(d, "i", "nope", ptrs, lens, 2, false), LANCE_ERR_NOT_FOUND, "nope");
     CHECK(lance_dataset_latest_version(d) == 1);
     /* Still committable after all of it. */
-    CHECK_OK(lance_dataset_commit_index_segments(d, "i", "vec", ptrs, lens, 2, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(d, "i", "vec", ptrs, lens, 2, false));
     check_exact_knn(d);
     lance_free_bytes(seg[0]);
     lance_free_bytes(seg[1]);
@@ -780,8 +782,8 @@ static void test_commit_refusals(void) {
     CHECK(lance_dataset_latest_version(d) == 3);
 #undef PAIR
     /* Scalar segments take no job id. */
-    LanceIndexSegmentBuildOptions so = options(first_half, 4, NULL, NULL);
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(d, "id", NULL, LANCE_SCALAR_BITMAP, NULL, &so);
+    LanceIndexSegmentBuildOptionsRfc so = options(first_half, 4, NULL, NULL);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar_rfc(d, "id", NULL, LANCE_SCALAR_BITMAP, NULL, &so);
     uint8_t* scalar = NULL;
     size_t scalar_len = 0;
     CHECK(b && lance_index_segment_builder_execute_uncommitted(b, &scalar, &scalar_len) == 0);
@@ -826,7 +828,7 @@ static void test_incomplete_segments(void) {
     snprintf(path, sizeof path, "%s/_indices/%s/%s", uri, text[0], name);
     CHECK(unlink(path) == 0);
     const uint8_t* one[] = {s[0]};
-    BAD_MSG(lance_dataset_commit_index_segments(d, "inc", "vec", one, &len[0], 1, false), LANCE_ERR_INCOMPLETE_SEGMENT,
+    BAD_MSG(lance_dataset_commit_index_segments_rfc(d, "inc", "vec", one, &len[0], 1, false), LANCE_ERR_INCOMPLETE_SEGMENT,
             text[0]);
     CHECK(tu_error_mentions(name));
     /* A file of another size than recorded. */
@@ -834,7 +836,7 @@ static void test_incomplete_segments(void) {
     FILE* f = fopen(path, "ab");
     CHECK(f && fputc(0, f) == 0 && fclose(f) == 0);
     const uint8_t* grown[] = {s[1]};
-    BAD_MSG(lance_dataset_commit_index_segments(d, "inc", "vec", grown, &len[1], 1, false),
+    BAD_MSG(lance_dataset_commit_index_segments_rfc(d, "inc", "vec", grown, &len[1], 1, false),
             LANCE_ERR_INCOMPLETE_SEGMENT, text[1]);
     CHECK(tu_error_mentions(name));
     /* A UUID corrupted in transit: the bytes name a segment that is not there. */
@@ -848,23 +850,23 @@ static void test_incomplete_segments(void) {
     char corrupt_text[UUID_HEX_DASHED_LEN + 1];
     uuid_of(corrupt, len[2], corrupt_text);
     const uint8_t* bent[] = {corrupt};
-    BAD_MSG(lance_dataset_commit_index_segments(d, "inc", "vec", bent, &len[2], 1, false),
+    BAD_MSG(lance_dataset_commit_index_segments_rfc(d, "inc", "vec", bent, &len[2], 1, false),
             LANCE_ERR_INCOMPLETE_SEGMENT, corrupt_text);
     /* A cleanup with delete_unverified between the build and the commit. */
     CHECK_OK(lance_dataset_cleanup_old_versions(d, 0, true, NULL));
     const uint8_t* swept[] = {s[3]};
-    BAD_MSG(lance_dataset_commit_index_segments(d, "inc", "vec", swept, &len[3], 1, false),
+    BAD_MSG(lance_dataset_commit_index_segments_rfc(d, "inc", "vec", swept, &len[3], 1, false),
             LANCE_ERR_INCOMPLETE_SEGMENT, text[3]);
     /* In a set, one incomplete segment refuses the whole set. */
     s[4] = segment(d, LANCE_INDEX_IVF_FLAT, flat, a, 2, NULL, &len[4]);
     const uint8_t* mixed[] = {s[4], s[3]};
     size_t mixed_lens[] = {len[4], len[3]};
-    BAD_MSG(lance_dataset_commit_index_segments(d, "inc", "vec", mixed, mixed_lens, 2, false),
+    BAD_MSG(lance_dataset_commit_index_segments_rfc(d, "inc", "vec", mixed, mixed_lens, 2, false),
             LANCE_ERR_INCOMPLETE_SEGMENT, text[3]);
     CHECK(lance_dataset_latest_version(d) == 1 && lance_dataset_index_count(d) == 0);
     /* The whole segment commits, and answers. */
     const uint8_t* whole[] = {s[4]};
-    CHECK_OK(lance_dataset_commit_index_segments(d, "inc", "vec", whole, &len[4], 1, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(d, "inc", "vec", whole, &len[4], 1, false));
     check_exact_knn(d);
     free(corrupt);
     for (int i = 0; i < 5; i++) lance_free_bytes(s[i]);
@@ -890,14 +892,14 @@ static void test_duplicate_uuid_build(void) {
     uuid_hex_format_dashed(u0, text);
 
     LanceVectorIndexParams p = params(LANCE_INDEX_IVF_FLAT);
-    LanceIndexSegmentBuildOptions o = options(first_half, 4, flat, u0);
+    LanceIndexSegmentBuildOptionsRfc o = options(first_half, 4, flat, u0);
     build_fails(d, &p, &o, LANCE_ERR_DUPLICATE_SEGMENT); /* committed, same fragments */
     o = options(second_half, 4, flat, u0);
     build_fails(d, &p, &o, LANCE_ERR_DUPLICATE_SEGMENT); /* committed, other fragments */
     o = options(first_half, 4, NULL, u1);
     build_fails(d, &p, &o, LANCE_ERR_DUPLICATE_SEGMENT); /* trained locally */
-    LanceIndexSegmentBuildOptions scalar = options(NULL, 0, NULL, u1);
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(d, "id", NULL, LANCE_SCALAR_BITMAP, NULL,
+    LanceIndexSegmentBuildOptionsRfc scalar = options(NULL, 0, NULL, u1);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar_rfc(d, "id", NULL, LANCE_SCALAR_BITMAP, NULL,
                                                                          &scalar);
     cases++;
     uint8_t* bytes = NULL;
@@ -958,7 +960,7 @@ static void test_mixed_commits(void) {
     char t0[UUID_HEX_DASHED_LEN + 1], t2[UUID_HEX_DASHED_LEN + 1];
     uuid_of(s[0], len[0], t0);
     uuid_of(s[2], len[2], t2);
-    BAD_MSG(lance_dataset_commit_index_segments(d, "mixed", "vec", types, type_lens, 2, false),
+    BAD_MSG(lance_dataset_commit_index_segments_rfc(d, "mixed", "vec", types, type_lens, 2, false),
             LANCE_ERR_INVALID_ARGUMENT, "IVF_FLAT");
     CHECK(tu_error_mentions("IVF_SQ") && tu_error_mentions(t0) && tu_error_mentions(t2));
     CHECK(lance_dataset_latest_version(d) == version);

@@ -37,13 +37,13 @@ static uint8_t* segment(LanceDataset* ds, const LanceVectorIndexParams* p, const
                         const uint32_t* frags, size_t n, int uuid_seed, size_t* len) {
     uint8_t uuid[16];
     tu_uuid(uuid_seed, uuid);
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.fragment_ids = frags;
     o.fragment_count = n;
     o.index_uuid = uuid;
     o.model = model;
     o.train = model ? LANCE_TRAIN_NEVER : LANCE_TRAIN_AUTO;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, p, &o);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, p, &o);
     if (!b) return NULL;
     uint8_t* bytes = NULL;
     int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, len);
@@ -134,7 +134,7 @@ static void test_one_commit_one_version(void) {
 
     /* The RFC's form commits the same way (one version). */
     SegSet t = build_set(ds, model, 4, 4, 110);
-    CHECK_OK(lance_dataset_commit_index_segments(coord, "vec_idx2", "vec", t.ptrs, t.lens, 4, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(coord, "vec_idx2", "vec", t.ptrs, t.lens, 4, false));
     CHECK(lance_dataset_version(coord) == 3 && lance_dataset_latest_version(coord) == 3);
     free_set(&t);
 
@@ -165,32 +165,32 @@ static void test_set_refusals(void) {
     /* Empty set. */
     CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "i", "vec", NULL, NULL, 0, NULL, NULL),
               LANCE_ERR_NO_SEGMENTS);
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "i", "vec", NULL, NULL, 0, false), LANCE_ERR_NO_SEGMENTS);
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "i", "vec", NULL, NULL, 0, false), LANCE_ERR_NO_SEGMENTS);
     /* The same UUID twice. */
     const uint8_t* dup[] = {sa, sc, sa};
     size_t dup_lens[] = {la, lc, la};
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "i", "vec", dup, dup_lens, 3, false),
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "i", "vec", dup, dup_lens, 3, false),
               LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(tu_error_mentions(text_a) && tu_error_mentions("segments 0 and 2"));
     /* Overlap on fragment 2. */
     const uint8_t* over[] = {sa, sb, sc};
     size_t over_lens[] = {la, lb, lc};
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "i", "vec", over, over_lens, 3, false),
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "i", "vec", over, over_lens, 3, false),
               LANCE_ERR_OVERLAPPING_SEGMENTS);
     CHECK(tu_error_mentions(text_a) && tu_error_mentions(text_b) && tu_error_mentions("fragments [2]"));
     /* Bad arguments. */
     const uint8_t* ok[] = {sa, sc};
     size_t ok_lens[] = {la, lc};
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "i", "nope", ok, ok_lens, 2, false), LANCE_ERR_NOT_FOUND);
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, NULL, "vec", ok, ok_lens, 2, false),
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "i", "nope", ok, ok_lens, 2, false), LANCE_ERR_NOT_FOUND);
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, NULL, "vec", ok, ok_lens, 2, false),
               LANCE_ERR_INVALID_ARGUMENT);
     size_t short_lens[] = {la, 3};
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "i", "vec", ok, short_lens, 2, false),
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "i", "vec", ok, short_lens, 2, false),
               LANCE_ERR_INVALID_ARGUMENT);
     /* Nothing was committed by any of them. */
     CHECK(lance_dataset_latest_version(ds) == 1 && lance_dataset_version(ds) == 1);
     /* A good set still commits. */
-    CHECK_OK(lance_dataset_commit_index_segments(ds, "i", "vec", ok, ok_lens, 2, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(ds, "i", "vec", ok, ok_lens, 2, false));
     CHECK(lance_dataset_version(ds) == 2);
 
     lance_free_bytes(sa);
@@ -223,8 +223,28 @@ static void test_replace(void) {
     CHECK(index_is(ds, "r_idx", seeds, 4));
     check_exact_knn(ds);
 
+    /* A segment over fragments 2-5 covers two existing segments (0-3 and
+       4-7) only in part: replacing them would leave 0-1 and 6-7 unindexed. */
+    uint32_t straddle[] = {2, 3, 4, 5};
+    SegSet third = {0};
+    third.count = 1;
+    LanceVectorIndexParams p = flat_params();
+    third.bytes[0] = segment(ds, &p, model, straddle, 4, 320, &third.lens[0]);
+    CHECK(third.bytes[0] != NULL);
+    third.ptrs[0] = third.bytes[0];
+    CHECK_ERR(commit(ds, "r_idx", &third, &o, NULL), LANCE_ERR_OVERLAPPING_SEGMENTS);
+    CHECK(tu_error_mentions("would leave [0, 1] unindexed") || tu_error_mentions("would leave [6, 7] unindexed"));
+    CHECK(lance_dataset_latest_version(ds) == 3);
+    CHECK(index_is(ds, "r_idx", seeds, 4));
+    /* The upstream-form commit refuses it too, with upstream's code. */
+    CHECK_ERR(lance_dataset_commit_index_segments(ds, "r_idx", "vec", third.ptrs, third.lens, 1),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(tu_error_mentions("unindexed"));
+    CHECK(lance_dataset_latest_version(ds) == 3);
+
     free_set(&first);
     free_set(&second);
+    free_set(&third);
     lance_vector_model_free(model);
     lance_dataset_close(ds);
 }
@@ -257,7 +277,7 @@ static void test_idempotent_retry(void) {
     CHECK(lance_dataset_latest_version(stale_handle) == 3);
     CHECK(lance_dataset_version(stale_handle) == 3);
     /* The RFC form too. */
-    CHECK_OK(lance_dataset_commit_index_segments(ds, "vec_idx", "vec", s.ptrs, s.lens, 4, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(ds, "vec_idx", "vec", s.ptrs, s.lens, 4, false));
     CHECK(lance_dataset_latest_version(ds) == 3);
 
     const char* text = lance_dataset_index_segments_json(stale_handle);
@@ -280,7 +300,7 @@ static void test_idempotent_retry(void) {
     CHECK(mixed != NULL);
     const uint8_t* ptrs[] = {s.ptrs[0], mixed};
     size_t lens[] = {s.lens[0], mixed_len};
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "other_idx", "vec", ptrs, lens, 2, false),
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "other_idx", "vec", ptrs, lens, 2, false),
               LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(tu_error_mentions("already committed"));
     /* The same set under another name is not a retry either. */
@@ -305,7 +325,8 @@ static void test_retry_after_compaction(void) {
     CHECK_OK(commit(ds, "vec_idx", &s, NULL, &r));
     CHECK(r.version == 2);
     LanceCompactionMetrics m = {0};
-    CHECK_OK(lance_dataset_compact_files(ds, 2000, &m)); /* each segment's 4 fragments become 1 */
+    LanceCompactionOptions small = {.target_rows_per_fragment = 2000};
+    CHECK_OK(lance_dataset_compact_files(ds, &small, &m)); /* each segment's 4 fragments become 1 */
     CHECK(m.fragments_removed == FRAGS && m.fragments_added == 4);
     uint64_t compacted = lance_dataset_version(ds); /* the rewrite, then the index remap */
     CHECK(compacted > 2);
@@ -374,7 +395,8 @@ static void test_stale_segments(void) {
     ds = fresh(uri, sizeof uri, ROWS / FRAGS);
     s = build_set(ds, model, 4, 4, 510);
     LanceCompactionMetrics m = {0};
-    CHECK_OK(lance_dataset_compact_files(ds, 4000, &m));
+    LanceCompactionOptions larger = {.target_rows_per_fragment = 4000};
+    CHECK_OK(lance_dataset_compact_files(ds, &larger, &m));
     CHECK(m.fragments_removed == FRAGS && m.fragments_added == 2);
     uint64_t compacted = lance_dataset_version(ds);
     CHECK(compacted > 1 && lance_dataset_latest_version(ds) == compacted);
@@ -533,7 +555,7 @@ static void test_model_check(void) {
     uint8_t* sb = segment(ds, &p, m2, second_half, 8, 901, &lb);
     const uint8_t* mixed[] = {sa, sb};
     size_t mixed_lens[] = {la, lb};
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "m_idx", "vec", mixed, mixed_lens, 2, false),
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "m_idx", "vec", mixed, mixed_lens, 2, false),
               LANCE_ERR_MODEL_MISMATCH);
     CHECK(tu_error_mentions(f1) && tu_error_mentions(f2));
     /* Locally trained segments record no model. */
@@ -542,7 +564,7 @@ static void test_model_check(void) {
     CHECK(sc && sd);
     const uint8_t* local[] = {sc, sd};
     size_t local_lens[] = {lc, ld};
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "l_idx", "vec", local, local_lens, 2, false),
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "l_idx", "vec", local, local_lens, 2, false),
               LANCE_ERR_MODEL_MISMATCH);
     CHECK(tu_error_mentions("trained independently"));
     CHECK(lance_dataset_latest_version(ds) == 1);
@@ -573,10 +595,10 @@ static void test_scalar_commit_and_provenance(void) {
     for (int w = 0; w < 2; w++) {
         uint32_t frags[8];
         for (int i = 0; i < 8; i++) frags[i] = (uint32_t)(w * 8 + i);
-        LanceIndexSegmentBuildOptions o = {0};
+        LanceIndexSegmentBuildOptionsRfc o = {0};
         o.fragment_ids = frags;
         o.fragment_count = 8;
-        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BITMAP,
+        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, LANCE_SCALAR_BITMAP,
                                                                              NULL, &o);
         CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes[w], &lens[w]));
         lance_index_segment_builder_free(b);
@@ -677,14 +699,14 @@ static void test_segmented_recall(void) {
         CHECK(bytes[w] != NULL);
     }
     const uint8_t* ptrs[] = {bytes[0], bytes[1], bytes[2], bytes[3]};
-    CHECK_OK(lance_dataset_commit_index_segments(ds4, "seg_idx", "vec", ptrs, lens, 4, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(ds4, "seg_idx", "vec", ptrs, lens, 4, false));
     /* The same model as one segment over everything: a one-shot build with it. */
     size_t len1 = 0;
     uint32_t all[FRAGS];
     for (int i = 0; i < FRAGS; i++) all[i] = (uint32_t)i;
     uint8_t* one = segment(ds1, &p, model, all, FRAGS, 960, &len1);
     const uint8_t* ptr1[] = {one};
-    CHECK_OK(lance_dataset_commit_index_segments(ds1, "one_idx", "vec", ptr1, &len1, 1, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(ds1, "one_idx", "vec", ptr1, &len1, 1, false));
     double r4 = knn_recall(ds4, 4, 0), r1 = knn_recall(ds1, 4, 0), r4_refined = knn_recall(ds4, 8, 10);
     printf("    recall@10, nprobes 4: 4 segments %.3f, 1 segment %.3f; 4 segments, all partitions, refine 10: %.3f\n",
            r4, r1, r4_refined);
@@ -734,7 +756,7 @@ static void test_segment_integrity(void) {
     uint64_t version = lance_dataset_version(ds);
     const uint8_t* ptrs[] = {orphan};
     size_t lens[] = {len};
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "late", "vec", ptrs, lens, 1, false),
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "late", "vec", ptrs, lens, 1, false),
               LANCE_ERR_INCOMPLETE_SEGMENT);
     tu_uuid(910, u);
     uuid_hex_format_dashed(u, text);
@@ -752,11 +774,11 @@ static void test_segment_integrity(void) {
     if (at) at[15] ^= 0x5a;
     ptrs[0] = fresh_bytes;
     lens[0] = len;
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "late", "vec", ptrs, lens, 1, false),
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "late", "vec", ptrs, lens, 1, false),
               LANCE_ERR_INCOMPLETE_SEGMENT);
     CHECK(lance_dataset_latest_version(ds) == version);
     if (at) at[15] ^= 0x5a;
-    CHECK_OK(lance_dataset_commit_index_segments(ds, "late", "vec", ptrs, lens, 1, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(ds, "late", "vec", ptrs, lens, 1, false));
     CHECK(lance_dataset_version(ds) == version + 1);
 
     lance_free_bytes(orphan);
@@ -780,7 +802,7 @@ static void test_type_and_column_refusals(void) {
     CHECK(a && b);
     const uint8_t* ptrs[] = {a, b};
     size_t lens[] = {la, lb};
-    CHECK_ERR(lance_dataset_commit_index_segments(ds, "mixed", "vec", ptrs, lens, 2, false),
+    CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "mixed", "vec", ptrs, lens, 2, false),
               LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions("IVF_FLAT") && tu_error_mentions("IVF_SQ") && tu_error_mentions("different index types"));
 
@@ -820,13 +842,13 @@ static void test_build_checks(void) {
     uint8_t used[16];
     tu_uuid(960, used);
     LanceVectorIndexParams flat = flat_params();
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.fragment_ids = (const uint32_t[]){8, 9};
     o.fragment_count = 2;
     o.index_uuid = used;
     o.model = model;
     o.train = LANCE_TRAIN_NEVER;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &flat, &o);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &flat, &o);
     CHECK(b != NULL);
     LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
     CHECK_OK(lance_index_build_cancel(token));
@@ -852,7 +874,7 @@ static void test_build_checks(void) {
     pq.num_bits = 0;
     o.index_uuid = NULL;
     o.model = pq_model;
-    b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &pq, &o);
+    b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &pq, &o);
     CHECK(b != NULL);
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
     lance_free_bytes(bytes);

@@ -27,7 +27,7 @@
  *   - a worker's output file is absent or complete (never half a model or
  *     half a segment's metadata);
  *   - a killed build that left its _indices/<uuid>/ refuses a retry with the
- *     same UUID (LANCE_ERR_DUPLICATE_SEGMENT, exit 21) and the files stay;
+ *     same UUID (LANCE_ERR_DUPLICATE_SEGMENT, exit 22) and the files stay;
  *   - lance_dataset_cleanup_old_versions(ds, 0, true) leaves no orphan under
  *     _indices/ (every directory is a segment of a version still kept);
  *   - the retry succeeds: a worker with a fresh UUID, a coordinator with the
@@ -68,6 +68,8 @@
 #define INDEX "vec_idx"
 #define COMMIT_ATTEMPTS 6
 #define VICTIM_ATTEMPTS 3
+/* lance-index's exit status for LANCE_ERR_DUPLICATE_SEGMENT: 20 + (code - 1000). */
+#define EXIT_DUPLICATE_SEGMENT 22
 
 extern char** environ;
 
@@ -350,7 +352,7 @@ static int orphans(const char* uri, int* committed) {
 }
 
 /* A worker retried with `uuid` (of a committed segment, or of a directory a
- * killed build left) is refused with LANCE_ERR_DUPLICATE_SEGMENT (exit 21),
+ * killed build left) is refused with LANCE_ERR_DUPLICATE_SEGMENT (exit 22),
  * writes no output and leaves the directory as it was. */
 static void check_retry_refused(Round* r, const char* uuid) {
     uint64_t before = digest(seg_dir(r, uuid));
@@ -359,8 +361,8 @@ static void check_retry_refused(Round* r, const char* uuid) {
     unlink(again_out);
     Run again;
     run_kind(BUILD, r, 0, uuid, again_out, -1, 0, &again);
-    CHECK(exit_code(&again) == 10 + LANCE_ERR_DUPLICATE_SEGMENT);
-    if (exit_code(&again) != 10 + LANCE_ERR_DUPLICATE_SEGMENT) {
+    CHECK(exit_code(&again) == EXIT_DUPLICATE_SEGMENT);
+    if (exit_code(&again) != EXIT_DUPLICATE_SEGMENT) {
         printf("    a retry was let build into %s, which now holds:\n", seg_dir(r, uuid));
         nftw(seg_dir(r, uuid), print_entry, 16, FTW_PHYS);
     }

@@ -75,17 +75,17 @@ static void test_listing(void) {
     for (int w = 0; w < 4; w++) {
         groups[w][0] = (uint32_t)(2 * w);
         groups[w][1] = (uint32_t)(2 * w + 1);
-        LanceIndexSegmentBuildOptions o = {0};
+        LanceIndexSegmentBuildOptionsRfc o = {0};
         o.fragment_ids = groups[w];
         o.fragment_count = 2;
         o.model = model;
         o.train = LANCE_TRAIN_NEVER;
-        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o);
+        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
         CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes[w], &lens[w]));
         lance_index_segment_builder_free(b);
     }
     const uint8_t* ptrs[4] = {bytes[0], bytes[1], bytes[2], bytes[3]};
-    CHECK_OK(lance_dataset_commit_index_segments(ds, "vec_idx", "vec", ptrs, lens, 4, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(ds, "vec_idx", "vec", ptrs, lens, 4, false));
 
     text = lance_dataset_index_segments_json(ds);
     doc = json_parse(text);

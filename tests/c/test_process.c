@@ -93,10 +93,10 @@ static int child_build(const char* dir, int cancel) {
     p.num_sub_vectors = 8;
     LanceVectorModel* model = NULL;
     if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) return 21;
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.model = model;
     o.train = LANCE_TRAIN_NEVER;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
     if (!b) return 22;
     Watch w = {tmpdir, lance_index_build_cancel_token_new(), cancel, 0};
     lance_index_segment_builder_set_progress(b, watch_spill, &w);

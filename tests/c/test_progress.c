@@ -162,21 +162,21 @@ static uint32_t half[] = {0, 1, 2, 3};
 static LanceIndexSegmentBuilder* vector_builder(LanceVectorIndexType type, const LanceVectorModel* model,
                                                 const uint8_t* uuid) {
     LanceVectorIndexParams p = params(type);
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.fragment_ids = half;
     o.fragment_count = 4;
     o.index_uuid = uuid;
     o.model = model;
-    return lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o);
+    return lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
 }
 
 static LanceIndexSegmentBuilder* scalar_builder(LanceScalarIndexType type, const char* column,
                                                 const uint8_t* uuid) {
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.fragment_ids = half;
     o.fragment_count = 4;
     o.index_uuid = uuid;
-    return lance_index_segment_builder_new_scalar(ds, column, NULL, type, NULL, &o);
+    return lance_index_segment_builder_new_scalar_rfc(ds, column, NULL, type, NULL, &o);
 }
 
 /* Runs a builder with a recorder; returns the execute status. */
@@ -373,7 +373,7 @@ static void test_cancel_after_and_token_lifetime(void) {
     CHECK_OK(lance_index_build_cancel(token));
     CHECK(segment_dir_exists(uuid));
     const uint8_t* ptrs[] = {bytes};
-    CHECK_OK(lance_dataset_commit_index_segments(ds, "after_idx", "vec", ptrs, &len, 1, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(ds, "after_idx", "vec", ptrs, &len, 1, false));
     CHECK(lance_dataset_version(ds) == 2);
     CHECK_OK(lance_dataset_drop_index(ds, "after_idx"));
     lance_free_bytes(bytes);

@@ -73,13 +73,13 @@ static void build_template(void) {
         uint32_t frags[FRAGS];
         for (int i = 0; i < seg_count[s]; i++) frags[i] = (uint32_t)(seg_first[s] + i);
         CHECK(uuid_random_v4(seg_uuids[s]) == 0);
-        LanceIndexSegmentBuildOptions o = {0};
+        LanceIndexSegmentBuildOptionsRfc o = {0};
         o.fragment_ids = frags;
         o.fragment_count = (size_t)seg_count[s];
         o.index_uuid = seg_uuids[s];
         o.model = model;
         o.train = LANCE_TRAIN_NEVER;
-        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o);
+        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
         CHECK(b != NULL);
         CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &seg_bytes[s], &seg_lens[s]));
         lance_index_segment_builder_free(b);

@@ -23,9 +23,9 @@ static LanceDataset* ds;
 #define TAG_FIELD_ID 2
 
 /* Builds one segment; returns its metadata bytes (free with lance_free_bytes) or NULL. */
-static uint8_t* build_vector(const LanceVectorIndexParams* p, const LanceIndexSegmentBuildOptions* o,
+static uint8_t* build_vector(const LanceVectorIndexParams* p, const LanceIndexSegmentBuildOptionsRfc* o,
                              size_t* len) {
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, p, o);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, p, o);
     if (!b) return NULL;
     uint8_t* bytes = NULL;
     int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, len);
@@ -48,7 +48,7 @@ static void check_metadata(const uint8_t* bytes, size_t len, const uint8_t* uuid
     CHECK(count == nfrags);
     if (count == nfrags) CHECK(memcmp(got, frags, nfrags * sizeof(uint32_t)) == 0);
     CHECK(lance_index_segment_metadata_dataset_version(m) == 1);
-    CHECK(strcmp(lance_index_segment_metadata_index_type(m), type) == 0);
+    CHECK(strcmp(lance_index_segment_metadata_index_type_name(m), type) == 0);
     int32_t fields[4];
     CHECK_OK(lance_index_segment_metadata_field_ids(m, fields, 4, &count));
     CHECK(count == 1 && fields[0] == field_id);
@@ -60,9 +60,7 @@ static void check_metadata(const uint8_t* bytes, size_t len, const uint8_t* uuid
     bool present = false;
     CHECK_OK(lance_index_segment_metadata_created_at_ms(m, &ms, &present));
     CHECK(present && ms > 1600000000000LL);
-    int32_t version = -1;
-    CHECK_OK(lance_index_segment_metadata_index_version(m, &version));
-    CHECK(version >= 0);
+    CHECK(lance_index_segment_metadata_index_version(m) >= 0);
     CHECK(strlen(lance_index_segment_metadata_name(m)) > 0);
 
     /* The files it lists are on disk under _indices/<uuid>/, with those sizes. */
@@ -119,7 +117,7 @@ static void test_shared_model_segments(void) {
         uuids[w][6] = 0x40 | (uuids[w][6] & 0x0f); /* version 4 */
         uuids[w][8] = 0x80 | (uuids[w][8] & 0x3f);
         uint32_t frags[2] = {(uint32_t)(2 * w), (uint32_t)(2 * w + 1)};
-        LanceIndexSegmentBuildOptions o = {0};
+        LanceIndexSegmentBuildOptionsRfc o = {0};
         o.fragment_ids = frags;
         o.fragment_count = 2;
         o.index_uuid = uuids[w];
@@ -139,7 +137,7 @@ static void test_shared_model_segments(void) {
        true neighbours (re-ranked by exact distance). */
     LanceDataset* coord = lance_dataset_open(uri, NULL, 0);
     const uint8_t* ptrs[4] = {bytes[0], bytes[1], bytes[2], bytes[3]};
-    CHECK_OK(lance_dataset_commit_index_segments(coord, "pq_idx", "vec", ptrs, lens, 4, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(coord, "pq_idx", "vec", ptrs, lens, 4, false));
     CHECK(lance_dataset_version(coord) == 2);
     CHECK(lance_dataset_index_segment_count(coord, "pq_idx") == 4);
     int hits = 0;
@@ -190,13 +188,13 @@ static void test_injected_centroids_decide_partitions(void) {
     for (int w = 0; w < 2; w++) {
         uint32_t frags[4];
         for (int i = 0; i < 4; i++) frags[i] = (uint32_t)(4 * w + i);
-        LanceIndexSegmentBuildOptions o = {0};
+        LanceIndexSegmentBuildOptionsRfc o = {0};
         o.fragment_ids = frags;
         o.fragment_count = 4;
         o.ivf_centroids = &arr;
         o.ivf_centroids_schema = &sch;
         o.train = LANCE_TRAIN_NEVER;
-        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(split, "vec", "split_idx", &p, &o);
+        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(split, "vec", "split_idx", &p, &o);
         CHECK(b != NULL);
         bytes[w] = NULL;
         CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes[w], &lens[w]));
@@ -205,7 +203,7 @@ static void test_injected_centroids_decide_partitions(void) {
     arr.release(&arr);
     sch.release(&sch);
     const uint8_t* ptrs[2] = {bytes[0], bytes[1]};
-    CHECK_OK(lance_dataset_commit_index_segments(split, "split_idx", "vec", ptrs, lens, 2, false));
+    CHECK_OK(lance_dataset_commit_index_segments_rfc(split, "split_idx", "vec", ptrs, lens, 2, false));
 
     int differs = 0;
     for (int q = 0; q < 8; q++) {
@@ -355,12 +353,12 @@ static void test_model_bytes_errors(void) {
 
 static void test_scalar_segments(void) {
     uint32_t frags[] = {1, 2, 6};
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.fragment_ids = frags;
     o.fragment_count = 3;
     uint8_t* bytes = NULL;
     size_t len = 0;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &o);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &o);
     CHECK(b != NULL);
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
     check_metadata(bytes, len, NULL, frags, 3, "BTree", ID_FIELD_ID, NULL);
@@ -373,25 +371,25 @@ static void test_scalar_segments(void) {
     /* BITMAP honours a caller UUID; BTREE refuses one for a fragment subset. */
     uint8_t uuid[16] = {0xaa, 0xbb, 0xcc, 0xdd, 1, 2, 0x41, 4, 0x85, 6, 7, 8, 9, 10, 11, 12};
     o.index_uuid = uuid;
-    b = lance_index_segment_builder_new_scalar(ds, "tag", "tag_bitmap", LANCE_SCALAR_BITMAP, NULL, &o);
+    b = lance_index_segment_builder_new_scalar_rfc(ds, "tag", "tag_bitmap", LANCE_SCALAR_BITMAP, NULL, &o);
     CHECK(b != NULL);
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
     check_metadata(bytes, len, uuid, frags, 3, "Bitmap", TAG_FIELD_ID, NULL);
     lance_free_bytes(bytes);
     lance_index_segment_builder_free(b);
-    CHECK(lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &o) == NULL);
+    CHECK(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &o) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_NOT_SUPPORTED);
     CHECK(tu_error_mentions("UUID"));
 
     /* Scalar options that make no sense. */
     o.index_uuid = NULL;
     o.train = LANCE_TRAIN_NEVER;
-    CHECK(lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &o) == NULL);
+    CHECK(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &o) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     o.train = LANCE_TRAIN_AUTO;
-    CHECK(lance_index_segment_builder_new_scalar(ds, "id", NULL, (LanceScalarIndexType)77, NULL, &o) == NULL);
+    CHECK(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, (LanceScalarIndexType)77, NULL, &o) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
-    CHECK(lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BTREE, "{oops", &o) == NULL);
+    CHECK(lance_index_segment_builder_new_scalar_rfc(ds, "id", NULL, LANCE_SCALAR_BTREE, "{oops", &o) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(lance_dataset_latest_version(ds) == 1);
 }
@@ -400,7 +398,7 @@ static void test_validation(void) {
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = 4;
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     LanceIndexSegmentBuilder* b;
 
 #define EXPECT_REFUSED(call, code, text)                  \
@@ -415,34 +413,34 @@ static void test_validation(void) {
     uint32_t unknown[] = {0, 99};
     o.fragment_ids = unknown;
     o.fragment_count = 2;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "options->fragment_ids[1] = 99 is not a fragment of dataset version 1");
     uint32_t dup[] = {3, 4, 3};
     o.fragment_ids = dup;
     o.fragment_count = 3;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "options->fragment_ids[2] = 3 is listed twice");
     o.fragment_count = 0;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "empty list");
     o.fragment_ids = NULL;
     o.fragment_count = 3;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "NULL but its count is 3");
     o.fragment_count = 0;
     o.train = LANCE_TRAIN_NEVER;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "LANCE_TRAIN_NEVER but no model");
     o.train = 5;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "options->train = 5");
     o.train = LANCE_TRAIN_AUTO;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "nope", NULL, &p, &o), LANCE_ERR_NOT_FOUND, "'nope'");
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, NULL, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "nope", NULL, &p, &o), LANCE_ERR_NOT_FOUND, "'nope'");
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, NULL, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "params");
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(NULL, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(NULL, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "dataset");
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", "", &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", "", &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "index_name");
 
     /* Models that disagree with the params or the column. */
@@ -455,19 +453,19 @@ static void test_validation(void) {
     o.model = model;
     LanceVectorIndexParams q = mp;
     q.num_partitions = 6;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &q, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &q, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "4 IVF partitions, params->num_partitions is 6");
     q = mp;
     q.metric = LANCE_METRIC_COSINE;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &q, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &q, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "metric");
     q = mp;
     q.num_sub_vectors = 4;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &q, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &q, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "PQ shape");
     q = mp;
     q.index_type = LANCE_INDEX_IVF_FLAT;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &q, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &q, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "does not use PQ");
     /* Both a model and Arrow arrays. */
     struct ArrowArray arr;
@@ -475,11 +473,11 @@ static void test_validation(void) {
     CHECK_OK(lance_vector_model_centroids(model, &arr, &sch));
     o.ivf_centroids = &arr;
     o.ivf_centroids_schema = &sch;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &mp, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &mp, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "both a model and Arrow arrays");
     /* Centroids without the codebook an IVF_PQ build needs. */
     o.model = NULL;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &mp, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &mp, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "needs the PQ codebook");
     /* A codebook without centroids. */
     o.ivf_centroids = NULL;
@@ -488,7 +486,7 @@ static void test_validation(void) {
     CHECK_OK(lance_vector_model_codebook(model, &book, &book_s));
     o.pq_codebook = &book;
     o.pq_codebook_schema = &book_s;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &mp, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &mp, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "needs options->ivf_centroids");
     o.pq_codebook = NULL;
     /* Centroids of the wrong dimension, with a null row, of the wrong type. */
@@ -498,18 +496,18 @@ static void test_validation(void) {
     tu_f32_list(wrong, 4, 16, -1, "f", &w, &w_s);
     o.ivf_centroids = &w;
     o.ivf_centroids_schema = &w_s;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "dimension 16");
     w.release(&w);
     w_s.release(&w_s);
     const float* values = (const float*)arr.children[0]->buffers[1];
     tu_f32_list(values, 4, DIM, 1, "f", &w, &w_s);
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "null");
     w.release(&w);
     w_s.release(&w_s);
     tu_f32_list(values, 4, DIM, -1, "e", &w, &w_s);
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "float32");
     w.release(&w);
     w_s.release(&w_s);
@@ -518,7 +516,7 @@ static void test_validation(void) {
     dead.release = NULL;
     o.ivf_centroids = &dead;
     o.ivf_centroids_schema = &sch;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), LANCE_ERR_INVALID_ARGUMENT,
                    "released");
 
     arr.release(&arr);
@@ -538,7 +536,7 @@ static void test_validation(void) {
     CHECK(m == NULL);
 
     /* A real segment's bytes, truncated at every length, never crash. */
-    LanceIndexSegmentBuildOptions whole = {0};
+    LanceIndexSegmentBuildOptionsRfc whole = {0};
     size_t len = 0;
     uint8_t* bytes = build_vector(&p, &whole, &len);
     CHECK(bytes != NULL);
@@ -559,14 +557,14 @@ static void test_validation(void) {
     size_t count;
     CHECK_ERR(lance_index_segment_metadata_uuid(NULL, u), LANCE_ERR_INVALID_ARGUMENT);
     CHECK(lance_index_segment_metadata_name(NULL) == NULL);
-    CHECK(lance_index_segment_metadata_index_type(NULL) == NULL);
+    CHECK(lance_index_segment_metadata_index_type_name(NULL) == NULL);
     CHECK(lance_index_segment_metadata_model_fingerprint(NULL) == NULL && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(lance_index_segment_metadata_dataset_version(NULL) == 0);
     CHECK(lance_index_segment_metadata_file_count(NULL) == 0);
-    int32_t v;
     int64_t ms;
     bool present;
-    CHECK_ERR(lance_index_segment_metadata_index_version(NULL, &v), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(lance_index_segment_metadata_index_version(NULL) == -1);
+    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_index_segment_metadata_created_at_ms(NULL, &ms, &present), LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_index_segment_metadata_field_ids(NULL, NULL, 0, &count), LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_index_segment_metadata_fragment_ids(NULL, NULL, 0, &count), LANCE_ERR_INVALID_ARGUMENT);
@@ -597,7 +595,7 @@ static void test_other_segment_types(void) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         LanceVectorIndexParams p = fp;
         p.index_type = cases[c].type;
-        LanceIndexSegmentBuildOptions o = {0};
+        LanceIndexSegmentBuildOptionsRfc o = {0};
         o.fragment_ids = frags;
         o.fragment_count = 2;
         o.model = model;
@@ -612,10 +610,10 @@ static void test_other_segment_types(void) {
     lance_free_string(fingerprint);
     lance_vector_model_free(model);
 
-    LanceIndexSegmentBuildOptions o = {0};
+    LanceIndexSegmentBuildOptionsRfc o = {0};
     o.fragment_ids = frags;
     o.fragment_count = 2;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "tag", "tag_fts", LANCE_SCALAR_INVERTED, NULL, &o);
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar_rfc(ds, "tag", "tag_fts", LANCE_SCALAR_INVERTED, NULL, &o);
     CHECK(b != NULL);
     uint8_t* bytes = NULL;
     size_t len = 0;

@@ -1,5 +1,11 @@
-// The C++ wrappers of the distributed build: move-only model, builder and
-// metadata handles, byte vectors, and exceptions with the library's codes.
+// The C++ wrappers of the distributed build, in both forms:
+//   - upstream lance-c's: IndexModel from train_ivf_model / train_pq_model,
+//     new_*_index_segment_builder with LanceIndexSegmentBuildOptions and a
+//     build mode, IndexSegmentMetadata, and the coverage-driven
+//     commit_index_segments;
+//   - this library's: VectorModel, the RFC builders, std::function progress,
+//     cancel tokens, and the commit with options and result.
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -10,143 +16,398 @@
 
 static_assert(!std::is_copy_constructible_v<lance::VectorModel>, "VectorModel must be move-only");
 static_assert(std::is_move_constructible_v<lance::VectorModel>, "VectorModel must move");
-static_assert(!std::is_copy_constructible_v<lance::SegmentBuilder>, "SegmentBuilder must be move-only");
+static_assert(!std::is_copy_constructible_v<lance::IndexModel>, "IndexModel must be move-only");
+static_assert(std::is_nothrow_move_constructible_v<lance::IndexModel>, "IndexModel must move");
+static_assert(!std::is_copy_constructible_v<lance::IndexSegmentBuilder>, "IndexSegmentBuilder must be move-only");
+static_assert(!std::is_copy_constructible_v<lance::IndexSegmentMetadata>, "IndexSegmentMetadata must be move-only");
+static_assert(std::is_same_v<lance::SegmentBuilder, lance::IndexSegmentBuilder>, "one builder class");
 static_assert(!std::is_copy_constructible_v<lance::SegmentMetadata>, "SegmentMetadata must be move-only");
 static_assert(!std::is_copy_constructible_v<lance::CancelToken>, "CancelToken must be move-only");
 static_assert(!std::is_copy_constructible_v<lance::FragmentPlan>, "FragmentPlan must be move-only");
 
-int main() {
-    TuData data = tu_make_data(2000, 16, 8, 0.5f, 11);
-    char* dir = tu_temp_dir("cppseg");
-    std::string uri = std::string(dir) + "/seg.lance";
+static TuData g_data;
+static std::string g_dir;
+
+template <typename F>
+static LanceErrorCode code_of(F&& f) {
+    try {
+        f();
+    } catch (const lance::Error& e) {
+        CHECK(std::strlen(e.what()) > 0);
+        return e.code;
+    }
+    return LANCE_OK;
+}
+
+// A dataset of all rows of g_data, 250 rows per fragment (8 fragments).
+static lance::Dataset make_dataset(const char* name) {
+    std::string uri = g_dir + "/" + name;
+    LanceDataset* raw = tu_write(uri.c_str(), &g_data, 0, g_data.rows, LANCE_WRITE_CREATE, 250);
+    CHECK(raw != nullptr);
+    lance_dataset_close(raw);
+    return lance::Dataset::open(uri);
+}
+
+// The ids of a k-NN search on "vec" probing `nprobes` partitions.
+static std::vector<int64_t> knn(const lance::Dataset& ds, int64_t query_row, uint32_t nprobes, uint32_t refine) {
+    auto scanner = ds.scan({"id"});
+    scanner.nearest("vec", g_data.vectors + 16 * query_row, 16, 10).nprobes(nprobes);
+    if (refine) scanner.refine_factor(refine);
+    std::vector<int64_t> ids;
+    while (auto batch = scanner.next()) {
+        ArrowArray a;
+        ArrowSchema s;
+        batch->to_arrow(&a, &s);
+        const ArrowArray* col = a.children[0];
+        const int64_t* values = static_cast<const int64_t*>(col->buffers[1]);
+        for (int64_t i = 0; i < col->length; i++) ids.push_back(values[col->offset + i]);
+        a.release(&a);
+        s.release(&s);
+    }
+    return ids;
+}
+
+static bool knn_is_exact(const lance::Dataset& ds, uint32_t nprobes, uint32_t refine) {
+    bool exact = true;
+    for (int64_t row : {3, 777, 1500, 1999}) {
+        std::vector<int64_t> truth(10);
+        tu_brute_force_knn(&g_data, g_data.vectors + 16 * row, 10, truth.data());
+        exact = exact && knn(ds, row, nprobes, refine) == truth;
+    }
+    return exact;
+}
+
+// Upstream's progress callback: counts events; COMPLETE carries 0.
+struct ProgressCount {
+    int starts = 0;
+    int completes = 0;
+    bool complete_nonzero = false;
+};
+static void count_progress(void* ctx, int32_t event, const char*, uint64_t, const char*, uint64_t completed) {
+    auto* c = static_cast<ProgressCount*>(ctx);
+    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) c->starts++;
+    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) {
+        c->completes++;
+        c->complete_nonzero = c->complete_nonzero || completed != 0;
+    }
+}
+
+// Fragment groups {0,1}, {2,3}, {4,5}, {6,7}.
+static std::vector<std::vector<uint32_t>> groups_of_two() {
+    return {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
+}
+
+// Upstream's loop, IVF_FLAT: centroids trained once, one PRECOMPUTED segment
+// per group, one commit; probing every partition equals brute force.
+static void test_upstream_ivf_flat() {
+    lance::Dataset ds = make_dataset("up_flat.lance");
+    lance::IndexModel centroids = ds.train_ivf_model("vec", 8, LANCE_METRIC_L2);
+    CHECK(centroids.array()->length == 8 && centroids.array()->release != nullptr);
+    CHECK(std::string(centroids.schema()->format) == "+w:16");
+    // The model moves; the moved-from one owns nothing.
+    lance::IndexModel model = std::move(centroids);
+    CHECK(centroids.array()->release == nullptr && model.array()->length == 8);
+
+    LanceVectorIndexParams p{};
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    p.num_partitions = 8;
+    std::vector<std::vector<uint8_t>> segments;
+    std::vector<std::array<uint8_t, 16>> uuids;
+    for (const auto& group : groups_of_two()) {
+        LanceIndexSegmentBuildOptions o{};
+        o.fragment_ids = group.data();
+        o.fragment_count = group.size();
+        o.ivf_centroids = model.array();
+        o.ivf_centroids_schema = model.schema();
+        o.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
+        lance::IndexSegmentBuilder builder = ds.new_vector_index_segment_builder("vec", p, "flat_idx", &o);
+        ProgressCount counts;
+        builder.progress_callback(&count_progress, &counts);
+        segments.push_back(builder.execute_uncommitted());
+        CHECK(counts.starts > 0 && counts.completes == counts.starts && !counts.complete_nonzero);
+        CHECK(code_of([&] { builder.execute_uncommitted(); }) == LANCE_ERR_INVALID_ARGUMENT);
+
+        auto meta = lance::IndexSegmentMetadata::parse(segments.back());
+        CHECK(meta.fragment_ids() == group);
+        CHECK(meta.index_type() == LANCE_INDEX_IVF_FLAT);
+        CHECK(meta.index_type_name() == "IVF_FLAT");
+        CHECK(meta.name() == "flat_idx");
+        CHECK(meta.dataset_version() == 1);
+        CHECK(meta.index_version() >= 0);
+        CHECK(meta.field_ids() == std::vector<int32_t>({1}));  // id = 0, vec = 1, tag = 2
+        CHECK(meta.index_details_type_url().find("VectorIndexDetails") != std::string::npos);
+        CHECK(meta.c_handle() != nullptr);
+        uuids.push_back(meta.uuid());
+        CHECK(uuids.back() != lance::SegmentId{});
+    }
+    CHECK(ds.latest_version() == 1);
+    ds.commit_index_segments("flat_idx", "vec", segments);
+    CHECK(ds.version() == 2);
+    CHECK(ds.index_count() == 1 && ds.index_segment_count("flat_idx") == 4);
+    auto committed = ds.index_segments("flat_idx");
+    std::sort(committed.begin(), committed.end());
+    std::sort(uuids.begin(), uuids.end());
+    CHECK(committed == uuids);
+    CHECK(knn_is_exact(ds, 8, 0));
+
+    // Coverage-driven replacement: one locally trained segment over every
+    // fragment replaces the four (no replace flag in upstream's commit).
+    LanceIndexSegmentBuildOptions whole{};
+    whole.mode = LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN;
+    lance::IndexSegmentBuilder builder = ds.new_vector_index_segment_builder("vec", p, "flat_idx", &whole);
+    ds.commit_index_segments("flat_idx", "vec", {builder.execute_uncommitted()});
+    CHECK(ds.version() == 3 && ds.index_segment_count("flat_idx") == 1);
+    CHECK(knn_is_exact(ds, 8, 0));
+}
+
+// Upstream's loop, IVF_PQ: centroids and codebook trained on a fragment
+// subset; with every partition probed and every row refined, exact.
+// Independently trained segments: upstream's commit takes them, the RFC's
+// refuses them.
+static void test_upstream_ivf_pq() {
+    lance::Dataset ds = make_dataset("up_pq.lance");
+    std::vector<uint32_t> sample = {0, 2, 4, 6};
+    lance::IndexModel centroids = ds.train_ivf_model("vec", 4, LANCE_METRIC_L2, sample);
+    lance::IndexModel codebook = ds.train_pq_model("vec", 4, 8, LANCE_METRIC_L2, centroids, sample);
+    // Upstream's shape: [dim / num_sub_vectors] x num_sub_vectors * 2^num_bits.
+    CHECK(std::string(codebook.schema()->format) == "+w:4");
+    CHECK(codebook.array()->length == 4 * 256);
+    CHECK(centroids.array()->release != nullptr);  // borrowed by the trainer, still ours
+
+    LanceVectorIndexParams p{};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = 4;
+    p.num_sub_vectors = 4;
+    p.num_bits = 8;
+    std::vector<std::vector<uint8_t>> segments;
+    for (const auto& group : groups_of_two()) {
+        LanceIndexSegmentBuildOptions o{};
+        o.fragment_ids = group.data();
+        o.fragment_count = group.size();
+        o.ivf_centroids = centroids.array();
+        o.ivf_centroids_schema = centroids.schema();
+        o.pq_codebook = codebook.array();
+        o.pq_codebook_schema = codebook.schema();
+        o.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
+        segments.push_back(ds.new_vector_index_segment_builder("vec", p, "", &o).execute_uncommitted());
+        auto meta = lance::IndexSegmentMetadata::parse(segments.back().data(), segments.back().size());
+        CHECK(meta.index_type() == LANCE_INDEX_IVF_PQ && meta.fragment_ids() == group);
+        CHECK(meta.name() == "vec_idx");
+    }
+    ds.commit_index_segments("vec_idx", "vec", segments);
+    CHECK(ds.index_segment_count("vec_idx") == 4);
+    CHECK(knn_is_exact(ds, 4, 200));
+
+    // Independently trained segments (AUTO without a model) over the same groups.
+    std::vector<std::vector<uint8_t>> independent;
+    for (const auto& group : groups_of_two()) {
+        LanceIndexSegmentBuildOptions o{};
+        o.fragment_ids = group.data();
+        o.fragment_count = group.size();
+        independent.push_back(ds.new_vector_index_segment_builder("vec", p, "vec_idx", &o).execute_uncommitted());
+    }
+    CHECK(code_of([&] { ds.commit_index_segments_rfc("vec_idx", "vec", independent, true); }) ==
+          LANCE_ERR_MODEL_MISMATCH);
+    uint64_t before = ds.version();
+    ds.commit_index_segments("vec_idx", "vec", independent);
+    CHECK(ds.version() == before + 1 && ds.index_segment_count("vec_idx") == 4);
+    CHECK(knn_is_exact(ds, 4, 200));
+}
+
+// A scalar segment through upstream's builder, and the bad inputs of the
+// upstream forms, each with its exact code.
+static void test_upstream_scalar_and_bad_input() {
+    lance::Dataset ds = make_dataset("up_bad.lance");
+    LanceIndexSegmentBuildOptions local{};
+    local.mode = LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN;
+    std::vector<uint8_t> btree =
+        ds.new_scalar_index_segment_builder("id", LANCE_SCALAR_BTREE, "id_idx", "", &local).execute_uncommitted();
+    CHECK(lance::IndexSegmentMetadata::parse(btree).index_type() == LANCE_SCALAR_BTREE);
+    ds.commit_index_segments("id_idx", "id", {btree});
+    CHECK(ds.index_segment_count("id_idx") == 1);
+    CHECK(tu_count_scan(ds.scan({"id"}, "id >= 100 AND id < 110").c_handle()) == 10);
+
+    LanceVectorIndexParams p{};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = 4;
+    p.num_sub_vectors = 4;
+    lance::IndexModel centroids = ds.train_ivf_model("vec", 4, LANCE_METRIC_L2);
+    auto build_code = [&](const LanceIndexSegmentBuildOptions& o) {
+        return code_of([&] { ds.new_vector_index_segment_builder("vec", p, "", &o); });
+    };
+    LanceIndexSegmentBuildOptions o{};
+    o.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;  // no model given
+    CHECK(build_code(o) == LANCE_ERR_INVALID_ARGUMENT);
+    o.ivf_centroids = centroids.array();
+    o.ivf_centroids_schema = centroids.schema();  // PQ without its codebook
+    CHECK(build_code(o) == LANCE_ERR_INVALID_ARGUMENT);
+    o.mode = LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN;  // a model where none may be
+    CHECK(build_code(o) == LANCE_ERR_INVALID_ARGUMENT);
+    o = LanceIndexSegmentBuildOptions{};
+    o.mode = 7;
+    CHECK(build_code(o) == LANCE_ERR_INVALID_ARGUMENT);
+    uint32_t unknown_fragment = 99;
+    o = LanceIndexSegmentBuildOptions{};
+    o.fragment_ids = &unknown_fragment;
+    o.fragment_count = 1;
+    CHECK(build_code(o) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.new_vector_index_segment_builder("no_such", p); }) == LANCE_ERR_NOT_FOUND);
+    CHECK(code_of([&] {
+              ds.new_scalar_index_segment_builder("id", static_cast<LanceScalarIndexType>(7));
+          }) == LANCE_ERR_INVALID_ARGUMENT);
+    LanceIndexSegmentBuildOptions precomputed{};
+    precomputed.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
+    CHECK(code_of([&] { ds.new_scalar_index_segment_builder("id", LANCE_SCALAR_BTREE, "", "", &precomputed); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
+
+    CHECK(code_of([&] { ds.train_ivf_model("vec", 0, LANCE_METRIC_L2); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.train_ivf_model("vec", 4, LANCE_METRIC_L2, {99}); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.train_pq_model("vec", 5, 8, LANCE_METRIC_L2, centroids); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
+
+    // Upstream's commit: every problem with the set is INVALID_ARGUMENT
+    // (the RFC's form keeps its own codes).
+    CHECK(code_of([&] { ds.commit_index_segments("x", "id", {}); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.commit_index_segments_rfc("x", "id", {}); }) == LANCE_ERR_NO_SEGMENTS);
+    CHECK(code_of([&] { ds.commit_index_segments("x", "id", {{1, 2, 3}}); }) == LANCE_ERR_INVALID_ARGUMENT);
+    LanceIndexSegmentBuildOptions one{};
+    uint32_t fragment0 = 0;
+    one.fragment_ids = &fragment0;
+    one.fragment_count = 1;
+    std::vector<uint8_t> seg =
+        ds.new_scalar_index_segment_builder("tag", LANCE_SCALAR_BITMAP, "tag_idx", "", &one).execute_uncommitted();
+    CHECK(code_of([&] { ds.commit_index_segments("tag_idx", "tag", {seg, seg}); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.commit_index_segments_rfc("tag_idx", "tag", {seg, seg}); }) ==
+          LANCE_ERR_DUPLICATE_SEGMENT);
+    CHECK(code_of([&] { ds.commit_index_segments("tag_idx", "no_such", {seg}); }) != LANCE_OK);
+
+    CHECK(code_of([&] { lance::IndexSegmentMetadata::parse(std::vector<uint8_t>{1, 2, 3}); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { lance::IndexSegmentMetadata::parse(nullptr, 0); }) == LANCE_ERR_INVALID_ARGUMENT);
+    lance::IndexSegmentBuilder fresh = ds.new_scalar_index_segment_builder("tag", LANCE_SCALAR_BITMAP);
+    CHECK(code_of([&] { fresh.progress_callback(nullptr, nullptr); }) == LANCE_ERR_INVALID_ARGUMENT);
+    lance::IndexSegmentBuilder none(nullptr);
+    CHECK(none.c_handle() == nullptr);
+    CHECK(code_of([&] { none.execute_uncommitted(); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(ds.index_count() == 1);
+}
+
+// This library's forms: shared VectorModel, the RFC builders, std::function
+// progress, cancel tokens, the commit with options and its retry.
+static void test_rfc_forms() {
+    lance::Dataset ds = make_dataset("rfc.lance");
+    LanceVectorIndexParams p{};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = 4;
+    p.num_sub_vectors = 4;
+    lance::VectorModel model = ds.train_vector_model("vec", p, {0, 1});
+    // Through bytes and back, as a worker in another process would get it.
+    lance::VectorModel shipped = lance::VectorModel::parse(model.serialize());
+    CHECK(shipped.fingerprint() == model.fingerprint());
+    CHECK(shipped.info().num_partitions == 4 && shipped.info().has_pq_codebook);
+    lance::VectorModel moved = std::move(shipped);
+    CHECK(shipped.c_handle() == nullptr);
+
+    std::vector<lance::Bytes> segments;
+    lance::FragmentPlan plan = ds.plan_fragment_groups(4);
+    CHECK(plan.group_count() == 4 && plan.dataset_version() == 1);
+    for (uint32_t w = 0; w < 4; w++) {
+        uint64_t rows = 0;
+        std::vector<uint32_t> frags = plan.group(w, &rows);
+        // Equal fragments go round-robin: group w = {w, w + 4}.
+        CHECK(frags == std::vector<uint32_t>({w, w + 4}) && rows == 500);
+        LanceIndexSegmentBuildOptionsRfc o{};
+        o.fragment_ids = frags.data();
+        o.fragment_count = frags.size();
+        o.model = moved.c_handle();
+        o.train = LANCE_TRAIN_NEVER;
+        lance::SegmentBuilder builder = ds.vector_segment_builder("vec", p, o);
+        std::vector<std::string> stages;
+        builder.set_progress([&](const lance::ProgressEvent& e) {
+            if (e.event == LANCE_PROGRESS_STAGE_START) stages.push_back(e.stage);
+        });
+        segments.push_back(builder.execute_uncommitted());
+        CHECK(!stages.empty() && stages.back() == "merge_partitions");
+        // Single use: the second run throws with INVALID_ARGUMENT.
+        CHECK(code_of([&] { builder.execute_uncommitted(); }) == LANCE_ERR_INVALID_ARGUMENT);
+        auto meta = lance::SegmentMetadata::parse(segments.back());
+        CHECK(meta.fragment_ids() == frags);
+        CHECK(meta.index_type() == "IVF_PQ");
+        CHECK(meta.model_fingerprint() == model.fingerprint());
+        CHECK(meta.dataset_version() == 1);
+        CHECK(lance::IndexSegmentMetadata::parse(segments.back()).model_fingerprint() == model.fingerprint());
+    }
+    CHECK(ds.latest_version() == 1);
+    lance::CommitOptions copts;
+    copts.job_id = "cpp-job";
+    LanceCommitIndexResult r = ds.commit_index_segments_with_options("vec_idx", "vec", segments, copts);
+    CHECK(r.version == 2 && !r.already_committed);
+    CHECK(ds.version() == 2);
+    CHECK(ds.index_segments("vec_idx").size() == 4);
+    CHECK(ds.index_segments_json().find("\"job_id\":\"cpp-job\"") != std::string::npos);
+    CHECK(ds.index_coverage_json("vec_idx").find("\"num_segments\":4") != std::string::npos);
+    r = ds.commit_index_segments_with_options("vec_idx", "vec", segments, copts);
+    CHECK(r.version == 2 && r.already_committed);
+    CHECK(code_of([&] { ds.commit_index_segments_rfc("vec_idx", "vec", segments); }) == LANCE_OK);
+    CHECK(ds.version() == 2);
+
+    // A callback's exception comes back out of execute_uncommitted().
     {
-        LanceDataset* raw = tu_write(uri.c_str(), &data, 0, data.rows, LANCE_WRITE_CREATE, 250);
-        CHECK(raw != nullptr);
-        lance_dataset_close(raw);
-        auto ds = lance::Dataset::open(uri);
-
-        LanceVectorIndexParams p{};
-        p.index_type = LANCE_INDEX_IVF_PQ;
-        p.num_partitions = 4;
-        p.num_sub_vectors = 4;
-        lance::VectorModel model = ds.train_vector_model("vec", p, {0, 1});
-        // Through bytes and back, as a worker in another process would get it.
-        lance::VectorModel shipped = lance::VectorModel::parse(model.serialize());
-        CHECK(shipped.fingerprint() == model.fingerprint());
-        CHECK(shipped.info().num_partitions == 4 && shipped.info().has_pq_codebook);
-        lance::VectorModel moved = std::move(shipped);
-        CHECK(shipped.c_handle() == nullptr);
-
-        std::vector<lance::Bytes> segments;
-        lance::FragmentPlan plan = ds.plan_fragment_groups(4);
-        CHECK(plan.group_count() == 4 && plan.dataset_version() == 1);
-        for (uint32_t w = 0; w < 4; w++) {
-            uint64_t rows = 0;
-            std::vector<uint32_t> frags = plan.group(w, &rows);
-            // Equal fragments go round-robin: group w = {w, w + 4}.
-            CHECK(frags == std::vector<uint32_t>({w, w + 4}) && rows == 500);
-            LanceIndexSegmentBuildOptions o{};
-            o.fragment_ids = frags.data();
-            o.fragment_count = frags.size();
-            o.model = moved.c_handle();
-            o.train = LANCE_TRAIN_NEVER;
-            lance::SegmentBuilder builder = ds.vector_segment_builder("vec", p, o);
-            std::vector<std::string> stages;
-            builder.set_progress([&](const lance::ProgressEvent& e) {
-                if (e.event == LANCE_PROGRESS_STAGE_START) stages.push_back(e.stage);
-            });
-            segments.push_back(builder.execute_uncommitted());
-            CHECK(!stages.empty() && stages.back() == "merge_partitions");
-            // Single use: the second run throws with INVALID_ARGUMENT.
-            try {
-                builder.execute_uncommitted();
-                CHECK(false);
-            } catch (const lance::Error& e) {
-                CHECK(e.code() == LANCE_ERR_INVALID_ARGUMENT);
-            }
-            auto meta = lance::SegmentMetadata::parse(segments.back());
-            CHECK(meta.fragment_ids() == frags);
-            CHECK(meta.index_type() == "IVF_PQ");
-            CHECK(meta.model_fingerprint() == model.fingerprint());
-            CHECK(meta.dataset_version() == 1);
-        }
-        CHECK(ds.latest_version() == 1);
-        lance::CommitOptions copts;
-        copts.job_id = "cpp-job";
-        LanceCommitIndexResult r = ds.commit_index_segments("vec_idx", "vec", segments, copts);
-        CHECK(r.version == 2 && !r.already_committed);
-        CHECK(ds.version() == 2);
-        CHECK(ds.index_segments("vec_idx").size() == 4);
-        r = ds.commit_index_segments("vec_idx", "vec", segments, copts);
-        CHECK(r.version == 2 && r.already_committed);
+        LanceIndexSegmentBuildOptionsRfc o{};
+        o.model = moved.c_handle();
+        lance::SegmentBuilder builder = ds.vector_segment_builder("vec", p, o);
+        builder.set_progress([](const lance::ProgressEvent&) { throw std::runtime_error("from the callback"); });
         try {
-            ds.commit_index_segments("vec_idx2", "vec", {});
+            builder.execute_uncommitted();
             CHECK(false);
-        } catch (const lance::Error& e) {
-            CHECK(e.code() == LANCE_ERR_NO_SEGMENTS);
-        }
-
-        // A callback's exception comes back out of execute_uncommitted().
-        {
-            LanceIndexSegmentBuildOptions o{};
-            o.model = moved.c_handle();
-            lance::SegmentBuilder builder = ds.vector_segment_builder("vec", p, o);
-            builder.set_progress([](const lance::ProgressEvent&) { throw std::runtime_error("from the callback"); });
-            try {
-                builder.execute_uncommitted();
-                CHECK(false);
-            } catch (const std::runtime_error& e) {
-                CHECK(std::string(e.what()) == "from the callback");
-            }
-        }
-        // Cancelled from its own progress callback.
-        {
-            lance::CancelToken token;
-            LanceIndexSegmentBuildOptions o{};
-            lance::SegmentBuilder builder = ds.vector_segment_builder("vec", p, o);
-            builder.set_cancel_token(token);
-            builder.set_progress([&](const lance::ProgressEvent& e) {
-                if (e.event == LANCE_PROGRESS_STAGE_START) token.cancel();
-            });
-            try {
-                builder.execute_uncommitted();
-                CHECK(false);
-            } catch (const lance::Error& e) {
-                CHECK(e.code() == LANCE_ERR_CANCELLED);
-            }
-            CHECK(token.cancelled());
-        }
-        CHECK(ds.latest_version() == 2);
-        // Delete and compaction through the wrapper (a dataset without
-        // indices: the core keeps fragments of different segments apart).
-        {
-            std::string uri2 = std::string(dir) + "/compact.lance";
-            LanceDataset* raw2 = tu_write(uri2.c_str(), &data, 0, 1000, LANCE_WRITE_CREATE, 250);
-            CHECK(raw2 != nullptr);
-            lance_dataset_close(raw2);
-            auto small = lance::Dataset::open(uri2);
-            CHECK(small.delete_rows("id < 250") == 250);
-            LanceCompactionMetrics m = small.compact_files(2000);
-            CHECK(m.fragments_added == 1 && m.fragments_removed == 3);
-            CHECK(small.count_rows() == 750);
-        }
-        try {
-            lance::SegmentMetadata::parse(lance::Bytes{1, 2, 3});
-            CHECK(false);
-        } catch (const lance::Error& e) {
-            CHECK(e.code() == LANCE_ERR_INVALID_ARGUMENT);
-        }
-        try {
-            LanceIndexSegmentBuildOptions o{};
-            o.train = LANCE_TRAIN_NEVER;
-            ds.vector_segment_builder("vec", p, o);
-            CHECK(false);
-        } catch (const lance::Error& e) {
-            CHECK(e.code() == LANCE_ERR_INVALID_ARGUMENT);
+        } catch (const std::runtime_error& e) {
+            CHECK(std::string(e.what()) == "from the callback");
         }
     }
+    // Cancelled from its own progress callback.
+    {
+        lance::CancelToken token;
+        LanceIndexSegmentBuildOptionsRfc o{};
+        lance::SegmentBuilder builder = ds.vector_segment_builder("vec", p, o);
+        builder.set_cancel_token(token);
+        builder.set_progress([&](const lance::ProgressEvent& e) {
+            if (e.event == LANCE_PROGRESS_STAGE_START) token.cancel();
+        });
+        CHECK(code_of([&] { builder.execute_uncommitted(); }) == LANCE_ERR_CANCELLED);
+        CHECK(token.cancelled());
+    }
+    CHECK(ds.latest_version() == 2);
+
+    // Delete and compaction through the wrapper.
+    {
+        std::string uri2 = g_dir + "/compact.lance";
+        LanceDataset* raw2 = tu_write(uri2.c_str(), &g_data, 0, 1000, LANCE_WRITE_CREATE, 250);
+        CHECK(raw2 != nullptr);
+        lance_dataset_close(raw2);
+        auto small = lance::Dataset::open(uri2);
+        CHECK(small.delete_rows("id < 250") == 250);
+        LanceCompactionOptions copt{};
+        copt.target_rows_per_fragment = 2000;
+        LanceCompactionMetrics m = small.compact_files(&copt);
+        CHECK(m.fragments_added == 1 && m.fragments_removed == 3);
+        CHECK(small.count_rows() == 750);
+    }
+    CHECK(code_of([&] { lance::SegmentMetadata::parse(lance::Bytes{1, 2, 3}); }) == LANCE_ERR_INVALID_ARGUMENT);
+    LanceIndexSegmentBuildOptionsRfc never{};
+    never.train = LANCE_TRAIN_NEVER;
+    CHECK(code_of([&] { ds.vector_segment_builder("vec", p, never); }) == LANCE_ERR_INVALID_ARGUMENT);
+}
+
+int main() {
+    g_data = tu_make_data(2000, 16, 8, 0.5f, 11);
+    char* dir = tu_temp_dir("cppseg");
+    g_dir = dir;
+    RUN(test_upstream_ivf_flat);
+    RUN(test_upstream_ivf_pq);
+    RUN(test_upstream_scalar_and_bad_input);
+    RUN(test_rfc_forms);
     tu_remove_tree(dir);
     free(dir);
-    tu_free_data(&data);
+    tu_free_data(&g_data);
     return tu_finish("test_segment_wrapper");
 }

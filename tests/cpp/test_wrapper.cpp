@@ -1,5 +1,7 @@
 // The C++ wrappers: RAII ownership, move-only handles, exceptions carrying
-// the library's code and message, and the same exact k-NN results as C.
+// the library's code and message, upstream's member forms (write from a
+// stream, open with options then version, index creation, the public
+// Scanner constructor), and the same exact k-NN results as C.
 #include <cstring>
 #include <iostream>
 #include <type_traits>
@@ -11,6 +13,10 @@ static_assert(!std::is_copy_constructible_v<lance::Dataset>, "Dataset must be mo
 static_assert(std::is_nothrow_move_constructible_v<lance::Dataset>, "Dataset must move");
 static_assert(!std::is_copy_constructible_v<lance::Scanner>, "Scanner must be move-only");
 static_assert(!std::is_copy_constructible_v<lance::Batch>, "Batch must be move-only");
+static_assert(std::is_same_v<decltype(lance::Error::code), LanceErrorCode>, "Error::code is a data member");
+
+static TuData g_data;
+static std::string g_dir;
 
 template <typename F>
 static LanceErrorCode code_of(F&& f) {
@@ -18,75 +24,256 @@ static LanceErrorCode code_of(F&& f) {
         f();
     } catch (const lance::Error& e) {
         CHECK(std::strlen(e.what()) > 0);
-        return e.code();
+        return e.code;
     }
     return LANCE_OK;
 }
 
-int main() {
-    TuData data = tu_make_data(2000, 16, 8, 0.5f, 5);
-    char* dir = tu_temp_dir("cpp");
-    std::string uri = std::string(dir) + "/cpp.lance";
+// The `id` column (the first projected column) of every row a scan yields.
+static std::vector<int64_t> scan_ids(lance::Scanner& scanner) {
+    std::vector<int64_t> ids;
+    while (auto batch = scanner.next()) {
+        ArrowArray a;
+        ArrowSchema s;
+        batch->to_arrow(&a, &s);
+        const ArrowArray* col = a.children[0];
+        const int64_t* values = static_cast<const int64_t*>(col->buffers[1]);
+        for (int64_t i = 0; i < col->length; i++) ids.push_back(values[col->offset + i]);
+        a.release(&a);
+        s.release(&s);
+    }
+    return ids;
+}
+
+static std::vector<int64_t> brute_force(const float* query, int k) {
+    std::vector<int64_t> truth(k);
+    tu_brute_force_knn(&g_data, query, k, truth.data());
+    return truth;
+}
+
+// A stream whose schema callback is missing or fails, counting its releases.
+struct FakeStream {
+    int releases = 0;
+    ArrowArrayStream stream{};
+    explicit FakeStream(bool with_get_schema) {
+        stream.get_schema = with_get_schema ? &FakeStream::failing_schema : nullptr;
+        stream.get_last_error = [](ArrowArrayStream*) -> const char* { return "no schema here"; };
+        stream.release = [](ArrowArrayStream* s) {
+            static_cast<FakeStream*>(s->private_data)->releases++;
+            s->release = nullptr;
+        };
+        stream.private_data = this;
+    }
+    static int failing_schema(ArrowArrayStream*, ArrowSchema*) { return 5; }
+};
+
+static void test_write_and_open() {
+    std::string uri = g_dir + "/write.lance";
+    ArrowArrayStream stream;
+    tu_stream(&g_data, 0, g_data.rows, 500, &stream);
+    lance::WriteParams wp;
+    wp.max_rows_per_file = 250;
+    lance::Dataset ds = lance::Dataset::write(uri, &stream, lance::WriteMode::Create, wp);
+    CHECK(ds.version() == 1);
+    CHECK(ds.count_rows() == 2000);
+    CHECK(ds.fragment_count() == 8);
+    CHECK(ds.fragment_ids() == std::vector<uint64_t>({0, 1, 2, 3, 4, 5, 6, 7}));
+    CHECK(ds.fragment_row_counts() == std::vector<uint64_t>(8, 250));
+
+    // Create over an existing dataset.
+    tu_stream(&g_data, 0, 100, 100, &stream);
+    CHECK(code_of([&] { lance::Dataset::write(uri, &stream, lance::WriteMode::Create); }) ==
+          LANCE_ERR_DATASET_ALREADY_EXISTS);
+    // Append through the upstream form without params; the schema comes from the stream.
+    tu_stream(&g_data, 0, 100, 100, &stream);
+    lance::Dataset appended = lance::Dataset::write(uri, &stream, lance::WriteMode::Append, {{"unused_key", "v"}});
+    CHECK(appended.version() == 2 && appended.count_rows() == 2100);
+    // Overwrite with a storage format named.
+    tu_stream(&g_data, 0, 300, 100, &stream);
+    lance::WriteParams stable;
+    stable.data_storage_version = "stable";
+    lance::Dataset over = lance::Dataset::write(uri, &stream, lance::WriteMode::Overwrite, stable);
+    CHECK(over.version() == 3 && over.count_rows() == 300);
+    tu_stream(&g_data, 0, 100, 100, &stream);
+    lance::WriteParams bad_format;
+    bad_format.data_storage_version = "9.9";
+    CHECK(code_of([&] { lance::Dataset::write(uri, &stream, lance::WriteMode::Append, bad_format); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
+
+    // The stream is consumed on every path, the wrapper's own checks included.
+    CHECK(code_of([&] { lance::Dataset::write(uri, nullptr, lance::WriteMode::Append); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
+    FakeStream no_schema(false);
+    CHECK(code_of([&] { lance::Dataset::write(uri, &no_schema.stream, lance::WriteMode::Append); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(no_schema.releases == 1);
+    FakeStream failing(true);
+    try {
+        lance::Dataset::write(uri, &failing.stream, lance::WriteMode::Append);
+        CHECK(false);
+    } catch (const lance::Error& e) {
+        CHECK(e.code == LANCE_ERR_INVALID_ARGUMENT);
+        CHECK(std::string(e.what()).find("no schema here") != std::string::npos);
+    }
+    CHECK(failing.releases == 1);
+
+    // This library's form with an explicit schema, renamed write_with_schema.
+    std::string uri2 = g_dir + "/write2.lance";
+    ArrowSchema schema;
+    tu_schema(16, &schema);
+    tu_stream(&g_data, 0, 1000, 500, &stream);
+    LanceWriteParams params{};
+    params.max_rows_per_file = 500;
+    lance::Dataset ds2 = lance::Dataset::write_with_schema(uri2, &schema, &stream, LANCE_WRITE_CREATE, &params);
+    schema.release(&schema);
+    CHECK(ds2.fragment_count() == 2 && ds2.count_rows() == 1000);
+
+    // open(uri, storage options, version): upstream's order.
+    CHECK(lance::Dataset::open(uri).version() == 3);
+    CHECK(lance::Dataset::open(uri, {}, 2).count_rows() == 2100);
+    CHECK(lance::Dataset::open(uri, {}, 1).count_rows() == 2000);
+    CHECK(code_of([&] { lance::Dataset::open(uri, {}, 99); }) == LANCE_ERR_NOT_FOUND);
+    CHECK(code_of([&] { lance::Dataset::open(g_dir + "/nonexistent.lance"); }) == LANCE_ERR_NOT_FOUND);
+
+    // Compaction with upstream's options struct: eight small fragments become one.
+    tu_stream(&g_data, 1000, 1000, 500, &stream);
+    lance::Dataset grown = lance::Dataset::write(uri2, &stream, lance::WriteMode::Append, wp);
+    CHECK(grown.fragment_count() == 6);
+    LanceCompactionMetrics m = grown.compact_files();
+    CHECK(m.fragments_removed == 6 && m.fragments_added == 1);
+    CHECK(grown.fragment_count() == 1 && grown.count_rows() == 2000);
+    uint64_t version = grown.version();
+    m = grown.compact_files(nullptr);
+    CHECK(m.fragments_removed == 0 && m.fragments_added == 0 && grown.version() == version);
+}
+
+static void test_index_and_search() {
+    std::string uri = g_dir + "/search.lance";
+    ArrowArrayStream stream;
+    tu_stream(&g_data, 0, g_data.rows, 500, &stream);
+    lance::WriteParams wp;
+    wp.max_rows_per_file = 250;
+    lance::Dataset ds = lance::Dataset::write(uri, &stream, lance::WriteMode::Create, wp);
+
+    // Moves transfer ownership; the moved-from handle is empty.
+    lance::Dataset moved = std::move(ds);
+    CHECK(ds.c_handle() == nullptr);
+    CHECK(moved.count_rows() == 2000);
+
+    LanceVectorIndexParams p{};
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    p.num_partitions = 4;
+    moved.create_vector_index("vec", p, "v");
+    CHECK(moved.index_count() == 1);
+    CHECK(moved.index_segment_count("v") == 1);
+    auto segments = moved.index_segments("v");
+    CHECK(segments.size() == 1);
+    CHECK(moved.list_indices_json().find("\"name\":\"v\"") != std::string::npos);
+    CHECK(moved.index_list_json() == moved.list_indices_json());
+    CHECK(code_of([&] { moved.create_vector_index("vec", p, "v"); }) == LANCE_ERR_INDEX);
+    moved.create_vector_index("vec", p, "v", true);
+    CHECK(moved.index_count() == 1 && moved.version() == 3);
+    segments = moved.index_segments("v");
+
+    std::vector<float> query(g_data.vectors + 16 * 77, g_data.vectors + 16 * 78);
+    std::vector<int64_t> truth = brute_force(query.data(), 10);
     {
-        ArrowSchema schema;
-        ArrowArrayStream stream;
-        tu_schema(16, &schema);
-        tu_stream(&data, 0, data.rows, 500, &stream);
-        LanceWriteParams params{};
-        params.max_rows_per_file = 250;
-        lance::Dataset ds = lance::Dataset::write(uri, &schema, &stream, LANCE_WRITE_CREATE, &params);
-        schema.release(&schema);
-        CHECK(ds.version() == 1);
-        CHECK(ds.count_rows() == 2000);
-        CHECK(ds.fragment_ids().size() == 8);
-        CHECK(ds.fragment_row_counts() == std::vector<uint64_t>(8, 250));
-
-        // Moves transfer ownership; the moved-from handle is empty.
-        lance::Dataset moved = std::move(ds);
-        CHECK(ds.c_handle() == nullptr);
-        CHECK(moved.count_rows() == 2000);
-
-        LanceVectorIndexParams p{};
-        p.index_type = LANCE_INDEX_IVF_FLAT;
-        p.num_partitions = 4;
-        moved.create_vector_index("vec", "v", p);
-        CHECK(moved.index_count() == 1);
-        auto segments = moved.index_segments("v");
-        CHECK(segments.size() == 1);
-        CHECK(moved.index_list_json().find("\"name\":\"v\"") != std::string::npos);
-
-        std::vector<float> query(data.vectors + 16 * 77, data.vectors + 16 * 78);
+        // This library's overload: a query vector.
         auto scanner = moved.scan({"id"});
         scanner.nearest("vec", query, 10).nprobes(4).index_segments(segments);
-        int64_t got[10];
-        int n = 0;
-        while (auto batch = scanner.next()) {
-            ArrowArray a;
-            ArrowSchema s;
-            batch->to_arrow(&a, &s);
-            const int64_t* ids = static_cast<const int64_t*>(a.children[0]->buffers[1]);
-            for (int64_t i = 0; i < a.length && n < 10; i++) got[n++] = ids[a.children[0]->offset + i];
-            a.release(&a);
-            s.release(&s);
-        }
-        int64_t truth[10];
-        tu_brute_force_knn(&data, query.data(), 10, truth);
-        CHECK(n == 10 && std::memcmp(got, truth, sizeof truth) == 0);
-
-        // Errors become exceptions with the right code.
-        CHECK(code_of([&] { lance::Dataset::open("/nonexistent/x.lance"); }) == LANCE_ERR_NOT_FOUND);
-        CHECK(code_of([&] { moved.scan({"no_such"}); }) != LANCE_OK);
-        CHECK(code_of([&] { moved.drop_index("missing"); }) == LANCE_ERR_NOT_FOUND);
-        CHECK(code_of([&] { moved.index_segments("missing"); }) == LANCE_ERR_NOT_FOUND);
-        CHECK(code_of([&] { moved.scan({"id"}).limit(-5); }) == LANCE_ERR_INVALID_ARGUMENT);
-        moved.drop_index("v");
-        CHECK(moved.index_count() == 0);
-
-        lance::Dataset reopened = lance::Dataset::open(uri);
-        CHECK(reopened.version() == 3);
+        CHECK(scan_ids(scanner) == truth);
     }
+    {
+        // Upstream's forms: the public constructor over lance_scanner_new(),
+        // a float pointer, packed segment bytes.
+        const char* columns[] = {"id", nullptr};
+        lance::Scanner scanner(lance_scanner_new(moved.c_handle(), columns, nullptr));
+        scanner.nearest("vec", query.data(), query.size(), 10).nprobes(4).index_segments(segments.front().data(), 1);
+        CHECK(scan_ids(scanner) == truth);
+    }
+    {
+        auto scanner = moved.scan({"id"});
+        scanner.nearest("vec", static_cast<const void*>(query.data()), 16, LANCE_DTYPE_FLOAT32, 10)
+            .nprobes(4)
+            .refine_factor(2)
+            .use_index(false);
+        CHECK(scan_ids(scanner) == truth);
+    }
+
+    moved.create_scalar_index("id", LANCE_SCALAR_BTREE, "id_idx");
+    CHECK(moved.index_count() == 2);
+    {
+        auto scanner = moved.scan({"id"}, "id >= 100 AND id < 110");
+        std::vector<int64_t> expected;
+        for (int64_t i = 100; i < 110; i++) expected.push_back(i);
+        CHECK(scan_ids(scanner) == expected);
+    }
+    {
+        auto all = moved.scan();
+        CHECK(tu_count_scan(all.c_handle()) == 2000);
+        auto two = moved.scan();
+        two.fragment_ids({1, 3}).with_row_id();
+        CHECK(tu_count_scan(two.c_handle()) == 500);
+        auto limited = moved.scan({"id"});
+        limited.limit(5).offset(10).batch_size(2);
+        CHECK(scan_ids(limited) == std::vector<int64_t>({10, 11, 12, 13, 14}));
+    }
+
+    // Errors become exceptions with the right code.
+    CHECK(code_of([&] { moved.scan({"no_such"}); }) != LANCE_OK);
+    CHECK(code_of([&] { moved.drop_index("missing"); }) == LANCE_ERR_NOT_FOUND);
+    CHECK(code_of([&] { moved.index_segments("missing"); }) == LANCE_ERR_NOT_FOUND);
+    CHECK(code_of([&] { moved.index_segment_count("missing"); }) == LANCE_ERR_NOT_FOUND);
+    CHECK(code_of([&] { moved.scan({"id"}).limit(-5); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { moved.scan().nearest("vec", query.data(), 15, 10); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { lance::Scanner(nullptr).limit(1); }) == LANCE_ERR_INVALID_ARGUMENT);
+    moved.drop_index("v");
+    CHECK(moved.index_count() == 1);
+    CHECK(lance::Dataset::open(uri).version() == 5);
+}
+
+static void test_errors_and_handles() {
+    // check_error() turns this thread's last C error into an exception.
+    LanceDataset* missing = lance_dataset_open((g_dir + "/nothing.lance").c_str(), nullptr, 0);
+    CHECK(missing == nullptr);
+    try {
+        lance::check_error();
+        CHECK(false);
+    } catch (const lance::Error& e) {
+        CHECK(e.code == LANCE_ERR_NOT_FOUND);
+    }
+    CHECK(std::string(lance_version()) == LANCE_C_VERSION_STRING);
+    std::string uri = g_dir + "/handles.lance";
+    LanceDataset* raw = tu_write(uri.c_str(), &g_data, 0, 500, LANCE_WRITE_CREATE, 250);
+    CHECK(raw != nullptr);
+    lance_dataset_close(raw);
+    lance::check_error();  // the last call succeeded: nothing to throw
+
+    lance::Error made(LANCE_ERR_IO, "by hand");
+    CHECK(made.code == LANCE_ERR_IO && std::string(made.what()) == "by hand");
+    made.code = LANCE_ERR_PANIC;
+    CHECK(made.code == 9);
+
+    lance::Handle<LanceDataset, lance_dataset_close> handle(lance_dataset_open(uri.c_str(), nullptr, 0));
+    CHECK(static_cast<bool>(handle) && lance_dataset_count_rows(handle.get()) == 500);
+    lance::Handle<LanceDataset, lance_dataset_close> other = std::move(handle);
+    CHECK(!handle && other);
+    LanceDataset* released = other.release();
+    CHECK(!other && released != nullptr);
+    lance_dataset_close(released);
+    lance::Handle<LanceDataset, lance_dataset_close> empty;
+    CHECK(!empty && empty.get() == nullptr);
+}
+
+int main() {
+    g_data = tu_make_data(2000, 16, 8, 0.5f, 5);
+    char* dir = tu_temp_dir("cpp");
+    g_dir = dir;
+    RUN(test_write_and_open);
+    RUN(test_index_and_search);
+    RUN(test_errors_and_handles);
     tu_remove_tree(dir);
     free(dir);
-    tu_free_data(&data);
+    tu_free_data(&g_data);
     return tu_finish("test_wrapper");
 }

@@ -17,10 +17,10 @@
  * and UUID, and the model layout behind its SHA-256 (re-signed, so the
  * edits reach the parser).  Execution N of a seed is reproducible alone
  * (--only N), and a run resumes after a crash with --start N+1.  A
- * finding (a crash, LANCE_ERR_INTERNAL or an undocumented code, a broken
- * invariant, an error message over 64 KiB, a dataset broken by an accepted
- * commit or moved by a refused one) is saved under the findings directory
- * and makes the exit status 1. */
+ * finding (a crash, LANCE_ERR_INTERNAL, LANCE_ERR_PANIC or an undocumented
+ * code, a broken invariant, an error message over 64 KiB, a dataset broken
+ * by an accepted commit or moved by a refused one) is saved under the
+ * findings directory and makes the exit status 1. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -64,7 +64,17 @@ typedef struct {
 
 static Options opt;
 static long findings;
-static long refused_by_code[32];
+/* Refusals counted by code: upstream's codes 0-9 in slots 0-9, this
+ * library's codes 1000-1006 in slots 10-16, any other code in OTHER_CODE. */
+#define CODE_SLOTS 18
+#define OTHER_CODE (CODE_SLOTS - 1)
+static long refused_by_code[CODE_SLOTS];
+
+static int code_slot(int code) {
+    if (code >= LANCE_OK && code <= LANCE_ERR_PANIC) return code;
+    if (code >= LANCE_ERR_CANCELLED && code <= LANCE_ERR_INCOMPLETE_SEGMENT) return 10 + (code - LANCE_ERR_CANCELLED);
+    return OTHER_CODE;
+}
 static long accepted;
 
 /* ---- findings, and crashes saved by a signal handler (or the sanitizers) ---- */
@@ -132,9 +142,10 @@ static int message_too_long(void) {
     return too_long;
 }
 
-/* A documented refusal: a LanceErrorCode other than OK and INTERNAL. */
+/* A documented refusal: a LanceErrorCode other than OK, INTERNAL and PANIC. */
 static int documented_refusal(int code) {
-    return code >= LANCE_ERR_INVALID_ARGUMENT && code <= LANCE_ERR_INCOMPLETE_SEGMENT && code != LANCE_ERR_INTERNAL;
+    return (code >= LANCE_ERR_INVALID_ARGUMENT && code <= LANCE_ERR_COMMIT_CONFLICT && code != LANCE_ERR_INTERNAL) ||
+           (code >= LANCE_ERR_CANCELLED && code <= LANCE_ERR_INCOMPLETE_SEGMENT);
 }
 
 /* ---- corpus files ---- */
@@ -188,7 +199,7 @@ static void start_from_corpus(FzRng* rng, const Corpus* corpus, FzLog* log) {
 /* A parser refused the input: documented as INVALID_ARGUMENT, no handle. */
 static void parse_refused(long exec, const FzLog* log, int handle_written) {
     int code = lance_last_error_code();
-    refused_by_code[code >= 0 && code < 32 ? code : 31]++;
+    refused_by_code[code_slot(code)]++;
     if (code != LANCE_ERR_INVALID_ARGUMENT) finding(exec, log, "parse refused with a code other than INVALID_ARGUMENT");
     else if (handle_written) finding(exec, log, "parse failed but wrote a handle");
     else if (message_too_long()) finding(exec, log, "parse refused with an error message over 64 KiB");
@@ -199,7 +210,7 @@ static const char* check_metadata_getters(const LanceIndexSegmentMetadata* md) {
     uint8_t uuid[16];
     if (lance_index_segment_metadata_uuid(md, uuid) != 0) return "uuid getter failed";
     const char* name = lance_index_segment_metadata_name(md);
-    const char* type = lance_index_segment_metadata_index_type(md);
+    const char* type = lance_index_segment_metadata_index_type_name(md);
     if (!name || !type) return "name or index_type is NULL";
     if (strlen(name) > current_input.len || strlen(type) > 64) return "name or index_type longer than possible";
     const char* fingerprint = lance_index_segment_metadata_model_fingerprint(md);
@@ -207,8 +218,9 @@ static const char* check_metadata_getters(const LanceIndexSegmentMetadata* md) {
     if (fingerprint && strlen(fingerprint) > current_input.len) return "fingerprint longer than the input";
     (void)lance_index_segment_metadata_dataset_version(md);
     if (lance_last_error_code() != LANCE_OK) return "dataset_version getter failed";
-    int32_t index_version;
-    if (lance_index_segment_metadata_index_version(md, &index_version) != 0) return "index_version getter failed";
+    /* -1 on error; a negative version the bytes record is returned as is, with LANCE_OK. */
+    if (lance_index_segment_metadata_index_version(md) < 0 && lance_last_error_code() != LANCE_OK)
+        return "index_version getter failed";
     int64_t ms;
     bool present;
     if (lance_index_segment_metadata_created_at_ms(md, &ms, &present) != 0) return "created_at getter failed";
@@ -386,13 +398,13 @@ static int vector_segment(LanceDataset* ds, int32_t type, const LanceVectorModel
     }
     uint8_t uuid[16];
     tu_uuid(uuid_seed, uuid);
-    LanceIndexSegmentBuildOptions o = {.fragment_ids = frags, .fragment_count = n, .index_uuid = uuid, .model = model,
+    LanceIndexSegmentBuildOptionsRfc o = {.fragment_ids = frags, .fragment_count = n, .index_uuid = uuid, .model = model,
                                        .train = model ? LANCE_TRAIN_NEVER : LANCE_TRAIN_AUTO};
-    return execute_into(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), out);
+    return execute_into(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), out);
 }
 
 static int scalar_segment(LanceDataset* ds, const char* column, int32_t type, FzBuf* out) {
-    return execute_into(lance_index_segment_builder_new_scalar(ds, column, NULL, (LanceScalarIndexType)type, NULL, NULL),
+    return execute_into(lance_index_segment_builder_new_scalar_rfc(ds, column, NULL, (LanceScalarIndexType)type, NULL, NULL),
                         out);
 }
 
@@ -532,7 +544,7 @@ static int describe_seed(Seed* s, const FzBuf* bytes) {
     if (lance_index_segment_metadata_parse(bytes->data, bytes->len, &md) != 0) return -1;
     int rc = lance_index_segment_metadata_uuid(md, s->uuid);
     rc |= lance_index_segment_metadata_fragment_ids(md, s->frags, FRAGS, &s->frag_count);
-    s->exact = strcmp(lance_index_segment_metadata_index_type(md), "IVF_FLAT") == 0;
+    s->exact = strcmp(lance_index_segment_metadata_index_type_name(md), "IVF_FLAT") == 0;
     lance_index_segment_metadata_free(md);
     return rc;
 }
@@ -590,8 +602,8 @@ static int faithful_seed(const FzBuf* bytes) {
                 continue;
             LanceIndexSegmentMetadata* orig = NULL;
             if (lance_index_segment_metadata_parse(world.seed_bytes[i].data, world.seed_bytes[i].len, &orig) != 0) break;
-            int same = strcmp(lance_index_segment_metadata_index_type(md),
-                              lance_index_segment_metadata_index_type(orig)) == 0 &&
+            int same = strcmp(lance_index_segment_metadata_index_type_name(md),
+                              lance_index_segment_metadata_index_type_name(orig)) == 0 &&
                        lance_index_segment_metadata_file_count(md) == lance_index_segment_metadata_file_count(orig);
             for (uint64_t f = 0; same && f < lance_index_segment_metadata_file_count(md); f++) {
                 const char *pa, *pb;
@@ -716,9 +728,10 @@ static void exec_commit(long exec, const Corpus* foreign) {
     int rc = lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)count, &o, &r);
     if (rc != 0) {
         int code = lance_last_error_code();
-        refused_by_code[code >= 0 && code < 32 ? code : 31]++;
+        refused_by_code[code_slot(code)]++;
         if (!documented_refusal(code)) {
             finding(exec, &log, code == LANCE_ERR_INTERNAL ? "commit refused with LANCE_ERR_INTERNAL"
+                                : code == LANCE_ERR_PANIC  ? "commit refused with LANCE_ERR_PANIC"
                                                            : "commit refused with an undocumented code");
         } else if (message_too_long()) {
             finding(exec, &log, "commit refused with an error message over 64 KiB");
@@ -850,8 +863,10 @@ int main(int argc, char** argv) {
         printf(" (%ld with mutated identity, %ld of those answering k-NN unlike brute force)", accepted_unfaithful,
                accepted_unfaithful_wrong);
     printf(", refused:");
-    for (int c = 0; c < 32; c++)
-        if (refused_by_code[c]) printf(" code %d x%ld", c, refused_by_code[c]);
+    for (int c = 0; c < OTHER_CODE; c++)
+        if (refused_by_code[c])
+            printf(" code %d x%ld", c < 10 ? c : LANCE_ERR_CANCELLED + (c - 10), refused_by_code[c]);
+    if (refused_by_code[OTHER_CODE]) printf(" other codes x%ld", refused_by_code[OTHER_CODE]);
     printf("; %ld findings\n", findings);
     if (is_commit) free_commit_world();
     free_corpus(&corpus);

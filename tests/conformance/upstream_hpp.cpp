@@ -1,0 +1,253 @@
+// The part of upstream lance-c's C++ wrapper (lance.hpp, namespace lance)
+// this library implements, checked by the compiler: the exact type of every
+// member (through member pointers; an overload is picked by static_cast to
+// upstream's type), the calls that rely on upstream's default arguments,
+// explicit and private constructors, and move-only handles.  Compiling and
+// linking is the test; main() only checks the value types' defaults.
+//
+// Upstream members whose C functions lance.h does not declare yet are not
+// here (sessions, versions, blobs, FTS, take, update, merge_insert, schema
+// evolution, async scans, scanner tuning, write_fragments).
+#include <array>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "lance/lance.hpp"
+
+using lance::Batch;
+using lance::Dataset;
+using lance::IndexModel;
+using lance::IndexSegmentBuilder;
+using lance::IndexSegmentMetadata;
+using lance::Scanner;
+using Opts = std::vector<std::pair<std::string, std::string>>;
+using Uuid = std::array<uint8_t, 16>;
+
+// A member that is not overloaded: its type exactly.
+#define SAME(type, member) static_assert(std::is_same_v<decltype(member), type>, #member " has upstream's type")
+// An overloaded member: one overload has upstream's type.
+#define HAS(type, member) static_assert(std::is_same_v<decltype(static_cast<type>(member)), type>, #member)
+// A call in upstream's form (default arguments included) and its result type.
+#define CALL(type, expr) static_assert(std::is_same_v<decltype(expr), type>, #expr)
+
+template <typename T>
+constexpr bool move_only = !std::is_copy_constructible_v<T> && !std::is_copy_assignable_v<T> &&
+                           std::is_nothrow_move_constructible_v<T> && std::is_nothrow_move_assignable_v<T>;
+template <typename T, typename Arg>
+constexpr bool explicit_from = std::is_constructible_v<T, Arg> && !std::is_convertible_v<Arg, T>;
+
+template <typename T>
+T& ref();
+
+// ---- Error, check_error, Handle ----
+
+static_assert(std::is_base_of_v<std::runtime_error, lance::Error>);
+SAME(LanceErrorCode, lance::Error::code);
+SAME(LanceErrorCode lance::Error::*, &lance::Error::code);
+static_assert(std::is_constructible_v<lance::Error, LanceErrorCode, std::string>);
+CALL(LanceErrorCode, ref<const lance::Error>().code);
+SAME(void (*)(), &lance::check_error);
+
+using DatasetHandle = lance::Handle<LanceDataset, lance_dataset_close>;
+static_assert(move_only<DatasetHandle>);
+static_assert(explicit_from<DatasetHandle, LanceDataset*>);
+static_assert(std::is_default_constructible_v<DatasetHandle>);
+SAME(LanceDataset* (DatasetHandle::*)() const, &DatasetHandle::get);
+SAME(LanceDataset* (DatasetHandle::*)(), &DatasetHandle::release);
+SAME(bool (DatasetHandle::*)() const, &DatasetHandle::operator bool);
+static_assert(!std::is_convertible_v<DatasetHandle, bool>, "operator bool is explicit");
+
+// ---- value types and scoped enums ----
+
+SAME(uint64_t, lance::VersionInfo::id);
+SAME(int64_t, lance::VersionInfo::timestamp_ms);
+constexpr lance::VersionInfo version_info{7, -3};
+static_assert(version_info.id == 7 && version_info.timestamp_ms == -3, "field order");
+SAME(uint32_t, lance::FieldStatistics::id);
+SAME(uint64_t, lance::FieldStatistics::bytes_on_disk);
+constexpr lance::FieldStatistics field_stats{2, 9};
+static_assert(field_stats.id == 2 && field_stats.bytes_on_disk == 9, "field order");
+SAME(std::string, lance::SqlColumn::name);
+SAME(std::string, lance::SqlColumn::expression);
+SAME(uint64_t, lance::WriteParams::max_rows_per_file);
+SAME(uint64_t, lance::WriteParams::max_rows_per_group);
+SAME(uint64_t, lance::WriteParams::max_bytes_per_file);
+SAME(std::optional<std::string>, lance::WriteParams::data_storage_version);
+SAME(bool, lance::WriteParams::enable_stable_row_ids);
+
+static_assert(std::is_enum_v<lance::WriteMode> && !std::is_convertible_v<lance::WriteMode, int32_t>, "scoped");
+static_assert(std::is_same_v<std::underlying_type_t<lance::WriteMode>, int32_t>);
+static_assert(static_cast<int32_t>(lance::WriteMode::Create) == LANCE_WRITE_CREATE);
+static_assert(static_cast<int32_t>(lance::WriteMode::Append) == LANCE_WRITE_APPEND);
+static_assert(static_cast<int32_t>(lance::WriteMode::Overwrite) == LANCE_WRITE_OVERWRITE);
+
+// ---- IndexModel ----
+
+static_assert(move_only<IndexModel>);
+static_assert(!std::is_default_constructible_v<IndexModel>, "only Dataset constructs it");
+static_assert(!std::is_constructible_v<IndexModel, ArrowArray, ArrowSchema>, "only Dataset constructs it");
+SAME(ArrowArray* (IndexModel::*)() noexcept, &IndexModel::array);
+SAME(const ArrowSchema* (IndexModel::*)() const noexcept, &IndexModel::schema);
+
+// ---- IndexSegmentMetadata ----
+
+using Meta = IndexSegmentMetadata;
+static_assert(move_only<Meta>);
+static_assert(explicit_from<Meta, LanceIndexSegmentMetadata*>);
+HAS(Meta (*)(const uint8_t*, size_t), &Meta::parse);
+HAS(Meta (*)(const std::vector<uint8_t>&), &Meta::parse);
+SAME(Uuid (Meta::*)() const, &Meta::uuid);
+SAME(std::string (Meta::*)() const, &Meta::name);
+SAME(std::string (Meta::*)() const, &Meta::index_details_type_url);
+SAME(uint64_t (Meta::*)() const, &Meta::dataset_version);
+SAME(int32_t (Meta::*)() const, &Meta::index_version);
+SAME(int32_t (Meta::*)() const, &Meta::index_type);
+SAME(std::vector<int32_t> (Meta::*)() const, &Meta::field_ids);
+SAME(std::vector<uint32_t> (Meta::*)() const, &Meta::fragment_ids);
+SAME(const LanceIndexSegmentMetadata* (Meta::*)() const, &Meta::c_handle);
+
+// ---- IndexSegmentBuilder ----
+
+using Builder = IndexSegmentBuilder;
+static_assert(move_only<Builder>);
+static_assert(explicit_from<Builder, LanceIndexSegmentBuilder*>);
+SAME(std::vector<uint8_t> (Builder::*)(), &Builder::execute_uncommitted);
+SAME(Builder& (Builder::*)(LanceIndexBuildProgressCallback, void*), &Builder::progress_callback);
+SAME(LanceIndexSegmentBuilder* (Builder::*)(), &Builder::c_handle);
+
+// ---- Batch ----
+
+static_assert(move_only<Batch>);
+static_assert(explicit_from<Batch, LanceBatch*>);
+SAME(void (Batch::*)(ArrowArray*, ArrowSchema*) const, &Batch::to_arrow);
+
+// ---- Dataset ----
+
+static_assert(move_only<Dataset>);
+static_assert(!std::is_constructible_v<Dataset, LanceDataset*>, "the constructor is private");
+SAME(Dataset (*)(const std::string&, const Opts&, uint64_t), &Dataset::open);
+HAS(Dataset (*)(const std::string&, ArrowArrayStream*, lance::WriteMode, const Opts&), &Dataset::write);
+HAS(Dataset (*)(const std::string&, ArrowArrayStream*, lance::WriteMode, const lance::WriteParams&, const Opts&),
+    &Dataset::write);
+SAME(uint64_t (Dataset::*)() const, &Dataset::count_rows);
+SAME(uint64_t (Dataset::*)() const, &Dataset::version);
+SAME(uint64_t (Dataset::*)() const, &Dataset::latest_version);
+SAME(void (Dataset::*)(ArrowSchema*) const, &Dataset::schema);
+SAME(uint64_t (Dataset::*)() const, &Dataset::fragment_count);
+SAME(std::vector<uint64_t> (Dataset::*)() const, &Dataset::fragment_ids);
+SAME(void (Dataset::*)(const std::string&), &Dataset::drop_index);
+SAME(uint64_t (Dataset::*)() const, &Dataset::index_count);
+SAME(uint64_t (Dataset::*)(const std::string&), &Dataset::delete_rows);
+SAME(std::vector<Uuid> (Dataset::*)(const std::string&) const, &Dataset::index_segments);
+HAS(Scanner (Dataset::*)() const, &Dataset::scan);
+SAME(LanceCompactionMetrics (Dataset::*)(const LanceCompactionOptions*), &Dataset::compact_files);
+SAME(void (Dataset::*)(const std::string&, const LanceVectorIndexParams&, const std::string&, bool),
+     &Dataset::create_vector_index);
+SAME(void (Dataset::*)(const std::string&, LanceScalarIndexType, const std::string&, const std::string&, bool),
+     &Dataset::create_scalar_index);
+SAME(Builder (Dataset::*)(const std::string&, LanceScalarIndexType, const std::string&, const std::string&,
+                          const LanceIndexSegmentBuildOptions*) const,
+     &Dataset::new_scalar_index_segment_builder);
+SAME(Builder (Dataset::*)(const std::string&, const LanceVectorIndexParams&, const std::string&,
+                          const LanceIndexSegmentBuildOptions*) const,
+     &Dataset::new_vector_index_segment_builder);
+SAME(IndexModel (Dataset::*)(const std::string&, uint32_t, LanceMetricType, const std::vector<uint32_t>&) const,
+     &Dataset::train_ivf_model);
+SAME(IndexModel (Dataset::*)(const std::string&, uint32_t, uint32_t, LanceMetricType, IndexModel&,
+                             const std::vector<uint32_t>&) const,
+     &Dataset::train_pq_model);
+SAME(std::string (Dataset::*)() const, &Dataset::list_indices_json);
+SAME(uint64_t (Dataset::*)(const std::string&) const, &Dataset::index_segment_count);
+SAME(void (Dataset::*)(const std::string&, const std::string&, const std::vector<std::vector<uint8_t>>&),
+     &Dataset::commit_index_segments);
+// Upstream returns const LanceDataset*; this wrapper returns LanceDataset*,
+// which every upstream use of the result accepts.
+static_assert(std::is_convertible_v<decltype(ref<const Dataset>().c_handle()), const LanceDataset*>);
+
+// Upstream's default arguments.
+static const std::string s;
+CALL(Dataset, Dataset::open(s));
+CALL(Dataset, Dataset::open(s, {}));
+CALL(Dataset, Dataset::open(s, {{"k", "v"}}, 3));
+CALL(Dataset, Dataset::write(s, nullptr, lance::WriteMode::Create));
+CALL(Dataset, Dataset::write(s, nullptr, lance::WriteMode::Append, lance::WriteParams{}));
+CALL(Dataset, Dataset::write(s, nullptr, lance::WriteMode::Overwrite, lance::WriteParams{}, Opts{}));
+CALL(LanceCompactionMetrics, ref<Dataset>().compact_files());
+CALL(void, ref<Dataset>().create_vector_index(s, LanceVectorIndexParams{}));
+CALL(void, ref<Dataset>().create_vector_index(s, LanceVectorIndexParams{}, s));
+CALL(void, ref<Dataset>().create_scalar_index(s, LANCE_SCALAR_BTREE));
+CALL(void, ref<Dataset>().create_scalar_index(s, LANCE_SCALAR_BTREE, s, s));
+CALL(Builder, ref<const Dataset>().new_scalar_index_segment_builder(s, LANCE_SCALAR_BITMAP));
+CALL(Builder, ref<const Dataset>().new_vector_index_segment_builder(s, LanceVectorIndexParams{}));
+CALL(Builder, ref<const Dataset>().new_vector_index_segment_builder(s, LanceVectorIndexParams{}, s));
+CALL(IndexModel, ref<const Dataset>().train_ivf_model(s, 4, LANCE_METRIC_L2));
+CALL(IndexModel, ref<const Dataset>().train_pq_model(s, 4, 8, LANCE_METRIC_L2, ref<IndexModel>()));
+CALL(IndexModel, ref<const Dataset>().train_pq_model(s, 4, 8, LANCE_METRIC_DOT, ref<IndexModel>(), {0, 1}));
+CALL(void, ref<Dataset>().commit_index_segments(s, s, {{1, 2}, {3}}));
+CALL(Scanner, ref<const Dataset>().scan());
+
+// ---- Scanner ----
+
+static_assert(move_only<Scanner>);
+static_assert(explicit_from<Scanner, LanceScanner*>, "public explicit constructor");
+SAME(Scanner& (Scanner::*)(int64_t), &Scanner::limit);
+SAME(Scanner& (Scanner::*)(int64_t), &Scanner::offset);
+SAME(Scanner& (Scanner::*)(int64_t), &Scanner::batch_size);
+SAME(Scanner& (Scanner::*)(bool), &Scanner::with_row_id);
+SAME(Scanner& (Scanner::*)(uint32_t), &Scanner::nprobes);
+SAME(Scanner& (Scanner::*)(uint32_t), &Scanner::refine_factor);
+SAME(Scanner& (Scanner::*)(uint32_t), &Scanner::ef);
+SAME(Scanner& (Scanner::*)(LanceMetricType), &Scanner::metric);
+SAME(Scanner& (Scanner::*)(bool), &Scanner::use_index);
+SAME(Scanner& (Scanner::*)(bool), &Scanner::prefilter);
+HAS(Scanner& (Scanner::*)(const std::vector<Uuid>&), &Scanner::index_segments);
+HAS(Scanner& (Scanner::*)(const uint8_t*, size_t), &Scanner::index_segments);
+HAS(Scanner& (Scanner::*)(const uint64_t*, size_t), &Scanner::fragment_ids);
+HAS(Scanner& (Scanner::*)(const std::vector<uint64_t>&), &Scanner::fragment_ids);
+HAS(Scanner& (Scanner::*)(const std::string&, const float*, size_t, uint32_t), &Scanner::nearest);
+HAS(Scanner& (Scanner::*)(const std::string&, const void*, size_t, LanceDataType, uint32_t), &Scanner::nearest);
+SAME(void (Scanner::*)(ArrowArrayStream*), &Scanner::to_arrow_stream);
+SAME(LanceScanner* (Scanner::*)(), &Scanner::c_handle);
+CALL(Scanner&, ref<Scanner>().with_row_id());
+CALL(Scanner&, ref<Scanner>().nearest(s, static_cast<const float*>(nullptr), 16, 10));
+CALL(Scanner&, ref<Scanner>().fragment_ids({1, 2}));
+
+// A program in upstream's style, compiled and linked (never run): the
+// wrapper's calls resolve against the library's exports.
+void upstream_style_program(const char* uri, ArrowArrayStream* stream) {
+    try {
+        auto ds = lance::Dataset::write(uri, stream, lance::WriteMode::Create);
+        LanceVectorIndexParams params{};
+        params.index_type = LANCE_INDEX_IVF_FLAT;
+        auto centroids = ds.train_ivf_model("vec", 4, LANCE_METRIC_L2);
+        LanceIndexSegmentBuildOptions options{};
+        options.ivf_centroids = centroids.array();
+        options.ivf_centroids_schema = centroids.schema();
+        options.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
+        auto bytes = ds.new_vector_index_segment_builder("vec", params, "idx", &options).execute_uncommitted();
+        auto meta = lance::IndexSegmentMetadata::parse(bytes);
+        if (meta.index_type() != LANCE_INDEX_IVF_FLAT) return;
+        ds.commit_index_segments("idx", "vec", {bytes});
+        lance::Scanner scanner(lance_scanner_new(ds.c_handle(), nullptr, nullptr));
+        std::vector<float> q(16);
+        ArrowArrayStream out;
+        scanner.nearest("vec", q.data(), q.size(), 10).nprobes(4).to_arrow_stream(&out);
+        out.release(&out);
+        ds.compact_files();
+    } catch (const lance::Error& e) {
+        if (e.code == LANCE_ERR_INVALID_ARGUMENT || e.code == LANCE_ERR_PANIC) return;
+        throw;
+    }
+}
+
+int main() {
+    // Defaults that cannot be checked at compile time.
+    lance::WriteParams params;
+    bool ok = params.max_rows_per_file == 0 && params.max_rows_per_group == 0 && params.max_bytes_per_file == 0 &&
+              !params.data_storage_version && !params.enable_stable_row_ids;
+    ok = ok && !DatasetHandle() && DatasetHandle().get() == nullptr;
+    return ok ? 0 : 1;
+}
