@@ -115,14 +115,32 @@
     X(int32_t, lance_scanner_set_metric, (LanceScanner* scanner, LanceMetricType metric)) \
     X(int32_t, lance_scanner_set_use_index, (LanceScanner* scanner, bool enable)) \
     X(int32_t, lance_scanner_set_prefilter, (LanceScanner* scanner, bool enable)) \
-    X(int32_t, lance_scanner_set_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len))
+    X(int32_t, lance_scanner_set_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len)) \
+    /* ---- scanner tuning, filters, scan statistics, probe bounds (18) ---- */ \
+    /* 3.12 Scanner tuning (11), 3.13 Filters and scan statistics (3), 3.18 Vector search (4) */ \
+    X(int32_t, lance_scanner_set_batch_size_bytes, (LanceScanner* scanner, uint64_t batch_size_bytes)) \
+    X(int32_t, lance_scanner_set_io_buffer_size, (LanceScanner* scanner, uint64_t io_buffer_size_bytes)) \
+    X(int32_t, lance_scanner_set_batch_readahead, (LanceScanner* scanner, size_t batch_readahead)) \
+    X(int32_t, lance_scanner_set_fragment_readahead, (LanceScanner* scanner, size_t fragment_readahead)) \
+    X(int32_t, lance_scanner_set_target_parallelism, (LanceScanner* scanner, size_t target_parallelism)) \
+    X(int32_t, lance_scanner_set_scan_in_order, (LanceScanner* scanner, bool scan_in_order)) \
+    X(int32_t, lance_scanner_set_use_scalar_index, (LanceScanner* scanner, bool use_scalar_index)) \
+    X(int32_t, lance_scanner_set_strict_batch_size, (LanceScanner* scanner, bool strict_batch_size)) \
+    X(int32_t, lance_scanner_set_use_stats, (LanceScanner* scanner, bool use_stats)) \
+    X(int32_t, lance_scanner_with_row_address, (LanceScanner* scanner, bool enable)) \
+    X(int32_t, lance_scanner_set_include_deleted_rows, (LanceScanner* scanner, bool include_deleted_rows)) \
+    X(int32_t, lance_scanner_set_substrait_filter, (LanceScanner* scanner, const uint8_t* bytes, size_t len)) \
+    X(int32_t, lance_scanner_additional_sql_filter, (LanceScanner* scanner, const char* filter)) \
+    X(int32_t, lance_scanner_set_statistics_callback, (LanceScanner* scanner, LanceScanStatisticsCallback callback, void* callback_ctx)) \
+    X(int32_t, lance_scanner_set_minimum_nprobes, (LanceScanner* scanner, uint32_t minimum_nprobes)) \
+    X(int32_t, lance_scanner_set_maximum_nprobes, (LanceScanner* scanner, uint32_t maximum_nprobes)) \
+    X(int32_t, lance_scanner_set_approx_mode, (LanceScanner* scanner, LanceApproxMode approx_mode)) \
+    X(int32_t, lance_scanner_set_query_parallelism, (LanceScanner* scanner, int32_t query_parallelism))
 
 /* Not declared in lance.h yet: the open work (sessions, version history,
    data statistics, restore, update, merge-insert, schema evolution, take,
-   blobs, scanner tuning, Substrait and extra SQL filters, scan statistics,
-   the async scanner, write_fragments, multivector search, the nprobes
-   bounds, approx mode, query parallelism, the segment-scoped scalar scan,
-   full-text search).  Same form; these lines are never compiled as
+   blobs, the async scanner, write_fragments, multivector search, the
+   segment-scoped scalar scan, full-text search).  Same form; these lines are never compiled as
    declarations, only counted and looked up in the library at run time. */
 #define UPSTREAM_FUNCTIONS_PENDING(X) \
     /* 3.2 Sessions (4) */ \
@@ -167,34 +185,14 @@
     X(int32_t, lance_blob_file_tell, (const LanceBlobFile* blob, uint64_t* pos)) \
     X(void, lance_blob_file_close, (LanceBlobFile* blob)) \
     X(int32_t, lance_scanner_set_blob_handling, (LanceScanner* scanner, LanceBlobHandling handling)) \
-    /* 3.12 Scanner tuning (11) */ \
-    X(int32_t, lance_scanner_set_batch_size_bytes, (LanceScanner* scanner, uint64_t batch_size_bytes)) \
-    X(int32_t, lance_scanner_set_io_buffer_size, (LanceScanner* scanner, uint64_t io_buffer_size_bytes)) \
-    X(int32_t, lance_scanner_set_batch_readahead, (LanceScanner* scanner, size_t batch_readahead)) \
-    X(int32_t, lance_scanner_set_fragment_readahead, (LanceScanner* scanner, size_t fragment_readahead)) \
-    X(int32_t, lance_scanner_set_target_parallelism, (LanceScanner* scanner, size_t target_parallelism)) \
-    X(int32_t, lance_scanner_set_scan_in_order, (LanceScanner* scanner, bool scan_in_order)) \
-    X(int32_t, lance_scanner_set_use_scalar_index, (LanceScanner* scanner, bool use_scalar_index)) \
-    X(int32_t, lance_scanner_set_strict_batch_size, (LanceScanner* scanner, bool strict_batch_size)) \
-    X(int32_t, lance_scanner_set_use_stats, (LanceScanner* scanner, bool use_stats)) \
-    X(int32_t, lance_scanner_with_row_address, (LanceScanner* scanner, bool enable)) \
-    X(int32_t, lance_scanner_set_include_deleted_rows, (LanceScanner* scanner, bool include_deleted_rows)) \
-    /* 3.13 Filters and scan statistics (3) */ \
-    X(int32_t, lance_scanner_set_substrait_filter, (LanceScanner* scanner, const uint8_t* bytes, size_t len)) \
-    X(int32_t, lance_scanner_additional_sql_filter, (LanceScanner* scanner, const char* filter)) \
-    X(int32_t, lance_scanner_set_statistics_callback, (LanceScanner* scanner, LanceScanStatisticsCallback callback, void* callback_ctx)) \
     /* 3.14 Async scanner (3) */ \
     X(void, lance_scanner_scan_async, (const LanceScanner* scanner, LanceCallback callback, void* callback_ctx)) \
     X(void, lance_scanner_async_stream_free, (struct ArrowArrayStream* stream)) \
     X(LancePollStatus, lance_scanner_poll_next, (LanceScanner* scanner, LanceWaker waker, void* waker_ctx, LanceBatch** out)) \
     /* 3.15 Writers (1) */ \
     X(int32_t, lance_write_fragments, (const char* uri, const struct ArrowSchema* schema, struct ArrowArrayStream* stream, const char* const* storage_opts)) \
-    /* 3.18 Vector search (5) */ \
+    /* 3.18 Vector search (1) */ \
     X(int32_t, lance_scanner_nearest_multivector, (LanceScanner* scanner, const char* column, const void* query_data, size_t dimension, size_t num_vectors, LanceDataType element_type, uint32_t k)) \
-    X(int32_t, lance_scanner_set_minimum_nprobes, (LanceScanner* scanner, uint32_t minimum_nprobes)) \
-    X(int32_t, lance_scanner_set_maximum_nprobes, (LanceScanner* scanner, uint32_t maximum_nprobes)) \
-    X(int32_t, lance_scanner_set_approx_mode, (LanceScanner* scanner, LanceApproxMode approx_mode)) \
-    X(int32_t, lance_scanner_set_query_parallelism, (LanceScanner* scanner, int32_t query_parallelism)) \
     /* 3.19 Segment-scoped scalar scan (1) */ \
     X(int32_t, lance_scanner_set_scalar_index_segment, (LanceScanner* scanner, const uint8_t* segment_uuid)) \
     /* 3.20 Full-text search (7) */ \
@@ -272,7 +270,13 @@ static const char* const pending_functions[] = {UPSTREAM_FUNCTIONS_PENDING(NAME_
     X(LanceIndexBuildProgressEvent, LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE, 2) \
     X(LanceWriteMode, LANCE_WRITE_CREATE, 0) \
     X(LanceWriteMode, LANCE_WRITE_APPEND, 1) \
-    X(LanceWriteMode, LANCE_WRITE_OVERWRITE, 2)
+    X(LanceWriteMode, LANCE_WRITE_OVERWRITE, 2) \
+    /* ---- scanner tuning, filters, scan statistics ---- */ \
+    X(LanceApproxMode, LANCE_APPROX_MODE_FAST, 0) \
+    X(LanceApproxMode, LANCE_APPROX_MODE_NORMAL, 1) \
+    X(LanceApproxMode, LANCE_APPROX_MODE_ACCURATE, 2) \
+    X(LanceScanMetricKind, LANCE_SCAN_METRIC_COUNT, 0) \
+    X(LanceScanMetricKind, LANCE_SCAN_METRIC_TIME_NANOSECONDS, 1)
 
 /* The enumerator has upstream's value, and its enum typedef exists, int-sized. */
 #define CHECK_ENUM_VALUE(type, name, value) \
@@ -364,7 +368,20 @@ _Static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8, "the layouts below are
     X(struct ArrowArrayStream, get_next, 8, int (*)(struct ArrowArrayStream*, struct ArrowArray*)) \
     X(struct ArrowArrayStream, get_last_error, 16, const char* (*)(struct ArrowArrayStream*)) \
     X(struct ArrowArrayStream, release, 24, void (*)(struct ArrowArrayStream*)) \
-    X(struct ArrowArrayStream, private_data, 32, void*)
+    X(struct ArrowArrayStream, private_data, 32, void*) \
+    /* ---- scanner tuning, filters, scan statistics ---- */ \
+    X(LanceScanMetric, name, 0, const char*) \
+    X(LanceScanMetric, name_len, 8, size_t) \
+    X(LanceScanMetric, kind, 16, LanceScanMetricKind) \
+    X(LanceScanMetric, value, 24, uint64_t) \
+    X(LanceScanStatistics, iops, 0, uint64_t) \
+    X(LanceScanStatistics, requests, 8, uint64_t) \
+    X(LanceScanStatistics, bytes_read, 16, uint64_t) \
+    X(LanceScanStatistics, indices_loaded, 24, uint64_t) \
+    X(LanceScanStatistics, index_partitions_loaded, 32, uint64_t) \
+    X(LanceScanStatistics, index_comparisons, 40, uint64_t) \
+    X(LanceScanStatistics, metrics, 48, const LanceScanMetric*) \
+    X(LanceScanStatistics, metrics_len, 56, size_t)
 
 #define CHECK_FIELD(type, field, offset, field_type) \
     _Static_assert(offsetof(type, field) == (offset), #type "." #field " is not at upstream's offset " #offset); \
@@ -382,7 +399,10 @@ UPSTREAM_FIELDS_CHECKED(CHECK_FIELD)
     X(LanceWriteParams, 40, 5) \
     X(struct ArrowSchema, 72, 9) \
     X(struct ArrowArray, 80, 10) \
-    X(struct ArrowArrayStream, 40, 5)
+    X(struct ArrowArrayStream, 40, 5) \
+    /* ---- scanner tuning, filters, scan statistics ---- */ \
+    X(LanceScanMetric, 32, 4) \
+    X(LanceScanStatistics, 64, 8)
 
 #define CHECK_SIZE(type, size, fields) _Static_assert(sizeof(type) == (size), #type " is not upstream's size " #size);
 UPSTREAM_STRUCTS_CHECKED(CHECK_SIZE)
@@ -433,7 +453,9 @@ enum {
  * ======================================================================== */
 
 #define UPSTREAM_CALLBACKS_CHECKED(X) \
-    X(LanceIndexBuildProgressCallback, void (*)(void* callback_ctx, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t completed))
+    X(LanceIndexBuildProgressCallback, void (*)(void* callback_ctx, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t completed)) \
+    /* ---- scanner tuning, filters, scan statistics ---- */ \
+    X(LanceScanStatisticsCallback, void (*)(void* callback_ctx, const LanceScanStatistics* statistics))
 
 #define CHECK_CALLBACK(name, type) \
     _Static_assert(_Generic((name)0, type: 1, default: 0), #name " is not upstream's " #type);
@@ -448,9 +470,6 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
  * ======================================================================== */
 
 #define UPSTREAM_PENDING_ENUM_VALUES(X) \
-    X(LanceApproxMode, LANCE_APPROX_MODE_FAST, 0) \
-    X(LanceApproxMode, LANCE_APPROX_MODE_NORMAL, 1) \
-    X(LanceApproxMode, LANCE_APPROX_MODE_ACCURATE, 2) \
     X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_DO_NOTHING, 0) \
     X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_UPDATE_ALL, 1) \
     X(LanceMergeWhenMatched, LANCE_MERGE_WHEN_MATCHED_UPDATE_IF, 2) \
@@ -467,8 +486,6 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_BLOBS_DESCRIPTIONS, 0) \
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_BINARY, 1) \
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_DESCRIPTIONS, 2) \
-    X(LanceScanMetricKind, LANCE_SCAN_METRIC_COUNT, 0) \
-    X(LanceScanMetricKind, LANCE_SCAN_METRIC_TIME_NANOSECONDS, 1) \
     X(LancePollStatus, LANCE_POLL_READY, 0) \
     X(LancePollStatus, LANCE_POLL_PENDING, 1) \
     X(LancePollStatus, LANCE_POLL_FINISHED, 2) \
@@ -484,14 +501,11 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
     X(LanceMergeInsertParams, 32, tag, (int32_t when_matched; const char* when_matched_expr; int32_t when_not_matched; int32_t when_not_matched_by_source; const char* when_not_matched_by_source_expr)) \
     X(LanceMergeInsertResult, 24, tag, (uint64_t num_inserted_rows, num_updated_rows, num_deleted_rows)) \
     X(LanceColumnAlteration, 32, tag, (const char* path; const char* rename; int32_t nullable_mode; const struct ArrowSchema* data_type)) \
-    X(LanceSqlColumn, 16, tag, (const char* name; const char* expression)) \
-    X(LanceScanMetric, 32, anon, (const char* name; size_t name_len; LanceScanMetricKind kind; uint64_t value)) \
-    X(LanceScanStatistics, 64, anon, (uint64_t iops, requests, bytes_read, indices_loaded, index_partitions_loaded, index_comparisons; const LanceScanMetric* metrics; size_t metrics_len))
+    X(LanceSqlColumn, 16, tag, (const char* name; const char* expression))
 
 #define UPSTREAM_PENDING_CALLBACKS(X) \
     X(LanceCallback, void (*)(void* ctx, int32_t status, void* result)) \
-    X(LanceWaker, void (*)(void* ctx)) \
-    X(LanceScanStatisticsCallback, void (*)(void* callback_ctx, const LanceScanStatistics* statistics))
+    X(LanceWaker, void (*)(void* ctx))
 
 #define UPSTREAM_PENDING_HANDLES(X) \
     X(LanceSession) \
