@@ -550,19 +550,19 @@ int32_t lance_scanner_set_index_segments(LanceScanner* scanner, const uint8_t* s
 
 /**
  * The least number of IVF partitions a k-NN search probes (Lance's default:
- * 1).  It stops there once it has k results.  `minimum_nprobes` must be at
- * least 1 and not above a maximum already set; a bad value is refused and
- * neither bound changes.
+ * 1); Lance's adaptive probing may probe more, up to the maximum, to find k
+ * results.  `minimum_nprobes` must be at least 1 and not above a maximum
+ * already set; a bad value is refused and neither bound changes.
  */
 int32_t lance_scanner_set_minimum_nprobes(LanceScanner* scanner, uint32_t minimum_nprobes);
 
 /**
- * The most IVF partitions a k-NN search probes (Lance's default: all).  It
- * matters only when a search, typically a prefiltered one, runs short of k
- * candidates after the minimum.  `maximum_nprobes` must be at least 1 and not
- * below a minimum already set; a bad value is refused and neither bound
- * changes.  Setting both bounds to the index's partition count makes an
- * IVF_FLAT search exact.
+ * The most IVF partitions a k-NN search probes (Lance's default: all of
+ * them), for its first round and for the extra partitions it probes when it
+ * runs short of k candidates, as a prefiltered search can.  `maximum_nprobes`
+ * must be at least 1 and not below a minimum already set; a bad value is
+ * refused and neither bound changes.  Both bounds at the index's partition
+ * count make an IVF_FLAT search exact.
  */
 int32_t lance_scanner_set_maximum_nprobes(LanceScanner* scanner, uint32_t maximum_nprobes);
 
@@ -587,19 +587,20 @@ int32_t lance_scanner_set_query_parallelism(LanceScanner* scanner, int32_t query
  *
  * Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a bad value, for
  * a combination Lance refuses (the setting is then not kept), or once
- * scanning has begun: as upstream lance-c has it, these settings are fixed by
- * the first lance_scanner_next() *or* lance_scanner_to_arrow_stream(), where
- * lance_scanner_set_limit() and the other settings before
- * lance_scanner_nearest() are fixed by lance_scanner_next() alone.  None changes which rows a scan returns,
- * except lance_scanner_with_row_address() and
- * lance_scanner_set_include_deleted_rows().
+ * scanning has begun.  As in upstream lance-c, the settings of this group and
+ * of the two groups around it are fixed by the first lance_scanner_next()
+ * *or* lance_scanner_to_arrow_stream(); the older settings above
+ * (lance_scanner_set_limit() to lance_scanner_set_index_segments()) are fixed
+ * by lance_scanner_next() alone.  Only lance_scanner_with_row_address() (a
+ * column) and lance_scanner_set_include_deleted_rows() change what a scan
+ * returns; scan_in_order(false) may change the order of the rows.
  * ------------------------------------------------------------------------ */
 
 /**
  * Target bytes per batch; `batch_size_bytes` must be at least 1.  When a row
  * batch size (lance_scanner_set_batch_size()) is also set, Lance 14.0.2
  * applies both limits and whichever a batch reaches first ends it
- * (lance-14.0.2 src/dataset/scanner.rs:2132-2148).  Refused while strict batch
+ * (lance-14.0.2 src/dataset/scanner.rs:2134-2148).  Refused while strict batch
  * size is on (see lance_scanner_set_strict_batch_size()).
  */
 int32_t lance_scanner_set_batch_size_bytes(LanceScanner* scanner, uint64_t batch_size_bytes);

@@ -298,6 +298,13 @@ static void test_batch_size_bytes(void) {
     CHECK_OK(lance_scanner_set_batch_size_bytes(s, 1000));
     compare_scan("batch_size_bytes 1000", s, "{\"columns\": [\"id\"], \"batch_size_bytes\": 1000}");
     lance_scanner_close(s);
+    /* With a row batch size too, both limits apply (as in pylance). */
+    s = scanner_of(ds, id_only, NULL);
+    CHECK_OK(lance_scanner_set_batch_size(s, 50));
+    CHECK_OK(lance_scanner_set_batch_size_bytes(s, 1000));
+    compare_scan("batch_size 50 and batch_size_bytes 1000", s,
+                 "{\"columns\": [\"id\"], \"batch_size\": 50, \"batch_size_bytes\": 1000}");
+    lance_scanner_close(s);
 }
 
 static void test_row_address(void) {
