@@ -755,6 +755,13 @@ typedef enum {
     LANCE_METRIC_HAMMING = 3 /* uint8 vectors only */
 } LanceMetricType;
 
+/** Speed against recall of an approximate k-NN search (lance_scanner_set_approx_mode()). */
+typedef enum {
+    LANCE_APPROX_MODE_FAST = 0,    /* lower latency, may lower recall */
+    LANCE_APPROX_MODE_NORMAL = 1,  /* Lance's default balance */
+    LANCE_APPROX_MODE_ACCURATE = 2 /* higher recall, may raise latency */
+} LanceApproxMode;
+
 /**
  * Creates a scanner over the handle's current version.  The scanner keeps
  * that version even if the handle later moves.
@@ -811,8 +818,13 @@ int32_t lance_scanner_set_fragment_ids(LanceScanner* scanner, const uint64_t* id
 int32_t lance_scanner_nearest(LanceScanner* scanner, const char* column, const void* query_data,
                               size_t query_len, LanceDataType element_type, uint32_t k);
 
-/** IVF partitions to probe, exactly; 0 = Lance's default (adaptive: it probes partitions until it
- *  has k results and its search-effort target is met). */
+/**
+ * IVF partitions to probe: sets both the lower and the upper bound to `n`
+ * (as lance_scanner_set_minimum_nprobes() and _set_maximum_nprobes() both
+ * with `n`).  Without any of the three, Lance probes adaptively: at least one
+ * partition, more until it has k results and its search-effort target is met.
+ * n = 0 gives LANCE_ERR_INVALID_ARGUMENT.
+ */
 int32_t lance_scanner_set_nprobes(LanceScanner* scanner, uint32_t n);
 /** Re-rank refine_factor * k candidates by exact distance; 0 = no refine (the default). */
 int32_t lance_scanner_set_refine_factor(LanceScanner* scanner, uint32_t f);
@@ -833,6 +845,218 @@ int32_t lance_scanner_set_prefilter(LanceScanner* scanner, bool enable);
  */
 int32_t lance_scanner_set_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids,
                                          size_t len);
+
+/* ------------------------------------------------------------------------
+ * Vector search: probe bounds, approximation, parallelism
+ *
+ * Like the tuning settings below these are refused with
+ * LANCE_ERR_INVALID_ARGUMENT once scanning has begun (a first
+ * lance_scanner_next() or lance_scanner_to_arrow_stream()).  They may be set
+ * before lance_scanner_nearest() and apply to the k-NN search when there is
+ * one; a scan without a k-NN query ignores them.
+ * ------------------------------------------------------------------------ */
+
+/**
+ * The least number of IVF partitions a k-NN search probes (Lance's default:
+ * 1); Lance's adaptive probing may probe more, up to the maximum, to find k
+ * results.  `minimum_nprobes` must be at least 1 and not above a maximum
+ * already set; a bad value is refused and neither bound changes.
+ */
+int32_t lance_scanner_set_minimum_nprobes(LanceScanner* scanner, uint32_t minimum_nprobes);
+
+/**
+ * The most IVF partitions a k-NN search probes (Lance's default: all of
+ * them), for its first round and for the extra partitions it probes when it
+ * runs short of k candidates, as a prefiltered search can.  `maximum_nprobes`
+ * must be at least 1 and not below a minimum already set; a bad value is
+ * refused and neither bound changes.  Both bounds at the index's partition
+ * count make an IVF_FLAT search exact.
+ */
+int32_t lance_scanner_set_maximum_nprobes(LanceScanner* scanner, uint32_t maximum_nprobes);
+
+/**
+ * Speed against recall, a LanceApproxMode (default NORMAL).  In Lance 14.0.2
+ * it is used by IVF_RQ indices and by prefiltered HNSW searches (FAST turns
+ * on ACORN traversal); other index types ignore it.  Out of range:
+ * LANCE_ERR_INVALID_ARGUMENT.
+ */
+int32_t lance_scanner_set_approx_mode(LanceScanner* scanner, LanceApproxMode approx_mode);
+
+/**
+ * How many IVF partitions one k-NN query searches at once: -1 = the CPU pool
+ * size, 0 = automatic (the default; today sequential), 1 = sequential,
+ * > 1 = that many in parallel, capped at the CPU pool size.  Below -1:
+ * LANCE_ERR_INVALID_ARGUMENT.
+ */
+int32_t lance_scanner_set_query_parallelism(LanceScanner* scanner, int32_t query_parallelism);
+
+/* ------------------------------------------------------------------------
+ * Scan tuning
+ *
+ * Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a bad value, for
+ * a combination Lance refuses (the setting is then not kept), or once
+ * scanning has begun.  As in upstream lance-c, the settings of this group and
+ * of the two groups around it are fixed by the first lance_scanner_next()
+ * *or* lance_scanner_to_arrow_stream(); the older settings above
+ * (lance_scanner_set_limit() to lance_scanner_set_index_segments()) are fixed
+ * by lance_scanner_next() alone.  Only lance_scanner_with_row_address() (a
+ * column) and lance_scanner_set_include_deleted_rows() change what a scan
+ * returns; scan_in_order(false) may change the order of the rows.
+ * ------------------------------------------------------------------------ */
+
+/**
+ * Target bytes per batch; `batch_size_bytes` must be at least 1.  When a row
+ * batch size (lance_scanner_set_batch_size()) is also set, Lance 14.0.2
+ * applies both limits and whichever a batch reaches first ends it
+ * (lance-14.0.2 src/dataset/scanner.rs:2134-2148).  Refused while strict batch
+ * size is on (see lance_scanner_set_strict_batch_size()).
+ */
+int32_t lance_scanner_set_batch_size_bytes(LanceScanner* scanner, uint64_t batch_size_bytes);
+
+/**
+ * Bytes of I/O the scan may hold before it is decoded, 1 .. INT64_MAX
+ * (default: chosen by the object store).  It bounds buffered I/O, not the
+ * scan's total memory.
+ */
+int32_t lance_scanner_set_io_buffer_size(LanceScanner* scanner, uint64_t io_buffer_size_bytes);
+
+/** Batches decoded concurrently; at least 1 (default: the number of CPUs). */
+int32_t lance_scanner_set_batch_readahead(LanceScanner* scanner, size_t batch_readahead);
+
+/** Fragments whose reads may be scheduled concurrently; at least 1 (1 = one at a time). */
+int32_t lance_scanner_set_fragment_readahead(LanceScanner* scanner, size_t fragment_readahead);
+
+/** Partitions of the physical plan; at least 1 (default: the number of CPUs). */
+int32_t lance_scanner_set_target_parallelism(LanceScanner* scanner, size_t target_parallelism);
+
+/**
+ * true (the default): batches come in the dataset's order.  false: each batch
+ * as soon as it is ready, in no fixed order; the set of rows is the same.
+ */
+int32_t lance_scanner_set_scan_in_order(LanceScanner* scanner, bool scan_in_order);
+
+/**
+ * false: scalar indices are not used to evaluate the filter (default true).
+ * Separate from lance_scanner_set_use_index(), which is about the vector
+ * index.
+ */
+int32_t lance_scanner_set_use_scalar_index(LanceScanner* scanner, bool use_scalar_index);
+
+/**
+ * true: every batch but the last holds exactly the row batch size
+ * (lance_scanner_set_batch_size(), or Lance's default).  Refused while a byte
+ * batch size is set (lance_scanner_set_batch_size_bytes()).  Default false.
+ */
+int32_t lance_scanner_set_strict_batch_size(LanceScanner* scanner, bool strict_batch_size);
+
+/** false: the scan does not use file statistics to skip data (default true). */
+int32_t lance_scanner_set_use_stats(LanceScanner* scanner, bool use_stats);
+
+/**
+ * Adds the `_rowaddr` column (uint64: fragment id << 32 | row offset in the
+ * fragment) when `enable` is true.
+ */
+int32_t lance_scanner_with_row_address(LanceScanner* scanner, bool enable);
+
+/**
+ * true: deleted rows that are still in their data files are returned too,
+ * with a NULL `_rowid`; their other columns hold the values they had.
+ * Requires the `_rowid` column: call lance_scanner_with_row_id(scanner, true)
+ * first, otherwise this is refused.  Fragments deleted as a whole are not in
+ * the scanner's version and give no rows.  Lance refuses it with a k-NN
+ * search (LANCE_ERR_INVALID_ARGUMENT).  With a filter that a scalar index
+ * answers, the index leaves the deleted rows out: to see them, turn scalar
+ * indices off too (lance_scanner_set_use_scalar_index(scanner, false)).
+ */
+int32_t lance_scanner_set_include_deleted_rows(LanceScanner* scanner, bool include_deleted_rows);
+
+/* ------------------------------------------------------------------------
+ * Filters and scan statistics
+ * ------------------------------------------------------------------------ */
+
+/**
+ * Sets the main filter from a Substrait ExtendedExpression holding one
+ * boolean expression; it takes precedence over lance_scanner_new()'s SQL
+ * filter, and a second call replaces the first.
+ *
+ * Not supported by this build: Lance 14.0.2 parses Substrait only with its
+ * optional "substrait" feature, which lance-c is built without
+ * (lance-14.0.2 src/dataset/scanner.rs:869-872).  With well-formed arguments
+ * the call fails with LANCE_ERR_NOT_SUPPORTED and the scanner is unchanged.
+ *
+ * @param bytes  Borrowed: `len` bytes (copied); NULL or len = 0 gives
+ *               LANCE_ERR_INVALID_ARGUMENT.
+ */
+int32_t lance_scanner_set_substrait_filter(LanceScanner* scanner, const uint8_t* bytes, size_t len);
+
+/**
+ * Adds an SQL predicate that is ANDed with the main filter (the Substrait
+ * filter if set, else lance_scanner_new()'s SQL filter) and with every other
+ * additional filter.  Each predicate is parsed on its own, so one cannot
+ * change how another groups.  A malformed predicate or an unknown column
+ * fails here (LANCE_ERR_INVALID_ARGUMENT) and is not kept.
+ * @param filter  Borrowed: a non-empty SQL predicate (copied).
+ */
+int32_t lance_scanner_additional_sql_filter(LanceScanner* scanner, const char* filter);
+
+/** What a LanceScanMetric counts. */
+typedef enum {
+    LANCE_SCAN_METRIC_COUNT = 0,           /* an accumulated count */
+    LANCE_SCAN_METRIC_TIME_NANOSECONDS = 1 /* an accumulated duration, in ns */
+} LanceScanMetricKind;
+
+/** One named diagnostic metric of a scan.  `name` is NOT NUL-terminated. */
+typedef struct {
+    const char* name; /* borrowed: valid while the callback runs */
+    size_t name_len;
+    LanceScanMetricKind kind;
+    uint64_t value;
+} LanceScanMetric;
+
+/**
+ * Execution statistics of one scan stream, read to its end.  Timings may
+ * overlap (work runs in parallel), so they do not add up to wall time.
+ */
+typedef struct {
+    uint64_t iops;                    /* I/O operations */
+    uint64_t requests;                /* storage requests (after coalescing) */
+    uint64_t bytes_read;
+    uint64_t indices_loaded;          /* top-level indices opened */
+    uint64_t index_partitions_loaded; /* index partitions loaded */
+    uint64_t index_comparisons;       /* meaning depends on the index type */
+    const LanceScanMetric* metrics;   /* borrowed; NULL when metrics_len is 0 */
+    size_t metrics_len;               /* names are diagnostic only, in no fixed order */
+} LanceScanStatistics;
+
+/** Receives a stream's statistics; `statistics` is borrowed for the call only. */
+typedef void (*LanceScanStatisticsCallback)(void* callback_ctx, const LanceScanStatistics* statistics);
+
+/**
+ * Registers a callback that receives the statistics of each stream of this
+ * scanner that is read to its end.  A second registration replaces the
+ * first.  Refused with LANCE_ERR_INVALID_ARGUMENT once scanning has begun
+ * (as the tuning settings) and for a NULL callback.
+ *
+ * When it fires: once per stream, when the stream first reports its end, for
+ * lance_scanner_next()'s iteration (inside the call that returns 1) and for
+ * each lance_scanner_to_arrow_stream() stream (inside the get_next that
+ * yields the end).  Never for a stream that failed before its end, even if
+ * it is read on, and never for one released before its end.
+ *
+ * Threads: it runs on the thread that made that call.  Two streams of one
+ * scanner read on two threads may run it at the same time, so it must be
+ * thread-safe in that case.  An exported stream may run it after the scanner
+ * was closed: `callback` and `callback_ctx` must stay valid until the scanner
+ * is closed and every stream made from it is released.
+ *
+ * Inside the callback: do not call lance-c (any call fails with
+ * LANCE_ERR_INVALID_ARGUMENT), do not touch any stream of this scanner, and
+ * return normally (no longjmp, no C++ exception).
+ *
+ * @param callback_ctx  Passed back unchanged; may be NULL.
+ */
+int32_t lance_scanner_set_statistics_callback(LanceScanner* scanner, LanceScanStatisticsCallback callback,
+                                              void* callback_ctx);
 
 /**
  * Runs the scan as an Arrow stream.  May be called more than once; each call

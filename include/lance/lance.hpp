@@ -582,6 +582,60 @@ public:
     Scanner& index_segments(const std::vector<std::array<uint8_t, 16>>& uuids) {
         return index_segments(uuids.empty() ? nullptr : uuids.front().data(), uuids.size());
     }
+    // Scan tuning (lance.h, "Scan tuning"): fixed once any stream of the scanner was made.
+    Scanner& batch_size_bytes(uint64_t bytes) {
+        detail::check(lance_scanner_set_batch_size_bytes(get(), bytes));
+        return *this;
+    }
+    Scanner& io_buffer_size(uint64_t bytes) { detail::check(lance_scanner_set_io_buffer_size(get(), bytes)); return *this; }
+    Scanner& batch_readahead(size_t n) { detail::check(lance_scanner_set_batch_readahead(get(), n)); return *this; }
+    Scanner& fragment_readahead(size_t n) { detail::check(lance_scanner_set_fragment_readahead(get(), n)); return *this; }
+    Scanner& target_parallelism(size_t n) { detail::check(lance_scanner_set_target_parallelism(get(), n)); return *this; }
+    Scanner& scan_in_order(bool in_order = true) {
+        detail::check(lance_scanner_set_scan_in_order(get(), in_order));
+        return *this;
+    }
+    Scanner& use_scalar_index(bool enable = true) {
+        detail::check(lance_scanner_set_use_scalar_index(get(), enable));
+        return *this;
+    }
+    Scanner& strict_batch_size(bool enable = true) {
+        detail::check(lance_scanner_set_strict_batch_size(get(), enable));
+        return *this;
+    }
+    Scanner& use_stats(bool enable = true) { detail::check(lance_scanner_set_use_stats(get(), enable)); return *this; }
+    Scanner& with_row_address(bool enable = true) {
+        detail::check(lance_scanner_with_row_address(get(), enable));
+        return *this;
+    }
+    Scanner& include_deleted_rows(bool enable = true) {
+        detail::check(lance_scanner_set_include_deleted_rows(get(), enable));
+        return *this;
+    }
+    // Filters and scan statistics.
+    /// Not supported by this build: throws Error(LANCE_ERR_NOT_SUPPORTED) for well-formed bytes (lance.h).
+    Scanner& substrait_filter(const uint8_t* bytes, size_t len) {
+        detail::check(lance_scanner_set_substrait_filter(get(), bytes, len));
+        return *this;
+    }
+    Scanner& substrait_filter(const std::vector<uint8_t>& bytes) { return substrait_filter(bytes.data(), bytes.size()); }
+    Scanner& additional_sql_filter(const std::string& filter) {
+        detail::check(lance_scanner_additional_sql_filter(get(), filter.c_str()));
+        return *this;
+    }
+    /// The callback must not throw (see lance.h for when and where it runs).
+    Scanner& statistics_callback(LanceScanStatisticsCallback callback, void* callback_ctx) {
+        detail::check(lance_scanner_set_statistics_callback(get(), callback, callback_ctx));
+        return *this;
+    }
+    // k-NN probe bounds, approximation and parallelism.
+    Scanner& minimum_nprobes(uint32_t n) { detail::check(lance_scanner_set_minimum_nprobes(get(), n)); return *this; }
+    Scanner& maximum_nprobes(uint32_t n) { detail::check(lance_scanner_set_maximum_nprobes(get(), n)); return *this; }
+    Scanner& approx_mode(LanceApproxMode mode) { detail::check(lance_scanner_set_approx_mode(get(), mode)); return *this; }
+    Scanner& query_parallelism(int32_t n) {
+        detail::check(lance_scanner_set_query_parallelism(get(), n));
+        return *this;
+    }
     /// Runs the scan as an Arrow stream; the caller releases it.
     void to_arrow_stream(ArrowArrayStream* out) { detail::check(lance_scanner_to_arrow_stream(get(), out)); }
     LanceScanner* c_handle() { return handle_.get(); }

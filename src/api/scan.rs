@@ -3,6 +3,7 @@
 //! of times as Arrow streams.
 
 use std::ffi::{c_char, c_void};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
@@ -11,13 +12,14 @@ use arrow_array::{ArrayRef, Float16Array, Float32Array, Float64Array, Int8Array,
 use arrow_buffer::{Buffer, ScalarBuffer};
 use futures::StreamExt;
 use lance_io::stream::RecordBatchStream;
-use lance::dataset::scanner::{DatasetRecordBatchStream, Scanner};
+use lance::dataset::scanner::{DatasetRecordBatchStream, ExecutionSummaryCounts, Scanner};
 use lance::Dataset;
+use lance_index::vector::ApproxMode;
 use lance_linalg::distance::DistanceType;
 use uuid::Uuid;
 
 use crate::floor::arrow::{export_batch, export_stream, IterReader};
-use crate::floor::error::{guard, invalid, status, CError, CResult, Context};
+use crate::floor::error::{guard, invalid, status, CError, CResult, CallbackScope, Context};
 use crate::floor::ffi::{
     copy_untyped, free_handle, handle_mut, handle_ref, into_handle, null_terminated_strs, optional_str, require_out,
     required_nonempty_str, slice_arg, uuids_from_packed, write_out,
@@ -36,31 +38,142 @@ struct Nearest {
     k: usize,
 }
 
+/// Mirrors `LanceScanStatisticsCallback` in lance.h.
+pub type ScanStatisticsFn = unsafe extern "C" fn(*mut c_void, *const LanceScanStatistics);
+
+/// Mirrors `LanceScanMetricKind` in lance.h.
+const METRIC_COUNT: i32 = 0;
+const METRIC_TIME_NANOSECONDS: i32 = 1;
+
+/// Mirrors `LanceScanMetric` in lance.h; `kind` is the C enum, an int.
+#[repr(C)]
+pub struct LanceScanMetric {
+    name: *const c_char,
+    name_len: usize,
+    kind: i32,
+    value: u64,
+}
+
+/// Mirrors `LanceScanStatistics` in lance.h.
+#[repr(C)]
+pub struct LanceScanStatistics {
+    iops: u64,
+    requests: u64,
+    bytes_read: u64,
+    indices_loaded: u64,
+    index_partitions_loaded: u64,
+    index_comparisons: u64,
+    metrics: *const LanceScanMetric,
+    metrics_len: usize,
+}
+
+/// A caller's statistics callback and its context.  The caller keeps both
+/// valid until the scanner and every stream made from it are gone, and
+/// lets them be called from whichever thread reads a stream to its end
+/// (lance.h), so carrying them across threads is sound.
+#[derive(Clone, Copy)]
+struct StatisticsCallback {
+    callback: ScanStatisticsFn,
+    ctx: *mut c_void,
+}
+unsafe impl Send for StatisticsCallback {}
+unsafe impl Sync for StatisticsCallback {}
+
+impl StatisticsCallback {
+    /// Hands the core's counts to the caller; every pointer lent to the
+    /// callback lives until it returns.
+    fn report(&self, counts: &ExecutionSummaryCounts) {
+        let metric = |name: &String, kind: i32, value: usize| LanceScanMetric {
+            name: name.as_ptr().cast(),
+            name_len: name.len(),
+            kind,
+            value: value as u64,
+        };
+        let metrics: Vec<LanceScanMetric> = counts
+            .all_counts
+            .iter()
+            .map(|(name, value)| metric(name, METRIC_COUNT, *value))
+            .chain(counts.all_times.iter().map(|(name, value)| metric(name, METRIC_TIME_NANOSECONDS, *value)))
+            .collect();
+        let statistics = LanceScanStatistics {
+            iops: counts.iops as u64,
+            requests: counts.requests as u64,
+            bytes_read: counts.bytes_read as u64,
+            indices_loaded: counts.indices_loaded as u64,
+            index_partitions_loaded: counts.parts_loaded as u64,
+            index_comparisons: counts.index_comparisons as u64,
+            metrics: if metrics.is_empty() { std::ptr::null() } else { metrics.as_ptr() },
+            metrics_len: metrics.len(),
+        };
+        // The callback may not call back into the library (lance.h); the
+        // scope turns such a call into an error instead of a re-entry.
+        let _scope = CallbackScope::enter();
+        unsafe { (self.callback)(self.ctx, &statistics) };
+    }
+}
+
 /// Everything a caller sets on a scanner before it runs.
 #[derive(Clone)]
 struct Settings {
     columns: Option<Vec<String>>,
     filter: Option<String>,
+    substrait_filter: Option<Vec<u8>>,
+    additional_filters: Vec<String>,
     limit: Option<i64>,
     offset: Option<i64>,
     batch_size: Option<usize>,
+    batch_size_bytes: Option<u64>,
+    io_buffer_size: Option<u64>,
+    batch_readahead: Option<usize>,
+    fragment_readahead: Option<usize>,
+    target_parallelism: Option<usize>,
+    scan_in_order: bool,
+    use_scalar_index: bool,
+    strict_batch_size: bool,
+    use_stats: bool,
     with_row_id: bool,
+    with_row_address: bool,
+    include_deleted_rows: bool,
     fragment_ids: Option<Vec<u32>>,
     nearest: Option<Nearest>,
-    nprobes: Option<usize>,
+    minimum_nprobes: Option<usize>,
+    maximum_nprobes: Option<usize>,
     refine_factor: Option<u32>,
     ef: Option<usize>,
     metric: Option<DistanceType>,
     use_index: bool,
     prefilter: bool,
+    approx_mode: Option<ApproxMode>,
+    query_parallelism: Option<i32>,
     index_segments: Option<Vec<Uuid>>,
+    statistics: Option<StatisticsCallback>,
 }
 
 pub struct LanceScanner {
     dataset: Arc<Dataset>,
     settings: Settings,
     /// The scanner's own iteration, started by the first `lance_scanner_next`.
-    stream: Option<DatasetRecordBatchStream>,
+    stream: Option<ScanStream>,
+    /// Set by the first stream made (`lance_scanner_next` or
+    /// `lance_scanner_to_arrow_stream`): upstream's "scanning has begun".
+    scan_started: bool,
+}
+
+/// A running scan.  Once it has yielded an error its statistics callback
+/// stays silent, even if the stream is read on to its end.
+struct ScanStream {
+    stream: DatasetRecordBatchStream,
+    failed: Arc<AtomicBool>,
+}
+
+impl ScanStream {
+    fn next_batch(&mut self) -> CResult<Option<Result<RecordBatch, lance::Error>>> {
+        let item = block_on(self.stream.next())?;
+        if matches!(item, Some(Err(_))) {
+            self.failed.store(true, Ordering::SeqCst);
+        }
+        Ok(item)
+    }
 }
 
 pub struct LanceBatch {
@@ -68,14 +181,48 @@ pub struct LanceBatch {
 }
 
 impl Settings {
+    fn new(columns: Option<Vec<String>>, filter: Option<String>) -> Self {
+        Settings {
+            columns,
+            filter,
+            substrait_filter: None,
+            additional_filters: Vec::new(),
+            limit: None,
+            offset: None,
+            batch_size: None,
+            batch_size_bytes: None,
+            io_buffer_size: None,
+            batch_readahead: None,
+            fragment_readahead: None,
+            target_parallelism: None,
+            scan_in_order: true,
+            use_scalar_index: true,
+            strict_batch_size: false,
+            use_stats: true,
+            with_row_id: false,
+            with_row_address: false,
+            include_deleted_rows: false,
+            fragment_ids: None,
+            nearest: None,
+            minimum_nprobes: None,
+            maximum_nprobes: None,
+            refine_factor: None,
+            ef: None,
+            metric: None,
+            use_index: true,
+            prefilter: false,
+            approx_mode: None,
+            query_parallelism: None,
+            index_segments: None,
+            statistics: None,
+        }
+    }
+
     /// A lance scanner over `dataset` with every setting applied.
     fn build(&self, dataset: &Arc<Dataset>) -> CResult<Scanner> {
         let mut scanner = dataset.scan();
         if let Some(columns) = &self.columns {
             scanner.project(columns)?;
-        }
-        if let Some(filter) = &self.filter {
-            scanner.filter(filter)?;
         }
         if self.limit.is_some() || self.offset.is_some() {
             scanner.limit(self.limit, self.offset)?;
@@ -83,8 +230,34 @@ impl Settings {
         if let Some(batch_size) = self.batch_size {
             scanner.batch_size(batch_size);
         }
+        if let Some(bytes) = self.batch_size_bytes {
+            scanner.batch_size_bytes(bytes);
+        }
+        if let Some(bytes) = self.io_buffer_size {
+            scanner.io_buffer_size(bytes);
+        }
+        if let Some(n) = self.batch_readahead {
+            scanner.batch_readahead(n);
+        }
+        if let Some(n) = self.fragment_readahead {
+            scanner.fragment_readahead(n);
+        }
+        if let Some(n) = self.target_parallelism {
+            scanner.target_parallelism(n);
+        }
+        scanner
+            .scan_in_order(self.scan_in_order)
+            .use_scalar_index(self.use_scalar_index)
+            .strict_batch_size(self.strict_batch_size)
+            .use_stats(self.use_stats);
         if self.with_row_id {
             scanner.with_row_id();
+        }
+        if self.with_row_address {
+            scanner.with_row_address();
+        }
+        if self.include_deleted_rows {
+            scanner.include_deleted_rows();
         }
         if let Some(ids) = &self.fragment_ids {
             let fragments = ids
@@ -103,8 +276,11 @@ impl Settings {
         }
         if let Some(nearest) = &self.nearest {
             scanner.nearest(&nearest.column, nearest.query.as_ref(), nearest.k)?;
-            if let Some(n) = self.nprobes {
-                scanner.nprobes(n);
+            if let Some(n) = self.minimum_nprobes {
+                scanner.minimum_nprobes(n);
+            }
+            if let Some(n) = self.maximum_nprobes {
+                scanner.maximum_nprobes(n);
             }
             if let Some(f) = self.refine_factor {
                 scanner.refine(f);
@@ -115,13 +291,68 @@ impl Settings {
             if let Some(metric) = self.metric {
                 scanner.distance_metric(metric);
             }
+            if let Some(mode) = self.approx_mode {
+                scanner.approx_mode(mode);
+            }
+            if let Some(n) = self.query_parallelism {
+                scanner.query_parallelism(n);
+            }
             scanner.use_index(self.use_index);
         }
         scanner.prefilter(self.prefilter);
         if let Some(segments) = &self.index_segments {
             scanner.with_index_segments(segments.clone())?;
         }
+        // Last: the core resolves a filter against the columns the rest of
+        // the settings make available (_distance, _rowid, ...).
+        self.apply_filters(&mut scanner)?;
         Ok(scanner)
+    }
+
+    /// The main filter (Substrait over SQL), ANDed with the additional SQL
+    /// filters.  The core holds one filter, so each is parsed by the core on
+    /// its own and the parsed expressions are joined.
+    fn apply_filters(&self, scanner: &mut Scanner) -> CResult<()> {
+        if let Some(bytes) = &self.substrait_filter {
+            scanner.filter_substrait(bytes)?;
+        } else if let Some(filter) = &self.filter {
+            scanner.filter(filter)?;
+        }
+        if self.additional_filters.is_empty() {
+            return Ok(());
+        }
+        let mut combined = scanner.get_expr_filter()?;
+        for sql in &self.additional_filters {
+            scanner.filter(sql)?;
+            let expr = scanner
+                .get_expr_filter()
+                .context(format!("additional filter \"{sql}\""))?
+                .expect("a filter was just set");
+            combined = Some(match combined {
+                Some(acc) => acc.and(expr),
+                None => expr,
+            });
+        }
+        scanner.filter_expr(combined.expect("at least one additional filter"));
+        Ok(())
+    }
+
+    /// Builds the scan and starts it.  The statistics callback, if any, is
+    /// attached to this stream alone, gated by the stream's own failure flag.
+    fn open_stream(&self, dataset: &Arc<Dataset>) -> CResult<ScanStream> {
+        let mut scanner = self.build(dataset)?;
+        let failed = Arc::new(AtomicBool::new(false));
+        if let Some(statistics) = self.statistics {
+            let failed = Arc::clone(&failed);
+            // The core calls this once, when the stream first reports its end.
+            scanner.scan_stats_callback(Arc::new(move |counts| {
+                if !failed.load(Ordering::SeqCst) {
+                    statistics.report(counts);
+                }
+            }));
+        }
+        let stream = block_on(scanner.try_into_stream())??;
+        Ok(ScanStream { stream, failed })
     }
 
     /// Builds the scan and plans it, which checks columns, the filter and
@@ -134,8 +365,9 @@ impl Settings {
 }
 
 impl LanceScanner {
-    fn build(&self) -> CResult<Scanner> {
-        self.settings.build(&self.dataset)
+    fn open_stream(&mut self) -> CResult<ScanStream> {
+        self.scan_started = true;
+        self.settings.open_stream(&self.dataset)
     }
 
     fn ensure_not_started(&self) -> CResult<()> {
@@ -157,6 +389,17 @@ impl LanceScanner {
         self.settings = changed;
         Ok(())
     }
+
+    /// `try_set` for the settings upstream fixes once any stream of the
+    /// scanner was made (by `lance_scanner_next` or `_to_arrow_stream`).
+    fn try_set_before_scan(&mut self, change: impl FnOnce(&mut Settings)) -> CResult<()> {
+        if self.scan_started {
+            return Err(invalid(
+                "the scanner has started scanning (a stream was made from it); this setting can no longer change",
+            ));
+        }
+        self.try_set(change)
+    }
 }
 
 unsafe fn scanner_mut<'a>(ptr: *mut LanceScanner) -> CResult<&'a mut LanceScanner> {
@@ -173,26 +416,10 @@ pub unsafe extern "C" fn lance_scanner_new(
         let ds = dataset_ref(dataset)?.snapshot();
         let columns = null_terminated_strs(columns, "columns")?;
         let filter = optional_str(filter, "filter")?.map(str::to_string);
-        let settings = Settings {
-            columns,
-            filter,
-            limit: None,
-            offset: None,
-            batch_size: None,
-            with_row_id: false,
-            fragment_ids: None,
-            nearest: None,
-            nprobes: None,
-            refine_factor: None,
-            ef: None,
-            metric: None,
-            use_index: true,
-            prefilter: false,
-            index_segments: None,
-        };
+        let settings = Settings::new(columns, filter);
         // Unknown columns and malformed filters are reported here, not at the first read.
         settings.validate(&ds)?;
-        Ok(into_handle(LanceScanner { dataset: ds, settings, stream: None }))
+        Ok(into_handle(LanceScanner { dataset: ds, settings, stream: None, scan_started: false }))
     })
 }
 
@@ -310,7 +537,16 @@ unsafe fn set_tuning(scanner: *mut LanceScanner, apply: impl FnOnce(&mut Setting
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_nprobes(scanner: *mut LanceScanner, n: u32) -> i32 {
-    set_tuning(scanner, |s| s.nprobes = (n > 0).then_some(n as usize))
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        if n == 0 {
+            return Err(invalid("nprobes must be at least 1"));
+        }
+        s.try_set(|s| {
+            s.minimum_nprobes = Some(n as usize);
+            s.maximum_nprobes = Some(n as usize);
+        })
+    })
 }
 
 #[no_mangle]
@@ -356,6 +592,195 @@ pub unsafe extern "C" fn lance_scanner_set_index_segments(
     })
 }
 
+/// A setter of upstream's tuning group: refused once scanning has begun.
+unsafe fn set_before_scan(scanner: *mut LanceScanner, apply: impl FnOnce(&mut Settings)) -> i32 {
+    status(|| scanner_mut(scanner)?.try_set_before_scan(apply))
+}
+
+/// A count that must be at least 1.
+fn positive<T: PartialEq + Default>(value: T, name: &str) -> CResult<T> {
+    if value == T::default() {
+        Err(invalid(format!("{name} = 0; it must be at least 1")))
+    } else {
+        Ok(value)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_batch_size_bytes(scanner: *mut LanceScanner, batch_size_bytes: u64) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let bytes = positive(batch_size_bytes, "batch_size_bytes")?;
+        // The core refuses it next to strict batch sizes when the scan is planned.
+        s.try_set_before_scan(|s| s.batch_size_bytes = Some(bytes))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_io_buffer_size(scanner: *mut LanceScanner, io_buffer_size_bytes: u64) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let bytes = positive(io_buffer_size_bytes, "io_buffer_size_bytes")?;
+        if bytes > i64::MAX as u64 {
+            return Err(invalid(format!("io_buffer_size_bytes = {bytes} is above INT64_MAX")));
+        }
+        s.try_set_before_scan(|s| s.io_buffer_size = Some(bytes))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_batch_readahead(scanner: *mut LanceScanner, batch_readahead: usize) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let n = positive(batch_readahead, "batch_readahead")?;
+        s.try_set_before_scan(|s| s.batch_readahead = Some(n))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_fragment_readahead(scanner: *mut LanceScanner, fragment_readahead: usize) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let n = positive(fragment_readahead, "fragment_readahead")?;
+        s.try_set_before_scan(|s| s.fragment_readahead = Some(n))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_target_parallelism(scanner: *mut LanceScanner, target_parallelism: usize) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let n = positive(target_parallelism, "target_parallelism")?;
+        s.try_set_before_scan(|s| s.target_parallelism = Some(n))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_scan_in_order(scanner: *mut LanceScanner, scan_in_order: bool) -> i32 {
+    set_before_scan(scanner, |s| s.scan_in_order = scan_in_order)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_use_scalar_index(scanner: *mut LanceScanner, use_scalar_index: bool) -> i32 {
+    set_before_scan(scanner, |s| s.use_scalar_index = use_scalar_index)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_strict_batch_size(scanner: *mut LanceScanner, strict_batch_size: bool) -> i32 {
+    set_before_scan(scanner, |s| s.strict_batch_size = strict_batch_size)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_use_stats(scanner: *mut LanceScanner, use_stats: bool) -> i32 {
+    set_before_scan(scanner, |s| s.use_stats = use_stats)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_with_row_address(scanner: *mut LanceScanner, enable: bool) -> i32 {
+    set_before_scan(scanner, |s| s.with_row_address = enable)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_include_deleted_rows(
+    scanner: *mut LanceScanner,
+    include_deleted_rows: bool,
+) -> i32 {
+    set_before_scan(scanner, |s| s.include_deleted_rows = include_deleted_rows)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_substrait_filter(scanner: *mut LanceScanner, bytes: *const u8, len: usize) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        if bytes.is_null() {
+            return Err(invalid("bytes must not be NULL"));
+        }
+        if len == 0 {
+            return Err(invalid("len = 0; a Substrait filter needs at least one byte"));
+        }
+        let filter = slice_arg(bytes, len, "bytes")?.to_vec();
+        s.try_set_before_scan(|s| s.substrait_filter = Some(filter))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_additional_sql_filter(scanner: *mut LanceScanner, filter: *const c_char) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let filter = required_nonempty_str(filter, "filter")?.to_string();
+        s.try_set_before_scan(|s| s.additional_filters.push(filter))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_statistics_callback(
+    scanner: *mut LanceScanner,
+    callback: Option<ScanStatisticsFn>,
+    callback_ctx: *mut c_void,
+) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let callback = callback.ok_or_else(|| invalid("callback must not be NULL"))?;
+        let statistics = StatisticsCallback { callback, ctx: callback_ctx };
+        s.try_set_before_scan(|s| s.statistics = Some(statistics))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_minimum_nprobes(scanner: *mut LanceScanner, minimum_nprobes: u32) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let n = positive(minimum_nprobes, "minimum_nprobes")? as usize;
+        if let Some(max) = s.settings.maximum_nprobes.filter(|max| n > *max) {
+            return Err(invalid(format!("minimum_nprobes = {n} is above maximum_nprobes = {max}")));
+        }
+        s.try_set_before_scan(|s| s.minimum_nprobes = Some(n))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_maximum_nprobes(scanner: *mut LanceScanner, maximum_nprobes: u32) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let n = positive(maximum_nprobes, "maximum_nprobes")? as usize;
+        if let Some(min) = s.settings.minimum_nprobes.filter(|min| n < *min) {
+            return Err(invalid(format!("maximum_nprobes = {n} is below minimum_nprobes = {min}")));
+        }
+        s.try_set_before_scan(|s| s.maximum_nprobes = Some(n))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_approx_mode(scanner: *mut LanceScanner, approx_mode: i32) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let mode = match approx_mode {
+            0 => ApproxMode::Fast,
+            1 => ApproxMode::Normal,
+            2 => ApproxMode::Accurate,
+            other => {
+                return Err(invalid(format!(
+                    "approx_mode = {other} is not a LanceApproxMode (0 = FAST, 1 = NORMAL, 2 = ACCURATE)"
+                )))
+            }
+        };
+        s.try_set_before_scan(|s| s.approx_mode = Some(mode))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_query_parallelism(scanner: *mut LanceScanner, query_parallelism: i32) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        if query_parallelism < -1 {
+            return Err(invalid(format!(
+                "query_parallelism = {query_parallelism}; it must be -1 (CPU pool size), 0 (automatic) or positive"
+            )));
+        }
+        s.try_set_before_scan(|s| s.query_parallelism = Some(query_parallelism))
+    })
+}
+
 fn stream_error(err: lance::Error) -> arrow_schema::ArrowError {
     arrow_schema::ArrowError::ExternalError(Box::new(err))
 }
@@ -368,11 +793,9 @@ pub unsafe extern "C" fn lance_scanner_to_arrow_stream(
     status(|| {
         let s = scanner_mut(scanner)?;
         require_out(out, "out")?;
-        let lance_scanner = s.build()?;
-        let stream = block_on(lance_scanner.try_into_stream())??;
-        let schema = stream.schema();
-        let mut stream = stream;
-        let iter = std::iter::from_fn(move || match block_on(stream.next()) {
+        let mut stream = s.open_stream()?;
+        let schema = stream.stream.schema();
+        let iter = std::iter::from_fn(move || match stream.next_batch() {
             Ok(item) => item.map(|r| r.map_err(stream_error)),
             Err(e) => Some(Err(arrow_schema::ArrowError::ExternalError(e.message.into()))),
         });
@@ -388,11 +811,10 @@ pub unsafe extern "C" fn lance_scanner_next(scanner: *mut LanceScanner, out: *mu
         require_out(out, "out")?;
         write_out(out, std::ptr::null_mut());
         if s.stream.is_none() {
-            let lance_scanner = s.build()?;
-            s.stream = Some(block_on(lance_scanner.try_into_stream())??);
+            s.stream = Some(s.open_stream()?);
         }
         let stream = s.stream.as_mut().expect("stream was just started");
-        match block_on(stream.next())? {
+        match stream.next_batch()? {
             None => Ok(1),
             Some(batch) => {
                 let batch = batch.map_err(CError::from).context("reading the next batch")?;

@@ -176,7 +176,7 @@ fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
 thread_local! {
     /// Depth of exported calls running on this thread (panics there are caught).
     static IN_CALL: Cell<u32> = const { Cell::new(0) };
-    /// Set while this thread runs a caller's progress callback.
+    /// Set while this thread runs a caller's progress or statistics callback.
     static IN_CALLBACK: Cell<bool> = const { Cell::new(false) };
 }
 
@@ -240,7 +240,7 @@ pub fn guard<T>(on_error: T, body: impl FnOnce() -> CResult<T>) -> T {
     if IN_CALLBACK.with(|c| c.get()) {
         set_last_error(&invalid(
             "lance-c functions other than lance_index_build_cancel() and lance_index_build_cancel_requested() \
-             cannot be called from inside a progress callback",
+             cannot be called from inside a callback that lance-c is running",
         ));
         return on_error;
     }

@@ -15,7 +15,7 @@ static char uri[600];
 
 static const float* query_of(int q) { return data.vectors + (int64_t)(q * 397 + 11) * DIM; }
 
-/* Runs a k-NN search with the given nprobes (0 = default) and compares with
+/* Runs a k-NN search with the given nprobes (0 = not set: Lance's adaptive default) and compares with
  * brute force: returns the number of the K true neighbours found. */
 static int knn_hits_refined(LanceDataset* ds, int q, uint32_t nprobes, uint32_t refine, bool use_index,
                             int64_t* got) {
@@ -23,7 +23,7 @@ static int knn_hits_refined(LanceDataset* ds, int q, uint32_t nprobes, uint32_t 
     LanceScanner* s = lance_scanner_new(ds, cols, NULL);
     CHECK(s != NULL);
     CHECK_OK(lance_scanner_nearest(s, "vec", query_of(q), DIM, LANCE_DTYPE_FLOAT32, K));
-    CHECK_OK(lance_scanner_set_nprobes(s, nprobes));
+    if (nprobes) CHECK_OK(lance_scanner_set_nprobes(s, nprobes)); /* 0: Lance's adaptive default */
     CHECK_OK(lance_scanner_set_use_index(s, use_index));
     CHECK_OK(lance_scanner_set_refine_factor(s, refine));
     int n = tu_knn_ids(s, got, K);

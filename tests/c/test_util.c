@@ -319,7 +319,7 @@ double tu_recall(LanceDataset* ds, const TuData* data, int queries, uint32_t npr
         int64_t got[10], truth[10];
         int n = -1;
         if (lance_scanner_nearest(s, "vec", query, (size_t)data->dim, LANCE_DTYPE_FLOAT32, 10) == 0 &&
-            lance_scanner_set_nprobes(s, nprobes) == 0 && (!refine || lance_scanner_set_refine_factor(s, refine) == 0))
+            (!nprobes || lance_scanner_set_nprobes(s, nprobes) == 0) && (!refine || lance_scanner_set_refine_factor(s, refine) == 0))
             n = tu_knn_ids(s, got, 10);
         lance_scanner_close(s);
         if (n < 0) return -1;

@@ -91,7 +91,8 @@ void tu_brute_force_knn(const TuData* data, const float* query, int k, int64_t* 
 int tu_knn_ids(LanceScanner* scanner, int64_t* out_ids, int k);
 
 /* Recall@10 of k-NN on column "vec" against brute force over `queries`
- * rows of `data` used as queries (refine 0 = none); -1 on error.
+ * rows of `data` used as queries (nprobes 0 = not set, Lance's adaptive
+ * default; refine 0 = none); -1 on error.
  * `out_mismatches` (nullable) receives how many answers differ from the
  * exact top 10 in any position. */
 double tu_recall(LanceDataset* ds, const TuData* data, int queries, uint32_t nprobes, uint32_t refine,

@@ -7,7 +7,7 @@
 //
 // Upstream members whose C functions lance.h does not declare yet are not
 // here (sessions, versions, blobs, FTS, take, update, merge_insert, schema
-// evolution, async scans, scanner tuning, write_fragments).
+// evolution, async scans, write_fragments).
 #include <array>
 #include <cstdint>
 #include <string>
@@ -214,6 +214,32 @@ SAME(LanceScanner* (Scanner::*)(), &Scanner::c_handle);
 CALL(Scanner&, ref<Scanner>().with_row_id());
 CALL(Scanner&, ref<Scanner>().nearest(s, static_cast<const float*>(nullptr), 16, 10));
 CALL(Scanner&, ref<Scanner>().fragment_ids({1, 2}));
+// Scanner tuning, filters, scan statistics, probe bounds.
+SAME(Scanner& (Scanner::*)(uint64_t), &Scanner::batch_size_bytes);
+SAME(Scanner& (Scanner::*)(uint64_t), &Scanner::io_buffer_size);
+SAME(Scanner& (Scanner::*)(size_t), &Scanner::batch_readahead);
+SAME(Scanner& (Scanner::*)(size_t), &Scanner::fragment_readahead);
+SAME(Scanner& (Scanner::*)(size_t), &Scanner::target_parallelism);
+SAME(Scanner& (Scanner::*)(bool), &Scanner::scan_in_order);
+SAME(Scanner& (Scanner::*)(bool), &Scanner::use_scalar_index);
+SAME(Scanner& (Scanner::*)(bool), &Scanner::strict_batch_size);
+SAME(Scanner& (Scanner::*)(bool), &Scanner::use_stats);
+SAME(Scanner& (Scanner::*)(bool), &Scanner::with_row_address);
+SAME(Scanner& (Scanner::*)(bool), &Scanner::include_deleted_rows);
+HAS(Scanner& (Scanner::*)(const uint8_t*, size_t), &Scanner::substrait_filter);
+HAS(Scanner& (Scanner::*)(const std::vector<uint8_t>&), &Scanner::substrait_filter);
+SAME(Scanner& (Scanner::*)(const std::string&), &Scanner::additional_sql_filter);
+SAME(Scanner& (Scanner::*)(LanceScanStatisticsCallback, void*), &Scanner::statistics_callback);
+SAME(Scanner& (Scanner::*)(uint32_t), &Scanner::minimum_nprobes);
+SAME(Scanner& (Scanner::*)(uint32_t), &Scanner::maximum_nprobes);
+SAME(Scanner& (Scanner::*)(LanceApproxMode), &Scanner::approx_mode);
+SAME(Scanner& (Scanner::*)(int32_t), &Scanner::query_parallelism);
+CALL(Scanner&, ref<Scanner>().scan_in_order());
+CALL(Scanner&, ref<Scanner>().use_scalar_index());
+CALL(Scanner&, ref<Scanner>().strict_batch_size());
+CALL(Scanner&, ref<Scanner>().use_stats());
+CALL(Scanner&, ref<Scanner>().with_row_address());
+CALL(Scanner&, ref<Scanner>().include_deleted_rows());
 
 // A program in upstream's style, compiled and linked (never run): the
 // wrapper's calls resolve against the library's exports.

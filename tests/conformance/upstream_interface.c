@@ -136,7 +136,25 @@
     X(int32_t, lance_dataset_add_columns_sql, (LanceDataset* dataset, const LanceSqlColumn* columns, size_t num_columns, uint64_t batch_size)) \
     X(int32_t, lance_dataset_add_columns_nulls, (LanceDataset* dataset, const struct ArrowSchema* schema)) \
     X(int32_t, lance_dataset_add_columns_stream, (LanceDataset* dataset, struct ArrowArrayStream* stream, uint64_t batch_size)) \
-    X(int32_t, lance_write_fragments, (const char* uri, const struct ArrowSchema* schema, struct ArrowArrayStream* stream, const char* const* storage_opts))
+    X(int32_t, lance_write_fragments, (const char* uri, const struct ArrowSchema* schema, struct ArrowArrayStream* stream, const char* const* storage_opts)) \
+    X(int32_t, lance_scanner_set_batch_size_bytes, (LanceScanner* scanner, uint64_t batch_size_bytes)) \
+    X(int32_t, lance_scanner_set_io_buffer_size, (LanceScanner* scanner, uint64_t io_buffer_size_bytes)) \
+    X(int32_t, lance_scanner_set_batch_readahead, (LanceScanner* scanner, size_t batch_readahead)) \
+    X(int32_t, lance_scanner_set_fragment_readahead, (LanceScanner* scanner, size_t fragment_readahead)) \
+    X(int32_t, lance_scanner_set_target_parallelism, (LanceScanner* scanner, size_t target_parallelism)) \
+    X(int32_t, lance_scanner_set_scan_in_order, (LanceScanner* scanner, bool scan_in_order)) \
+    X(int32_t, lance_scanner_set_use_scalar_index, (LanceScanner* scanner, bool use_scalar_index)) \
+    X(int32_t, lance_scanner_set_strict_batch_size, (LanceScanner* scanner, bool strict_batch_size)) \
+    X(int32_t, lance_scanner_set_use_stats, (LanceScanner* scanner, bool use_stats)) \
+    X(int32_t, lance_scanner_with_row_address, (LanceScanner* scanner, bool enable)) \
+    X(int32_t, lance_scanner_set_include_deleted_rows, (LanceScanner* scanner, bool include_deleted_rows)) \
+    X(int32_t, lance_scanner_set_substrait_filter, (LanceScanner* scanner, const uint8_t* bytes, size_t len)) \
+    X(int32_t, lance_scanner_additional_sql_filter, (LanceScanner* scanner, const char* filter)) \
+    X(int32_t, lance_scanner_set_statistics_callback, (LanceScanner* scanner, LanceScanStatisticsCallback callback, void* callback_ctx)) \
+    X(int32_t, lance_scanner_set_minimum_nprobes, (LanceScanner* scanner, uint32_t minimum_nprobes)) \
+    X(int32_t, lance_scanner_set_maximum_nprobes, (LanceScanner* scanner, uint32_t maximum_nprobes)) \
+    X(int32_t, lance_scanner_set_approx_mode, (LanceScanner* scanner, LanceApproxMode approx_mode)) \
+    X(int32_t, lance_scanner_set_query_parallelism, (LanceScanner* scanner, int32_t query_parallelism))
 
 /* Not declared in lance.h yet: the open work (sessions, version history,
    data statistics, restore, update, merge-insert, schema evolution, take,
@@ -162,32 +180,12 @@
     X(int32_t, lance_blob_file_tell, (const LanceBlobFile* blob, uint64_t* pos)) \
     X(void, lance_blob_file_close, (LanceBlobFile* blob)) \
     X(int32_t, lance_scanner_set_blob_handling, (LanceScanner* scanner, LanceBlobHandling handling)) \
-    /* 3.12 Scanner tuning (11) */ \
-    X(int32_t, lance_scanner_set_batch_size_bytes, (LanceScanner* scanner, uint64_t batch_size_bytes)) \
-    X(int32_t, lance_scanner_set_io_buffer_size, (LanceScanner* scanner, uint64_t io_buffer_size_bytes)) \
-    X(int32_t, lance_scanner_set_batch_readahead, (LanceScanner* scanner, size_t batch_readahead)) \
-    X(int32_t, lance_scanner_set_fragment_readahead, (LanceScanner* scanner, size_t fragment_readahead)) \
-    X(int32_t, lance_scanner_set_target_parallelism, (LanceScanner* scanner, size_t target_parallelism)) \
-    X(int32_t, lance_scanner_set_scan_in_order, (LanceScanner* scanner, bool scan_in_order)) \
-    X(int32_t, lance_scanner_set_use_scalar_index, (LanceScanner* scanner, bool use_scalar_index)) \
-    X(int32_t, lance_scanner_set_strict_batch_size, (LanceScanner* scanner, bool strict_batch_size)) \
-    X(int32_t, lance_scanner_set_use_stats, (LanceScanner* scanner, bool use_stats)) \
-    X(int32_t, lance_scanner_with_row_address, (LanceScanner* scanner, bool enable)) \
-    X(int32_t, lance_scanner_set_include_deleted_rows, (LanceScanner* scanner, bool include_deleted_rows)) \
-    /* 3.13 Filters and scan statistics (3) */ \
-    X(int32_t, lance_scanner_set_substrait_filter, (LanceScanner* scanner, const uint8_t* bytes, size_t len)) \
-    X(int32_t, lance_scanner_additional_sql_filter, (LanceScanner* scanner, const char* filter)) \
-    X(int32_t, lance_scanner_set_statistics_callback, (LanceScanner* scanner, LanceScanStatisticsCallback callback, void* callback_ctx)) \
     /* 3.14 Async scanner (3) */ \
     X(void, lance_scanner_scan_async, (const LanceScanner* scanner, LanceCallback callback, void* callback_ctx)) \
     X(void, lance_scanner_async_stream_free, (struct ArrowArrayStream* stream)) \
     X(LancePollStatus, lance_scanner_poll_next, (LanceScanner* scanner, LanceWaker waker, void* waker_ctx, LanceBatch** out)) \
     /* 3.18 Vector search (5) */ \
     X(int32_t, lance_scanner_nearest_multivector, (LanceScanner* scanner, const char* column, const void* query_data, size_t dimension, size_t num_vectors, LanceDataType element_type, uint32_t k)) \
-    X(int32_t, lance_scanner_set_minimum_nprobes, (LanceScanner* scanner, uint32_t minimum_nprobes)) \
-    X(int32_t, lance_scanner_set_maximum_nprobes, (LanceScanner* scanner, uint32_t maximum_nprobes)) \
-    X(int32_t, lance_scanner_set_approx_mode, (LanceScanner* scanner, LanceApproxMode approx_mode)) \
-    X(int32_t, lance_scanner_set_query_parallelism, (LanceScanner* scanner, int32_t query_parallelism)) \
     /* 3.19 Segment-scoped scalar scan (1) */ \
     X(int32_t, lance_scanner_set_scalar_index_segment, (LanceScanner* scanner, const uint8_t* segment_uuid)) \
     /* 3.20 Full-text search (7) */ \
@@ -279,7 +277,12 @@ static const char* const pending_functions[] = {UPSTREAM_FUNCTIONS_PENDING(NAME_
     X(LanceMergeWhenNotMatchedBySource, LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF, 2) \
     X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_UNCHANGED, 0) \
     X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_TRUE, 1) \
-    X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_FALSE, 2)
+    X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_FALSE, 2) \
+    X(LanceApproxMode, LANCE_APPROX_MODE_FAST, 0) \
+    X(LanceApproxMode, LANCE_APPROX_MODE_NORMAL, 1) \
+    X(LanceApproxMode, LANCE_APPROX_MODE_ACCURATE, 2) \
+    X(LanceScanMetricKind, LANCE_SCAN_METRIC_COUNT, 0) \
+    X(LanceScanMetricKind, LANCE_SCAN_METRIC_TIME_NANOSECONDS, 1)
 
 /* The enumerator has upstream's value, and its enum typedef exists, int-sized. */
 #define CHECK_ENUM_VALUE(type, name, value) \
@@ -355,9 +358,21 @@ _Static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8, "the layouts below are
     X(LanceColumnAlteration, path, 0, const char*) \
     X(LanceColumnAlteration, rename, 8, const char*) \
     X(LanceColumnAlteration, nullable_mode, 16, int32_t) \
-    X(LanceColumnAlteration, data_type, 24, const struct ArrowSchema*) \
     X(LanceSqlColumn, name, 0, const char*) \
     X(LanceSqlColumn, expression, 8, const char*) \
+    X(LanceScanMetric, name, 0, const char*) \
+    X(LanceScanMetric, name_len, 8, size_t) \
+    X(LanceScanMetric, kind, 16, LanceScanMetricKind) \
+    X(LanceScanMetric, value, 24, uint64_t) \
+    X(LanceScanStatistics, iops, 0, uint64_t) \
+    X(LanceScanStatistics, requests, 8, uint64_t) \
+    X(LanceScanStatistics, bytes_read, 16, uint64_t) \
+    X(LanceScanStatistics, indices_loaded, 24, uint64_t) \
+    X(LanceScanStatistics, index_partitions_loaded, 32, uint64_t) \
+    X(LanceScanStatistics, index_comparisons, 40, uint64_t) \
+    X(LanceScanStatistics, metrics, 48, const LanceScanMetric*) \
+    X(LanceScanStatistics, metrics_len, 56, size_t) \
+    X(LanceColumnAlteration, data_type, 24, const struct ArrowSchema*) \
     X(LanceIndexSegmentBuildOptions, ivf_centroids, 24, struct ArrowArray*) \
     X(LanceIndexSegmentBuildOptions, ivf_centroids_schema, 32, const struct ArrowSchema*) \
     X(LanceIndexSegmentBuildOptions, pq_codebook, 40, struct ArrowArray*) \
@@ -405,6 +420,8 @@ UPSTREAM_FIELDS_CHECKED(CHECK_FIELD)
     X(LanceMergeInsertResult, 24, 3) \
     X(LanceColumnAlteration, 32, 4) \
     X(LanceSqlColumn, 16, 2) \
+    X(LanceScanMetric, 32, 4) \
+    X(LanceScanStatistics, 64, 8) \
     X(struct ArrowSchema, 72, 9) \
     X(struct ArrowArray, 80, 10) \
     X(struct ArrowArrayStream, 40, 5)
@@ -464,7 +481,8 @@ enum {
  * ======================================================================== */
 
 #define UPSTREAM_CALLBACKS_CHECKED(X) \
-    X(LanceIndexBuildProgressCallback, void (*)(void* callback_ctx, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t completed))
+    X(LanceIndexBuildProgressCallback, void (*)(void* callback_ctx, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t completed)) \
+    X(LanceScanStatisticsCallback, void (*)(void* callback_ctx, const LanceScanStatistics* statistics))
 
 #define CHECK_CALLBACK(name, type) \
     _Static_assert(_Generic((name)0, type: 1, default: 0), #name " is not upstream's " #type);
@@ -479,14 +497,9 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
  * ======================================================================== */
 
 #define UPSTREAM_PENDING_ENUM_VALUES(X) \
-    X(LanceApproxMode, LANCE_APPROX_MODE_FAST, 0) \
-    X(LanceApproxMode, LANCE_APPROX_MODE_NORMAL, 1) \
-    X(LanceApproxMode, LANCE_APPROX_MODE_ACCURATE, 2) \
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_BLOBS_DESCRIPTIONS, 0) \
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_BINARY, 1) \
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_DESCRIPTIONS, 2) \
-    X(LanceScanMetricKind, LANCE_SCAN_METRIC_COUNT, 0) \
-    X(LanceScanMetricKind, LANCE_SCAN_METRIC_TIME_NANOSECONDS, 1) \
     X(LancePollStatus, LANCE_POLL_READY, 0) \
     X(LancePollStatus, LANCE_POLL_PENDING, 1) \
     X(LancePollStatus, LANCE_POLL_FINISHED, 2) \
@@ -498,14 +511,11 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
 
 /* X(type, size on LP64, tagged?, fields in order); field lists as in the facts. */
 #define UPSTREAM_PENDING_STRUCTS(X) \
-    X(LanceSessionCacheStats, 64, tag, (uint64_t index_cache_hits, index_cache_misses, index_cache_entries, index_cache_size_bytes, metadata_cache_hits, metadata_cache_misses, metadata_cache_entries, metadata_cache_size_bytes)) \
-    X(LanceScanMetric, 32, anon, (const char* name; size_t name_len; LanceScanMetricKind kind; uint64_t value)) \
-    X(LanceScanStatistics, 64, anon, (uint64_t iops, requests, bytes_read, indices_loaded, index_partitions_loaded, index_comparisons; const LanceScanMetric* metrics; size_t metrics_len))
+    X(LanceSessionCacheStats, 64, tag, (uint64_t index_cache_hits, index_cache_misses, index_cache_entries, index_cache_size_bytes, metadata_cache_hits, metadata_cache_misses, metadata_cache_entries, metadata_cache_size_bytes))
 
 #define UPSTREAM_PENDING_CALLBACKS(X) \
     X(LanceCallback, void (*)(void* ctx, int32_t status, void* result)) \
-    X(LanceWaker, void (*)(void* ctx)) \
-    X(LanceScanStatisticsCallback, void (*)(void* callback_ctx, const LanceScanStatistics* statistics))
+    X(LanceWaker, void (*)(void* ctx))
 
 #define UPSTREAM_PENDING_HANDLES(X) \
     X(LanceSession) \

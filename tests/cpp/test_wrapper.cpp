@@ -173,6 +173,20 @@ static void test_index_and_search() {
         CHECK(scan_ids(scanner) == truth);
     }
 
+    {
+        // Probe bounds, approximation and parallelism through the wrapper:
+        // every partition of the IVF_FLAT index gives the exact answer.
+        auto scanner = moved.scan({"id"});
+        scanner.nearest("vec", query, 10)
+            .maximum_nprobes(4)
+            .minimum_nprobes(4)
+            .approx_mode(LANCE_APPROX_MODE_ACCURATE)
+            .query_parallelism(2)
+            .index_segments(segments);
+        CHECK(scan_ids(scanner) == truth);
+        CHECK(code_of([&] { scanner.minimum_nprobes(0); }) == LANCE_ERR_INVALID_ARGUMENT);
+        CHECK(code_of([&] { scanner.nprobes(0); }) == LANCE_ERR_INVALID_ARGUMENT);
+    }
     moved.create_scalar_index("id", LANCE_SCALAR_BTREE, "id_idx");
     CHECK(moved.index_count() == 2);
     {
@@ -180,6 +194,31 @@ static void test_index_and_search() {
         std::vector<int64_t> expected;
         for (int64_t i = 100; i < 110; i++) expected.push_back(i);
         CHECK(scan_ids(scanner) == expected);
+    }
+    {
+        // Tuning, an additional filter and the statistics callback.
+        int calls = 0;
+        auto scanner = moved.scan({"id"}, "id >= 100");
+        scanner.additional_sql_filter("id < 110")
+            .batch_size(3)
+            .strict_batch_size()
+            .batch_readahead(2)
+            .fragment_readahead(1)
+            .target_parallelism(2)
+            .io_buffer_size(1 << 20)
+            .scan_in_order()
+            .use_scalar_index(false)
+            .use_stats(false)
+            .with_row_address(false)
+            .include_deleted_rows(false)
+            .statistics_callback([](void* ctx, const LanceScanStatistics*) { ++*static_cast<int*>(ctx); }, &calls);
+        std::vector<int64_t> expected;
+        for (int64_t i = 100; i < 110; i++) expected.push_back(i);
+        CHECK(scan_ids(scanner) == expected);
+        CHECK(calls == 1);
+        CHECK(code_of([&] { scanner.batch_size_bytes(1); }) == LANCE_ERR_INVALID_ARGUMENT); /* scanning began */
+        auto substrait = moved.scan();
+        CHECK(code_of([&] { substrait.substrait_filter(std::vector<uint8_t>{1, 2, 3}); }) == LANCE_ERR_NOT_SUPPORTED);
     }
     {
         auto all = moved.scan();
