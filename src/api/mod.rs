@@ -3,8 +3,10 @@
 
 mod errors; //        Version; Errors and memory
 mod dataset; //       Datasets
+mod session; //       Sessions
 mod write; //         Write
 mod scan; //          Scan and search
+mod blob; //          Blobs
 mod index; //         Indices
 mod model; //         Distributed index builds: shared models (E1)
 mod segment; //       Distributed index builds: uncommitted segments (E1)

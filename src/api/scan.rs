@@ -12,6 +12,7 @@ use arrow_buffer::{Buffer, ScalarBuffer};
 use futures::StreamExt;
 use lance_io::stream::RecordBatchStream;
 use lance::dataset::scanner::{DatasetRecordBatchStream, Scanner};
+use lance::datatypes::BlobHandling;
 use lance::Dataset;
 use lance_linalg::distance::DistanceType;
 use uuid::Uuid;
@@ -24,7 +25,7 @@ use crate::floor::ffi::{
 };
 use crate::floor::handle::{check_fragment_ids, dataset_ref, LanceDataset};
 use crate::floor::params::{
-    metric_from_c, DTYPE_FLOAT16, DTYPE_FLOAT32, DTYPE_FLOAT64, DTYPE_INT8, DTYPE_UINT8,
+    blob_handling_from_c, metric_from_c, DTYPE_FLOAT16, DTYPE_FLOAT32, DTYPE_FLOAT64, DTYPE_INT8, DTYPE_UINT8,
 };
 use crate::floor::runtime::block_on;
 
@@ -54,6 +55,7 @@ struct Settings {
     use_index: bool,
     prefilter: bool,
     index_segments: Option<Vec<Uuid>>,
+    blob_handling: BlobHandling,
 }
 
 pub struct LanceScanner {
@@ -121,6 +123,7 @@ impl Settings {
         if let Some(segments) = &self.index_segments {
             scanner.with_index_segments(segments.clone())?;
         }
+        scanner.blob_handling(self.blob_handling.clone());
         Ok(scanner)
     }
 
@@ -189,6 +192,7 @@ pub unsafe extern "C" fn lance_scanner_new(
             use_index: true,
             prefilter: false,
             index_segments: None,
+            blob_handling: BlobHandling::default(),
         };
         // Unknown columns and malformed filters are reported here, not at the first read.
         settings.validate(&ds)?;
@@ -353,6 +357,15 @@ pub unsafe extern "C" fn lance_scanner_set_index_segments(
         let uuids = uuids_from_packed(segment_uuids, len, "segment_uuids")?;
         let segments = (!uuids.is_empty()).then_some(uuids);
         s.try_set(|s| s.index_segments = segments)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_blob_handling(scanner: *mut LanceScanner, handling: i32) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let handling = blob_handling_from_c(handling, "handling")?;
+        s.try_set(|s| s.blob_handling = handling)
     })
 }
 

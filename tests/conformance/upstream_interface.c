@@ -39,6 +39,48 @@
 #include "lance/lance.h"
 
 /* ======================================================================== *
+ * Sessions (facts 3.2) and blobs (3.10): every item, hooked into the
+ * CHECKED lists below by one line each
+ * ======================================================================== */
+
+#define SESSIONS_BLOBS_FUNCTIONS(X) \
+    /* 3.2 Sessions (4) */ \
+    X(LanceSession*, lance_session_new, (uint64_t index_cache_size_bytes, uint64_t metadata_cache_size_bytes)) \
+    X(void, lance_session_close, (LanceSession* session)) \
+    X(int32_t, lance_session_get_cache_stats, (const LanceSession* session, LanceSessionCacheStats* out_stats)) \
+    X(LanceDataset*, lance_dataset_open_with_session, (const char* uri, const char* const* storage_opts, uint64_t version, const LanceSession* session)) \
+    /* 3.10 Blobs (10) */ \
+    X(int32_t, lance_dataset_take_blobs, (const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids, const char* column, LanceBlobFile** out)) \
+    X(int32_t, lance_dataset_take_blobs_by_indices, (const LanceDataset* dataset, const uint64_t* indices, size_t num_indices, const char* column, LanceBlobFile** out)) \
+    X(uint64_t, lance_blob_file_size, (const LanceBlobFile* blob)) \
+    X(int32_t, lance_blob_file_read, (LanceBlobFile* blob, uint8_t* dst, size_t dst_len)) \
+    X(int32_t, lance_blob_file_read_up_to, (LanceBlobFile* blob, uint8_t* dst, size_t len, size_t* bytes_read)) \
+    X(int32_t, lance_blob_file_read_range, (const LanceBlobFile* blob, uint64_t offset, uint8_t* dst, size_t len)) \
+    X(int32_t, lance_blob_file_seek, (LanceBlobFile* blob, uint64_t pos)) \
+    X(int32_t, lance_blob_file_tell, (const LanceBlobFile* blob, uint64_t* pos)) \
+    X(void, lance_blob_file_close, (LanceBlobFile* blob)) \
+    X(int32_t, lance_scanner_set_blob_handling, (LanceScanner* scanner, LanceBlobHandling handling))
+
+#define SESSIONS_BLOBS_ENUM_VALUES(X) \
+    X(LanceBlobHandling, LANCE_BLOB_HANDLING_BLOBS_DESCRIPTIONS, 0) \
+    X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_BINARY, 1) \
+    X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_DESCRIPTIONS, 2)
+
+#define SESSIONS_BLOBS_FIELDS(X) \
+    X(LanceSessionCacheStats, index_cache_hits, 0, uint64_t) \
+    X(LanceSessionCacheStats, index_cache_misses, 8, uint64_t) \
+    X(LanceSessionCacheStats, index_cache_entries, 16, uint64_t) \
+    X(LanceSessionCacheStats, index_cache_size_bytes, 24, uint64_t) \
+    X(LanceSessionCacheStats, metadata_cache_hits, 32, uint64_t) \
+    X(LanceSessionCacheStats, metadata_cache_misses, 40, uint64_t) \
+    X(LanceSessionCacheStats, metadata_cache_entries, 48, uint64_t) \
+    X(LanceSessionCacheStats, metadata_cache_size_bytes, 56, uint64_t)
+
+#define SESSIONS_BLOBS_STRUCTS(X) X(LanceSessionCacheStats, 64, 8)
+#define SESSIONS_BLOBS_STRUCT_TAGS(X) X(LanceSessionCacheStats)
+#define SESSIONS_BLOBS_HANDLES(X) X(LanceSession) X(LanceBlobFile)
+
+/* ======================================================================== *
  * Functions
  * ======================================================================== */
 
@@ -115,21 +157,17 @@
     X(int32_t, lance_scanner_set_metric, (LanceScanner* scanner, LanceMetricType metric)) \
     X(int32_t, lance_scanner_set_use_index, (LanceScanner* scanner, bool enable)) \
     X(int32_t, lance_scanner_set_prefilter, (LanceScanner* scanner, bool enable)) \
-    X(int32_t, lance_scanner_set_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len))
+    X(int32_t, lance_scanner_set_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len)) \
+    SESSIONS_BLOBS_FUNCTIONS(X)
 
-/* Not declared in lance.h yet: the open work (sessions, version history,
+/* Not declared in lance.h yet: the open work (version history,
    data statistics, restore, update, merge-insert, schema evolution, take,
-   blobs, scanner tuning, Substrait and extra SQL filters, scan statistics,
+   scanner tuning, Substrait and extra SQL filters, scan statistics,
    the async scanner, write_fragments, multivector search, the nprobes
    bounds, approx mode, query parallelism, the segment-scoped scalar scan,
    full-text search).  Same form; these lines are never compiled as
    declarations, only counted and looked up in the library at run time. */
 #define UPSTREAM_FUNCTIONS_PENDING(X) \
-    /* 3.2 Sessions (4) */ \
-    X(LanceSession*, lance_session_new, (uint64_t index_cache_size_bytes, uint64_t metadata_cache_size_bytes)) \
-    X(void, lance_session_close, (LanceSession* session)) \
-    X(int32_t, lance_session_get_cache_stats, (const LanceSession* session, LanceSessionCacheStats* out_stats)) \
-    X(LanceDataset*, lance_dataset_open_with_session, (const char* uri, const char* const* storage_opts, uint64_t version, const LanceSession* session)) \
     /* 3.4 Version history (5) */ \
     X(LanceVersions*, lance_dataset_versions, (const LanceDataset* dataset)) \
     X(uint64_t, lance_versions_count, (const LanceVersions* versions)) \
@@ -156,17 +194,6 @@
     /* 3.9 Random access (2) */ \
     X(int32_t, lance_dataset_take, (const LanceDataset* dataset, const uint64_t* indices, size_t num_indices, const char* const* columns, struct ArrowArrayStream* out)) \
     X(int32_t, lance_dataset_take_rows, (const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids, const char* const* columns, struct ArrowArrayStream* out)) \
-    /* 3.10 Blobs (10) */ \
-    X(int32_t, lance_dataset_take_blobs, (const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids, const char* column, LanceBlobFile** out)) \
-    X(int32_t, lance_dataset_take_blobs_by_indices, (const LanceDataset* dataset, const uint64_t* indices, size_t num_indices, const char* column, LanceBlobFile** out)) \
-    X(uint64_t, lance_blob_file_size, (const LanceBlobFile* blob)) \
-    X(int32_t, lance_blob_file_read, (LanceBlobFile* blob, uint8_t* dst, size_t dst_len)) \
-    X(int32_t, lance_blob_file_read_up_to, (LanceBlobFile* blob, uint8_t* dst, size_t len, size_t* bytes_read)) \
-    X(int32_t, lance_blob_file_read_range, (const LanceBlobFile* blob, uint64_t offset, uint8_t* dst, size_t len)) \
-    X(int32_t, lance_blob_file_seek, (LanceBlobFile* blob, uint64_t pos)) \
-    X(int32_t, lance_blob_file_tell, (const LanceBlobFile* blob, uint64_t* pos)) \
-    X(void, lance_blob_file_close, (LanceBlobFile* blob)) \
-    X(int32_t, lance_scanner_set_blob_handling, (LanceScanner* scanner, LanceBlobHandling handling)) \
     /* 3.12 Scanner tuning (11) */ \
     X(int32_t, lance_scanner_set_batch_size_bytes, (LanceScanner* scanner, uint64_t batch_size_bytes)) \
     X(int32_t, lance_scanner_set_io_buffer_size, (LanceScanner* scanner, uint64_t io_buffer_size_bytes)) \
@@ -272,7 +299,8 @@ static const char* const pending_functions[] = {UPSTREAM_FUNCTIONS_PENDING(NAME_
     X(LanceIndexBuildProgressEvent, LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE, 2) \
     X(LanceWriteMode, LANCE_WRITE_CREATE, 0) \
     X(LanceWriteMode, LANCE_WRITE_APPEND, 1) \
-    X(LanceWriteMode, LANCE_WRITE_OVERWRITE, 2)
+    X(LanceWriteMode, LANCE_WRITE_OVERWRITE, 2) \
+    SESSIONS_BLOBS_ENUM_VALUES(X)
 
 /* The enumerator has upstream's value, and its enum typedef exists, int-sized. */
 #define CHECK_ENUM_VALUE(type, name, value) \
@@ -364,7 +392,8 @@ _Static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8, "the layouts below are
     X(struct ArrowArrayStream, get_next, 8, int (*)(struct ArrowArrayStream*, struct ArrowArray*)) \
     X(struct ArrowArrayStream, get_last_error, 16, const char* (*)(struct ArrowArrayStream*)) \
     X(struct ArrowArrayStream, release, 24, void (*)(struct ArrowArrayStream*)) \
-    X(struct ArrowArrayStream, private_data, 32, void*)
+    X(struct ArrowArrayStream, private_data, 32, void*) \
+    SESSIONS_BLOBS_FIELDS(X)
 
 #define CHECK_FIELD(type, field, offset, field_type) \
     _Static_assert(offsetof(type, field) == (offset), #type "." #field " is not at upstream's offset " #offset); \
@@ -382,7 +411,8 @@ UPSTREAM_FIELDS_CHECKED(CHECK_FIELD)
     X(LanceWriteParams, 40, 5) \
     X(struct ArrowSchema, 72, 9) \
     X(struct ArrowArray, 80, 10) \
-    X(struct ArrowArrayStream, 40, 5)
+    X(struct ArrowArrayStream, 40, 5) \
+    SESSIONS_BLOBS_STRUCTS(X)
 
 #define CHECK_SIZE(type, size, fields) _Static_assert(sizeof(type) == (size), #type " is not upstream's size " #size);
 UPSTREAM_STRUCTS_CHECKED(CHECK_SIZE)
@@ -403,7 +433,8 @@ _Static_assert(FIELDS_CHECKED == 0 UPSTREAM_STRUCTS_CHECKED(COUNT_STRUCT_FIELDS)
     X(LanceIndexSegmentBuildOptions) \
     X(LanceCompactionOptions) \
     X(LanceCompactionMetrics) \
-    X(LanceWriteParams)
+    X(LanceWriteParams) \
+    SESSIONS_BLOBS_STRUCT_TAGS(X)
 
 /* Upstream's opaque handles, `typedef struct Name Name;`. */
 #define UPSTREAM_HANDLES_CHECKED(X) \
@@ -411,7 +442,8 @@ _Static_assert(FIELDS_CHECKED == 0 UPSTREAM_STRUCTS_CHECKED(COUNT_STRUCT_FIELDS)
     X(LanceScanner) \
     X(LanceBatch) \
     X(LanceIndexSegmentBuilder) \
-    X(LanceIndexSegmentMetadata)
+    X(LanceIndexSegmentMetadata) \
+    SESSIONS_BLOBS_HANDLES(X)
 
 #define CHECK_TAG(name) \
     _Static_assert(_Generic((struct name*)0, name*: 1, default: 0), "struct " #name " is not the type of " #name);
@@ -464,9 +496,6 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
     X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_UNCHANGED, 0) \
     X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_TRUE, 1) \
     X(LanceColumnNullableMode, LANCE_COLUMN_NULLABLE_FALSE, 2) \
-    X(LanceBlobHandling, LANCE_BLOB_HANDLING_BLOBS_DESCRIPTIONS, 0) \
-    X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_BINARY, 1) \
-    X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_DESCRIPTIONS, 2) \
     X(LanceScanMetricKind, LANCE_SCAN_METRIC_COUNT, 0) \
     X(LanceScanMetricKind, LANCE_SCAN_METRIC_TIME_NANOSECONDS, 1) \
     X(LancePollStatus, LANCE_POLL_READY, 0) \
@@ -480,7 +509,6 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
 
 /* X(type, size on LP64, tagged?, fields in order); field lists as in the facts. */
 #define UPSTREAM_PENDING_STRUCTS(X) \
-    X(LanceSessionCacheStats, 64, tag, (uint64_t index_cache_hits, index_cache_misses, index_cache_entries, index_cache_size_bytes, metadata_cache_hits, metadata_cache_misses, metadata_cache_entries, metadata_cache_size_bytes)) \
     X(LanceMergeInsertParams, 32, tag, (int32_t when_matched; const char* when_matched_expr; int32_t when_not_matched; int32_t when_not_matched_by_source; const char* when_not_matched_by_source_expr)) \
     X(LanceMergeInsertResult, 24, tag, (uint64_t num_inserted_rows, num_updated_rows, num_deleted_rows)) \
     X(LanceColumnAlteration, 32, tag, (const char* path; const char* rename; int32_t nullable_mode; const struct ArrowSchema* data_type)) \
@@ -494,11 +522,9 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
     X(LanceScanStatisticsCallback, void (*)(void* callback_ctx, const LanceScanStatistics* statistics))
 
 #define UPSTREAM_PENDING_HANDLES(X) \
-    X(LanceSession) \
     X(LanceVersions) \
     X(LanceDataStatistics) \
-    X(LanceFtsQueryContext) \
-    X(LanceBlobFile)
+    X(LanceFtsQueryContext)
 
 #define COUNT_PENDING_STRUCT(type, size, tagged, fields) +1
 enum {
