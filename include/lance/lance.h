@@ -661,7 +661,8 @@ typedef struct LanceBlobFile LanceBlobFile;
  * @param dataset      Borrowed.
  * @param row_ids      Borrowed: `num_row_ids` ids; NULL only with 0 ids.
  *                     Repeats are allowed; the order is kept.
- * @param num_row_ids  0 succeeds and writes nothing (`out` may be NULL).
+ * @param num_row_ids  0 writes nothing (`out` may be NULL) and succeeds when
+ *                     `column` is a blob column (it is still checked).
  * @param column       Borrowed: the name of a Blob v2 column (a nested one
  *                     as "a.b").  LANCE_ERR_NOT_FOUND when there is no such
  *                     column, LANCE_ERR_INVALID_ARGUMENT when it is not a

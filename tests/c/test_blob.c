@@ -416,6 +416,9 @@ static void test_bad_input(void) {
     CHECK(out[0] == sentinel && out[1] == sentinel); /* nothing written on errors */
     CHECK_OK(lance_dataset_take_blobs(ds, NULL, 0, "blob", NULL));
     CHECK_OK(lance_dataset_take_blobs_by_indices(ds, NULL, 0, "blob", NULL));
+    /* No rows, but the column is still checked. */
+    CHECK_ERR(lance_dataset_take_blobs(ds, NULL, 0, "raw", NULL), IA);
+    CHECK_ERR(lance_dataset_take_blobs_by_indices(ds, NULL, 0, "no_such_column", NULL), LANCE_ERR_NOT_FOUND);
 
     uint64_t idx[2] = {0, (uint64_t)nrows};
     CHECK_ERR(lance_dataset_take_blobs_by_indices(NULL, idx, 1, "blob", out), IA);
