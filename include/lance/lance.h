@@ -663,10 +663,10 @@ typedef struct LanceBlobFile LanceBlobFile;
  *                     Repeats are allowed; the order is kept.
  * @param num_row_ids  0 writes nothing (`out` may be NULL) and succeeds when
  *                     `column` is a blob column (it is still checked).
- * @param column       Borrowed: the name of a Blob v2 column (a nested one
- *                     as "a.b").  LANCE_ERR_NOT_FOUND when there is no such
- *                     column, LANCE_ERR_INVALID_ARGUMENT when it is not a
- *                     blob column.
+ * @param column       Borrowed: the name of a Blob v2 column.
+ *                     LANCE_ERR_NOT_FOUND when there is no such column,
+ *                     LANCE_ERR_INVALID_ARGUMENT when it is not a blob
+ *                     column.
  * @param out          Borrowed: room for `num_row_ids` pointers.  On
  *                     success out[i] is a produced handle (close it with
  *                     lance_blob_file_close()) for the value of row_ids[i],
