@@ -54,6 +54,9 @@
  *   LanceFragmentPlan,           uses it.
  *   LanceVersions,
  *   LanceDataStatistics
+ *   LanceSession                 shared between threads freely, and by
+ *                                every dataset opened with it.
+ *   LanceBlobFile                one thread at a time (any thread).
  *   LanceIndexBuildCancelToken   lance_index_build_cancel() and
  *                                lance_index_build_cancel_requested() from
  *                                any thread at any time; free it from one.
@@ -483,6 +486,80 @@ uint64_t lance_data_statistics_bytes_on_disk_at(const LanceDataStatistics* stats
 
 /** Closes data statistics.  NULL is a no-op. */
 void lance_data_statistics_close(LanceDataStatistics* stats);
+
+/* ========================================================================
+ * Sessions
+ *
+ * A session holds the Lance core's two caches: the index cache (opened
+ * indices and their partitions) and the metadata cache (manifests, file
+ * and fragment metadata, deletion files).  Every dataset opened with
+ * lance_dataset_open_with_session() uses the session's caches, so datasets
+ * opened with one session share what they have read: a second open of the
+ * same dataset, or a search through another handle, finds it cached.
+ * lance_dataset_open() gives each dataset caches of its own, with the
+ * core's default sizes.
+ * ======================================================================== */
+
+typedef struct LanceSession LanceSession;
+
+/** What a session's caches hold, and how lookups in them fared. */
+typedef struct LanceSessionCacheStats {
+    uint64_t index_cache_hits;          /* lookups that found their entry */
+    uint64_t index_cache_misses;        /* lookups that did not */
+    uint64_t index_cache_entries;       /* entries held now */
+    uint64_t index_cache_size_bytes;    /* bytes held now (not the limit) */
+    uint64_t metadata_cache_hits;
+    uint64_t metadata_cache_misses;
+    uint64_t metadata_cache_entries;
+    uint64_t metadata_cache_size_bytes;
+} LanceSessionCacheStats;
+
+/**
+ * Creates a session whose caches hold at most the given number of bytes
+ * each, as the core weighs its entries (the core's estimate of an entry's
+ * memory; not a limit on the process's memory).
+ *
+ * @param index_cache_size_bytes     Limit of the index cache.  0 means a
+ *                                   capacity of zero, so nothing is cached
+ *                                   (it does not mean "the default").
+ * @param metadata_cache_size_bytes  Limit of the metadata cache; 0 as above.
+ * @return Produced: close with lance_session_close(); NULL on error
+ *         (LANCE_ERR_INVALID_ARGUMENT when a limit exceeds SIZE_MAX).
+ *
+ * A session may be shared between threads freely, and used by any number
+ * of datasets at once.
+ */
+LanceSession* lance_session_new(uint64_t index_cache_size_bytes, uint64_t metadata_cache_size_bytes);
+
+/**
+ * Closes the caller's handle to a session.  NULL is a no-op.  Datasets
+ * opened with the session stay valid and keep using its caches (and what
+ * they hold) until the last of them is closed.
+ */
+void lance_session_close(LanceSession* session);
+
+/**
+ * Reads the counters and current contents of the session's caches: the
+ * core's own numbers for the session, shared by every dataset opened with
+ * it.  Hits and misses count lookups since the session was created.
+ *
+ * @param session    Borrowed; must not be NULL.
+ * @param out_stats  Borrowed out parameter; must not be NULL.  Written on
+ *                   success only.
+ */
+int32_t lance_session_get_cache_stats(const LanceSession* session, LanceSessionCacheStats* out_stats);
+
+/**
+ * lance_dataset_open() with the caches of `session`.
+ *
+ * @param uri, storage_opts, version  As for lance_dataset_open().
+ * @param session  Borrowed; must not be NULL (LANCE_ERR_INVALID_ARGUMENT).
+ *                 The dataset keeps its own reference to the session's
+ *                 caches: closing the session handle first is allowed.
+ * @return Produced: close with lance_dataset_close(); NULL on error.
+ */
+LanceDataset* lance_dataset_open_with_session(const char* uri, const char* const* storage_opts,
+                                              uint64_t version, const LanceSession* session);
 
 /* ========================================================================
  * Write
@@ -1123,6 +1200,141 @@ int32_t lance_dataset_take(const LanceDataset* dataset, const uint64_t* indices,
  */
 int32_t lance_dataset_take_rows(const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids,
                                 const char* const* columns, struct ArrowArrayStream* out);
+
+/* ========================================================================
+ * Blobs
+ *
+ * A Blob v2 column stores large binary values (images, audio, documents)
+ * outside the column's pages: small values inline in the data file, larger
+ * ones packed into shared side files or in a file of their own.  Such a
+ * column is written as the Arrow extension type "lance.blob.v2" (pylance:
+ * lance.blob.blob_field() and blob_array()), with file format 2.2 or later.
+ *
+ * A LanceBlobFile reads one value like a file: a size, a cursor starting at
+ * 0, sequential reads from the cursor, and reads of any range that leave
+ * the cursor alone.  Bytes are read from storage when asked for.  A handle
+ * holds its own reference to the storage it reads, so it stays usable after
+ * the dataset it came from is closed.  One thread at a time may use a
+ * handle (any thread); separate handles are independent.
+ * ======================================================================== */
+
+typedef struct LanceBlobFile LanceBlobFile;
+
+/**
+ * Takes the values of a blob column at the given row ids (the `_rowid`
+ * values of a scan with lance_scanner_with_row_id(), of the handle's
+ * version).
+ *
+ * @param dataset      Borrowed.
+ * @param row_ids      Borrowed: `num_row_ids` ids; NULL only with 0 ids.
+ *                     Repeats are allowed; the order is kept.
+ * @param num_row_ids  0 writes nothing (`out` may be NULL) and succeeds when
+ *                     `column` is a blob column (it is still checked).
+ * @param column       Borrowed: the name of a Blob v2 column.
+ *                     LANCE_ERR_NOT_FOUND when there is no such column,
+ *                     LANCE_ERR_INVALID_ARGUMENT when it is not a blob
+ *                     column.
+ * @param out          Borrowed: room for `num_row_ids` pointers.  On
+ *                     success out[i] is a produced handle (close it with
+ *                     lance_blob_file_close()) for the value of row_ids[i],
+ *                     or NULL when that value is null; an empty value gives
+ *                     a handle of size 0.  On any error nothing is written.
+ *
+ * A row id that names no row of the version is an error, never a NULL:
+ * LANCE_ERR_INVALID_ARGUMENT for an id past the rows ever written,
+ * LANCE_ERR_NOT_SUPPORTED for the id of a deleted row (the Lance core's
+ * classification, lance-14.0.2 src/dataset/take.rs:353).
+ */
+int32_t lance_dataset_take_blobs(const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids,
+                                 const char* column, LanceBlobFile** out);
+
+/**
+ * lance_dataset_take_blobs() by row position: indices[i] is the 0-based
+ * position of a row among the live rows of the handle's version, in scan
+ * order (deleted rows are not counted).  A position at or past
+ * lance_dataset_count_rows() is LANCE_ERR_INVALID_ARGUMENT.
+ */
+int32_t lance_dataset_take_blobs_by_indices(const LanceDataset* dataset, const uint64_t* indices,
+                                            size_t num_indices, const char* column, LanceBlobFile** out);
+
+/** The value's size in bytes, whatever the cursor; no I/O.  0 on error (and for an empty value). */
+uint64_t lance_blob_file_size(const LanceBlobFile* blob);
+
+/**
+ * Copies the bytes from the cursor to the end of the value into `dst` and
+ * moves the cursor to the end.  With the cursor at or past the end it
+ * succeeds, copies nothing and leaves the cursor where it is.
+ *
+ * @param dst      Borrowed: `dst_len` writable bytes; NULL only with 0.
+ * @param dst_len  Must be at least size - cursor; less is
+ *                 LANCE_ERR_INVALID_ARGUMENT, with nothing read and the
+ *                 cursor unchanged (read a part with
+ *                 lance_blob_file_read_up_to()).
+ */
+int32_t lance_blob_file_read(LanceBlobFile* blob, uint8_t* dst, size_t dst_len);
+
+/**
+ * Copies min(`len`, size - cursor) bytes from the cursor into `dst` and
+ * advances the cursor by that many.  At or past the end, and for `len` 0,
+ * it copies nothing.
+ *
+ * @param dst         Borrowed: `len` writable bytes; NULL only with 0.
+ * @param bytes_read  Borrowed out parameter, must not be NULL: the number of
+ *                    bytes copied (0 at the end).  Written on success only.
+ */
+int32_t lance_blob_file_read_up_to(LanceBlobFile* blob, uint8_t* dst, size_t len, size_t* bytes_read);
+
+/**
+ * Copies exactly `len` bytes starting at byte `offset` of the value into
+ * `dst`; the cursor does not move.  `len` 0 succeeds whatever `offset` is
+ * (`dst` may be NULL).  A range that ends past the end of the value, or
+ * whose end does not fit 64 bits, is LANCE_ERR_INVALID_ARGUMENT and
+ * nothing is copied.
+ *
+ * @param dst  Borrowed: `len` writable bytes.
+ */
+int32_t lance_blob_file_read_range(const LanceBlobFile* blob, uint64_t offset, uint8_t* dst, size_t len);
+
+/**
+ * Moves the cursor to byte `pos`.  A position past the end is allowed;
+ * reads from there copy nothing.
+ */
+int32_t lance_blob_file_seek(LanceBlobFile* blob, uint64_t pos);
+
+/** Writes the cursor's position to `pos` (borrowed, must not be NULL). */
+int32_t lance_blob_file_tell(const LanceBlobFile* blob, uint64_t* pos);
+
+/**
+ * Closes a blob handle.  NULL is a no-op.  It cannot fail and leaves this
+ * thread's last error as it was.
+ */
+void lance_blob_file_close(LanceBlobFile* blob);
+
+/* How a scan returns blob columns; the `handling` argument below is
+   checked as an integer. */
+typedef enum {
+    /* The default.  A blob column comes as its descriptor, a struct: for
+       Blob v2 {kind: uint8, position: uint64, size: uint64, blob_id: uint32,
+       blob_uri: utf8} (where the bytes are stored), for a legacy blob
+       column {position: uint64, size: uint64}.  Read the bytes with
+       lance_dataset_take_blobs(). */
+    LANCE_BLOB_HANDLING_BLOBS_DESCRIPTIONS = 0,
+    /* A blob column comes as its bytes: LargeBinary (Arrow format "Z"). */
+    LANCE_BLOB_HANDLING_ALL_BINARY = 1,
+    /* As BLOBS_DESCRIPTIONS: the Lance core describes only blob columns. */
+    LANCE_BLOB_HANDLING_ALL_DESCRIPTIONS = 2
+} LanceBlobHandling;
+
+/**
+ * Chooses how the scanner returns blob columns (a scanner setting: set it
+ * before the scan starts; afterwards it is LANCE_ERR_INVALID_ARGUMENT).
+ * Columns without blob metadata (plain binary columns included) come as
+ * they are whatever the mode.
+ *
+ * @param handling  A LanceBlobHandling; other values are
+ *                  LANCE_ERR_INVALID_ARGUMENT and change nothing.
+ */
+int32_t lance_scanner_set_blob_handling(LanceScanner* scanner, LanceBlobHandling handling);
 
 /* ========================================================================
  * Indices

@@ -527,6 +527,69 @@ struct CommitOptions {
     std::string attempt_id;  // empty = none
 };
 
+// ---- sessions -------------------------------------------------------------------------
+
+/// Caches shared by the datasets opened with Dataset::open_with_session()
+/// (see lance_session_new(); a limit of 0 caches nothing).
+class Session {
+public:
+    Session(uint64_t index_cache_size_bytes, uint64_t metadata_cache_size_bytes)
+        : handle_(lance_session_new(index_cache_size_bytes, metadata_cache_size_bytes)) {
+        if (!handle_) detail::throw_last_error();
+    }
+    LanceSessionCacheStats cache_stats() const {
+        LanceSessionCacheStats stats{};
+        detail::check(lance_session_get_cache_stats(handle_.get(), &stats));
+        return stats;
+    }
+    const LanceSession* c_handle() const { return handle_.get(); }
+
+private:
+    Handle<LanceSession, lance_session_close> handle_;
+};
+
+// ---- blobs ------------------------------------------------------------------------------
+
+/// One Blob v2 value read like a file (see LanceBlobFile): a cursor for
+/// read() and read_up_to(), and read_range() that leaves it alone.
+class BlobFile {
+public:
+    explicit BlobFile(LanceBlobFile* blob) : handle_(blob) {}
+
+    uint64_t size() const { return detail::check_value(lance_blob_file_size(handle_.get())); }
+    /// The bytes from the cursor to the end; the cursor moves to the end.
+    std::vector<uint8_t> read() {
+        uint64_t cursor = tell();
+        uint64_t total = size();
+        std::vector<uint8_t> out(cursor < total ? static_cast<size_t>(total - cursor) : 0);
+        detail::check(lance_blob_file_read(handle_.get(), out.empty() ? nullptr : out.data(), out.size()));
+        return out;
+    }
+    /// Up to `len` bytes from the cursor, which advances past them.
+    std::vector<uint8_t> read_up_to(size_t len) {
+        std::vector<uint8_t> out(len);
+        size_t n = 0;
+        detail::check(lance_blob_file_read_up_to(handle_.get(), out.empty() ? nullptr : out.data(), len, &n));
+        out.resize(n);
+        return out;
+    }
+    /// Exactly `len` bytes at `offset`; the cursor does not move.
+    std::vector<uint8_t> read_range(uint64_t offset, size_t len) const {
+        std::vector<uint8_t> out(len);
+        detail::check(lance_blob_file_read_range(handle_.get(), offset, out.empty() ? nullptr : out.data(), len));
+        return out;
+    }
+    void seek(uint64_t pos) { detail::check(lance_blob_file_seek(handle_.get(), pos)); }
+    uint64_t tell() const {
+        uint64_t pos = 0;
+        detail::check(lance_blob_file_tell(handle_.get(), &pos));
+        return pos;
+    }
+
+private:
+    Handle<LanceBlobFile, lance_blob_file_close> handle_;
+};
+
 // ---- scan and search ----------------------------------------------------------------
 
 /// One batch of a scan.
@@ -634,6 +697,8 @@ public:
     Scanner& approx_mode(LanceApproxMode mode) { detail::check(lance_scanner_set_approx_mode(get(), mode)); return *this; }
     Scanner& query_parallelism(int32_t n) {
         detail::check(lance_scanner_set_query_parallelism(get(), n));
+    Scanner& blob_handling(LanceBlobHandling handling) {
+        detail::check(lance_scanner_set_blob_handling(get(), handling));
         return *this;
     }
     /// Runs the scan as an Arrow stream; the caller releases it.
@@ -673,6 +738,17 @@ public:
                         uint64_t version = 0) {
         detail::CStorageOptions opts(storage_opts);
         LanceDataset* handle = lance_dataset_open(uri.c_str(), opts.c_options(), version);
+        if (handle == nullptr) detail::throw_last_error();
+        return Dataset(handle);
+    }
+
+    /// Opens `uri` at `version` (0 = the latest) with the caches of `session`.
+    static Dataset open_with_session(const Session& session, const std::string& uri,
+                                     const std::vector<std::pair<std::string, std::string>>& storage_opts = {},
+                                     uint64_t version = 0) {
+        detail::CStorageOptions opts(storage_opts);
+        LanceDataset* handle =
+            lance_dataset_open_with_session(uri.c_str(), opts.c_options(), version, session.c_handle());
         if (handle == nullptr) detail::throw_last_error();
         return Dataset(handle);
     }
@@ -953,6 +1029,18 @@ public:
         return FragmentPlan(out);
     }
 
+    /// The values of blob column `column` at `row_ids`: std::nullopt for a
+    /// null value.  No ids give an empty result without a library call.
+    std::vector<std::optional<BlobFile>> take_blobs(const uint64_t* row_ids, size_t num_row_ids,
+                                                    const std::string& column) const {
+        return take_blob_files(lance_dataset_take_blobs, row_ids, num_row_ids, column);
+    }
+    /// take_blobs() by 0-based row position.
+    std::vector<std::optional<BlobFile>> take_blobs_by_indices(const uint64_t* indices, size_t num_indices,
+                                                               const std::string& column) const {
+        return take_blob_files(lance_dataset_take_blobs_by_indices, indices, num_indices, column);
+    }
+
     /// Lance's cleanup; see lance_dataset_cleanup_old_versions() for delete_unverified.
     LanceCleanupStats cleanup_old_versions(uint64_t older_than_seconds, bool delete_unverified = false) {
         LanceCleanupStats s{};
@@ -967,6 +1055,20 @@ private:
         LanceScanner* s = lance_scanner_new(get(), columns, filter);
         if (s == nullptr) detail::throw_last_error();
         return Scanner(s);
+    }
+    using TakeBlobsFn = int32_t (*)(const LanceDataset*, const uint64_t*, size_t, const char*, LanceBlobFile**);
+    std::vector<std::optional<BlobFile>> take_blob_files(TakeBlobsFn take, const uint64_t* rows, size_t count,
+                                                         const std::string& column) const {
+        std::vector<std::optional<BlobFile>> out;
+        if (count == 0) return out;
+        // Allocated before the call, so nothing can throw once it has produced handles.
+        out.resize(count);
+        std::vector<LanceBlobFile*> raw(count, nullptr);
+        detail::check(take(get(), rows, count, column.c_str(), raw.data()));
+        for (size_t i = 0; i < count; i++) {
+            if (raw[i] != nullptr) out[i].emplace(raw[i]);
+        }
+        return out;
     }
     static IndexSegmentBuilder checked_builder(LanceIndexSegmentBuilder* builder) {
         if (builder == nullptr) detail::throw_last_error();

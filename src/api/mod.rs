@@ -4,11 +4,13 @@
 mod errors; //        Version; Errors and memory
 mod dataset; //       Datasets
 mod history; //       Versions, restore and statistics
+mod session; //       Sessions
 mod write; //         Write
 mod merge; //         Merge-insert
 mod evolve; //        Schema evolution
 mod scan; //          Scan and search
 mod take; //          Random access
+mod blob; //          Blobs
 mod index; //         Indices
 mod model; //         Distributed index builds: shared models (E1)
 mod segment; //       Distributed index builds: uncommitted segments (E1)

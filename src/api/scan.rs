@@ -13,6 +13,7 @@ use arrow_buffer::{Buffer, ScalarBuffer};
 use futures::StreamExt;
 use lance_io::stream::RecordBatchStream;
 use lance::dataset::scanner::{DatasetRecordBatchStream, ExecutionSummaryCounts, Scanner};
+use lance::datatypes::BlobHandling;
 use lance::Dataset;
 use lance_index::vector::ApproxMode;
 use lance_linalg::distance::DistanceType;
@@ -26,7 +27,7 @@ use crate::floor::ffi::{
 };
 use crate::floor::handle::{check_fragment_ids, dataset_ref, LanceDataset};
 use crate::floor::params::{
-    metric_from_c, DTYPE_FLOAT16, DTYPE_FLOAT32, DTYPE_FLOAT64, DTYPE_INT8, DTYPE_UINT8,
+    blob_handling_from_c, metric_from_c, DTYPE_FLOAT16, DTYPE_FLOAT32, DTYPE_FLOAT64, DTYPE_INT8, DTYPE_UINT8,
 };
 use crate::floor::runtime::block_on;
 
@@ -147,6 +148,7 @@ struct Settings {
     query_parallelism: Option<i32>,
     index_segments: Option<Vec<Uuid>>,
     statistics: Option<StatisticsCallback>,
+    blob_handling: BlobHandling,
 }
 
 pub struct LanceScanner {
@@ -215,6 +217,7 @@ impl Settings {
             query_parallelism: None,
             index_segments: None,
             statistics: None,
+            blob_handling: BlobHandling::default(),
         }
     }
 
@@ -303,6 +306,7 @@ impl Settings {
         if let Some(segments) = &self.index_segments {
             scanner.with_index_segments(segments.clone())?;
         }
+        scanner.blob_handling(self.blob_handling.clone());
         // Last: the core resolves a filter against the columns the rest of
         // the settings make available (_distance, _rowid, ...).
         self.apply_filters(&mut scanner)?;
@@ -778,6 +782,12 @@ pub unsafe extern "C" fn lance_scanner_set_query_parallelism(scanner: *mut Lance
             )));
         }
         s.try_set_before_scan(|s| s.query_parallelism = Some(query_parallelism))
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_blob_handling(scanner: *mut LanceScanner, handling: i32) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let handling = blob_handling_from_c(handling, "handling")?;
+        s.try_set(|s| s.blob_handling = handling)
     })
 }
 

@@ -111,6 +111,19 @@ pub unsafe fn slice_arg<'a, T>(ptr: *const T, count: usize, name: &str) -> CResu
     Ok(std::slice::from_raw_parts(ptr, count))
 }
 
+/// A caller's output byte buffer of `len` bytes; NULL is allowed only with
+/// length 0.
+pub unsafe fn bytes_out<'a>(ptr: *mut u8, len: usize, name: &str) -> CResult<&'a mut [u8]> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    if ptr.is_null() {
+        return Err(invalid(format!("{name} is NULL but its length is {len}")));
+    }
+    span_bytes::<u8>(len, name)?;
+    Ok(std::slice::from_raw_parts_mut(ptr, len))
+}
+
 /// Copies `count` values of `T` from an untyped caller buffer, which need
 /// not be aligned for `T`.
 pub unsafe fn copy_untyped<T: Copy>(ptr: *const std::ffi::c_void, count: usize, name: &str) -> CResult<Vec<T>> {

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use lance::dataset::builder::DatasetBuilder;
+use lance::session::Session;
 use lance::Dataset;
 
 use crate::floor::error::{invalid, CResult, Context};
@@ -52,10 +53,21 @@ pub unsafe fn dataset_ref<'a>(ptr: *const LanceDataset) -> CResult<&'a LanceData
     handle_ref(ptr, "dataset")
 }
 
-pub fn open_dataset(uri: &str, options: HashMap<String, String>, version: u64) -> CResult<Dataset> {
+/// Opens `uri` at `version` (0 = latest).  With a session the dataset's
+/// caches are the session's (shared with every dataset opened with it);
+/// without one the core gives the dataset caches of its own.
+pub fn open_dataset(
+    uri: &str,
+    options: HashMap<String, String>,
+    version: u64,
+    session: Option<Arc<Session>>,
+) -> CResult<Dataset> {
     let mut builder = DatasetBuilder::from_uri(uri).with_storage_options(options);
     if version != 0 {
         builder = builder.with_version(version);
+    }
+    if let Some(session) = session {
+        builder = builder.with_session(session);
     }
     block_on(builder.load())?.context(format!("opening dataset '{uri}'"))
 }

@@ -4,6 +4,7 @@
 
 use lance::dataset::{WhenMatched, WhenNotMatched, WhenNotMatchedBySource, WriteMode};
 use lance::Dataset;
+use lance::datatypes::BlobHandling;
 use lance::index::vector::VectorIndexParams;
 use lance_index::scalar::{BuiltinIndexType, ScalarIndexParams};
 use lance_index::vector::bq::RQBuildParams;
@@ -74,6 +75,11 @@ pub const DTYPE_FLOAT64: i32 = 2;
 pub const DTYPE_UINT8: i32 = 3;
 pub const DTYPE_INT8: i32 = 4;
 
+/// `LanceBlobHandling`.
+pub const BLOB_HANDLING_BLOBS_DESCRIPTIONS: i32 = 0;
+pub const BLOB_HANDLING_ALL_BINARY: i32 = 1;
+pub const BLOB_HANDLING_ALL_DESCRIPTIONS: i32 = 2;
+
 /// The defaults lance.h documents for zero fields.
 const DEFAULT_MAX_ITERATIONS: usize = 50;
 const DEFAULT_SAMPLE_RATE: usize = 256;
@@ -140,6 +146,17 @@ pub fn metric_from_c(metric: i32, name: &str) -> CResult<DistanceType> {
         METRIC_HAMMING => Ok(DistanceType::Hamming),
         other => Err(invalid(format!(
             "{name} = {other} is not a LanceMetricType (0 = L2, 1 = COSINE, 2 = DOT, 3 = HAMMING)"
+        ))),
+    }
+}
+
+pub fn blob_handling_from_c(handling: i32, name: &str) -> CResult<BlobHandling> {
+    match handling {
+        BLOB_HANDLING_BLOBS_DESCRIPTIONS => Ok(BlobHandling::BlobsDescriptions),
+        BLOB_HANDLING_ALL_BINARY => Ok(BlobHandling::AllBinary),
+        BLOB_HANDLING_ALL_DESCRIPTIONS => Ok(BlobHandling::AllDescriptions),
+        other => Err(invalid(format!(
+            "{name} = {other} is not a LanceBlobHandling (0 = BLOBS_DESCRIPTIONS, 1 = ALL_BINARY, 2 = ALL_DESCRIPTIONS)"
         ))),
     }
 }

@@ -10,6 +10,7 @@
 // evolution, async scans, write_fragments).
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -240,6 +241,30 @@ CALL(Scanner&, ref<Scanner>().strict_batch_size());
 CALL(Scanner&, ref<Scanner>().use_stats());
 CALL(Scanner&, ref<Scanner>().with_row_address());
 CALL(Scanner&, ref<Scanner>().include_deleted_rows());
+
+// ---- Sessions and blobs (facts section 5) ----
+
+using lance::BlobFile;
+using lance::Session;
+using Blobs = std::vector<std::optional<BlobFile>>;
+static_assert(move_only<Session>);
+static_assert(std::is_constructible_v<Session, uint64_t, uint64_t>);
+SAME(LanceSessionCacheStats (Session::*)() const, &Session::cache_stats);
+SAME(const LanceSession* (Session::*)() const, &Session::c_handle);
+static_assert(move_only<BlobFile>);
+static_assert(explicit_from<BlobFile, LanceBlobFile*>);
+SAME(uint64_t (BlobFile::*)() const, &BlobFile::size);
+SAME(std::vector<uint8_t> (BlobFile::*)(), &BlobFile::read);
+SAME(std::vector<uint8_t> (BlobFile::*)(size_t), &BlobFile::read_up_to);
+SAME(std::vector<uint8_t> (BlobFile::*)(uint64_t, size_t) const, &BlobFile::read_range);
+SAME(void (BlobFile::*)(uint64_t), &BlobFile::seek);
+SAME(uint64_t (BlobFile::*)() const, &BlobFile::tell);
+SAME(Dataset (*)(const Session&, const std::string&, const Opts&, uint64_t), &Dataset::open_with_session);
+SAME(Blobs (Dataset::*)(const uint64_t*, size_t, const std::string&) const, &Dataset::take_blobs);
+SAME(Blobs (Dataset::*)(const uint64_t*, size_t, const std::string&) const, &Dataset::take_blobs_by_indices);
+SAME(Scanner& (Scanner::*)(LanceBlobHandling), &Scanner::blob_handling);
+CALL(Dataset, Dataset::open_with_session(ref<const Session>(), s));
+CALL(Dataset, Dataset::open_with_session(ref<const Session>(), s, {{"k", "v"}}, 2));
 
 // A program in upstream's style, compiled and linked (never run): the
 // wrapper's calls resolve against the library's exports.

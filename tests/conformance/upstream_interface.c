@@ -154,22 +154,11 @@
     X(int32_t, lance_scanner_set_minimum_nprobes, (LanceScanner* scanner, uint32_t minimum_nprobes)) \
     X(int32_t, lance_scanner_set_maximum_nprobes, (LanceScanner* scanner, uint32_t maximum_nprobes)) \
     X(int32_t, lance_scanner_set_approx_mode, (LanceScanner* scanner, LanceApproxMode approx_mode)) \
-    X(int32_t, lance_scanner_set_query_parallelism, (LanceScanner* scanner, int32_t query_parallelism))
-
-/* Not declared in lance.h yet: the open work (sessions, version history,
-   data statistics, restore, update, merge-insert, schema evolution, take,
-   blobs, scanner tuning, Substrait and extra SQL filters, scan statistics,
-   the async scanner, write_fragments, multivector search, the nprobes
-   bounds, approx mode, query parallelism, the segment-scoped scalar scan,
-   full-text search).  Same form; these lines are never compiled as
-   declarations, only counted and looked up in the library at run time. */
-#define UPSTREAM_FUNCTIONS_PENDING(X) \
-    /* 3.2 Sessions (4) */ \
+    X(int32_t, lance_scanner_set_query_parallelism, (LanceScanner* scanner, int32_t query_parallelism)) \
     X(LanceSession*, lance_session_new, (uint64_t index_cache_size_bytes, uint64_t metadata_cache_size_bytes)) \
     X(void, lance_session_close, (LanceSession* session)) \
     X(int32_t, lance_session_get_cache_stats, (const LanceSession* session, LanceSessionCacheStats* out_stats)) \
     X(LanceDataset*, lance_dataset_open_with_session, (const char* uri, const char* const* storage_opts, uint64_t version, const LanceSession* session)) \
-    /* 3.10 Blobs (10) */ \
     X(int32_t, lance_dataset_take_blobs, (const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids, const char* column, LanceBlobFile** out)) \
     X(int32_t, lance_dataset_take_blobs_by_indices, (const LanceDataset* dataset, const uint64_t* indices, size_t num_indices, const char* column, LanceBlobFile** out)) \
     X(uint64_t, lance_blob_file_size, (const LanceBlobFile* blob)) \
@@ -179,7 +168,16 @@
     X(int32_t, lance_blob_file_seek, (LanceBlobFile* blob, uint64_t pos)) \
     X(int32_t, lance_blob_file_tell, (const LanceBlobFile* blob, uint64_t* pos)) \
     X(void, lance_blob_file_close, (LanceBlobFile* blob)) \
-    X(int32_t, lance_scanner_set_blob_handling, (LanceScanner* scanner, LanceBlobHandling handling)) \
+    X(int32_t, lance_scanner_set_blob_handling, (LanceScanner* scanner, LanceBlobHandling handling))
+
+/* Not declared in lance.h yet: the open work (sessions, version history,
+   data statistics, restore, update, merge-insert, schema evolution, take,
+   blobs, scanner tuning, Substrait and extra SQL filters, scan statistics,
+   the async scanner, write_fragments, multivector search, the nprobes
+   bounds, approx mode, query parallelism, the segment-scoped scalar scan,
+   full-text search).  Same form; these lines are never compiled as
+   declarations, only counted and looked up in the library at run time. */
+#define UPSTREAM_FUNCTIONS_PENDING(X) \
     /* 3.14 Async scanner (3) */ \
     X(void, lance_scanner_scan_async, (const LanceScanner* scanner, LanceCallback callback, void* callback_ctx)) \
     X(void, lance_scanner_async_stream_free, (struct ArrowArrayStream* stream)) \
@@ -282,7 +280,10 @@ static const char* const pending_functions[] = {UPSTREAM_FUNCTIONS_PENDING(NAME_
     X(LanceApproxMode, LANCE_APPROX_MODE_NORMAL, 1) \
     X(LanceApproxMode, LANCE_APPROX_MODE_ACCURATE, 2) \
     X(LanceScanMetricKind, LANCE_SCAN_METRIC_COUNT, 0) \
-    X(LanceScanMetricKind, LANCE_SCAN_METRIC_TIME_NANOSECONDS, 1)
+    X(LanceScanMetricKind, LANCE_SCAN_METRIC_TIME_NANOSECONDS, 1) \
+    X(LanceBlobHandling, LANCE_BLOB_HANDLING_BLOBS_DESCRIPTIONS, 0) \
+    X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_BINARY, 1) \
+    X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_DESCRIPTIONS, 2)
 
 /* The enumerator has upstream's value, and its enum typedef exists, int-sized. */
 #define CHECK_ENUM_VALUE(type, name, value) \
@@ -372,6 +373,14 @@ _Static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8, "the layouts below are
     X(LanceScanStatistics, index_comparisons, 40, uint64_t) \
     X(LanceScanStatistics, metrics, 48, const LanceScanMetric*) \
     X(LanceScanStatistics, metrics_len, 56, size_t) \
+    X(LanceSessionCacheStats, index_cache_hits, 0, uint64_t) \
+    X(LanceSessionCacheStats, index_cache_misses, 8, uint64_t) \
+    X(LanceSessionCacheStats, index_cache_entries, 16, uint64_t) \
+    X(LanceSessionCacheStats, index_cache_size_bytes, 24, uint64_t) \
+    X(LanceSessionCacheStats, metadata_cache_hits, 32, uint64_t) \
+    X(LanceSessionCacheStats, metadata_cache_misses, 40, uint64_t) \
+    X(LanceSessionCacheStats, metadata_cache_entries, 48, uint64_t) \
+    X(LanceSessionCacheStats, metadata_cache_size_bytes, 56, uint64_t) \
     X(LanceColumnAlteration, data_type, 24, const struct ArrowSchema*) \
     X(LanceIndexSegmentBuildOptions, ivf_centroids, 24, struct ArrowArray*) \
     X(LanceIndexSegmentBuildOptions, ivf_centroids_schema, 32, const struct ArrowSchema*) \
@@ -422,6 +431,7 @@ UPSTREAM_FIELDS_CHECKED(CHECK_FIELD)
     X(LanceSqlColumn, 16, 2) \
     X(LanceScanMetric, 32, 4) \
     X(LanceScanStatistics, 64, 8) \
+    X(LanceSessionCacheStats, 64, 8) \
     X(struct ArrowSchema, 72, 9) \
     X(struct ArrowArray, 80, 10) \
     X(struct ArrowArrayStream, 40, 5)
@@ -449,7 +459,8 @@ _Static_assert(FIELDS_CHECKED == 0 UPSTREAM_STRUCTS_CHECKED(COUNT_STRUCT_FIELDS)
     X(LanceMergeInsertParams) \
     X(LanceMergeInsertResult) \
     X(LanceColumnAlteration) \
-    X(LanceSqlColumn)
+    X(LanceSqlColumn) \
+    X(LanceSessionCacheStats)
 
 /* Upstream's opaque handles, `typedef struct Name Name;`. */
 #define UPSTREAM_HANDLES_CHECKED(X) \
@@ -459,7 +470,9 @@ _Static_assert(FIELDS_CHECKED == 0 UPSTREAM_STRUCTS_CHECKED(COUNT_STRUCT_FIELDS)
     X(LanceIndexSegmentBuilder) \
     X(LanceIndexSegmentMetadata) \
     X(LanceVersions) \
-    X(LanceDataStatistics)
+    X(LanceDataStatistics) \
+    X(LanceSession) \
+    X(LanceBlobFile)
 
 #define CHECK_TAG(name) \
     _Static_assert(_Generic((struct name*)0, name*: 1, default: 0), "struct " #name " is not the type of " #name);
@@ -497,9 +510,6 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
  * ======================================================================== */
 
 #define UPSTREAM_PENDING_ENUM_VALUES(X) \
-    X(LanceBlobHandling, LANCE_BLOB_HANDLING_BLOBS_DESCRIPTIONS, 0) \
-    X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_BINARY, 1) \
-    X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_DESCRIPTIONS, 2) \
     X(LancePollStatus, LANCE_POLL_READY, 0) \
     X(LancePollStatus, LANCE_POLL_PENDING, 1) \
     X(LancePollStatus, LANCE_POLL_FINISHED, 2) \
@@ -510,17 +520,14 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
     X(LanceFtsMatchOperator, LANCE_FTS_MATCH_OPERATOR_AND, 1)
 
 /* X(type, size on LP64, tagged?, fields in order); field lists as in the facts. */
-#define UPSTREAM_PENDING_STRUCTS(X) \
-    X(LanceSessionCacheStats, 64, tag, (uint64_t index_cache_hits, index_cache_misses, index_cache_entries, index_cache_size_bytes, metadata_cache_hits, metadata_cache_misses, metadata_cache_entries, metadata_cache_size_bytes))
+#define UPSTREAM_PENDING_STRUCTS(X)
 
 #define UPSTREAM_PENDING_CALLBACKS(X) \
     X(LanceCallback, void (*)(void* ctx, int32_t status, void* result)) \
     X(LanceWaker, void (*)(void* ctx))
 
 #define UPSTREAM_PENDING_HANDLES(X) \
-    X(LanceSession) \
-    X(LanceFtsQueryContext) \
-    X(LanceBlobFile)
+    X(LanceFtsQueryContext)
 
 #define COUNT_PENDING_STRUCT(type, size, tagged, fields) +1
 enum {
