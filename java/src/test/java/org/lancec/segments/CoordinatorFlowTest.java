@@ -61,21 +61,23 @@ class CoordinatorFlowTest {
 
   /** The centroids (and codebook, for IVF_PQ) Java trains, written as the tool's raw files. */
   static List<String> trainModel(Dataset ds, Path dir, boolean pq) throws Exception {
-    IvfBuildParams ivf = new IvfBuildParams.Builder().setNumPartitions(PARTITIONS).setMaxIters(20).build();
+    List<String> args = trainModelFor(ds, dir, PARTITIONS, SUB_VECTORS);
+    return pq ? args : args.subList(0, 4);
+  }
+
+  /** Lance-index arguments for a Java-trained model: centroids [0..3], then the PQ codebook [4..7]. */
+  static List<String> trainModelFor(Dataset ds, Path dir, int partitions, int subVectors) throws Exception {
+    IvfBuildParams ivf = new IvfBuildParams.Builder().setNumPartitions(partitions).setMaxIters(20).build();
     float[] centroids = VectorTrainer.trainIvfCentroids(ds, "vec", ivf, DistanceType.L2);
-    assertEquals(PARTITIONS * DIM, centroids.length, "row-major [K][dim]");
-    List<String> args = new ArrayList<>(List.of(
+    assertEquals(partitions * DIM, centroids.length, "row-major [K][dim]");
+    PQBuildParams pqParams = new PQBuildParams.Builder().setNumSubVectors(subVectors).setNumBits(8).build();
+    float[] codebook = VectorTrainer.trainPqCodebook(ds, "vec", pqParams, DistanceType.L2);
+    assertEquals(256 * DIM, codebook.length, "[sub][256][dim/sub]");
+    return List.of(
         "--ivf-centroids", Tool.writeF32(dir.resolve("centroids.f32"), centroids).toString(),
-        "--partitions", Integer.toString(PARTITIONS)));
-    if (pq) {
-      PQBuildParams pqParams = new PQBuildParams.Builder().setNumSubVectors(SUB_VECTORS).setNumBits(8).build();
-      float[] codebook = VectorTrainer.trainPqCodebook(ds, "vec", pqParams, DistanceType.L2);
-      assertEquals(256 * DIM, codebook.length, "[sub][256][dim/sub]");
-      args.addAll(List.of(
-          "--pq-codebook", Tool.writeF32(dir.resolve("codebook.f32"), codebook).toString(),
-          "--sub-vectors", Integer.toString(SUB_VECTORS)));
-    }
-    return args;
+        "--partitions", Integer.toString(partitions),
+        "--pq-codebook", Tool.writeF32(dir.resolve("codebook.f32"), codebook).toString(),
+        "--sub-vectors", Integer.toString(subVectors));
   }
 
   /** One lance-index build process per group, all running at once; their segment files. */
