@@ -216,4 +216,58 @@ class CoordinatorFlowTest {
         + " with its own model %.3f%n", queries, PARTITIONS, distributed, single, sameIds, queries, own);
     assertEquals(single, distributed, 0.05, "recall@10 of the distributed build vs the one-shot build's");
   }
+
+  /**
+   * Stable row ids and deletions before the build, an append after the commit: lance-c's
+   * coverage names the appended fragment unindexed, k-NN stays exact, and a segment over
+   * it built by a C worker and committed by Java covers it.
+   */
+  @Test
+  void stableRowIdsDeletionsAndAnAppendAfterTheCommit(@TempDir Path dir) throws Exception {
+    Vectors v = new Vectors(4000, DIM, 0, 11);
+    Vectors appended = new Vectors(1000, DIM, 4000, 12);
+    java.util.function.LongPredicate kept = id -> !(id < 50 || id % 97 == 0);
+    String uri = dir.resolve("stable.lance").toString();
+    List<String> model;
+    try (Dataset ds = v.write(allocator, uri, ROWS_PER_FRAGMENT, WriteParams.WriteMode.CREATE, true)) {
+      ds.getFragments().forEach(f -> assertTrue(f.metadata().getRowIdMeta() != null, "stable row ids"));
+      ds.delete("id < 50 OR id % 97 = 0");
+    }
+    try (Dataset ds = Dataset.open(uri, allocator)) {
+      model = trainModel(ds, dir, false);
+      List<List<Integer>> groups = Tool.plan(uri, 2);
+      List<Path> segs = buildSegments(uri, ds.version(), groups, model, "IVF_FLAT", dir);
+      ds.commitExistingIndexSegments("vec_idx", "vec", decodeAll(segs));
+    }
+    for (int q = 0; q < 6; q++) {
+      float[] query = v.row(q * 601 + 13);
+      assertArrayEquals(Vectors.bruteForce(List.of(v), query, 10, kept), Tool.search(uri, query, 10, PARTITIONS),
+          "query " + q + " after deletions");
+    }
+    appended.write(allocator, uri, ROWS_PER_FRAGMENT, WriteParams.WriteMode.APPEND, true).close();
+    String coverage = Tool.run("coverage", uri, "--name", "vec_idx", "--json").replace(" ", "");
+    assertTrue(coverage.contains("\"indexed_fragments\":[0,1,2,3]"), coverage);
+    assertTrue(coverage.contains("\"unindexed_fragments\":[4]"), coverage);
+    assertTrue(coverage.contains("\"unindexed_rows\":1000"), coverage);
+    for (int q = 0; q < 6; q++) {
+      float[] query = appended.row(q * 151 + 2);
+      assertArrayEquals(Vectors.bruteForce(List.of(v, appended), query, 10, kept),
+          Tool.search(uri, query, 10, PARTITIONS), "query " + q + " after the append (fragment 4 unindexed)");
+    }
+    // Index the appended fragment: one more C-built segment with the same model, committed by Java.
+    try (Dataset ds = Dataset.open(uri, allocator)) {
+      List<Path> segs = buildSegments(uri, ds.version(), List.of(List.of(4)), model, "IVF_FLAT",
+          Files.createDirectories(dir.resolve("append")));
+      ds.commitExistingIndexSegments("vec_idx", "vec", decodeAll(segs));
+    }
+    coverage = Tool.run("coverage", uri, "--name", "vec_idx", "--json").replace(" ", "");
+    assertTrue(coverage.contains("\"indexed_fragments\":[0,1,2,3,4]"), coverage);
+    assertTrue(coverage.contains("\"unindexed_fragments\":[]"), coverage);
+    assertTrue(coverage.contains("\"num_segments\":3"), coverage);
+    for (int q = 0; q < 6; q++) {
+      float[] query = appended.row(q * 151 + 2);
+      assertArrayEquals(Vectors.bruteForce(List.of(v, appended), query, 10, kept),
+          Tool.search(uri, query, 10, PARTITIONS), "query " + q + " with fragment 4 indexed");
+    }
+  }
 }

@@ -103,12 +103,18 @@ final class Vectors {
 
   /** The ids of the k rows nearest `query` by squared L2 distance (ties: smaller id first). */
   static long[] bruteForce(List<Vectors> parts, float[] query, int k) {
+    return bruteForce(parts, query, k, id -> true);
+  }
+
+  /** bruteForce over the rows whose id `keep` accepts. */
+  static long[] bruteForce(List<Vectors> parts, float[] query, int k, java.util.function.LongPredicate keep) {
     int total = parts.stream().mapToInt(p -> p.rows).sum();
     long[] ids = new long[total];
     double[] dist = new double[total];
     int at = 0;
     for (Vectors p : parts) {
-      for (int r = 0; r < p.rows; r++, at++) {
+      for (int r = 0; r < p.rows; r++) {
+        if (!keep.test(p.firstId + r)) continue;
         double s = 0;
         for (int d = 0; d < p.dim; d++) {
           double x = p.values[r * p.dim + d] - query[d];
@@ -116,8 +122,10 @@ final class Vectors {
         }
         ids[at] = p.firstId + r;
         dist[at] = s;
+        at++;
       }
     }
+    total = at;
     Integer[] order = new Integer[total];
     for (int i = 0; i < total; i++) order[i] = i;
     Arrays.sort(order, (a, b) -> dist[a] != dist[b] ? Double.compare(dist[a], dist[b]) : Long.compare(ids[a], ids[b]));
