@@ -41,7 +41,7 @@ fi
 # are complete; a short run of the pure-Java tests fetches what a run loads.
 root=$(cd "$(dirname "$0")/.." && pwd)
 m2=$HOME/.m2
-stamp="$m2/lance-c-java-$(sha256sum "$root/java/pom.xml" | cut -c1-16).ok"
+stamp="$m2/repository/.lance-c-java-$(sha256sum "$root/java/pom.xml" | cut -c1-16).ok"
 if [ ! -f "$stamp" ]; then
   echo "setup: fetching the Java coordinator's Maven artifacts into $m2"
   scratch=$(mktemp -d)
