@@ -11,7 +11,7 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v nm >/dev/null || need+=(binutils)
 command -v valgrind >/dev/null || need+=(valgrind) # the failure suite's memcheck tests
 # The Java coordinator's test (java/): JDK 17 or newer, and Maven.
-java_major=$(javac -version 2>&1 | sed -n 's/^javac \([0-9]*\).*/\1/p')
+java_major=$( (javac -version 2>&1 || true) | sed -n 's/^javac \([0-9]*\).*/\1/p')
 [ "${java_major:-0}" -ge 17 ] 2>/dev/null || need+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null || need+=(maven)
 if [ ${#need[@]} -gt 0 ]; then
