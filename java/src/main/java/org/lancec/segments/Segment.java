@@ -9,9 +9,9 @@ import org.lance.index.Index;
  *
  * <p>The file list is kept here rather than dropped: {@link SegmentCodec#encode(Segment)}
  * writes it back, so bytes from lance-c survive a round trip unchanged. A commit
- * through the SDK ({@code Dataset.commitExistingIndexSegments}) records no file
- * list; Lance 14.0.2 readers then learn the sizes from storage, as they do for
- * any index written before the list existed.
+ * through the SDK ({@code Dataset.commitExistingIndexSegments}) cannot pass the
+ * file list on; lance-c reads and queries such an index all the same (the list
+ * is optional in the manifest).
  */
 public record Segment(Index index, List<IndexFile> files) {
   public Segment {
