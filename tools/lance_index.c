@@ -3,6 +3,7 @@
  *   lance-index plan     URI --groups N
  *   lance-index train    URI --column C [--type IVF_PQ] [--partitions K] ... -o model.bin
  *   lance-index build    URI --column C [--fragments 0,1,5] [--model model.bin] -o seg.bin
+ *                        [--ivf-centroids c.f32 --partitions K [--pq-codebook p.f32 --sub-vectors M]]
  *   lance-index commit   URI --name N --column C seg.bin... [--replace] [--job-id ID]
  *   lance-index list     URI [--json]
  *   lance-index coverage URI --name N [--json]
@@ -25,6 +26,7 @@
 
 #include "cancel_signal.h"
 #include "die.h"
+#include "f32_arrow.h"
 #include "files.h"
 #include "id_list.h"
 #include "json.h"
@@ -440,6 +442,68 @@ static int build_model(const char* path, const char* type_given, int metric_give
     return 0;
 }
 
+/* A model trained elsewhere, as raw little-endian float32 files (the Lance
+ * Java SDK's VectorTrainer output written as it is):
+ *   centroids  [K][dim] row-major, K = --partitions;
+ *   codebook   [M][2^bits][dim / M] (M = --sub-vectors, bits = --bits or 8),
+ *              the order of lance_index_train_pq_model() and of the Lance
+ *              core's flat codebook.
+ * Checks the shapes and fills the two Arrow arrays of `options` (released by
+ * the caller) with mode PRECOMPUTED.  Without --type the codebook decides
+ * the type (IVF_PQ with one, IVF_FLAT without).  Returns 0 or an exit status. */
+static int raw_model(const char* centroids_path, const char* codebook_path, const char* type_given,
+                     LanceVectorIndexParams* p, struct ArrowArray arrays[2], struct ArrowSchema schemas[2],
+                     LanceIndexSegmentBuildOptions* options) {
+    if (!p->num_partitions)
+        return usage("--ivf-centroids needs --partitions K, the number of centroids the file holds");
+    if (!type_given) p->index_type = codebook_path ? LANCE_INDEX_IVF_PQ : LANCE_INDEX_IVF_FLAT;
+    else if (uses_pq_codebook(p->index_type) != (codebook_path != NULL))
+        return usage("--type %s %s --pq-codebook", type_given,
+                     codebook_path ? "does not use a PQ codebook: leave out" : "needs a PQ codebook: add");
+    size_t count = 0;
+    float* centroids = read_f32_file(centroids_path, &count);
+    if (!centroids)
+        return usage("cannot read %s as little-endian float32 values: %s", centroids_path,
+                     errno == EINVAL ? "empty, or its size is not a multiple of 4 bytes" : strerror(errno));
+    if (count % p->num_partitions != 0 || count / p->num_partitions > INT32_MAX) {
+        free(centroids);
+        return usage("%s holds %zu floats, not --partitions %u rows of one dimension", centroids_path, count,
+                     p->num_partitions);
+    }
+    size_t dim = count / p->num_partitions;
+    if (f32_list_arrow(centroids, count, (int32_t)dim, &arrays[0], &schemas[0]) != 0) {
+        fprintf(stderr, "lance-index: out of memory\n");
+        exit(EXIT_OUT_OF_MEMORY);
+    }
+    options->ivf_centroids = &arrays[0];
+    options->ivf_centroids_schema = &schemas[0];
+    options->mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
+    if (!codebook_path) return 0;
+    if (!p->num_sub_vectors) return usage("--pq-codebook needs --sub-vectors M, the codebook's sub-vector count");
+    uint32_t bits = p->num_bits ? p->num_bits : 8;
+    if (bits > 16) return usage("--bits %u is not a PQ code width", bits);
+    if (dim % p->num_sub_vectors != 0)
+        return usage("--sub-vectors %u does not divide the centroids' dimension %zu", p->num_sub_vectors, dim);
+    size_t sub_dim = dim / p->num_sub_vectors;
+    size_t expected = (size_t)p->num_sub_vectors * ((size_t)1 << bits) * sub_dim;
+    float* codebook = read_f32_file(codebook_path, &count);
+    if (!codebook)
+        return usage("cannot read %s as little-endian float32 values: %s", codebook_path,
+                     errno == EINVAL ? "empty, or its size is not a multiple of 4 bytes" : strerror(errno));
+    if (count != expected) {
+        free(codebook);
+        return usage("%s holds %zu floats; a codebook of %u sub-vectors x %u centroids x %zu dimensions holds %zu",
+                     codebook_path, count, p->num_sub_vectors, 1u << bits, sub_dim, expected);
+    }
+    if (f32_list_arrow(codebook, count, (int32_t)sub_dim, &arrays[1], &schemas[1]) != 0) {
+        fprintf(stderr, "lance-index: out of memory\n");
+        exit(EXIT_OUT_OF_MEMORY);
+    }
+    options->pq_codebook = &arrays[1];
+    options->pq_codebook_schema = &schemas[1];
+    return 0;
+}
+
 static int scalar_type(const char* name, LanceScalarIndexType* out) {
     static const struct {
         const char* name;
@@ -461,6 +525,8 @@ static int cmd_build(int argc, char** argv) {
                {"--column", 1, NULL, 0},
                {"--fragments", 1, NULL, 0},
                {"--model", 1, NULL, 0},
+               {"--ivf-centroids", 1, NULL, 0},
+               {"--pq-codebook", 1, NULL, 0},
                {"--uuid", 1, NULL, 0},
                {"--name", 1, NULL, 0},
                {"--scalar", 1, NULL, 0},
@@ -480,6 +546,13 @@ static int cmd_build(int argc, char** argv) {
                         "  the index type is the model's (IVF_PQ with a PQ codebook, else IVF_FLAT) unless\n"
                         "  --type names another the model can build.  --uuid takes 32 hex digits, or the\n"
                         "  dashed 8-4-4-4-12 form.\n"
+                        "  --ivf-centroids FILE and --pq-codebook FILE take a model trained elsewhere (the Lance\n"
+                        "  Java SDK's VectorTrainer) as raw little-endian float32, never retrained:\n"
+                        "    centroids: K rows of dim floats, row-major [K][dim]; give --partitions K;\n"
+                        "    codebook:  [M][2^B][dim/M]: for each of the M sub-vectors, 2^B centroids of\n"
+                        "               dim/M floats (VectorTrainer.trainPqCodebook's float[] as it is);\n"
+                        "               give --sub-vectors M (and --bits B when not 8).\n"
+                        "  Without --type the type is IVF_PQ with a codebook, else IVF_FLAT.\n"
                         "  SIGINT or SIGTERM cancels the build: its files are removed, exit status 20.", &np);
     if (done >= 0) return done;
     quiet |= opt(o, no, "--quiet") != NULL;
@@ -490,7 +563,14 @@ static int cmd_build(int argc, char** argv) {
     const char* model_path = opt(o, no, "--model");
     LanceScalarIndexType st = LANCE_SCALAR_BTREE;
     if (scalar && scalar_type(scalar, &st) != 0) return usage("unknown --scalar %s", scalar);
-    if (scalar && model_path) return usage("--model is for vector indices, not with --scalar %s", scalar);
+    const char* centroids_path = opt(o, no, "--ivf-centroids");
+    const char* codebook_path = opt(o, no, "--pq-codebook");
+    if (scalar && (model_path || centroids_path || codebook_path))
+        return usage("--model, --ivf-centroids and --pq-codebook are for vector indices, not with --scalar %s",
+                     scalar);
+    if (model_path && (centroids_path || codebook_path))
+        return usage("--model or --ivf-centroids/--pq-codebook: one model, not both");
+    if (codebook_path && !centroids_path) return usage("--pq-codebook needs --ivf-centroids");
     uint8_t uuid[16];
     const char* uuid_text = opt(o, no, "--uuid");
     if (uuid_text && uuid_hex_parse(uuid_text, uuid) != 0)
@@ -501,6 +581,13 @@ static int cmd_build(int argc, char** argv) {
 
     LanceIndexSegmentBuildOptionsRfc bo;
     memset(&bo, 0, sizeof bo);
+    /* Raw model files go through upstream's options form, as Arrow arrays. */
+    LanceIndexSegmentBuildOptions uo;
+    memset(&uo, 0, sizeof uo);
+    struct ArrowArray raw_arrays[2];
+    struct ArrowSchema raw_schemas[2];
+    memset(raw_arrays, 0, sizeof raw_arrays);
+    memset(raw_schemas, 0, sizeof raw_schemas);
     uint32_t* frags = NULL;
     size_t nfrags = 0;
     LanceVectorModel* model = NULL;
@@ -512,9 +599,13 @@ static int cmd_build(int argc, char** argv) {
     double t0 = 0;
     const char* ft = opt(o, no, "--fragments");
     if (ft && (rc = fragment_list("--fragments", ft, &frags, &nfrags)) != 0) goto done;
-    bo.fragment_ids = frags;
-    bo.fragment_count = nfrags;
-    if (uuid_text) bo.index_uuid = uuid;
+    bo.fragment_ids = uo.fragment_ids = frags;
+    bo.fragment_count = uo.fragment_count = nfrags;
+    if (uuid_text) bo.index_uuid = uo.index_uuid = uuid;
+    if (centroids_path) {
+        rc = raw_model(centroids_path, codebook_path, opt(o, no, "--type"), &p, raw_arrays, raw_schemas, &uo);
+        if (rc) goto done;
+    }
     if (model_path) {
         rc = build_model(model_path, opt(o, no, "--type"), opt(o, no, "--metric") != NULL, &p, &model);
         if (rc) goto done;
@@ -522,8 +613,16 @@ static int cmd_build(int argc, char** argv) {
         bo.train = LANCE_TRAIN_NEVER;
     }
     if ((rc = open_dataset(pos[0], opt(o, no, "--version"), &ds)) != 0) goto done;
-    b = scalar ? lance_index_segment_builder_new_scalar_rfc(ds, column, opt(o, no, "--name"), st, NULL, &bo)
-               : lance_index_segment_builder_new_vector_rfc(ds, column, opt(o, no, "--name"), &p, &bo);
+    if (scalar) {
+        b = lance_index_segment_builder_new_scalar_rfc(ds, column, opt(o, no, "--name"), st, NULL, &bo);
+    } else if (centroids_path) {
+        LanceVectorIndexSegmentParams sp = {(int32_t)p.index_type, (int32_t)p.metric, p.num_partitions,
+                                            p.num_sub_vectors,     p.num_bits,          p.max_iterations,
+                                            p.hnsw_m,              p.hnsw_ef_construction, p.sample_rate};
+        b = lance_index_segment_builder_new_vector(ds, column, opt(o, no, "--name"), &sp, &uo);
+    } else {
+        b = lance_index_segment_builder_new_vector_rfc(ds, column, opt(o, no, "--name"), &p, &bo);
+    }
     if (!b) {
         rc = lib_error("preparing the build");
         goto done;
@@ -546,6 +645,10 @@ done:
     cancel_signal_stop();
     lance_free_bytes(bytes);
     lance_vector_model_free(model);
+    for (int i = 0; i < 2; i++) {
+        if (raw_arrays[i].release) raw_arrays[i].release(&raw_arrays[i]);
+        if (raw_schemas[i].release) raw_schemas[i].release(&raw_schemas[i]);
+    }
     lance_dataset_close(ds);
     free(frags);
     return rc;

@@ -2,8 +2,8 @@
 /* The lance-index tool, run as a user would: the whole plan / train /
  * build / commit / list / search loop, its errors and exit codes, the
  * coverage report after an append, the index type taken from the model,
- * strict --uuid and fragment lists (also the example worker's), and a build
- * cancelled by SIGINT.  Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
+ * strict --uuid and fragment lists (also the example worker's), a model
+ * given as raw float32 files, and a build cancelled by SIGINT.  Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -385,6 +385,92 @@ static void test_sigint(void) {
     tu_free_data(&d);
 }
 
+/* Writes an exported FixedSizeList<float32> model array's values as raw
+ * float32 (this host is little-endian, the files' byte order). */
+static void write_f32_values(const char* name, const struct ArrowArray* a, int32_t width) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    const struct ArrowArray* values = a->children[0];
+    const float* f = (const float*)values->buffers[1] + values->offset + a->offset * width;
+    CHECK(write_whole_file(path, f, sizeof(float) * (size_t)(a->length * width)) == 0);
+}
+
+/* --ivf-centroids / --pq-codebook: a model as raw little-endian float32 files
+ * (the Java SDK's VectorTrainer output) is the same model as the serialized
+ * one it came from: segments built from either commit together without
+ * --allow-independent-models (same fingerprint); bad shapes are usage errors. */
+static void test_raw_model(void) {
+    CHECK(run("train %s --column vec --type IVF_PQ --partitions 8 --sub-vectors 4 -o %s/pqmodel.bin --quiet", uri, dir) ==
+          0);
+    char path[700];
+    snprintf(path, sizeof path, "%s/pqmodel.bin", dir);
+    size_t len = 0;
+    unsigned char* bytes = read_whole_file(path, &len);
+    LanceVectorModel* model = NULL;
+    CHECK(bytes && lance_vector_model_parse(bytes, len, &model) == 0);
+    free(bytes);
+    struct ArrowArray c, p;
+    struct ArrowSchema cs, ps;
+    CHECK_OK(lance_vector_model_centroids(model, &c, &cs));
+    CHECK_OK(lance_vector_model_codebook(model, &p, &ps));
+    CHECK(c.length == 8 && !strcmp(cs.format, "+w:32"));
+    /* The codebook's values in the Lance core's flat order, [sub][centroid][sub_dim],
+       however the export groups them into rows. */
+    int32_t width = atoi(ps.format + 3);
+    CHECK(p.length * width == 4 * 256 * 8);
+    write_f32_values("c.f32", &c, 32);
+    write_f32_values("p.f32", &p, width);
+    c.release(&c), cs.release(&cs), p.release(&p), ps.release(&ps);
+    lance_vector_model_free(model);
+
+    char uri2[700];
+    snprintf(uri2, sizeof uri2, "%s/raw.lance", dir);
+    LanceDataset* ds = tu_write(uri2, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / 16);
+    CHECK(ds != NULL);
+    lance_dataset_close(ds);
+    CHECK(run("build %s --column vec --fragments 0,1,2,3,4,5,6,7 --ivf-centroids %s/c.f32 --partitions 8 --pq-codebook %s/p.f32 "
+              "--sub-vectors 4 -o %s/raw-a.bin --quiet", uri2, dir, dir, dir) == 0);
+    CHECK(run("build %s --column vec --fragments 8,9,10,11,12,13,14,15 --model %s/pqmodel.bin -o %s/raw-b.bin --quiet", uri2, dir, dir) == 0);
+    CHECK(run("commit %s --name vec_idx --column vec %s/raw-a.bin %s/raw-b.bin", uri2, dir, dir) == 0);
+    CHECK(run("list %s --json", uri2) == 0);
+    JValue* list = json_parse(out);
+    CHECK(list && list->count == 2);
+    for (size_t i = 0; list && i < list->count; i++)
+        CHECK(!strcmp(json_get(list->items[i], "type")->string, "IVF_PQ"));
+    json_free(list);
+
+    /* Bad shapes and combinations: exit 2, saying what is wrong. */
+    const char* b = "build";
+    CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 -o %s/x.bin", b, uri2, dir, dir) == 2);
+    CHECK(stderr_mentions("--ivf-centroids needs --partitions K"));
+    CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 7 -o %s/x.bin", b, uri2, dir, dir) == 2);
+    CHECK(stderr_mentions("c.f32 holds 256 floats, not --partitions 7 rows"));
+    CHECK(run("%s %s --column vec --pq-codebook %s/p.f32 --sub-vectors 4 -o %s/x.bin", b, uri2, dir, dir) == 2);
+    CHECK(stderr_mentions("--pq-codebook needs --ivf-centroids"));
+    CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 8 --type IVF_PQ -o %s/x.bin", b, uri2, dir,
+              dir) == 2);
+    CHECK(stderr_mentions("--type IVF_PQ needs a PQ codebook"));
+    CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 8 --pq-codebook %s/p.f32 -o %s/x.bin", b,
+              uri2, dir, dir, dir) == 2);
+    CHECK(stderr_mentions("--pq-codebook needs --sub-vectors M"));
+    /* The size of a codebook is 2^bits x dim floats whatever the sub-vector count,
+       so the tool checks --bits (and the dimension), not --sub-vectors. */
+    CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 8 --pq-codebook %s/p.f32 --sub-vectors 4 "
+              "--bits 4 -o %s/x.bin", b, uri2, dir, dir, dir) == 2);
+    CHECK(stderr_mentions("p.f32 holds 8192 floats; a codebook of 4 sub-vectors x 16 centroids x 8 dimensions "
+                          "holds 512"));
+    CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 8 --model %s/pqmodel.bin -o %s/x.bin", b, uri2,
+              dir, dir, dir) == 2);
+    CHECK(run("%s %s --column id --scalar BTREE --ivf-centroids %s/c.f32 -o %s/x.bin", b, uri2, dir, dir) == 2);
+    CHECK(run("%s %s --column vec --ivf-centroids %s/missing.f32 --partitions 8 -o %s/x.bin", b, uri2, dir, dir) == 2);
+    CHECK(stderr_mentions("cannot read"));
+    CHECK(run("%s %s --column vec --ivf-centroids %s/stderr.txt --partitions 1 -o %s/x.bin", b, uri2, dir, dir) == 2);
+    /* A shape the tool cannot see: 16 rows of 16 are not the column's 32 (the library's check). */
+    CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 16 -o %s/x.bin --quiet", b, uri2, dir, dir) ==
+          11);
+    CHECK(stderr_mentions("dimension 16"));
+}
+
 int main(int argc, char** argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker\n");
@@ -399,6 +485,7 @@ int main(int argc, char** argv) {
     CHECK(ds != NULL);
     lance_dataset_close(ds);
     RUN(test_loop);
+    RUN(test_raw_model);
     RUN(test_errors);
     RUN(test_strict_arguments);
     RUN(test_coverage_after_append);
