@@ -697,6 +697,8 @@ public:
     Scanner& approx_mode(LanceApproxMode mode) { detail::check(lance_scanner_set_approx_mode(get(), mode)); return *this; }
     Scanner& query_parallelism(int32_t n) {
         detail::check(lance_scanner_set_query_parallelism(get(), n));
+        return *this;
+    }
     Scanner& blob_handling(LanceBlobHandling handling) {
         detail::check(lance_scanner_set_blob_handling(get(), handling));
         return *this;
