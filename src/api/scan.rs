@@ -782,6 +782,9 @@ pub unsafe extern "C" fn lance_scanner_set_query_parallelism(scanner: *mut Lance
             )));
         }
         s.try_set_before_scan(|s| s.query_parallelism = Some(query_parallelism))
+    })
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_blob_handling(scanner: *mut LanceScanner, handling: i32) -> i32 {
     status(|| {
