@@ -5,6 +5,8 @@ mod errors; //        Version; Errors and memory
 mod dataset; //       Datasets
 mod write; //         Write
 mod scan; //          Scan and search
+mod scan_async; //    Async scan
+mod fts; //           Full-text search
 mod index; //         Indices
 mod model; //         Distributed index builds: shared models (E1)
 mod segment; //       Distributed index builds: uncommitted segments (E1)

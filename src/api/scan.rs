@@ -2,6 +2,7 @@
 //! checked as it is made, then runs once as a batch iterator or any number
 //! of times as Arrow streams.
 
+use std::any::Any;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use futures::StreamExt;
 use lance_io::stream::RecordBatchStream;
 use lance::dataset::scanner::{DatasetRecordBatchStream, Scanner};
 use lance::Dataset;
+use lance_index::scalar::FullTextSearchQuery;
 use lance_linalg::distance::DistanceType;
 use uuid::Uuid;
 
@@ -23,6 +25,7 @@ use crate::floor::ffi::{
     required_nonempty_str, slice_arg, uuids_from_packed, write_out,
 };
 use crate::floor::handle::{check_fragment_ids, dataset_ref, LanceDataset};
+use crate::floor::poll::PolledStream;
 use crate::floor::params::{
     metric_from_c, DTYPE_FLOAT16, DTYPE_FLOAT32, DTYPE_FLOAT64, DTYPE_INT8, DTYPE_UINT8,
 };
@@ -38,7 +41,7 @@ struct Nearest {
 
 /// Everything a caller sets on a scanner before it runs.
 #[derive(Clone)]
-struct Settings {
+pub(crate) struct Settings {
     columns: Option<Vec<String>>,
     filter: Option<String>,
     limit: Option<i64>,
@@ -54,17 +57,28 @@ struct Settings {
     use_index: bool,
     prefilter: bool,
     index_segments: Option<Vec<Uuid>>,
+    /// A full-text search (set in fts.rs).
+    pub(crate) full_text: Option<FullTextSearchQuery>,
+    /// Leave rows the full-text index does not cover out of the search.
+    pub(crate) full_text_index_only: bool,
+    /// The prepared query context `full_text` came from, kept alive with
+    /// the scanner (its type belongs to fts.rs).
+    pub(crate) full_text_context: Option<Arc<dyn Any + Send + Sync>>,
 }
 
 pub struct LanceScanner {
-    dataset: Arc<Dataset>,
-    settings: Settings,
+    pub(crate) dataset: Arc<Dataset>,
+    pub(crate) settings: Settings,
     /// The scanner's own iteration, started by the first `lance_scanner_next`.
     stream: Option<DatasetRecordBatchStream>,
+    /// `LanceDataset::id` of the handle the scanner was made from.
+    pub(crate) origin: u64,
+    /// The iteration of `lance_scanner_poll_next` (scan_async.rs).
+    pub(crate) poll: Option<PolledStream>,
 }
 
 pub struct LanceBatch {
-    batch: RecordBatch,
+    pub(crate) batch: RecordBatch,
 }
 
 impl Settings {
@@ -121,12 +135,21 @@ impl Settings {
         if let Some(segments) = &self.index_segments {
             scanner.with_index_segments(segments.clone())?;
         }
+        if let Some(query) = &self.full_text {
+            scanner.full_text_search(query.clone())?;
+            if self.full_text_index_only {
+                scanner.fast_search();
+            }
+        }
         Ok(scanner)
     }
 
     /// Builds the scan and plans it, which checks columns, the filter and
     /// the k-NN query against the dataset without reading any data.
     fn validate(&self, dataset: &Arc<Dataset>) -> CResult<()> {
+        if self.nearest.is_some() && self.full_text.is_some() {
+            return Err(invalid("a k-NN search (nearest) and a full-text search cannot be combined on one scanner"));
+        }
         let scanner = self.build(dataset)?;
         block_on(scanner.create_plan())??;
         Ok(())
@@ -134,12 +157,17 @@ impl Settings {
 }
 
 impl LanceScanner {
-    fn build(&self) -> CResult<Scanner> {
+    pub(crate) fn build(&self) -> CResult<Scanner> {
         self.settings.build(&self.dataset)
     }
 
+    /// Whether `lance_scanner_next` has started the scanner's own iteration.
+    pub(crate) fn is_iterating(&self) -> bool {
+        self.stream.is_some()
+    }
+
     fn ensure_not_started(&self) -> CResult<()> {
-        if self.stream.is_some() {
+        if self.stream.is_some() || self.poll.is_some() {
             Err(invalid("the scanner has started iterating; settings can no longer change"))
         } else {
             Ok(())
@@ -149,7 +177,7 @@ impl LanceScanner {
     /// Every setter goes through here: the change is kept only if the
     /// resulting settings still plan as a valid scan, so an error surfaces
     /// at the call that caused it and the scanner stays as it was.
-    fn try_set(&mut self, change: impl FnOnce(&mut Settings)) -> CResult<()> {
+    pub(crate) fn try_set(&mut self, change: impl FnOnce(&mut Settings)) -> CResult<()> {
         self.ensure_not_started()?;
         let mut changed = self.settings.clone();
         change(&mut changed);
@@ -159,7 +187,7 @@ impl LanceScanner {
     }
 }
 
-unsafe fn scanner_mut<'a>(ptr: *mut LanceScanner) -> CResult<&'a mut LanceScanner> {
+pub(crate) unsafe fn scanner_mut<'a>(ptr: *mut LanceScanner) -> CResult<&'a mut LanceScanner> {
     handle_mut(ptr, "scanner")
 }
 
@@ -170,7 +198,8 @@ pub unsafe extern "C" fn lance_scanner_new(
     filter: *const c_char,
 ) -> *mut LanceScanner {
     guard(std::ptr::null_mut(), || {
-        let ds = dataset_ref(dataset)?.snapshot();
+        let handle = dataset_ref(dataset)?;
+        let ds = handle.snapshot();
         let columns = null_terminated_strs(columns, "columns")?;
         let filter = optional_str(filter, "filter")?.map(str::to_string);
         let settings = Settings {
@@ -189,10 +218,13 @@ pub unsafe extern "C" fn lance_scanner_new(
             use_index: true,
             prefilter: false,
             index_segments: None,
+            full_text: None,
+            full_text_index_only: false,
+            full_text_context: None,
         };
         // Unknown columns and malformed filters are reported here, not at the first read.
         settings.validate(&ds)?;
-        Ok(into_handle(LanceScanner { dataset: ds, settings, stream: None }))
+        Ok(into_handle(LanceScanner { dataset: ds, settings, stream: None, origin: handle.id(), poll: None }))
     })
 }
 
@@ -370,15 +402,19 @@ pub unsafe extern "C" fn lance_scanner_to_arrow_stream(
         require_out(out, "out")?;
         let lance_scanner = s.build()?;
         let stream = block_on(lance_scanner.try_into_stream())??;
-        let schema = stream.schema();
-        let mut stream = stream;
-        let iter = std::iter::from_fn(move || match block_on(stream.next()) {
-            Ok(item) => item.map(|r| r.map_err(stream_error)),
-            Err(e) => Some(Err(arrow_schema::ArrowError::ExternalError(e.message.into()))),
-        });
-        export_stream(Box::new(IterReader { schema, iter }), out);
+        export_scan_stream(stream, out);
         Ok(())
     })
+}
+
+/// Exports a scan's stream; each `get_next` blocks its caller's thread.
+pub(crate) unsafe fn export_scan_stream(mut stream: DatasetRecordBatchStream, out: *mut FFI_ArrowArrayStream) {
+    let schema = stream.schema();
+    let iter = std::iter::from_fn(move || match block_on(stream.next()) {
+        Ok(item) => item.map(|r| r.map_err(stream_error)),
+        Err(e) => Some(Err(arrow_schema::ArrowError::ExternalError(e.message.into()))),
+    });
+    export_stream(Box::new(IterReader { schema, iter }), out);
 }
 
 #[no_mangle]
@@ -387,6 +423,9 @@ pub unsafe extern "C" fn lance_scanner_next(scanner: *mut LanceScanner, out: *mu
         let s = scanner_mut(scanner)?;
         require_out(out, "out")?;
         write_out(out, std::ptr::null_mut());
+        if s.poll.is_some() {
+            return Err(invalid("the scanner is being read with lance_scanner_poll_next; it cannot also be read with lance_scanner_next"));
+        }
         if s.stream.is_none() {
             let lance_scanner = s.build()?;
             s.stream = Some(block_on(lance_scanner.try_into_stream())??);

@@ -39,6 +39,41 @@
 #include "lance/lance.h"
 
 /* ======================================================================== *
+ * Async scan and full-text search (facts 3.14, 3.20, 2.1, 2.3), checked.
+ * These lists are joined to the UPSTREAM_*_CHECKED lists below.
+ * ======================================================================== */
+
+#define ASYNC_FTS_FUNCTIONS_CHECKED(X) \
+    /* 3.14 Async scanner (3) */ \
+    X(void, lance_scanner_scan_async, (const LanceScanner* scanner, LanceCallback callback, void* callback_ctx)) \
+    X(void, lance_scanner_async_stream_free, (struct ArrowArrayStream* stream)) \
+    X(LancePollStatus, lance_scanner_poll_next, (LanceScanner* scanner, LanceWaker waker, void* waker_ctx, LanceBatch** out)) \
+    /* 3.20 Full-text search (7) */ \
+    X(LanceFtsQueryContext*, lance_dataset_prepare_fts_query, (const LanceDataset* dataset, const char* column, const char* query, uint32_t max_fuzzy_distance, int32_t coverage_mode)) \
+    X(LanceFtsQueryContext*, lance_dataset_prepare_fts_match_query, (const LanceDataset* dataset, const char* column, const char* query, int32_t match_operator, uint32_t max_fuzzy_distance, int32_t coverage_mode)) \
+    X(LanceFtsQueryContext*, lance_dataset_prepare_fts_phrase_query, (const LanceDataset* dataset, const char* column, const char* query, int32_t slop, int32_t coverage_mode)) \
+    X(void, lance_fts_query_context_close, (LanceFtsQueryContext* context)) \
+    X(int32_t, lance_scanner_full_text_search, (LanceScanner* scanner, const char* query, const char* const* columns, uint32_t max_fuzzy_distance)) \
+    X(int32_t, lance_scanner_set_fts_query_context, (LanceScanner* scanner, const LanceFtsQueryContext* context)) \
+    X(int32_t, lance_scanner_set_fts_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len))
+
+#define ASYNC_FTS_ENUM_VALUES_CHECKED(X) \
+    X(LancePollStatus, LANCE_POLL_READY, 0) \
+    X(LancePollStatus, LANCE_POLL_PENDING, 1) \
+    X(LancePollStatus, LANCE_POLL_FINISHED, 2) \
+    X(LancePollStatus, LANCE_POLL_ERROR, -1) \
+    X(LanceFtsCoverageMode, LANCE_FTS_COVERAGE_STRICT, 0) \
+    X(LanceFtsCoverageMode, LANCE_FTS_COVERAGE_INDEX_ONLY, 1) \
+    X(LanceFtsMatchOperator, LANCE_FTS_MATCH_OPERATOR_OR, 0) \
+    X(LanceFtsMatchOperator, LANCE_FTS_MATCH_OPERATOR_AND, 1)
+
+#define ASYNC_FTS_CALLBACKS_CHECKED(X) \
+    X(LanceCallback, void (*)(void* ctx, int32_t status, void* result)) \
+    X(LanceWaker, void (*)(void* ctx))
+
+#define ASYNC_FTS_HANDLES_CHECKED(X) X(LanceFtsQueryContext)
+
+/* ======================================================================== *
  * Functions
  * ======================================================================== */
 
@@ -115,14 +150,14 @@
     X(int32_t, lance_scanner_set_metric, (LanceScanner* scanner, LanceMetricType metric)) \
     X(int32_t, lance_scanner_set_use_index, (LanceScanner* scanner, bool enable)) \
     X(int32_t, lance_scanner_set_prefilter, (LanceScanner* scanner, bool enable)) \
-    X(int32_t, lance_scanner_set_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len))
+    X(int32_t, lance_scanner_set_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len)) \
+    ASYNC_FTS_FUNCTIONS_CHECKED(X)
 
 /* Not declared in lance.h yet: the open work (sessions, version history,
    data statistics, restore, update, merge-insert, schema evolution, take,
    blobs, scanner tuning, Substrait and extra SQL filters, scan statistics,
-   the async scanner, write_fragments, multivector search, the nprobes
-   bounds, approx mode, query parallelism, the segment-scoped scalar scan,
-   full-text search).  Same form; these lines are never compiled as
+   write_fragments, multivector search, the nprobes bounds, approx mode,
+   query parallelism, the segment-scoped scalar scan).  Same form; these lines are never compiled as
    declarations, only counted and looked up in the library at run time. */
 #define UPSTREAM_FUNCTIONS_PENDING(X) \
     /* 3.2 Sessions (4) */ \
@@ -183,10 +218,6 @@
     X(int32_t, lance_scanner_set_substrait_filter, (LanceScanner* scanner, const uint8_t* bytes, size_t len)) \
     X(int32_t, lance_scanner_additional_sql_filter, (LanceScanner* scanner, const char* filter)) \
     X(int32_t, lance_scanner_set_statistics_callback, (LanceScanner* scanner, LanceScanStatisticsCallback callback, void* callback_ctx)) \
-    /* 3.14 Async scanner (3) */ \
-    X(void, lance_scanner_scan_async, (const LanceScanner* scanner, LanceCallback callback, void* callback_ctx)) \
-    X(void, lance_scanner_async_stream_free, (struct ArrowArrayStream* stream)) \
-    X(LancePollStatus, lance_scanner_poll_next, (LanceScanner* scanner, LanceWaker waker, void* waker_ctx, LanceBatch** out)) \
     /* 3.15 Writers (1) */ \
     X(int32_t, lance_write_fragments, (const char* uri, const struct ArrowSchema* schema, struct ArrowArrayStream* stream, const char* const* storage_opts)) \
     /* 3.18 Vector search (5) */ \
@@ -196,15 +227,7 @@
     X(int32_t, lance_scanner_set_approx_mode, (LanceScanner* scanner, LanceApproxMode approx_mode)) \
     X(int32_t, lance_scanner_set_query_parallelism, (LanceScanner* scanner, int32_t query_parallelism)) \
     /* 3.19 Segment-scoped scalar scan (1) */ \
-    X(int32_t, lance_scanner_set_scalar_index_segment, (LanceScanner* scanner, const uint8_t* segment_uuid)) \
-    /* 3.20 Full-text search (7) */ \
-    X(LanceFtsQueryContext*, lance_dataset_prepare_fts_query, (const LanceDataset* dataset, const char* column, const char* query, uint32_t max_fuzzy_distance, int32_t coverage_mode)) \
-    X(LanceFtsQueryContext*, lance_dataset_prepare_fts_match_query, (const LanceDataset* dataset, const char* column, const char* query, int32_t match_operator, uint32_t max_fuzzy_distance, int32_t coverage_mode)) \
-    X(LanceFtsQueryContext*, lance_dataset_prepare_fts_phrase_query, (const LanceDataset* dataset, const char* column, const char* query, int32_t slop, int32_t coverage_mode)) \
-    X(void, lance_fts_query_context_close, (LanceFtsQueryContext* context)) \
-    X(int32_t, lance_scanner_full_text_search, (LanceScanner* scanner, const char* query, const char* const* columns, uint32_t max_fuzzy_distance)) \
-    X(int32_t, lance_scanner_set_fts_query_context, (LanceScanner* scanner, const LanceFtsQueryContext* context)) \
-    X(int32_t, lance_scanner_set_fts_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len))
+    X(int32_t, lance_scanner_set_scalar_index_segment, (LanceScanner* scanner, const uint8_t* segment_uuid))
 /* A function whose type is not exactly upstream's selects no association. */
 #define CHECK_FUNCTION(ret, name, params) \
     _Static_assert(_Generic(&name, ret(*) params: 1, default: 0), \
@@ -272,7 +295,8 @@ static const char* const pending_functions[] = {UPSTREAM_FUNCTIONS_PENDING(NAME_
     X(LanceIndexBuildProgressEvent, LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE, 2) \
     X(LanceWriteMode, LANCE_WRITE_CREATE, 0) \
     X(LanceWriteMode, LANCE_WRITE_APPEND, 1) \
-    X(LanceWriteMode, LANCE_WRITE_OVERWRITE, 2)
+    X(LanceWriteMode, LANCE_WRITE_OVERWRITE, 2) \
+    ASYNC_FTS_ENUM_VALUES_CHECKED(X)
 
 /* The enumerator has upstream's value, and its enum typedef exists, int-sized. */
 #define CHECK_ENUM_VALUE(type, name, value) \
@@ -411,7 +435,8 @@ _Static_assert(FIELDS_CHECKED == 0 UPSTREAM_STRUCTS_CHECKED(COUNT_STRUCT_FIELDS)
     X(LanceScanner) \
     X(LanceBatch) \
     X(LanceIndexSegmentBuilder) \
-    X(LanceIndexSegmentMetadata)
+    X(LanceIndexSegmentMetadata) \
+    ASYNC_FTS_HANDLES_CHECKED(X)
 
 #define CHECK_TAG(name) \
     _Static_assert(_Generic((struct name*)0, name*: 1, default: 0), "struct " #name " is not the type of " #name);
@@ -433,7 +458,8 @@ enum {
  * ======================================================================== */
 
 #define UPSTREAM_CALLBACKS_CHECKED(X) \
-    X(LanceIndexBuildProgressCallback, void (*)(void* callback_ctx, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t completed))
+    X(LanceIndexBuildProgressCallback, void (*)(void* callback_ctx, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t completed)) \
+    ASYNC_FTS_CALLBACKS_CHECKED(X)
 
 #define CHECK_CALLBACK(name, type) \
     _Static_assert(_Generic((name)0, type: 1, default: 0), #name " is not upstream's " #type);
@@ -468,15 +494,7 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_BINARY, 1) \
     X(LanceBlobHandling, LANCE_BLOB_HANDLING_ALL_DESCRIPTIONS, 2) \
     X(LanceScanMetricKind, LANCE_SCAN_METRIC_COUNT, 0) \
-    X(LanceScanMetricKind, LANCE_SCAN_METRIC_TIME_NANOSECONDS, 1) \
-    X(LancePollStatus, LANCE_POLL_READY, 0) \
-    X(LancePollStatus, LANCE_POLL_PENDING, 1) \
-    X(LancePollStatus, LANCE_POLL_FINISHED, 2) \
-    X(LancePollStatus, LANCE_POLL_ERROR, -1) \
-    X(LanceFtsCoverageMode, LANCE_FTS_COVERAGE_STRICT, 0) \
-    X(LanceFtsCoverageMode, LANCE_FTS_COVERAGE_INDEX_ONLY, 1) \
-    X(LanceFtsMatchOperator, LANCE_FTS_MATCH_OPERATOR_OR, 0) \
-    X(LanceFtsMatchOperator, LANCE_FTS_MATCH_OPERATOR_AND, 1)
+    X(LanceScanMetricKind, LANCE_SCAN_METRIC_TIME_NANOSECONDS, 1)
 
 /* X(type, size on LP64, tagged?, fields in order); field lists as in the facts. */
 #define UPSTREAM_PENDING_STRUCTS(X) \
@@ -489,15 +507,12 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
     X(LanceScanStatistics, 64, anon, (uint64_t iops, requests, bytes_read, indices_loaded, index_partitions_loaded, index_comparisons; const LanceScanMetric* metrics; size_t metrics_len))
 
 #define UPSTREAM_PENDING_CALLBACKS(X) \
-    X(LanceCallback, void (*)(void* ctx, int32_t status, void* result)) \
-    X(LanceWaker, void (*)(void* ctx)) \
     X(LanceScanStatisticsCallback, void (*)(void* callback_ctx, const LanceScanStatistics* statistics))
 
 #define UPSTREAM_PENDING_HANDLES(X) \
     X(LanceSession) \
     X(LanceVersions) \
     X(LanceDataStatistics) \
-    X(LanceFtsQueryContext) \
     X(LanceBlobFile)
 
 #define COUNT_PENDING_STRUCT(type, size, tagged, fields) +1
