@@ -6,8 +6,8 @@
 // linking is the test; main() only checks the value types' defaults.
 //
 // Upstream members whose C functions lance.h does not declare yet are not
-// here (sessions, versions, blobs, FTS, take, update, merge_insert, schema
-// evolution, async scans, scanner tuning, write_fragments).
+// here (sessions, versions, blobs, take, update, merge_insert, schema
+// evolution, scanner tuning, write_fragments).
 #include <array>
 #include <cstdint>
 #include <string>
@@ -214,6 +214,38 @@ SAME(LanceScanner* (Scanner::*)(), &Scanner::c_handle);
 CALL(Scanner&, ref<Scanner>().with_row_id());
 CALL(Scanner&, ref<Scanner>().nearest(s, static_cast<const float*>(nullptr), 16, 10));
 CALL(Scanner&, ref<Scanner>().fragment_ids({1, 2}));
+
+// ---- Async scan and full-text search ----
+
+SAME(void (*)(ArrowArrayStream*) noexcept, &lance::scanner_async_stream_free);
+static_assert(std::is_same_v<std::underlying_type_t<lance::FtsCoverageMode>, int32_t>);
+static_assert(static_cast<int32_t>(lance::FtsCoverageMode::Strict) == LANCE_FTS_COVERAGE_STRICT &&
+              static_cast<int32_t>(lance::FtsCoverageMode::IndexOnly) == LANCE_FTS_COVERAGE_INDEX_ONLY);
+static_assert(std::is_same_v<std::underlying_type_t<lance::FtsMatchOperator>, int32_t>);
+static_assert(static_cast<int32_t>(lance::FtsMatchOperator::Or) == LANCE_FTS_MATCH_OPERATOR_OR &&
+              static_cast<int32_t>(lance::FtsMatchOperator::And) == LANCE_FTS_MATCH_OPERATOR_AND);
+static_assert(move_only<lance::FtsQueryContext>);
+static_assert(explicit_from<lance::FtsQueryContext, LanceFtsQueryContext*>);
+SAME(const LanceFtsQueryContext* (lance::FtsQueryContext::*)() const, &lance::FtsQueryContext::c_handle);
+SAME(lance::FtsQueryContext (Dataset::*)(const std::string&, const std::string&, lance::FtsMatchOperator, uint32_t,
+                                         lance::FtsCoverageMode) const,
+     &Dataset::prepare_fts_match_query);
+SAME(lance::FtsQueryContext (Dataset::*)(const std::string&, const std::string&, int32_t, lance::FtsCoverageMode) const,
+     &Dataset::prepare_fts_phrase_query);
+CALL(lance::FtsQueryContext, ref<const Dataset>().prepare_fts_match_query(std::string(), std::string()));
+CALL(lance::FtsQueryContext, ref<const Dataset>().prepare_fts_phrase_query(std::string(), std::string()));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+SAME(lance::FtsQueryContext (Dataset::*)(const std::string&, const std::string&, uint32_t, lance::FtsCoverageMode) const,
+     &Dataset::prepare_fts_query);
+CALL(lance::FtsQueryContext, ref<const Dataset>().prepare_fts_query(std::string(), std::string()));
+#pragma GCC diagnostic pop
+SAME(void (Scanner::*)(LanceCallback, void*) const, &Scanner::scan_async);
+SAME(Scanner& (Scanner::*)(const std::string&, const std::vector<std::string>&, uint32_t), &Scanner::full_text_search);
+CALL(Scanner&, ref<Scanner>().full_text_search(std::string()));
+SAME(Scanner& (Scanner::*)(const lance::FtsQueryContext&), &Scanner::fts_query_context);
+HAS(Scanner& (Scanner::*)(const uint8_t*, size_t), &Scanner::fts_index_segments);
+HAS(Scanner& (Scanner::*)(const std::vector<Uuid>&), &Scanner::fts_index_segments);
 
 // A program in upstream's style, compiled and linked (never run): the
 // wrapper's calls resolve against the library's exports.
