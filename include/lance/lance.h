@@ -513,6 +513,33 @@ int32_t lance_scanner_set_fragment_ids(LanceScanner* scanner, const uint64_t* id
 int32_t lance_scanner_nearest(LanceScanner* scanner, const char* column, const void* query_data,
                               size_t query_len, LanceDataType element_type, uint32_t k);
 
+/**
+ * Makes the scan a multivector k-nearest-neighbour search over a column of
+ * type List<FixedSizeList<float16/32/64>> (no null vectors or elements): a
+ * row's distance is the sum, over the query's vectors, of each one's
+ * smallest distance to the row's vectors (L2 unless
+ * lance_scanner_set_metric() says otherwise); the k nearest rows come first,
+ * with a float32 `_distance` column.  The refine factor defaults to 1 here.
+ *
+ * @param column        Borrowed: the multivector column.
+ * @param query_data    Borrowed: `num_vectors` rows of `dimension` elements
+ *                      of `element_type`, row-major (copied).
+ * @param dimension     The column's vector dimension, at least 1.
+ * @param num_vectors   1 .. 128.
+ * @param element_type  The column's element type, or LANCE_DTYPE_FLOAT32
+ *                      (converted to it).
+ * @param k             At least 1; num_vectors * k and refine_factor * k
+ *                      must stay within 100000 (refine factor settings are
+ *                      checked against it too).
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, zero or out-of-range
+ *         sizes, a column that is not a multivector column, another element
+ *         type, a wrong dimension, a full-text search or a scalar index
+ *         segment on the scanner), LANCE_ERR_NOT_FOUND (no such column).
+ */
+int32_t lance_scanner_nearest_multivector(LanceScanner* scanner, const char* column, const void* query_data,
+                                          size_t dimension, size_t num_vectors, LanceDataType element_type,
+                                          uint32_t k);
+
 /** IVF partitions to probe, exactly; 0 = Lance's default (adaptive: it probes partitions until it
  *  has k results and its search-effort target is met). */
 int32_t lance_scanner_set_nprobes(LanceScanner* scanner, uint32_t n);
@@ -535,6 +562,26 @@ int32_t lance_scanner_set_prefilter(LanceScanner* scanner, bool enable);
  */
 int32_t lance_scanner_set_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids,
                                          size_t len);
+
+/**
+ * Scopes a filtered scan to one scalar index segment and the fragments
+ * given with lance_scanner_set_fragment_ids(), which must be set (in either
+ * order) before the scan starts: without them the stream is refused with
+ * LANCE_ERR_INVALID_ARGUMENT when it starts.  The fragments are read with
+ * every scalar index off and the whole filter checked on each row; limit and
+ * offset apply after the filter.  Lance 14.0.2 cannot pin a scan's
+ * scalar-index search to one segment (its segment selection is private to
+ * the core, lance-14.0.2 src/dataset/scanner.rs:1742), so this library
+ * always takes upstream's unindexed path: the rows are exact, the segment
+ * does not speed the search up.
+ *
+ * @param segment_uuid  Borrowed: 16 bytes (copied), an index segment of the
+ *                      scanner's version (otherwise
+ *                      LANCE_ERR_INVALID_ARGUMENT); NULL clears.
+ * A k-NN or full-text search on the scanner is refused with it
+ * (LANCE_ERR_INVALID_ARGUMENT), in either order.
+ */
+int32_t lance_scanner_set_scalar_index_segment(LanceScanner* scanner, const uint8_t* segment_uuid);
 
 /**
  * Runs the scan as an Arrow stream.  May be called more than once; each call

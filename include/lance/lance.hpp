@@ -640,6 +640,22 @@ public:
     Scanner& fts_index_segments(const std::vector<std::array<uint8_t, 16>>& uuids) {
         return fts_index_segments(uuids.empty() ? nullptr : uuids.front().data(), uuids.size());
     }
+    /// Multivector k-NN: `num_vectors` query vectors of `dimension` elements
+    /// (see lance_scanner_nearest_multivector).
+    Scanner& nearest_multivector(const std::string& column, const void* q, size_t dimension, size_t num_vectors,
+                                 LanceDataType dtype, uint32_t k) {
+        detail::check(lance_scanner_nearest_multivector(get(), column.c_str(), q, dimension, num_vectors, dtype, k));
+        return *this;
+    }
+    /// Scopes a filtered scan to one scalar index segment (see lance_scanner_set_scalar_index_segment).
+    Scanner& scalar_index_segment(const std::array<uint8_t, 16>& uuid) {
+        detail::check(lance_scanner_set_scalar_index_segment(get(), uuid.data()));
+        return *this;
+    }
+    Scanner& clear_scalar_index_segment() {
+        detail::check(lance_scanner_set_scalar_index_segment(get(), nullptr));
+        return *this;
+    }
     LanceScanner* c_handle() { return handle_.get(); }
 
     // This library's additions.

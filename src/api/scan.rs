@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{ArrayRef, Float16Array, Float32Array, Float64Array, Int8Array, RecordBatch, UInt8Array};
+use arrow_array::{Array, ArrayRef, FixedSizeListArray, Float16Array, Float32Array, Float64Array, Int8Array, RecordBatch, UInt8Array};
 use arrow_buffer::{Buffer, ScalarBuffer};
+use arrow_schema::{DataType, Field};
 use futures::StreamExt;
 use lance_io::stream::RecordBatchStream;
 use lance::dataset::scanner::{DatasetRecordBatchStream, Scanner};
@@ -19,6 +20,7 @@ use lance_linalg::distance::DistanceType;
 use uuid::Uuid;
 
 use crate::floor::arrow::{export_batch, export_stream, IterReader};
+use crate::floor::catalog::user_segments;
 use crate::floor::error::{guard, invalid, status, CError, CResult, Context};
 use crate::floor::ffi::{
     copy_untyped, free_handle, handle_mut, handle_ref, into_handle, null_terminated_strs, optional_str, require_out,
@@ -37,7 +39,14 @@ struct Nearest {
     column: String,
     query: ArrayRef,
     k: usize,
+    /// Query vectors of a multivector search (`query` is then a
+    /// FixedSizeList of them); 0 for a single-vector search.
+    multivector_count: usize,
 }
+
+/// Upstream's bounds on a multivector search.
+const MULTIVECTOR_MAX_QUERIES: usize = 128;
+const MULTIVECTOR_MAX_CANDIDATES: usize = 100_000;
 
 /// Everything a caller sets on a scanner before it runs.
 #[derive(Clone)]
@@ -64,6 +73,8 @@ pub(crate) struct Settings {
     /// The prepared query context `full_text` came from, kept alive with
     /// the scanner (its type belongs to fts.rs).
     pub(crate) full_text_context: Option<Arc<dyn Any + Send + Sync>>,
+    /// lance_scanner_set_scalar_index_segment's segment.
+    scalar_index_segment: Option<Uuid>,
 }
 
 pub struct LanceScanner {
@@ -122,6 +133,9 @@ impl Settings {
             }
             if let Some(f) = self.refine_factor {
                 scanner.refine(f);
+            } else if nearest.multivector_count > 0 {
+                // Upstream's default for multivector searches.
+                scanner.refine(1);
             }
             if let Some(ef) = self.ef {
                 scanner.ef(ef);
@@ -141,14 +155,39 @@ impl Settings {
                 scanner.fast_search();
             }
         }
+        if self.scalar_index_segment.is_some() {
+            // Lance 14.0.2 cannot pin a scan's scalar-index search to one
+            // segment (Scanner::with_scalar_index_selection is private,
+            // lance-14.0.2 src/dataset/scanner.rs:1742), so the scan takes
+            // upstream's fallback: the fragments read with every scalar
+            // index off and the whole filter checked on each row.
+            scanner.use_scalar_index(false);
+        }
         Ok(scanner)
     }
 
     /// Builds the scan and plans it, which checks columns, the filter and
     /// the k-NN query against the dataset without reading any data.
     fn validate(&self, dataset: &Arc<Dataset>) -> CResult<()> {
+        if self.scalar_index_segment.is_some() && (self.nearest.is_some() || self.full_text.is_some()) {
+            return Err(invalid(
+                "a scalar index segment (lance_scanner_set_scalar_index_segment) cannot be combined with a \
+                 k-NN or full-text search",
+            ));
+        }
         if self.nearest.is_some() && self.full_text.is_some() {
             return Err(invalid("a k-NN search (nearest) and a full-text search cannot be combined on one scanner"));
+        }
+        if let Some(nearest) = self.nearest.as_ref().filter(|n| n.multivector_count > 0) {
+            let refine = self.refine_factor.unwrap_or(1) as usize;
+            for (what, factor) in [("num_vectors", nearest.multivector_count), ("refine_factor", refine)] {
+                if factor.saturating_mul(nearest.k) > MULTIVECTOR_MAX_CANDIDATES {
+                    return Err(invalid(format!(
+                        "{what} * k = {factor} * {} exceeds {MULTIVECTOR_MAX_CANDIDATES} for a multivector search",
+                        nearest.k
+                    )));
+                }
+            }
         }
         let scanner = self.build(dataset)?;
         block_on(scanner.create_plan())??;
@@ -157,7 +196,14 @@ impl Settings {
 }
 
 impl LanceScanner {
+    /// The scan a stream runs; checks that only a complete set of settings
+    /// can satisfy are made here, not at each setter.
     pub(crate) fn build(&self) -> CResult<Scanner> {
+        if self.settings.scalar_index_segment.is_some() && self.settings.fragment_ids.is_none() {
+            return Err(invalid(
+                "a scalar index segment scan needs lance_scanner_set_fragment_ids (the fragments to read)",
+            ));
+        }
         self.settings.build(&self.dataset)
     }
 
@@ -221,6 +267,7 @@ pub unsafe extern "C" fn lance_scanner_new(
             full_text: None,
             full_text_index_only: false,
             full_text_context: None,
+            scalar_index_segment: None,
         };
         // Unknown columns and malformed filters are reported here, not at the first read.
         settings.validate(&ds)?;
@@ -331,7 +378,69 @@ pub unsafe extern "C" fn lance_scanner_nearest(
         if k == 0 {
             return Err(invalid("k must be at least 1"));
         }
-        s.try_set(|s| s.nearest = Some(Nearest { column, query, k: k as usize }))
+        s.try_set(|s| s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: 0 }))
+    })
+}
+
+/// The element type of a multivector column, `List<FixedSizeList<float>>`.
+fn multivector_element_type(dataset: &Dataset, column: &str) -> CResult<DataType> {
+    let field = dataset
+        .schema()
+        .field(column)
+        .ok_or_else(|| crate::floor::error::not_found(format!("column = '{column}' is not a column of the dataset")))?;
+    let data_type = field.data_type();
+    if let DataType::List(item) = &data_type {
+        if let DataType::FixedSizeList(element, _) = item.data_type() {
+            if matches!(element.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64) {
+                return Ok(element.data_type().clone());
+            }
+        }
+    }
+    Err(invalid(format!(
+        "column '{column}' is {data_type}, not a multivector column (List<FixedSizeList<float16/32/64>>)"
+    )))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_nearest_multivector(
+    scanner: *mut LanceScanner,
+    column: *const c_char,
+    query_data: *const c_void,
+    dimension: usize,
+    num_vectors: usize,
+    element_type: i32,
+    k: u32,
+) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let column = required_nonempty_str(column, "column")?.to_string();
+        if dimension == 0 || num_vectors == 0 || k == 0 {
+            return Err(invalid(format!(
+                "dimension = {dimension}, num_vectors = {num_vectors} and k = {k} must all be at least 1"
+            )));
+        }
+        if num_vectors > MULTIVECTOR_MAX_QUERIES {
+            return Err(invalid(format!("num_vectors = {num_vectors} exceeds {MULTIVECTOR_MAX_QUERIES}")));
+        }
+        let len = dimension
+            .checked_mul(num_vectors)
+            .ok_or_else(|| invalid(format!("dimension * num_vectors = {dimension} * {num_vectors} overflows")))?;
+        let values = query_array(query_data, len, element_type)?;
+        // The core converts float32 queries to the column's float type;
+        // any other query type must be the column's own.
+        let column_type = multivector_element_type(&s.dataset, &column)?;
+        if values.data_type() != &column_type && values.data_type() != &DataType::Float32 {
+            return Err(invalid(format!(
+                "element_type is {}, the column's vectors hold {column_type} (pass that type or FLOAT32)",
+                values.data_type()
+            )));
+        }
+        let dim = i32::try_from(dimension).map_err(|_| invalid(format!("dimension = {dimension} is too large")))?;
+        let item = Arc::new(Field::new("item", values.data_type().clone(), false));
+        let query: ArrayRef = Arc::new(FixedSizeListArray::try_new(item, dim, values, None)?);
+        s.try_set(|s| {
+            s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: num_vectors })
+        })
     })
 }
 
@@ -385,6 +494,29 @@ pub unsafe extern "C" fn lance_scanner_set_index_segments(
         let uuids = uuids_from_packed(segment_uuids, len, "segment_uuids")?;
         let segments = (!uuids.is_empty()).then_some(uuids);
         s.try_set(|s| s.index_segments = segments)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_scalar_index_segment(
+    scanner: *mut LanceScanner,
+    segment_uuid: *const u8,
+) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let segment = if segment_uuid.is_null() {
+            None
+        } else {
+            let uuid = uuids_from_packed(segment_uuid, 1, "segment_uuid")?[0];
+            if !user_segments(&s.dataset)?.iter().any(|index| index.uuid == uuid) {
+                return Err(invalid(format!(
+                    "segment_uuid = {uuid} is not an index segment of dataset version {}",
+                    s.dataset.version().version
+                )));
+            }
+            Some(uuid)
+        };
+        s.try_set(|s| s.scalar_index_segment = segment)
     })
 }
 

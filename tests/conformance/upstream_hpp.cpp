@@ -215,7 +215,7 @@ CALL(Scanner&, ref<Scanner>().with_row_id());
 CALL(Scanner&, ref<Scanner>().nearest(s, static_cast<const float*>(nullptr), 16, 10));
 CALL(Scanner&, ref<Scanner>().fragment_ids({1, 2}));
 
-// ---- Async scan and full-text search ----
+// ---- Async scan, full-text search, multivector search, scalar index segment ----
 
 SAME(void (*)(ArrowArrayStream*) noexcept, &lance::scanner_async_stream_free);
 static_assert(std::is_same_v<std::underlying_type_t<lance::FtsCoverageMode>, int32_t>);
@@ -246,6 +246,10 @@ CALL(Scanner&, ref<Scanner>().full_text_search(std::string()));
 SAME(Scanner& (Scanner::*)(const lance::FtsQueryContext&), &Scanner::fts_query_context);
 HAS(Scanner& (Scanner::*)(const uint8_t*, size_t), &Scanner::fts_index_segments);
 HAS(Scanner& (Scanner::*)(const std::vector<Uuid>&), &Scanner::fts_index_segments);
+SAME(Scanner& (Scanner::*)(const std::string&, const void*, size_t, size_t, LanceDataType, uint32_t),
+     &Scanner::nearest_multivector);
+SAME(Scanner& (Scanner::*)(const Uuid&), &Scanner::scalar_index_segment);
+SAME(Scanner& (Scanner::*)(), &Scanner::clear_scalar_index_segment);
 
 // A program in upstream's style, compiled and linked (never run): the
 // wrapper's calls resolve against the library's exports.

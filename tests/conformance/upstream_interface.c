@@ -39,7 +39,8 @@
 #include "lance/lance.h"
 
 /* ======================================================================== *
- * Async scan and full-text search (facts 3.14, 3.20, 2.1, 2.3), checked.
+ * Async scan, full-text search, multivector search and the segment-scoped
+ * scalar scan (facts 3.14, 3.20, 3.18, 3.19, 2.1, 2.3), checked.
  * These lists are joined to the UPSTREAM_*_CHECKED lists below.
  * ======================================================================== */
 
@@ -55,7 +56,11 @@
     X(void, lance_fts_query_context_close, (LanceFtsQueryContext* context)) \
     X(int32_t, lance_scanner_full_text_search, (LanceScanner* scanner, const char* query, const char* const* columns, uint32_t max_fuzzy_distance)) \
     X(int32_t, lance_scanner_set_fts_query_context, (LanceScanner* scanner, const LanceFtsQueryContext* context)) \
-    X(int32_t, lance_scanner_set_fts_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len))
+    X(int32_t, lance_scanner_set_fts_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len)) \
+    /* 3.18 Vector search (1 of 5) */ \
+    X(int32_t, lance_scanner_nearest_multivector, (LanceScanner* scanner, const char* column, const void* query_data, size_t dimension, size_t num_vectors, LanceDataType element_type, uint32_t k)) \
+    /* 3.19 Segment-scoped scalar scan (1) */ \
+    X(int32_t, lance_scanner_set_scalar_index_segment, (LanceScanner* scanner, const uint8_t* segment_uuid))
 
 #define ASYNC_FTS_ENUM_VALUES_CHECKED(X) \
     X(LancePollStatus, LANCE_POLL_READY, 0) \
@@ -156,8 +161,7 @@
 /* Not declared in lance.h yet: the open work (sessions, version history,
    data statistics, restore, update, merge-insert, schema evolution, take,
    blobs, scanner tuning, Substrait and extra SQL filters, scan statistics,
-   write_fragments, multivector search, the nprobes bounds, approx mode,
-   query parallelism, the segment-scoped scalar scan).  Same form; these lines are never compiled as
+   write_fragments, the nprobes bounds, approx mode, query parallelism).  Same form; these lines are never compiled as
    declarations, only counted and looked up in the library at run time. */
 #define UPSTREAM_FUNCTIONS_PENDING(X) \
     /* 3.2 Sessions (4) */ \
@@ -220,14 +224,11 @@
     X(int32_t, lance_scanner_set_statistics_callback, (LanceScanner* scanner, LanceScanStatisticsCallback callback, void* callback_ctx)) \
     /* 3.15 Writers (1) */ \
     X(int32_t, lance_write_fragments, (const char* uri, const struct ArrowSchema* schema, struct ArrowArrayStream* stream, const char* const* storage_opts)) \
-    /* 3.18 Vector search (5) */ \
-    X(int32_t, lance_scanner_nearest_multivector, (LanceScanner* scanner, const char* column, const void* query_data, size_t dimension, size_t num_vectors, LanceDataType element_type, uint32_t k)) \
+    /* 3.18 Vector search (4) */ \
     X(int32_t, lance_scanner_set_minimum_nprobes, (LanceScanner* scanner, uint32_t minimum_nprobes)) \
     X(int32_t, lance_scanner_set_maximum_nprobes, (LanceScanner* scanner, uint32_t maximum_nprobes)) \
     X(int32_t, lance_scanner_set_approx_mode, (LanceScanner* scanner, LanceApproxMode approx_mode)) \
-    X(int32_t, lance_scanner_set_query_parallelism, (LanceScanner* scanner, int32_t query_parallelism)) \
-    /* 3.19 Segment-scoped scalar scan (1) */ \
-    X(int32_t, lance_scanner_set_scalar_index_segment, (LanceScanner* scanner, const uint8_t* segment_uuid))
+    X(int32_t, lance_scanner_set_query_parallelism, (LanceScanner* scanner, int32_t query_parallelism))
 /* A function whose type is not exactly upstream's selects no association. */
 #define CHECK_FUNCTION(ret, name, params) \
     _Static_assert(_Generic(&name, ret(*) params: 1, default: 0), \
