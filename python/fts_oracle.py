@@ -10,7 +10,8 @@ release) and compares its own results with the printed ones.
         appends 50 rows (one new, unindexed fragment) with the same generator
     fts_oracle.py search URI KIND QUERY [FAST]
         KIND: "plain" (full_text_query given as a string), "or" / "and"
-        (MatchQuery on "text" with that operator), "phrase" (PhraseQuery on
+        (MatchQuery on "text" with that operator), "fuzzy1" (MatchQuery on
+        "text" with fuzziness 1), "phrase" (PhraseQuery on
         "text", slop 0); FAST "1" searches the indexed rows only
         (fast_search).  Prints one line per hit, best first: "<id> <score>"
 """
@@ -50,6 +51,8 @@ def main(argv):
         elif kind in ("or", "and"):
             operator = FullTextOperator.AND if kind == "and" else FullTextOperator.OR
             query = MatchQuery(text, "text", operator=operator)
+        elif kind == "fuzzy1":
+            query = MatchQuery(text, "text", fuzziness=1)
         elif kind == "phrase":
             query = PhraseQuery(text, "text")
         else:

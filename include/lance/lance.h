@@ -802,7 +802,7 @@ int32_t lance_scanner_set_fts_query_context(LanceScanner* scanner, const LanceFt
  * @param segment_uuids  Borrowed: `len` packed 16-byte UUIDs, each a segment
  *                       of the scanner's context, none repeated (otherwise
  *                       LANCE_ERR_INVALID_ARGUMENT, as is a scanner without a
- *                       context); len = 0 clears.
+ *                       context); len = 0 clears (with or without a context).
  * Lance 14.0.2 searches a full-text index whole (it allows a segment choice
  * for vector search only: lance-14.0.2 src/dataset/scanner.rs:3442), so a
  * strict subset of the context's segments gives LANCE_ERR_NOT_SUPPORTED;

@@ -257,6 +257,10 @@ pub unsafe extern "C" fn lance_scanner_set_fts_index_segments(
     status(|| {
         let s = scanner_mut(scanner)?;
         let uuids = uuids_from_packed(segment_uuids, len, "segment_uuids")?;
+        if uuids.is_empty() {
+            // Clearing: the whole context is searched, as without a call.
+            return s.try_set(|_| {});
+        }
         let context = context_of(s)
             .ok_or_else(|| invalid("the scanner has no full-text query context (lance_scanner_set_fts_query_context)"))?;
         let mut seen = HashSet::new();
@@ -272,9 +276,9 @@ pub unsafe extern "C" fn lance_scanner_set_fts_index_segments(
         }
         // The core searches a logical FTS index whole: segment selection is
         // refused for anything but vector search (lance-14.0.2
-        // src/dataset/scanner.rs:3442).  Selecting every segment (or
-        // clearing) changes nothing and is accepted.
-        if !uuids.is_empty() && uuids.len() != context.segments.len() {
+        // src/dataset/scanner.rs:3442).  Selecting every segment changes
+        // nothing and is accepted.
+        if uuids.len() != context.segments.len() {
             return Err(not_supported(
                 "searching a subset of a full-text index's segments is not supported by this build's Lance core",
             ));

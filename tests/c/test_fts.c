@@ -160,6 +160,20 @@ static void test_full_text_search(void) {
     }
 }
 
+/* Fuzzy terms: within one edit. */
+static void test_fuzzy(void) {
+    static Hits h;
+    const char* queries[] = {"quik", "vectr serch"};
+    for (size_t q = 0; q < sizeof queries / sizeof queries[0]; q++) {
+        LanceScanner* s = id_scanner(ds);
+        const char* cols[] = {"text", NULL};
+        CHECK_OK(lance_scanner_full_text_search(s, queries[q], cols, 1));
+        CHECK_OK(read_hits(s, &h));
+        expect_same("fuzzy full_text_search", &h, uri, "fuzzy1", queries[q], "0");
+        lance_scanner_close(s);
+    }
+}
+
 static void test_prepared_contexts(void) {
     static Hits h;
     struct {
@@ -261,6 +275,7 @@ static void test_segments(void) {
     LanceScanner* s = id_scanner(ds);
     /* No context yet. */
     CHECK_ERR(lance_scanner_set_fts_index_segments(s, uuids, 1), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_OK(lance_scanner_set_fts_index_segments(s, NULL, 0));
     CHECK_OK(lance_scanner_set_fts_query_context(s, ctx));
     /* Every segment of the context: accepted (nothing to narrow). */
     CHECK_OK(lance_scanner_set_fts_index_segments(s, uuids, 1));
@@ -384,6 +399,7 @@ int main(int argc, char** argv) {
         CHECK_OK(lance_dataset_create_scalar_index(ds, "text", "text_fts", LANCE_SCALAR_INVERTED,
                                                    "{\"with_position\": true}", false));
         RUN(test_full_text_search);
+        RUN(test_fuzzy);
         RUN(test_prepared_contexts);
         RUN(test_combinations_refused);
         RUN(test_segments);
