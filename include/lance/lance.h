@@ -56,9 +56,13 @@
  *   LanceIndexBuildCancelToken   lance_index_build_cancel() and
  *                                lance_index_build_cancel_requested() from
  *                                any thread at any time; free it from one.
- * Never call lance-c from inside a callback that lance-c is running, except
- * the two cancel-token calls: anything else fails with
- * LANCE_ERR_INVALID_ARGUMENT rather than deadlock.  An Arrow stream the
+ * Never call lance-c from inside a progress callback that lance-c is
+ * running, except the two cancel-token calls: anything else fails with
+ * LANCE_ERR_INVALID_ARGUMENT rather than deadlock.  The async scan's
+ * callbacks run on a thread of their own that holds nothing: a
+ * lance_scanner_scan_async() callback may call the library (and read its
+ * stream), a lance_scanner_poll_next() waker may call it for anything but
+ * its own scanner.  An Arrow stream the
  * library produced may be handed back to it (a scanner's stream written to
  * another dataset with lance_dataset_write(), for example).
  *
@@ -477,8 +481,9 @@ void lance_scanner_close(LanceScanner* scanner);
 /*
  * Settings.  Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a bad
  * value or when the scanner has already started iterating with
- * lance_scanner_next() or lance_scanner_poll_next().  Settings are checked as they are made: a setting
- * that makes the scan invalid fails and is not kept.
+ * lance_scanner_next() or lance_scanner_poll_next().  Settings are checked
+ * as they are made: a setting that makes the scan invalid fails and is not
+ * kept.
  */
 
 /** At most `limit` rows; -1 = no limit (the default).  Other negatives are invalid. */
