@@ -241,6 +241,61 @@ static void test_scan_async_matches_sync(void) {
     lance_scanner_async_stream_free(NULL);
 }
 
+/* The callback reads the whole stream on its own thread, calling the library. */
+typedef struct {
+    Done done;
+    int64_t rows;
+    uint64_t counted;
+} InCallback;
+
+static void read_in_callback(void* ctx, int32_t status, void* result) {
+    InCallback* r = ctx;
+    struct ArrowArrayStream* stream = result;
+    if (status == 0) {
+        for (;;) {
+            struct ArrowArray a;
+            if (stream->get_next(stream, &a) != 0 || a.release == NULL) break;
+            r->rows += a.length;
+            a.release(&a);
+        }
+        lance_scanner_async_stream_free(stream);
+    }
+    r->counted = lance_dataset_count_rows(ds);
+    on_done(&r->done, status, NULL);
+}
+
+/* A waker that calls the library (not its own scanner). */
+static atomic_ulong waker_counted;
+static void counting_waker(void* ctx) {
+    atomic_store(&waker_counted, lance_dataset_count_rows(ds));
+    waker(ctx);
+}
+
+static void test_callbacks_call_the_library(void) {
+    InCallback r;
+    memset(&r, 0, sizeof r);
+    done_init(&r.done);
+    LanceScanner* s = new_scanner();
+    lance_scanner_scan_async(s, read_in_callback, &r);
+    CHECK(wait_done(&r.done) == 1);
+    CHECK(r.done.status == 0);
+    CHECK(r.rows == ROWS - 100);
+    CHECK(r.counted == ROWS);
+    lance_scanner_close(s);
+
+    Wake w;
+    wake_init(&w);
+    s = new_scanner();
+    LanceBatch* b = NULL;
+    CHECK(lance_scanner_poll_next(s, counting_waker, &w, &b) == LANCE_POLL_PENDING);
+    CHECK(wait_wakes(&w, 1));
+    CHECK(atomic_load(&waker_counted) == ROWS);
+    CHECK(lance_scanner_poll_next(s, counting_waker, &w, &b) == LANCE_POLL_READY);
+    lance_batch_free(b);
+    lance_scanner_close(s);
+    wake_destroy(&w);
+}
+
 static void test_scan_async_failures(void) {
     /* An invalid filter: the scanner is refused, and scanning the refused
        (NULL) scanner reports once through the callback, on a library
@@ -340,6 +395,7 @@ int main(void) {
         RUN(test_poll_matches_sync);
         RUN(test_scan_async_matches_sync);
         RUN(test_scan_async_failures);
+        RUN(test_callbacks_call_the_library);
         RUN(test_poll_bad_input);
         RUN(test_close_stops_wakers);
     }
