@@ -53,16 +53,21 @@
  *   LanceIndexSegmentMetadata,   may read one at once; free it when no call
  *   LanceFragmentPlan,           uses it.
  *   LanceVersions,
- *   LanceDataStatistics
+ *   LanceDataStatistics,
+ *   LanceFtsQueryContext
  *   LanceSession                 shared between threads freely, and by
  *                                every dataset opened with it.
  *   LanceBlobFile                one thread at a time (any thread).
  *   LanceIndexBuildCancelToken   lance_index_build_cancel() and
  *                                lance_index_build_cancel_requested() from
  *                                any thread at any time; free it from one.
- * Never call lance-c from inside a callback that lance-c is running, except
- * the two cancel-token calls: anything else fails with
- * LANCE_ERR_INVALID_ARGUMENT rather than deadlock.  An Arrow stream the
+ * Never call lance-c from inside a progress or scan-statistics callback that
+ * lance-c is running, except the two cancel-token calls: anything else
+ * fails with LANCE_ERR_INVALID_ARGUMENT rather than deadlock.  The async
+ * scan's callbacks run on a thread of their own that holds nothing: a
+ * lance_scanner_scan_async() callback may call the library (and read its
+ * stream), a lance_scanner_poll_next() waker may call it for anything but
+ * its own scanner.  An Arrow stream the
  * library produced may be handed back to it (a scanner's stream written to
  * another dataset with lance_dataset_write(), for example).
  *
@@ -855,14 +860,22 @@ typedef enum {
 LanceScanner* lance_scanner_new(const LanceDataset* dataset, const char* const* columns,
                                 const char* filter);
 
-/** Closes a scanner.  NULL is a no-op.  Streams it exported stay valid. */
+/**
+ * Closes a scanner.  NULL is a no-op; close each scanner once.  Streams it
+ * exported (lance_scanner_to_arrow_stream(), lance_scanner_scan_async())
+ * stay valid.  A lance_scanner_poll_next() waker not yet running is dropped
+ * uncalled, and one running on another thread is waited for: after close
+ * returns no waker of the scanner runs, so a waker must never close its own
+ * scanner (or wait for a thread that does).
+ */
 void lance_scanner_close(LanceScanner* scanner);
 
 /*
  * Settings.  Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a bad
  * value or when the scanner has already started iterating with
- * lance_scanner_next().  Settings are checked as they are made: a setting
- * that makes the scan invalid fails and is not kept.
+ * lance_scanner_next() or lance_scanner_poll_next().  Settings are checked
+ * as they are made: a setting that makes the scan invalid fails and is not
+ * kept.
  */
 
 /** At most `limit` rows; -1 = no limit (the default).  Other negatives are invalid. */
@@ -891,9 +904,38 @@ int32_t lance_scanner_set_fragment_ids(LanceScanner* scanner, const uint64_t* id
  * @param query_len     The column's dimension.
  * @param element_type  A LanceDataType matching the column's element type.
  * @param k             At least 1.
+ * A scanner with a full-text search (either order) refuses it:
+ * LANCE_ERR_INVALID_ARGUMENT.
  */
 int32_t lance_scanner_nearest(LanceScanner* scanner, const char* column, const void* query_data,
                               size_t query_len, LanceDataType element_type, uint32_t k);
+
+/**
+ * Makes the scan a multivector k-nearest-neighbour search over a column of
+ * type List<FixedSizeList<float16/32/64>> (no null vectors or elements): a
+ * row's distance is the sum, over the query's vectors, of each one's
+ * smallest distance to the row's vectors (L2 unless
+ * lance_scanner_set_metric() says otherwise); the k nearest rows come first,
+ * with a float32 `_distance` column.  The refine factor defaults to 1 here.
+ *
+ * @param column        Borrowed: the multivector column.
+ * @param query_data    Borrowed: `num_vectors` rows of `dimension` elements
+ *                      of `element_type`, row-major (copied).
+ * @param dimension     The column's vector dimension, at least 1.
+ * @param num_vectors   1 .. 128.
+ * @param element_type  The column's element type, or LANCE_DTYPE_FLOAT32
+ *                      (converted to it).
+ * @param k             At least 1; num_vectors * k and refine_factor * k
+ *                      must stay within 100000 (refine factor settings are
+ *                      checked against it too).
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, zero or out-of-range
+ *         sizes, a column that is not a multivector column, another element
+ *         type, a wrong dimension, a full-text search or a scalar index
+ *         segment on the scanner), LANCE_ERR_NOT_FOUND (no such column).
+ */
+int32_t lance_scanner_nearest_multivector(LanceScanner* scanner, const char* column, const void* query_data,
+                                          size_t dimension, size_t num_vectors, LanceDataType element_type,
+                                          uint32_t k);
 
 /**
  * IVF partitions to probe: sets both the lower and the upper bound to `n`
@@ -913,6 +955,27 @@ int32_t lance_scanner_set_metric(LanceScanner* scanner, LanceMetricType metric);
 int32_t lance_scanner_set_use_index(LanceScanner* scanner, bool enable);
 /** true = apply the filter before the k-NN search.  Default false (post-filter). */
 int32_t lance_scanner_set_prefilter(LanceScanner* scanner, bool enable);
+
+/**
+ * Scopes a filtered scan to one scalar index segment and the fragments
+ * given with lance_scanner_set_fragment_ids(), which must be set (in either
+ * order) before the scan starts: without them the stream is refused with
+ * LANCE_ERR_INVALID_ARGUMENT when it starts.  The fragments are read with
+ * every scalar index off and the whole filter checked on each row; limit and
+ * offset apply after the filter.  Lance 14.0.2 cannot pin a scan's
+ * scalar-index search to one segment (its segment selection is private to
+ * the core, lance-14.0.2 src/dataset/scanner.rs:1742), so this library
+ * always takes upstream's unindexed path: the rows are exact, the segment
+ * does not speed the search up.
+ *
+ * @param segment_uuid  Borrowed: 16 bytes (copied), an index segment of the
+ *                      scanner's version (otherwise
+ *                      LANCE_ERR_INVALID_ARGUMENT); NULL clears.
+ * A k-NN or full-text search, or lance_scanner_set_include_deleted_rows(),
+ * on the scanner is refused with it (LANCE_ERR_INVALID_ARGUMENT), in either
+ * order.
+ */
+int32_t lance_scanner_set_scalar_index_segment(LanceScanner* scanner, const uint8_t* segment_uuid);
 
 /**
  * Pins the k-NN search to chosen segments of the vector index.
@@ -1165,6 +1228,203 @@ uint64_t lance_batch_num_rows(const LanceBatch* batch);
 
 /** Frees a batch.  NULL is a no-op. */
 void lance_batch_free(LanceBatch* batch);
+
+/* ========================================================================
+ * Async scan
+ *
+ * Two ways to read a scan without blocking the calling thread: a stream
+ * handed over through a callback once the scan has started, and polling a
+ * scanner's batches with a waker, the C form of a Rust or C++ coroutine's
+ * poll.  Both run the scan on the library's runtime.
+ * ======================================================================== */
+
+typedef enum {
+    LANCE_POLL_READY = 0,    /* *out holds a batch */
+    LANCE_POLL_PENDING = 1,  /* not ready: the waker will be called */
+    LANCE_POLL_FINISHED = 2, /* the scan has no more batches */
+    LANCE_POLL_ERROR = -1    /* see lance_last_error_code() */
+} LancePollStatus;
+
+/** The completion callback of lance_scanner_scan_async(). */
+typedef void (*LanceCallback)(void* ctx, int32_t status, void* result);
+/** Called when a LANCE_POLL_PENDING scanner has its next result ready. */
+typedef void (*LanceWaker)(void* ctx);
+
+/**
+ * Starts the scanner's scan on the library's runtime and hands the stream
+ * to `callback` once the scan has started.  Like
+ * lance_scanner_to_arrow_stream(), each call runs the scan anew with the
+ * scanner's settings as they are at the call; the scanner may be closed
+ * right after the call returns.
+ *
+ * The callback fires exactly once per call, argument and setup failures
+ * included, on a library thread (a runtime thread set aside for blocking
+ * work, never an async worker, so the callback may block; it may even
+ * read the stream there).  Only when the runtime cannot start does it run
+ * on the caller's thread, before this call returns.  Callbacks of separate
+ * calls may overlap.
+ *   - Success: status 0, `result` is a produced `struct ArrowArrayStream*`,
+ *     allocated by the library: pass it to lance_scanner_async_stream_free()
+ *     exactly once (also after releasing it yourself).  Its get_next blocks.
+ *   - Failure: status -1, `result` NULL, and the error state of the
+ *     callback's thread is set just before the call (read it with
+ *     lance_last_error_code() inside the callback).  A NULL scanner, for
+ *     example, gives LANCE_ERR_INVALID_ARGUMENT.
+ *
+ * @param scanner       Borrowed for the call only.
+ * @param callback      Must not be NULL; a NULL callback fails on the
+ *                      caller's thread with LANCE_ERR_INVALID_ARGUMENT (there
+ *                      is nothing to call).  It must return normally.
+ * @param callback_ctx  Passed to the callback as is; may be NULL.  It must
+ *                      stay valid until the callback has run.
+ */
+void lance_scanner_scan_async(const LanceScanner* scanner, LanceCallback callback, void* callback_ctx);
+
+/**
+ * Frees a stream from lance_scanner_scan_async(): runs its `release` if it
+ * is still set, then frees the struct itself.  NULL is a no-op.  Only for
+ * scan_async results: never for a stream in the caller's storage.
+ */
+void lance_scanner_async_stream_free(struct ArrowArrayStream* stream);
+
+/**
+ * Reads the scanner's next batch without blocking.
+ *
+ * The first call starts the scanner's own iteration (settings can no longer
+ * change, and lance_scanner_next() refuses it from then on; a scanner
+ * already read with lance_scanner_next() cannot be polled).  Each fetch
+ * runs as one task on the runtime:
+ *   - LANCE_POLL_READY: `*out` is a produced batch (lance_batch_free()).
+ *   - LANCE_POLL_PENDING: the next result is not ready.  The waker is called
+ *     once, from a library thread (never an async worker), after the result
+ *     is ready; then poll again.  Polling again before that replaces the
+ *     waker: only the last one given for a fetch is called, and a waker is
+ *     never called for a call that did not return PENDING.
+ *   - LANCE_POLL_FINISHED: no more batches; further calls return it again.
+ *   - LANCE_POLL_ERROR: see lance_last_error_code(): a bad argument
+ *     (nothing changes) or a read error, which ends the iteration (further
+ *     calls return FINISHED).
+ * `*out` is NULL for every status but READY.
+ *
+ * @param waker      Must not be NULL.  It must return normally, must not
+ *                   close the scanner or call into it, and with its ctx must
+ *                   stay valid until it has run or lance_scanner_close()
+ *                   has returned.
+ * @param waker_ctx  Passed to the waker as is; may be NULL.
+ * @param out        Borrowed out parameter (see above).
+ */
+LancePollStatus lance_scanner_poll_next(LanceScanner* scanner, LanceWaker waker, void* waker_ctx,
+                                        LanceBatch** out);
+
+/* ========================================================================
+ * Full-text search
+ *
+ * BM25 search over INVERTED indices (create one with
+ * lance_dataset_create_scalar_index(..., LANCE_SCALAR_INVERTED, ...); a
+ * phrase query needs one built with positions: params_json
+ * "{\"with_position\": true}").  A full-text scan returns the matching rows,
+ * best first, with a float32 `_score` column.  A scanner runs at most one
+ * full-text search, and never together with lance_scanner_nearest():
+ * combining them, in either order, gives LANCE_ERR_INVALID_ARGUMENT.
+ * ======================================================================== */
+
+typedef enum {
+    /* Every fragment must be covered by the index, or preparation fails
+       with LANCE_ERR_INDEX. */
+    LANCE_FTS_COVERAGE_STRICT = 0,
+    /* Rows in fragments the index does not cover are left out. */
+    LANCE_FTS_COVERAGE_INDEX_ONLY = 1
+} LanceFtsCoverageMode;
+
+typedef enum {
+    LANCE_FTS_MATCH_OPERATOR_OR = 0, /* a row matches any query term */
+    LANCE_FTS_MATCH_OPERATOR_AND = 1 /* a row matches every query term */
+} LanceFtsMatchOperator;
+
+/** A prepared full-text query: immutable, shareable between threads. */
+typedef struct LanceFtsQueryContext LanceFtsQueryContext;
+
+/**
+ * Makes the scan a full-text search for `query`'s terms (any of them).
+ *
+ * @param query               Borrowed UTF-8 text; the index's tokenizer
+ *                            splits it into terms.
+ * @param columns             Borrowed: a NULL-terminated array of the columns
+ *                            to search, or NULL for every column with an
+ *                            INVERTED index.  An empty array is invalid.
+ * @param max_fuzzy_distance  0 = exact terms; n = terms within n edits.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL or non-UTF-8 query, a
+ *         scanner with a k-NN search or a query context, a scanner already
+ *         iterating); an unindexed column fails here too, with the core's code.
+ */
+int32_t lance_scanner_full_text_search(LanceScanner* scanner, const char* query,
+                                       const char* const* columns, uint32_t max_fuzzy_distance);
+
+/**
+ * Prepares a match query on one column: it takes the handle's current
+ * snapshot, finds every committed INVERTED segment of `column`, applies
+ * `coverage_mode`, and plans the query, so a missing column or index fails
+ * here.  The context lives in this process only.
+ *
+ * @param dataset             Borrowed.
+ * @param column, query       Borrowed UTF-8; `column` non-empty.
+ * @param match_operator      A LanceFtsMatchOperator.
+ * @param max_fuzzy_distance  Must be 0 (prepared queries match exact terms).
+ * @param coverage_mode       A LanceFtsCoverageMode.
+ * @return Produced: close with lance_fts_query_context_close(); NULL on
+ *         error: LANCE_ERR_INVALID_ARGUMENT (NULL, bad enum, fuzzy > 0),
+ *         LANCE_ERR_NOT_FOUND (no such column, or it has no INVERTED index),
+ *         LANCE_ERR_INDEX (STRICT and a fragment the index does not cover).
+ */
+LanceFtsQueryContext* lance_dataset_prepare_fts_match_query(const LanceDataset* dataset,
+                                                            const char* column, const char* query,
+                                                            int32_t match_operator,
+                                                            uint32_t max_fuzzy_distance,
+                                                            int32_t coverage_mode);
+
+/** Deprecated: lance_dataset_prepare_fts_match_query() with LANCE_FTS_MATCH_OPERATOR_OR. */
+LanceFtsQueryContext* lance_dataset_prepare_fts_query(const LanceDataset* dataset, const char* column,
+                                                      const char* query, uint32_t max_fuzzy_distance,
+                                                      int32_t coverage_mode);
+
+/**
+ * Prepares a phrase query: the terms must occur in this order, with at most
+ * `slop` other positions between them (0 = adjacent).  As
+ * lance_dataset_prepare_fts_match_query(), and: `slop` negative gives
+ * LANCE_ERR_INVALID_ARGUMENT; an index built without positions fails with
+ * the core's code (LANCE_ERR_INVALID_ARGUMENT).
+ */
+LanceFtsQueryContext* lance_dataset_prepare_fts_phrase_query(const LanceDataset* dataset,
+                                                             const char* column, const char* query,
+                                                             int32_t slop, int32_t coverage_mode);
+
+/** Closes a context.  NULL is a no-op.  Scanners it was set on keep it alive. */
+void lance_fts_query_context_close(LanceFtsQueryContext* context);
+
+/**
+ * Makes the scan run a prepared query; setting another context replaces it.
+ * @param context  Borrowed; the scanner keeps its own reference.  It must
+ *                 come from the same LanceDataset handle as the scanner (an
+ *                 equal URI and version do not count), and from the version
+ *                 the scanner reads: otherwise LANCE_ERR_INVALID_ARGUMENT.
+ *                 A scanner with a k-NN search or lance_scanner_full_text_search()
+ *                 refuses it (LANCE_ERR_INVALID_ARGUMENT).
+ */
+int32_t lance_scanner_set_fts_query_context(LanceScanner* scanner, const LanceFtsQueryContext* context);
+
+/**
+ * Narrows the context's search to some of its segments.
+ * @param segment_uuids  Borrowed: `len` packed 16-byte UUIDs, each a segment
+ *                       of the scanner's context, none repeated (otherwise
+ *                       LANCE_ERR_INVALID_ARGUMENT, as is a scanner without a
+ *                       context); len = 0 clears (with or without a context).
+ * Lance 14.0.2 searches a full-text index whole (it allows a segment choice
+ * for vector search only: lance-14.0.2 src/dataset/scanner.rs:3442), so a
+ * strict subset of the context's segments gives LANCE_ERR_NOT_SUPPORTED;
+ * naming all of them is accepted and changes nothing.
+ */
+int32_t lance_scanner_set_fts_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids,
+                                             size_t len);
 
 /* ========================================================================
  * Random access

@@ -55,6 +55,10 @@ inline void check_error() {
     throw Error(code, std::move(text));
 }
 
+/// Frees a stream that lance_scanner_scan_async() handed to its callback
+/// (running its release first when still set).  NULL is a no-op.
+inline void scanner_async_stream_free(ArrowArrayStream* stream) noexcept { lance_scanner_async_stream_free(stream); }
+
 /// Owns one library handle and frees it with `Deleter` (NULL-safe, move-only).
 template <typename T, void (*Deleter)(T*)>
 class Handle {
@@ -210,6 +214,18 @@ enum class WriteMode : int32_t {
     Create = LANCE_WRITE_CREATE,
     Append = LANCE_WRITE_APPEND,
     Overwrite = LANCE_WRITE_OVERWRITE,
+};
+
+/// Which rows a prepared full-text query searches; the values are LanceFtsCoverageMode's.
+enum class FtsCoverageMode : int32_t {
+    Strict = LANCE_FTS_COVERAGE_STRICT,
+    IndexOnly = LANCE_FTS_COVERAGE_INDEX_ONLY,
+};
+
+/// How a match query combines its terms; the values are LanceFtsMatchOperator's.
+enum class FtsMatchOperator : int32_t {
+    Or = LANCE_FTS_MATCH_OPERATOR_OR,
+    And = LANCE_FTS_MATCH_OPERATOR_AND,
 };
 
 /// Write tuning for Dataset::write; 0 / std::nullopt = the default (see
@@ -608,6 +624,17 @@ private:
 };
 
 /// A scan or k-NN search; setters return *this for chaining.
+/// A prepared full-text query (Dataset::prepare_fts_*); see LanceFtsQueryContext.
+class FtsQueryContext {
+public:
+    /// Takes ownership of a context from lance_dataset_prepare_fts_*().
+    explicit FtsQueryContext(LanceFtsQueryContext* context) : handle_(context) {}
+    const LanceFtsQueryContext* c_handle() const { return handle_.get(); }
+
+private:
+    Handle<LanceFtsQueryContext, lance_fts_query_context_close> handle_;
+};
+
 class Scanner {
 public:
     /// Takes ownership of a scanner from lance_scanner_new().
@@ -705,6 +732,51 @@ public:
     }
     /// Runs the scan as an Arrow stream; the caller releases it.
     void to_arrow_stream(ArrowArrayStream* out) { detail::check(lance_scanner_to_arrow_stream(get(), out)); }
+    /// Starts the scan on the library's runtime; `callback` gets the stream
+    /// (free it with scanner_async_stream_free) or the error, once, on a
+    /// library thread (see lance_scanner_scan_async).  A null callback throws.
+    void scan_async(LanceCallback callback, void* callback_ctx) const {
+        if (callback == nullptr) throw Error(LANCE_ERR_INVALID_ARGUMENT, "Scanner::scan_async: callback is NULL");
+        lance_scanner_scan_async(get(), callback, callback_ctx);
+    }
+    /// BM25 full-text search for `query` in `columns` (empty = every
+    /// FTS-indexed column); max_fuzzy_distance 0 = exact terms.
+    Scanner& full_text_search(const std::string& query, const std::vector<std::string>& columns = {},
+                              uint32_t max_fuzzy_distance = 0) {
+        auto c_columns = detail::c_strings(columns);
+        detail::check(lance_scanner_full_text_search(get(), query.c_str(), columns.empty() ? nullptr : c_columns.data(),
+                                                     max_fuzzy_distance));
+        return *this;
+    }
+    /// Runs a prepared query (the scanner keeps its own reference).
+    Scanner& fts_query_context(const FtsQueryContext& context) {
+        detail::check(lance_scanner_set_fts_query_context(get(), context.c_handle()));
+        return *this;
+    }
+    /// Narrows the context's search to `len` of its segments, 16 packed bytes each (len 0 = all).
+    Scanner& fts_index_segments(const uint8_t* uuids, size_t len) {
+        detail::check(lance_scanner_set_fts_index_segments(get(), uuids, len));
+        return *this;
+    }
+    Scanner& fts_index_segments(const std::vector<std::array<uint8_t, 16>>& uuids) {
+        return fts_index_segments(uuids.empty() ? nullptr : uuids.front().data(), uuids.size());
+    }
+    /// Multivector k-NN: `num_vectors` query vectors of `dimension` elements
+    /// (see lance_scanner_nearest_multivector).
+    Scanner& nearest_multivector(const std::string& column, const void* q, size_t dimension, size_t num_vectors,
+                                 LanceDataType dtype, uint32_t k) {
+        detail::check(lance_scanner_nearest_multivector(get(), column.c_str(), q, dimension, num_vectors, dtype, k));
+        return *this;
+    }
+    /// Scopes a filtered scan to one scalar index segment (see lance_scanner_set_scalar_index_segment).
+    Scanner& scalar_index_segment(const std::array<uint8_t, 16>& uuid) {
+        detail::check(lance_scanner_set_scalar_index_segment(get(), uuid.data()));
+        return *this;
+    }
+    Scanner& clear_scalar_index_segment() {
+        detail::check(lance_scanner_set_scalar_index_segment(get(), nullptr));
+        return *this;
+    }
     LanceScanner* c_handle() { return handle_.get(); }
 
     // This library's additions.
@@ -847,6 +919,29 @@ public:
 
     /// A scanner over all columns, without a filter.
     Scanner scan() const { return scan_checked(nullptr, nullptr); }
+
+    /// Prepares a full-text match query on `column` (see lance_dataset_prepare_fts_match_query).
+    FtsQueryContext prepare_fts_match_query(const std::string& column, const std::string& query,
+                                            FtsMatchOperator match_operator = FtsMatchOperator::Or,
+                                            uint32_t max_fuzzy_distance = 0,
+                                            FtsCoverageMode coverage_mode = FtsCoverageMode::Strict) const {
+        return fts_context(lance_dataset_prepare_fts_match_query(get(), column.c_str(), query.c_str(),
+                                                                 static_cast<int32_t>(match_operator),
+                                                                 max_fuzzy_distance,
+                                                                 static_cast<int32_t>(coverage_mode)));
+    }
+    /// Prepares a full-text phrase query on `column` (see lance_dataset_prepare_fts_phrase_query).
+    FtsQueryContext prepare_fts_phrase_query(const std::string& column, const std::string& query, int32_t slop = 0,
+                                             FtsCoverageMode coverage_mode = FtsCoverageMode::Strict) const {
+        return fts_context(lance_dataset_prepare_fts_phrase_query(get(), column.c_str(), query.c_str(), slop,
+                                                                  static_cast<int32_t>(coverage_mode)));
+    }
+    [[deprecated("use prepare_fts_match_query")]] FtsQueryContext prepare_fts_query(
+        const std::string& column, const std::string& query, uint32_t max_fuzzy_distance = 0,
+        FtsCoverageMode coverage_mode = FtsCoverageMode::Strict) const {
+        return fts_context(lance_dataset_prepare_fts_query(get(), column.c_str(), query.c_str(), max_fuzzy_distance,
+                                                           static_cast<int32_t>(coverage_mode)));
+    }
 
     void create_vector_index(const std::string& column, const LanceVectorIndexParams& params,
                              const std::string& name = "", bool replace = false) {
@@ -1071,6 +1166,10 @@ private:
             if (raw[i] != nullptr) out[i].emplace(raw[i]);
         }
         return out;
+    }
+    static FtsQueryContext fts_context(LanceFtsQueryContext* context) {
+        if (context == nullptr) detail::throw_last_error();
+        return FtsQueryContext(context);
     }
     static IndexSegmentBuilder checked_builder(LanceIndexSegmentBuilder* builder) {
         if (builder == nullptr) detail::throw_last_error();

@@ -11,6 +11,8 @@ mod evolve; //        Schema evolution
 mod scan; //          Scan and search
 mod take; //          Random access
 mod blob; //          Blobs
+mod scan_async; //    Async scan
+mod fts; //           Full-text search
 mod index; //         Indices
 mod model; //         Distributed index builds: shared models (E1)
 mod segment; //       Distributed index builds: uncommitted segments (E1)

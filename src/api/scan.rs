@@ -2,30 +2,37 @@
 //! checked as it is made, then runs once as a batch iterator or any number
 //! of times as Arrow streams.
 
+use std::any::Any;
 use std::ffi::{c_char, c_void};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use arrow::ffi_stream::FFI_ArrowArrayStream;
-use arrow_array::{ArrayRef, Float16Array, Float32Array, Float64Array, Int8Array, RecordBatch, UInt8Array};
+use arrow_array::{
+    Array, ArrayRef, FixedSizeListArray, Float16Array, Float32Array, Float64Array, Int8Array, RecordBatch, UInt8Array,
+};
 use arrow_buffer::{Buffer, ScalarBuffer};
+use arrow_schema::{DataType, Field};
 use futures::StreamExt;
 use lance_io::stream::RecordBatchStream;
 use lance::dataset::scanner::{DatasetRecordBatchStream, ExecutionSummaryCounts, Scanner};
 use lance::datatypes::BlobHandling;
 use lance::Dataset;
+use lance_index::scalar::FullTextSearchQuery;
 use lance_index::vector::ApproxMode;
 use lance_linalg::distance::DistanceType;
 use uuid::Uuid;
 
 use crate::floor::arrow::{export_batch, export_stream, IterReader};
+use crate::floor::catalog::user_segments;
 use crate::floor::error::{guard, invalid, status, CError, CResult, CallbackScope, Context};
 use crate::floor::ffi::{
     copy_untyped, free_handle, handle_mut, handle_ref, into_handle, null_terminated_strs, optional_str, require_out,
     required_nonempty_str, slice_arg, uuids_from_packed, write_out,
 };
 use crate::floor::handle::{check_fragment_ids, dataset_ref, LanceDataset};
+use crate::floor::poll::PolledStream;
 use crate::floor::params::{
     blob_handling_from_c, metric_from_c, DTYPE_FLOAT16, DTYPE_FLOAT32, DTYPE_FLOAT64, DTYPE_INT8, DTYPE_UINT8,
 };
@@ -37,6 +44,9 @@ struct Nearest {
     column: String,
     query: ArrayRef,
     k: usize,
+    /// Query vectors of a multivector search (`query` is then a
+    /// FixedSizeList of them); 0 for a single-vector search.
+    multivector_count: usize,
 }
 
 /// Mirrors `LanceScanStatisticsCallback` in lance.h.
@@ -113,9 +123,13 @@ impl StatisticsCallback {
     }
 }
 
+/// Upstream's bounds on a multivector search.
+const MULTIVECTOR_MAX_QUERIES: usize = 128;
+const MULTIVECTOR_MAX_CANDIDATES: usize = 100_000;
+
 /// Everything a caller sets on a scanner before it runs.
 #[derive(Clone)]
-struct Settings {
+pub(crate) struct Settings {
     columns: Option<Vec<String>>,
     filter: Option<String>,
     substrait_filter: Option<Vec<u8>>,
@@ -149,26 +163,65 @@ struct Settings {
     index_segments: Option<Vec<Uuid>>,
     statistics: Option<StatisticsCallback>,
     blob_handling: BlobHandling,
+    /// A full-text search (set in fts.rs).
+    pub(crate) full_text: Option<FullTextSearchQuery>,
+    /// Leave rows the full-text index does not cover out of the search.
+    pub(crate) full_text_index_only: bool,
+    /// The prepared query context `full_text` came from, kept alive with
+    /// the scanner (its type belongs to fts.rs).
+    pub(crate) full_text_context: Option<Arc<dyn Any + Send + Sync>>,
+    /// lance_scanner_set_scalar_index_segment's segment.
+    scalar_index_segment: Option<Uuid>,
 }
 
 pub struct LanceScanner {
-    dataset: Arc<Dataset>,
-    settings: Settings,
+    pub(crate) dataset: Arc<Dataset>,
+    pub(crate) settings: Settings,
     /// The scanner's own iteration, started by the first `lance_scanner_next`.
     stream: Option<ScanStream>,
-    /// Set by the first stream made (`lance_scanner_next` or
-    /// `lance_scanner_to_arrow_stream`): upstream's "scanning has begun".
+    /// Set by the first stream made (`lance_scanner_next`,
+    /// `lance_scanner_to_arrow_stream`, the async scans): upstream's
+    /// "scanning has begun".
     scan_started: bool,
+    /// `LanceDataset::id` of the handle the scanner was made from.
+    pub(crate) origin: u64,
+    /// The iteration of `lance_scanner_poll_next` (scan_async.rs).
+    pub(crate) poll: Option<PolledStream>,
 }
 
 /// A running scan.  Once it has yielded an error its statistics callback
 /// stays silent, even if the stream is read on to its end.
-struct ScanStream {
+pub(crate) struct ScanStream {
     stream: DatasetRecordBatchStream,
     failed: Arc<AtomicBool>,
 }
 
+/// A scan with every setting applied, not started yet; the async scans
+/// start it on the runtime.
+pub(crate) struct PreparedScan {
+    scanner: Scanner,
+    failed: Arc<AtomicBool>,
+}
+
+impl PreparedScan {
+    pub(crate) async fn open(self) -> lance::Result<ScanStream> {
+        let stream = self.scanner.try_into_stream().await?;
+        Ok(ScanStream { stream, failed: self.failed })
+    }
+}
+
 impl ScanStream {
+    /// The batches as a stream; an error silences the statistics callback.
+    pub(crate) fn into_batches(self) -> impl futures::Stream<Item = CResult<RecordBatch>> + Send {
+        let failed = self.failed;
+        self.stream.map(move |batch| {
+            if batch.is_err() {
+                failed.store(true, Ordering::SeqCst);
+            }
+            batch.map_err(CError::from)
+        })
+    }
+
     fn next_batch(&mut self) -> CResult<Option<Result<RecordBatch, lance::Error>>> {
         let item = block_on(self.stream.next())?;
         if matches!(item, Some(Err(_))) {
@@ -179,7 +232,7 @@ impl ScanStream {
 }
 
 pub struct LanceBatch {
-    batch: RecordBatch,
+    pub(crate) batch: RecordBatch,
 }
 
 impl Settings {
@@ -218,6 +271,10 @@ impl Settings {
             index_segments: None,
             statistics: None,
             blob_handling: BlobHandling::default(),
+            full_text: None,
+            full_text_index_only: false,
+            full_text_context: None,
+            scalar_index_segment: None,
         }
     }
 
@@ -287,6 +344,9 @@ impl Settings {
             }
             if let Some(f) = self.refine_factor {
                 scanner.refine(f);
+            } else if nearest.multivector_count > 0 {
+                // Upstream's default for multivector searches.
+                scanner.refine(1);
             }
             if let Some(ef) = self.ef {
                 scanner.ef(ef);
@@ -305,6 +365,20 @@ impl Settings {
         scanner.prefilter(self.prefilter);
         if let Some(segments) = &self.index_segments {
             scanner.with_index_segments(segments.clone())?;
+        }
+        if let Some(query) = &self.full_text {
+            scanner.full_text_search(query.clone())?;
+            if self.full_text_index_only {
+                scanner.fast_search();
+            }
+        }
+        if self.scalar_index_segment.is_some() {
+            // Lance 14.0.2 cannot pin a scan's scalar-index search to one
+            // segment (Scanner::with_scalar_index_selection is private,
+            // lance-14.0.2 src/dataset/scanner.rs:1742), so the scan takes
+            // upstream's fallback: the fragments read with every scalar
+            // index off and the whole filter checked on each row.
+            scanner.use_scalar_index(false);
         }
         scanner.blob_handling(self.blob_handling.clone());
         // Last: the core resolves a filter against the columns the rest of
@@ -343,7 +417,7 @@ impl Settings {
 
     /// Builds the scan and starts it.  The statistics callback, if any, is
     /// attached to this stream alone, gated by the stream's own failure flag.
-    fn open_stream(&self, dataset: &Arc<Dataset>) -> CResult<ScanStream> {
+    fn prepare(&self, dataset: &Arc<Dataset>) -> CResult<PreparedScan> {
         let mut scanner = self.build(dataset)?;
         let failed = Arc::new(AtomicBool::new(false));
         if let Some(statistics) = self.statistics {
@@ -355,13 +429,38 @@ impl Settings {
                 }
             }));
         }
-        let stream = block_on(scanner.try_into_stream())??;
-        Ok(ScanStream { stream, failed })
+        Ok(PreparedScan { scanner, failed })
     }
 
     /// Builds the scan and plans it, which checks columns, the filter and
     /// the k-NN query against the dataset without reading any data.
     fn validate(&self, dataset: &Arc<Dataset>) -> CResult<()> {
+        if self.scalar_index_segment.is_some() && (self.nearest.is_some() || self.full_text.is_some()) {
+            return Err(invalid(
+                "a scalar index segment (lance_scanner_set_scalar_index_segment) cannot be combined with a \
+                 k-NN or full-text search",
+            ));
+        }
+        if self.scalar_index_segment.is_some() && self.include_deleted_rows {
+            return Err(invalid(
+                "a scalar index segment (lance_scanner_set_scalar_index_segment) cannot be combined with \
+                 include_deleted_rows",
+            ));
+        }
+        if self.nearest.is_some() && self.full_text.is_some() {
+            return Err(invalid("a k-NN search (nearest) and a full-text search cannot be combined on one scanner"));
+        }
+        if let Some(nearest) = self.nearest.as_ref().filter(|n| n.multivector_count > 0) {
+            let refine = self.refine_factor.unwrap_or(1) as usize;
+            for (what, factor) in [("num_vectors", nearest.multivector_count), ("refine_factor", refine)] {
+                if factor.saturating_mul(nearest.k) > MULTIVECTOR_MAX_CANDIDATES {
+                    return Err(invalid(format!(
+                        "{what} * k = {factor} * {} exceeds {MULTIVECTOR_MAX_CANDIDATES} for a multivector search",
+                        nearest.k
+                    )));
+                }
+            }
+        }
         let scanner = self.build(dataset)?;
         block_on(scanner.create_plan())??;
         Ok(())
@@ -369,13 +468,35 @@ impl Settings {
 }
 
 impl LanceScanner {
-    fn open_stream(&mut self) -> CResult<ScanStream> {
+    /// The scan a stream runs; checks that only a complete set of settings
+    /// can satisfy are made here, not at each setter.
+    pub(crate) fn prepare(&self) -> CResult<PreparedScan> {
+        if self.settings.scalar_index_segment.is_some() && self.settings.fragment_ids.is_none() {
+            return Err(invalid(
+                "a scalar index segment scan needs lance_scanner_set_fragment_ids (the fragments to read)",
+            ));
+        }
+        self.settings.prepare(&self.dataset)
+    }
+
+    /// `prepare`, for a stream of this scanner: scanning has begun.
+    pub(crate) fn start(&mut self) -> CResult<PreparedScan> {
+        let prepared = self.prepare()?;
         self.scan_started = true;
-        self.settings.open_stream(&self.dataset)
+        Ok(prepared)
+    }
+
+    fn open_stream(&mut self) -> CResult<ScanStream> {
+        Ok(block_on(self.start()?.open())??)
+    }
+
+    /// Whether `lance_scanner_next` has started the scanner's own iteration.
+    pub(crate) fn is_iterating(&self) -> bool {
+        self.stream.is_some()
     }
 
     fn ensure_not_started(&self) -> CResult<()> {
-        if self.stream.is_some() {
+        if self.stream.is_some() || self.poll.is_some() {
             Err(invalid("the scanner has started iterating; settings can no longer change"))
         } else {
             Ok(())
@@ -385,7 +506,7 @@ impl LanceScanner {
     /// Every setter goes through here: the change is kept only if the
     /// resulting settings still plan as a valid scan, so an error surfaces
     /// at the call that caused it and the scanner stays as it was.
-    fn try_set(&mut self, change: impl FnOnce(&mut Settings)) -> CResult<()> {
+    pub(crate) fn try_set(&mut self, change: impl FnOnce(&mut Settings)) -> CResult<()> {
         self.ensure_not_started()?;
         let mut changed = self.settings.clone();
         change(&mut changed);
@@ -406,7 +527,7 @@ impl LanceScanner {
     }
 }
 
-unsafe fn scanner_mut<'a>(ptr: *mut LanceScanner) -> CResult<&'a mut LanceScanner> {
+pub(crate) unsafe fn scanner_mut<'a>(ptr: *mut LanceScanner) -> CResult<&'a mut LanceScanner> {
     handle_mut(ptr, "scanner")
 }
 
@@ -417,13 +538,21 @@ pub unsafe extern "C" fn lance_scanner_new(
     filter: *const c_char,
 ) -> *mut LanceScanner {
     guard(std::ptr::null_mut(), || {
-        let ds = dataset_ref(dataset)?.snapshot();
+        let handle = dataset_ref(dataset)?;
+        let ds = handle.snapshot();
         let columns = null_terminated_strs(columns, "columns")?;
         let filter = optional_str(filter, "filter")?.map(str::to_string);
         let settings = Settings::new(columns, filter);
         // Unknown columns and malformed filters are reported here, not at the first read.
         settings.validate(&ds)?;
-        Ok(into_handle(LanceScanner { dataset: ds, settings, stream: None, scan_started: false }))
+        Ok(into_handle(LanceScanner {
+            dataset: ds,
+            settings,
+            stream: None,
+            scan_started: false,
+            origin: handle.id(),
+            poll: None,
+        }))
     })
 }
 
@@ -530,7 +659,69 @@ pub unsafe extern "C" fn lance_scanner_nearest(
         if k == 0 {
             return Err(invalid("k must be at least 1"));
         }
-        s.try_set(|s| s.nearest = Some(Nearest { column, query, k: k as usize }))
+        s.try_set(|s| s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: 0 }))
+    })
+}
+
+/// The element type of a multivector column, `List<FixedSizeList<float>>`.
+fn multivector_element_type(dataset: &Dataset, column: &str) -> CResult<DataType> {
+    let field = dataset
+        .schema()
+        .field(column)
+        .ok_or_else(|| crate::floor::error::not_found(format!("column = '{column}' is not a column of the dataset")))?;
+    let data_type = field.data_type();
+    if let DataType::List(item) = &data_type {
+        if let DataType::FixedSizeList(element, _) = item.data_type() {
+            if matches!(element.data_type(), DataType::Float16 | DataType::Float32 | DataType::Float64) {
+                return Ok(element.data_type().clone());
+            }
+        }
+    }
+    Err(invalid(format!(
+        "column '{column}' is {data_type}, not a multivector column (List<FixedSizeList<float16/32/64>>)"
+    )))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_nearest_multivector(
+    scanner: *mut LanceScanner,
+    column: *const c_char,
+    query_data: *const c_void,
+    dimension: usize,
+    num_vectors: usize,
+    element_type: i32,
+    k: u32,
+) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let column = required_nonempty_str(column, "column")?.to_string();
+        if dimension == 0 || num_vectors == 0 || k == 0 {
+            return Err(invalid(format!(
+                "dimension = {dimension}, num_vectors = {num_vectors} and k = {k} must all be at least 1"
+            )));
+        }
+        if num_vectors > MULTIVECTOR_MAX_QUERIES {
+            return Err(invalid(format!("num_vectors = {num_vectors} exceeds {MULTIVECTOR_MAX_QUERIES}")));
+        }
+        let len = dimension
+            .checked_mul(num_vectors)
+            .ok_or_else(|| invalid(format!("dimension * num_vectors = {dimension} * {num_vectors} overflows")))?;
+        let values = query_array(query_data, len, element_type)?;
+        // The core converts float32 queries to the column's float type;
+        // any other query type must be the column's own.
+        let column_type = multivector_element_type(&s.dataset, &column)?;
+        if values.data_type() != &column_type && values.data_type() != &DataType::Float32 {
+            return Err(invalid(format!(
+                "element_type is {}, the column's vectors hold {column_type} (pass that type or FLOAT32)",
+                values.data_type()
+            )));
+        }
+        let dim = i32::try_from(dimension).map_err(|_| invalid(format!("dimension = {dimension} is too large")))?;
+        let item = Arc::new(Field::new("item", values.data_type().clone(), false));
+        let query: ArrayRef = Arc::new(FixedSizeListArray::try_new(item, dim, values, None)?);
+        s.try_set(|s| {
+            s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: num_vectors })
+        })
     })
 }
 
@@ -794,6 +985,29 @@ pub unsafe extern "C" fn lance_scanner_set_blob_handling(scanner: *mut LanceScan
     })
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_scalar_index_segment(
+    scanner: *mut LanceScanner,
+    segment_uuid: *const u8,
+) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let segment = if segment_uuid.is_null() {
+            None
+        } else {
+            let uuid = uuids_from_packed(segment_uuid, 1, "segment_uuid")?[0];
+            if !user_segments(&s.dataset)?.iter().any(|index| index.uuid == uuid) {
+                return Err(invalid(format!(
+                    "segment_uuid = {uuid} is not an index segment of dataset version {}",
+                    s.dataset.version().version
+                )));
+            }
+            Some(uuid)
+        };
+        s.try_set(|s| s.scalar_index_segment = segment)
+    })
+}
+
 fn stream_error(err: lance::Error) -> arrow_schema::ArrowError {
     arrow_schema::ArrowError::ExternalError(Box::new(err))
 }
@@ -806,15 +1020,19 @@ pub unsafe extern "C" fn lance_scanner_to_arrow_stream(
     status(|| {
         let s = scanner_mut(scanner)?;
         require_out(out, "out")?;
-        let mut stream = s.open_stream()?;
-        let schema = stream.stream.schema();
-        let iter = std::iter::from_fn(move || match stream.next_batch() {
-            Ok(item) => item.map(|r| r.map_err(stream_error)),
-            Err(e) => Some(Err(arrow_schema::ArrowError::ExternalError(e.message.into()))),
-        });
-        export_stream(Box::new(IterReader { schema, iter }), out);
+        export_scan_stream(s.open_stream()?, out);
         Ok(())
     })
+}
+
+/// Exports a scan's stream; each `get_next` blocks its caller's thread.
+pub(crate) unsafe fn export_scan_stream(mut stream: ScanStream, out: *mut FFI_ArrowArrayStream) {
+    let schema = stream.stream.schema();
+    let iter = std::iter::from_fn(move || match stream.next_batch() {
+        Ok(item) => item.map(|r| r.map_err(stream_error)),
+        Err(e) => Some(Err(arrow_schema::ArrowError::ExternalError(e.message.into()))),
+    });
+    export_stream(Box::new(IterReader { schema, iter }), out);
 }
 
 #[no_mangle]
@@ -823,6 +1041,11 @@ pub unsafe extern "C" fn lance_scanner_next(scanner: *mut LanceScanner, out: *mu
         let s = scanner_mut(scanner)?;
         require_out(out, "out")?;
         write_out(out, std::ptr::null_mut());
+        if s.poll.is_some() {
+            return Err(invalid(
+                "the scanner is being read with lance_scanner_poll_next; it cannot also be read with lance_scanner_next",
+            ));
+        }
         if s.stream.is_none() {
             s.stream = Some(s.open_stream()?);
         }

@@ -4,6 +4,7 @@
 //! fragment ids against it.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use lance::dataset::builder::DatasetBuilder;
@@ -23,11 +24,20 @@ use crate::floor::runtime::block_on;
 pub struct LanceDataset {
     snapshot: Mutex<Arc<Dataset>>,
     commit: Mutex<()>,
+    id: u64,
 }
 
 impl LanceDataset {
     pub fn new(dataset: Dataset) -> Self {
-        Self { snapshot: Mutex::new(Arc::new(dataset)), commit: Mutex::new(()) }
+        static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        Self { snapshot: Mutex::new(Arc::new(dataset)), commit: Mutex::new(()), id }
+    }
+
+    /// Tells handles apart for as long as the process runs (an address
+    /// could be reused after a close).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// The snapshot the handle holds now.

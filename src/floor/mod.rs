@@ -4,6 +4,7 @@
 pub mod error;
 pub mod ffi;
 pub mod runtime;
+pub mod poll;
 pub mod arrow;
 pub mod params;
 pub mod handle;

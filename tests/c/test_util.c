@@ -308,6 +308,20 @@ static int64_t child_index(const struct ArrowSchema* schema, const char* name) {
     return -1;
 }
 
+int tu_append_column(const struct ArrowArray* array, const struct ArrowSchema* schema, const char* name,
+                     void* out, size_t elem_size, int64_t capacity, int64_t* n) {
+    int64_t col = child_index(schema, name);
+    if (col < 0) return -1;
+    const struct ArrowArray* child = array->children[col];
+    const char* values = (const char*)child->buffers[1];
+    for (int64_t i = 0; i < child->length; i++) {
+        if (*n >= capacity) return -1;
+        memcpy((char*)out + (size_t)*n * elem_size, values + (size_t)(child->offset + i) * elem_size, elem_size);
+        (*n)++;
+    }
+    return 0;
+}
+
 double tu_recall(LanceDataset* ds, const TuData* data, int queries, uint32_t nprobes, uint32_t refine,
                  int* out_mismatches) {
     int hits = 0, mismatches = 0;

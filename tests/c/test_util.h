@@ -99,6 +99,13 @@ double tu_recall(LanceDataset* ds, const TuData* data, int queries, uint32_t npr
                  int* out_mismatches);
 
 
+/* Appends the values of the fixed-width column `name` (elem_size bytes each,
+ * no nulls) of a struct array, as lance_batch_to_arrow() or a stream's
+ * get_next gives it, to `out` at index *n (advanced); -1 when the column is
+ * missing or `capacity` would be exceeded. */
+int tu_append_column(const struct ArrowArray* array, const struct ArrowSchema* schema, const char* name,
+                     void* out, size_t elem_size, int64_t capacity, int64_t* n);
+
 /* Reads every batch of a scanner and returns the total number of rows, or -1. */
 int64_t tu_count_scan(LanceScanner* scanner);
 

@@ -6,8 +6,8 @@
 // linking is the test; main() only checks the value types' defaults.
 //
 // Upstream members whose C functions lance.h does not declare yet are not
-// here (sessions, versions, blobs, FTS, take, update, merge_insert, schema
-// evolution, async scans, write_fragments).
+// here (versions, statistics, restore, take, update, merge_insert, schema
+// evolution, write_fragments).
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -265,6 +265,42 @@ SAME(Blobs (Dataset::*)(const uint64_t*, size_t, const std::string&) const, &Dat
 SAME(Scanner& (Scanner::*)(LanceBlobHandling), &Scanner::blob_handling);
 CALL(Dataset, Dataset::open_with_session(ref<const Session>(), s));
 CALL(Dataset, Dataset::open_with_session(ref<const Session>(), s, {{"k", "v"}}, 2));
+
+// ---- Async scan, full-text search, multivector search, scalar index segment ----
+
+SAME(void (*)(ArrowArrayStream*) noexcept, &lance::scanner_async_stream_free);
+static_assert(std::is_same_v<std::underlying_type_t<lance::FtsCoverageMode>, int32_t>);
+static_assert(static_cast<int32_t>(lance::FtsCoverageMode::Strict) == LANCE_FTS_COVERAGE_STRICT &&
+              static_cast<int32_t>(lance::FtsCoverageMode::IndexOnly) == LANCE_FTS_COVERAGE_INDEX_ONLY);
+static_assert(std::is_same_v<std::underlying_type_t<lance::FtsMatchOperator>, int32_t>);
+static_assert(static_cast<int32_t>(lance::FtsMatchOperator::Or) == LANCE_FTS_MATCH_OPERATOR_OR &&
+              static_cast<int32_t>(lance::FtsMatchOperator::And) == LANCE_FTS_MATCH_OPERATOR_AND);
+static_assert(move_only<lance::FtsQueryContext>);
+static_assert(explicit_from<lance::FtsQueryContext, LanceFtsQueryContext*>);
+SAME(const LanceFtsQueryContext* (lance::FtsQueryContext::*)() const, &lance::FtsQueryContext::c_handle);
+SAME(lance::FtsQueryContext (Dataset::*)(const std::string&, const std::string&, lance::FtsMatchOperator, uint32_t,
+                                         lance::FtsCoverageMode) const,
+     &Dataset::prepare_fts_match_query);
+SAME(lance::FtsQueryContext (Dataset::*)(const std::string&, const std::string&, int32_t, lance::FtsCoverageMode) const,
+     &Dataset::prepare_fts_phrase_query);
+CALL(lance::FtsQueryContext, ref<const Dataset>().prepare_fts_match_query(std::string(), std::string()));
+CALL(lance::FtsQueryContext, ref<const Dataset>().prepare_fts_phrase_query(std::string(), std::string()));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+SAME(lance::FtsQueryContext (Dataset::*)(const std::string&, const std::string&, uint32_t, lance::FtsCoverageMode) const,
+     &Dataset::prepare_fts_query);
+CALL(lance::FtsQueryContext, ref<const Dataset>().prepare_fts_query(std::string(), std::string()));
+#pragma GCC diagnostic pop
+SAME(void (Scanner::*)(LanceCallback, void*) const, &Scanner::scan_async);
+SAME(Scanner& (Scanner::*)(const std::string&, const std::vector<std::string>&, uint32_t), &Scanner::full_text_search);
+CALL(Scanner&, ref<Scanner>().full_text_search(std::string()));
+SAME(Scanner& (Scanner::*)(const lance::FtsQueryContext&), &Scanner::fts_query_context);
+HAS(Scanner& (Scanner::*)(const uint8_t*, size_t), &Scanner::fts_index_segments);
+HAS(Scanner& (Scanner::*)(const std::vector<Uuid>&), &Scanner::fts_index_segments);
+SAME(Scanner& (Scanner::*)(const std::string&, const void*, size_t, size_t, LanceDataType, uint32_t),
+     &Scanner::nearest_multivector);
+SAME(Scanner& (Scanner::*)(const Uuid&), &Scanner::scalar_index_segment);
+SAME(Scanner& (Scanner::*)(), &Scanner::clear_scalar_index_segment);
 
 // A program in upstream's style, compiled and linked (never run): the
 // wrapper's calls resolve against the library's exports.

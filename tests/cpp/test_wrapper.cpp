@@ -2,8 +2,11 @@
 // the library's code and message, upstream's member forms (write from a
 // stream, open with options then version, index creation, the public
 // Scanner constructor), and the same exact k-NN results as C.
+#include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <iostream>
+#include <mutex>
 #include <type_traits>
 
 #include "lance/lance.hpp"
@@ -277,6 +280,77 @@ static void test_errors_and_handles() {
     CHECK(!empty && empty.get() == nullptr);
 }
 
+// Full-text search and the async scan through the wrapper: the rows equal
+// what the data says (tag of row i is "t<i % 7>") and the blocking scan.
+static void test_fts_and_async() {
+    std::string uri = g_dir + "/fts.lance";
+    LanceDataset* raw = tu_write(uri.c_str(), &g_data, 0, 700, LANCE_WRITE_CREATE, 350);
+    CHECK(raw != nullptr);
+    lance_dataset_close(raw);
+    auto ds = lance::Dataset::open(uri);
+    ds.create_scalar_index("tag", LANCE_SCALAR_INVERTED, "tag_fts");
+    std::vector<int64_t> want;
+    for (int64_t i = 0; i < 700; i++)
+        if (i % 7 == 3) want.push_back(i);
+
+    auto ctx = ds.prepare_fts_match_query("tag", "t3");
+    auto by_context = ds.scan({"id"});
+    by_context.fts_query_context(ctx).fts_index_segments(ds.index_segments("tag_fts"));
+    auto ids = scan_ids(by_context);
+    std::sort(ids.begin(), ids.end());
+    CHECK(ids == want);
+    auto by_search = ds.scan({"id"});
+    by_search.full_text_search("t3", {"tag"});
+    ids = scan_ids(by_search);
+    std::sort(ids.begin(), ids.end());
+    CHECK(ids == want);
+    CHECK(code_of([&] { ds.prepare_fts_match_query("tag", "t3", lance::FtsMatchOperator::And, 1); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.prepare_fts_phrase_query("tag", "t3", -1, lance::FtsCoverageMode::IndexOnly); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
+
+    // scan_async: the stream's rows are the blocking scan's.
+    struct Result {
+        std::mutex mu;
+        std::condition_variable cv;
+        int calls = 0;
+        int32_t status = 1;
+        ArrowArrayStream* stream = nullptr;
+    } result;
+    auto scanner = ds.scan({"id"}, "id < 300");
+    scanner.scan_async(
+        [](void* ctx, int32_t status, void* stream) {
+            auto* r = static_cast<Result*>(ctx);
+            std::lock_guard<std::mutex> lock(r->mu);
+            r->calls++;
+            r->status = status;
+            r->stream = static_cast<ArrowArrayStream*>(stream);
+            r->cv.notify_all();
+        },
+        &result);
+    {
+        std::unique_lock<std::mutex> lock(result.mu);
+        result.cv.wait(lock, [&] { return result.calls > 0; });
+    }
+    CHECK(result.status == 0 && result.stream != nullptr);
+    std::vector<int64_t> streamed;
+    if (result.stream) {
+        for (;;) {
+            ArrowArray a;
+            CHECK(result.stream->get_next(result.stream, &a) == 0);
+            if (!a.release) break;
+            const int64_t* values = static_cast<const int64_t*>(a.children[0]->buffers[1]);
+            for (int64_t i = 0; i < a.children[0]->length; i++) streamed.push_back(values[a.children[0]->offset + i]);
+            a.release(&a);
+        }
+        lance::scanner_async_stream_free(result.stream);
+    }
+    auto blocking = ds.scan({"id"}, "id < 300");
+    CHECK(streamed == scan_ids(blocking));
+    CHECK(streamed.size() == 300);
+    CHECK(code_of([&] { scanner.scan_async(nullptr, nullptr); }) == LANCE_ERR_INVALID_ARGUMENT);
+}
+
 int main() {
     g_data = tu_make_data(2000, 16, 8, 0.5f, 5);
     char* dir = tu_temp_dir("cpp");
@@ -284,6 +358,7 @@ int main() {
     RUN(test_write_and_open);
     RUN(test_index_and_search);
     RUN(test_errors_and_handles);
+    RUN(test_fts_and_async);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&g_data);
