@@ -1,13 +1,14 @@
 /*
  * lance.h: the C API of lance-c, a C library for the Lance columnar format.
  *
- * Upstream lance-c: the functions, enum values and struct layouts this
- * header shares with upstream lance-c's interface have upstream's exact
- * types (tests/conformance/upstream_shared.c lists them; the compiler checks
- * them).  Not every upstream function is here yet, a few are declared in
- * the RFC's form instead (the segment builders' options, the commit, two
- * metadata getters), and error code 9 differs (LANCE_ERR_CANCELLED here):
- * this is not yet a drop-in replacement (README.md says how far it is).
+ * Upstream lance-c: this header declares upstream lance-c's interface (the
+ * 0.1.9 line, which holds lance-c 0.1.6's) with upstream's exact names,
+ * types, enum values and struct layouts; tests/conformance checks them at
+ * compile time.  Where upstream's form and the RFC's text disagree on a
+ * name, upstream's form has it and the RFC form lives on with an _rfc / Rfc
+ * suffix (README.md, "Upstream lance-c compatibility", maps them and lists
+ * the few behaviours that differ, each also documented at its function).
+ * Error codes 0-9 are upstream's; this library's own start at 1000.
  *
  * ---------------------------------------------------------------------------
  * Conventions (read these once; every function below follows them)
@@ -24,7 +25,8 @@
  * Nothing crashes the host.  A NULL where a pointer is required, a string
  * that is not UTF-8, or an enum value out of range gives
  * LANCE_ERR_INVALID_ARGUMENT; a panic inside the library is caught and
- * gives LANCE_ERR_PANIC.  No argument is silently clamped or replaced: where a
+ * gives LANCE_ERR_PANIC (the handles involved stay usable: unlike upstream,
+ * a scanner that saw a panic is not poisoned).  No argument is silently clamped or replaced: where a
  * 0 or NULL means "default", the default is written next to it here.
  *
  * Ownership.  Each pointer parameter is one of:
@@ -594,6 +596,9 @@ typedef struct LanceWriteParams {
 
 /**
  * Writes a stream of record batches as a new dataset version at `uri`.
+ * A new dataset gets Lance 14.0.2's defaults: unlike upstream lance-c, no
+ * auto-cleanup setting is stored in its manifest (old versions stay until
+ * lance_dataset_cleanup_old_versions() removes them).
  *
  * @param uri           Borrowed.  Must not be NULL or empty.
  * @param schema        Borrowed (not released): the schema the stream must

@@ -5,10 +5,10 @@
 // message.  The C handle of an object is reachable through c_handle() for
 // calls the wrappers lack.
 //
-// Upstream lance-c: every member of upstream lance-c's lance.hpp whose C
-// function exists in lance.h is here with upstream's name and signature
-// (tests/conformance/upstream_hpp.cpp checks them), so a C++ program written
-// for upstream's wrapper compiles against this one.  This library's own
+// Upstream lance-c: every member of upstream lance-c's lance.hpp is here
+// with upstream's name and signature (tests/conformance/upstream_hpp.cpp
+// checks them), so a C++ program written for upstream's wrapper compiles
+// against this one.  This library's own
 // members (shared models, cancel tokens, std::function progress, commit
 // options and results, planning, listings) sit beside them under names of
 // their own; where this wrapper's earlier member had upstream's name with
@@ -188,25 +188,32 @@ struct SchemaGuard {
 
 // ---- value types --------------------------------------------------------------
 
-/// One version of a dataset's history (upstream's type; the C calls that
-/// list versions are not in lance.h yet).
+/// One version of a dataset's history (Dataset::versions()).
 struct VersionInfo {
     uint64_t id;
-    int64_t timestamp_ms;
+    int64_t timestamp_ms;  // commit time, ms since the Unix epoch (UTC)
 };
 
-/// Storage statistics of one field (upstream's type; its C call is not in
-/// lance.h yet).
+/// Bytes one field takes on disk (Dataset::calculate_data_stats()).
 struct FieldStatistics {
     uint32_t id;
     uint64_t bytes_on_disk;
 };
 
-/// A column computed from an SQL expression (upstream's type; its C call is
-/// not in lance.h yet).
+/// A column computed from an SQL expression (Dataset::add_columns_sql()).
 struct SqlColumn {
     std::string name;
     std::string expression;
+};
+
+/// One change to one column (Dataset::alter_columns(); see
+/// LanceColumnAlteration): std::nullopt, UNCHANGED and nullptr leave that
+/// aspect as it is.  `data_type` is borrowed for the call.
+struct ColumnAlteration {
+    std::string path;
+    std::optional<std::string> rename;
+    LanceColumnNullableMode nullable_mode = LANCE_COLUMN_NULLABLE_UNCHANGED;
+    const ArrowSchema* data_type = nullptr;
 };
 
 /// How Dataset::write treats an existing dataset; the values are LanceWriteMode's.
@@ -801,6 +808,21 @@ private:
     Handle<LanceScanner, lance_scanner_close> handle_;
 };
 
+// ---- uncommitted writes -------------------------------------------------------------
+
+/// Writes `stream` as data files under `<uri>/data/` without committing (no
+/// new version; see lance_write_fragments()).  `schema` is borrowed and
+/// required; the stream must have it.  The stream is consumed on every path,
+/// a throw included.
+inline void write_fragments(const std::string& uri, const ArrowSchema* schema, ArrowArrayStream* stream,
+                            const std::vector<std::pair<std::string, std::string>>& storage_opts = {}) {
+    detail::StreamGuard stream_guard(stream);
+    detail::CStorageOptions opts(storage_opts);
+    // From here the library owns the stream, on success and failure alike.
+    stream_guard.hand_over();
+    detail::check(lance_write_fragments(uri.c_str(), schema, stream, opts.c_options()));
+}
+
 // ---- datasets -------------------------------------------------------------------------
 
 /// An open dataset (one snapshot; see lance.h).
@@ -915,6 +937,147 @@ public:
         LanceCompactionMetrics m{};
         detail::check(lance_dataset_compact_files(get(), options, &m));
         return m;
+    }
+
+    /// The dataset's version history, ordered by id (every manifest still in
+    /// storage, whatever version this handle holds).
+    std::vector<VersionInfo> versions() const {
+        Handle<LanceVersions, lance_versions_close> history(lance_dataset_versions(get()));
+        if (!history) detail::throw_last_error();
+        const auto count = static_cast<size_t>(detail::check_value(lance_versions_count(history.get())));
+        std::vector<VersionInfo> out;
+        out.reserve(count);
+        for (size_t i = 0; i < count; i++) {
+            uint64_t id = lance_versions_id_at(history.get(), i);
+            if (id == 0) detail::throw_last_error();
+            // 0 ms is a valid (if unlikely) time: the code tells.
+            int64_t ms = detail::check_value(lance_versions_timestamp_ms_at(history.get(), i));
+            out.push_back(VersionInfo{id, ms});
+        }
+        return out;
+    }
+
+    /// Bytes on disk per field of this version, nested fields included,
+    /// ordered by field id (reads every data file's metadata).
+    std::vector<FieldStatistics> calculate_data_stats() const {
+        Handle<LanceDataStatistics, lance_data_statistics_close> stats(lance_dataset_calculate_data_stats(get()));
+        if (!stats) detail::throw_last_error();
+        const auto count = static_cast<size_t>(detail::check_value(lance_data_statistics_count(stats.get())));
+        std::vector<FieldStatistics> out;
+        out.reserve(count);
+        for (size_t i = 0; i < count; i++) {
+            // 0 is a valid field id and a valid size: the code tells.
+            uint32_t id = detail::check_value(lance_data_statistics_field_id_at(stats.get(), i));
+            uint64_t bytes = detail::check_value(lance_data_statistics_bytes_on_disk_at(stats.get(), i));
+            out.push_back(FieldStatistics{id, bytes});
+        }
+        return out;
+    }
+
+    /// Makes `version` the latest by committing a new version with its
+    /// contents (nothing is committed when it already is the latest); returns
+    /// a dataset at the result.  This handle keeps its version.
+    Dataset restore(uint64_t version) const {
+        LanceDataset* restored = lance_dataset_restore(get(), version);
+        if (restored == nullptr) detail::throw_last_error();
+        return Dataset(restored);
+    }
+
+    /// Sets each `updates[i].first` column to the SQL expression
+    /// `updates[i].second` on the rows matching `predicate` ("" = every row);
+    /// returns how many rows were updated.
+    uint64_t update(const std::string& predicate, const std::vector<std::pair<std::string, std::string>>& updates) {
+        std::vector<const char*> columns;
+        std::vector<const char*> values;
+        columns.reserve(updates.size());
+        values.reserve(updates.size());
+        for (const auto& u : updates) {
+            columns.push_back(u.first.c_str());
+            values.push_back(u.second.c_str());
+        }
+        uint64_t updated = 0;
+        detail::check(lance_dataset_update(get(), predicate.empty() ? nullptr : predicate.c_str(), columns.data(),
+                                           values.data(), updates.size(), &updated));
+        return updated;
+    }
+
+    /// Merges `source` into the dataset by the key columns `on_columns`
+    /// (see lance_dataset_merge_insert(); nullptr params = find-or-create).
+    /// The stream is consumed on every path, a throw included.
+    LanceMergeInsertResult merge_insert(const std::vector<std::string>& on_columns, ArrowArrayStream* source,
+                                        const LanceMergeInsertParams* params = nullptr) {
+        detail::StreamGuard stream_guard(source);
+        auto keys = detail::c_strings(on_columns);
+        stream_guard.hand_over();
+        LanceMergeInsertResult result{};
+        detail::check(lance_dataset_merge_insert(get(), keys.data(), on_columns.size(), source, params, &result));
+        return result;
+    }
+    /// merge_insert() as an upsert: matched rows are replaced by the source's,
+    /// new rows inserted, other rows kept.
+    LanceMergeInsertResult upsert(const std::vector<std::string>& on_columns, ArrowArrayStream* source) {
+        LanceMergeInsertParams params{};
+        params.when_matched = LANCE_MERGE_WHEN_MATCHED_UPDATE_ALL;
+        params.when_not_matched = LANCE_MERGE_WHEN_NOT_MATCHED_INSERT_ALL;
+        params.when_not_matched_by_source = LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP;
+        return merge_insert(on_columns, source, &params);
+    }
+
+    // Schema evolution: each call commits and moves this handle to the new version.
+
+    /// Removes columns ("parent.child" for a nested field); metadata only.
+    void drop_columns(const std::vector<std::string>& columns) {
+        auto names = detail::c_strings(columns);
+        detail::check(lance_dataset_drop_columns(get(), names.data(), columns.size()));
+    }
+    /// Renames columns, changes their nullability or casts them.
+    void alter_columns(const std::vector<ColumnAlteration>& alterations) {
+        std::vector<LanceColumnAlteration> c_alterations;
+        c_alterations.reserve(alterations.size());
+        for (const auto& a : alterations) {
+            c_alterations.push_back(LanceColumnAlteration{a.path.c_str(), a.rename ? a.rename->c_str() : nullptr,
+                                                          static_cast<int32_t>(a.nullable_mode), a.data_type});
+        }
+        detail::check(lance_dataset_alter_columns(get(), c_alterations.data(), c_alterations.size()));
+    }
+    /// Adds columns computed from SQL expressions; `batch_size` 0 = Lance's default.
+    void add_columns_sql(const std::vector<SqlColumn>& columns, uint64_t batch_size = 0) {
+        std::vector<LanceSqlColumn> c_columns;
+        c_columns.reserve(columns.size());
+        for (const auto& c : columns) c_columns.push_back(LanceSqlColumn{c.name.c_str(), c.expression.c_str()});
+        detail::check(lance_dataset_add_columns_sql(get(), c_columns.data(), c_columns.size(), batch_size));
+    }
+    /// Adds all-NULL columns, the fields of struct schema `schema` (borrowed).
+    void add_columns_nulls(const ArrowSchema* schema) {
+        detail::check(lance_dataset_add_columns_nulls(get(), schema));
+    }
+    /// Adds the columns of `stream`, row for row in scan order; the stream
+    /// is consumed (a NULL stream throws LANCE_ERR_INVALID_ARGUMENT).
+    void add_columns_stream(ArrowArrayStream* stream, uint64_t batch_size = 0) {
+        detail::check(lance_dataset_add_columns_stream(get(), stream, batch_size));
+    }
+
+    /// Rows at 0-based positions `indices` (in that order, repeats included)
+    /// with `columns` (empty = all) into `out`, which the caller releases.
+    void take(const uint64_t* indices, size_t num_indices, const std::vector<std::string>& columns,
+              ArrowArrayStream* out) const {
+        auto c_columns = detail::c_strings(columns);
+        detail::check(lance_dataset_take(get(), indices, num_indices, columns.empty() ? nullptr : c_columns.data(),
+                                         out));
+    }
+    void take(const uint64_t* indices, size_t num_indices, ArrowArrayStream* out) const {
+        detail::check(lance_dataset_take(get(), indices, num_indices, nullptr, out));
+    }
+    /// Rows by `_rowid` (deleted or unknown ids are skipped) with `columns`
+    /// (empty = all) into `out`, which the caller releases.
+    void take_rows(const uint64_t* row_ids, size_t num_row_ids, const std::vector<std::string>& columns,
+                   ArrowArrayStream* out) const {
+        auto c_columns = detail::c_strings(columns);
+        detail::check(lance_dataset_take_rows(get(), row_ids, num_row_ids,
+                                              columns.empty() ? nullptr : c_columns.data(), out));
+    }
+    void take_rows(const uint64_t* row_ids, size_t num_row_ids, ArrowArrayStream* out) const {
+        detail::check(lance_dataset_take_rows(get(), row_ids, num_row_ids, nullptr, out));
     }
 
     /// A scanner over all columns, without a filter.

@@ -1,0 +1,70 @@
+/* This library's own interface (beyond upstream lance-c's, which
+ * upstream_interface.c checks), frozen: every function's exact type as
+ * released, so a change to one is a deliberate edit here, never an accident
+ * of a refactor.  A reference to each makes the link prove it is exported;
+ * with upstream_interface.c this covers every function lance.h declares
+ * (scripts/check_exports.sh checks that header and library agree).
+ */
+#include <stdio.h>
+
+#include "lance/lance.h"
+
+/* X(return type, name, (parameters)) */
+#define OWN_FUNCTIONS(X) \
+    X(const char*, lance_version, (void)) \
+    X(int32_t, lance_dataset_fragment_ids_bounded, (const LanceDataset* dataset, uint64_t* out_ids, size_t capacity, size_t* out_count)) \
+    X(int32_t, lance_dataset_fragment_row_counts, (const LanceDataset* dataset, uint64_t* out_row_counts, size_t capacity)) \
+    X(int32_t, lance_dataset_cleanup_old_versions, (LanceDataset* dataset, uint64_t older_than_seconds, bool delete_unverified, LanceCleanupStats* out_stats)) \
+    X(uint64_t, lance_batch_num_rows, (const LanceBatch* batch)) \
+    X(int32_t, lance_dataset_train_ivf_centroids, (const LanceDataset* dataset, const char* column, uint32_t num_partitions, LanceMetricType metric, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, struct ArrowArray* out_centroids, struct ArrowSchema* out_schema)) \
+    X(int32_t, lance_dataset_train_pq_codebook, (const LanceDataset* dataset, const char* column, uint32_t num_sub_vectors, uint32_t num_bits, LanceMetricType metric, const struct ArrowArray* ivf_centroids, const struct ArrowSchema* ivf_centroids_schema, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, struct ArrowArray* out_codebook, struct ArrowSchema* out_schema)) \
+    X(int32_t, lance_dataset_train_vector_model, (const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, LanceVectorModel** out_model)) \
+    X(int32_t, lance_vector_model_from_arrow, (LanceMetricType metric, const struct ArrowArray* ivf_centroids, const struct ArrowSchema* ivf_centroids_schema, uint32_t num_sub_vectors, uint32_t num_bits, const struct ArrowArray* pq_codebook, const struct ArrowSchema* pq_codebook_schema, LanceVectorModel** out_model)) \
+    X(int32_t, lance_vector_model_serialize, (const LanceVectorModel* model, uint8_t** out_bytes, size_t* out_len)) \
+    X(int32_t, lance_vector_model_parse, (const uint8_t* bytes, size_t len, LanceVectorModel** out_model)) \
+    X(char*, lance_vector_model_fingerprint, (const LanceVectorModel* model)) \
+    X(int32_t, lance_vector_model_info, (const LanceVectorModel* model, LanceVectorModelInfo* out)) \
+    X(int32_t, lance_vector_model_centroids, (const LanceVectorModel* model, struct ArrowArray* out_array, struct ArrowSchema* out_schema)) \
+    X(int32_t, lance_vector_model_codebook, (const LanceVectorModel* model, struct ArrowArray* out_array, struct ArrowSchema* out_schema)) \
+    X(void, lance_vector_model_free, (LanceVectorModel* model)) \
+    X(LanceIndexSegmentBuilder*, lance_index_segment_builder_new_vector_rfc, ( const LanceDataset* dataset, const char* column, const char* index_name, const LanceVectorIndexParams* params, const LanceIndexSegmentBuildOptionsRfc* options)) \
+    X(LanceIndexSegmentBuilder*, lance_index_segment_builder_new_scalar_rfc, ( const LanceDataset* dataset, const char* column, const char* index_name, LanceScalarIndexType index_type, const char* params_json, const LanceIndexSegmentBuildOptionsRfc* options)) \
+    X(LanceIndexBuildCancelToken*, lance_index_build_cancel_token_new, (void)) \
+    X(void, lance_index_build_cancel_token_free, (LanceIndexBuildCancelToken* token)) \
+    X(int32_t, lance_index_build_cancel, (const LanceIndexBuildCancelToken* token)) \
+    X(bool, lance_index_build_cancel_requested, (const LanceIndexBuildCancelToken* token)) \
+    X(int32_t, lance_index_segment_builder_set_progress, (LanceIndexSegmentBuilder* builder, LanceIndexBuildProgressFn callback, void* user_data)) \
+    X(int32_t, lance_index_segment_builder_set_cancel_token, (LanceIndexSegmentBuilder* builder, const LanceIndexBuildCancelToken* token)) \
+    X(int32_t, lance_dataset_create_vector_index_with_control, (LanceDataset* dataset, const char* column, const char* index_name, const LanceVectorIndexParams* params, bool replace, const LanceIndexBuildControl* control)) \
+    X(int32_t, lance_dataset_create_scalar_index_with_control, (LanceDataset* dataset, const char* column, const char* index_name, LanceScalarIndexType index_type, const char* params_json, bool replace, const LanceIndexBuildControl* control)) \
+    X(const char*, lance_index_segment_metadata_index_type_name, (const LanceIndexSegmentMetadata* metadata)) \
+    X(const char*, lance_index_segment_metadata_model_fingerprint, (const LanceIndexSegmentMetadata* metadata)) \
+    X(int32_t, lance_index_segment_metadata_created_at_ms, (const LanceIndexSegmentMetadata* metadata, int64_t* out_ms, bool* out_present)) \
+    X(uint64_t, lance_index_segment_metadata_file_count, (const LanceIndexSegmentMetadata* metadata)) \
+    X(int32_t, lance_index_segment_metadata_file_at, (const LanceIndexSegmentMetadata* metadata, size_t index, const char** out_path, uint64_t* out_size_bytes)) \
+    X(int32_t, lance_dataset_commit_index_segments_with_options, ( LanceDataset* dataset, const char* index_name, const char* column, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, const LanceCommitIndexOptions* options, LanceCommitIndexResult* out_result)) \
+    X(int32_t, lance_dataset_commit_index_segments_rfc, (LanceDataset* dataset, const char* index_name, const char* column, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, bool replace)) \
+    X(int32_t, lance_dataset_plan_fragment_groups, (const LanceDataset* dataset, size_t group_count, LanceFragmentPlan** out_plan)) \
+    X(size_t, lance_fragment_plan_group_count, (const LanceFragmentPlan* plan)) \
+    X(uint64_t, lance_fragment_plan_dataset_version, (const LanceFragmentPlan* plan)) \
+    X(int32_t, lance_fragment_plan_group, (const LanceFragmentPlan* plan, size_t group, const uint32_t** out_fragment_ids, size_t* out_fragment_count, uint64_t* out_rows)) \
+    X(void, lance_fragment_plan_free, (LanceFragmentPlan* plan)) \
+    X(char*, lance_dataset_index_segments_json, (const LanceDataset* dataset)) \
+    X(char*, lance_dataset_index_coverage_json, (const LanceDataset* dataset, const char* index_name))
+
+#define CHECK_FUNCTION(ret, name, params) \
+    _Static_assert(_Generic(&name, ret(*) params: 1, default: 0), \
+                   #name " changed its type: it was " #ret " " #name #params);
+OWN_FUNCTIONS(CHECK_FUNCTION)
+
+typedef void (*AnyFunction)(void);
+#define FUNCTION_ENTRY(ret, name, params) (AnyFunction)&name,
+static const AnyFunction own_functions[] = {OWN_FUNCTIONS(FUNCTION_ENTRY)};
+
+int main(void) {
+    size_t n = sizeof own_functions / sizeof own_functions[0];
+    for (size_t i = 0; i < n; i++)
+        if (own_functions[i] == NULL) return 1;
+    printf("own interface: %zu functions checked\n", n);
+    return 0;
+}
