@@ -2400,11 +2400,8 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  * fragments unindexed without a word.  The model check then includes the
  * kept segments.
  *
- * Physical merge of segments into one is deliberately not offered: queries
- * fan out over segments at no loss of exactness, merging rewrites every
- * segment (a second full-size build), and Lance 14.0.2 cannot safely merge
- * vector segments that are themselves results of a merge.  Committed
- * segments can be consolidated by rebuilding with the one-shot creation.
+ * Segments can be merged into fewer before the commit:
+ * lance_dataset_merge_index_segments() below.
  */
 typedef struct LanceCommitIndexOptions {
     bool replace;                  /* as above; false = refuse an existing index */
@@ -2479,6 +2476,41 @@ int32_t lance_dataset_commit_index_segments_rfc(LanceDataset* dataset, const cha
                                                 const uint8_t* const* segment_metadata_bytes,
                                                 const size_t* segment_metadata_lens,
                                                 size_t segment_count, bool replace);
+
+/**
+ * Merges uncommitted segments into one segment, WITHOUT committing (the
+ * Lance core's merge_existing_index_segments): fewer, larger segments make
+ * queries faster, since a query searches every segment of an index.  Commit
+ * the returned bytes like any segment's (the sources are not committed;
+ * their files stay until lance_dataset_cleanup_old_versions() reclaims
+ * them).
+ *
+ * Vector segments (IVF_*) are merged partition by partition: their
+ * partition files are combined, not retrained or re-encoded, so they must
+ * come from one shared model (else LANCE_ERR_MODEL_MISMATCH) and the merged
+ * segment records that model.  Scalar segments of the types the core merges
+ * (BITMAP, LABEL_LIST, INVERTED, ...) are rebuilt from their sources.  The
+ * checks of a commit apply to the set: a repeated UUID is
+ * LANCE_ERR_DUPLICATE_SEGMENT, two segments over one fragment
+ * LANCE_ERR_OVERLAPPING_SEGMENTS; segments of different types, columns or
+ * parameters are LANCE_ERR_INVALID_ARGUMENT (the core's checks).  An IVF_RQ
+ * segment that is itself a merge is refused (LANCE_ERR_NOT_SUPPORTED):
+ * re-merging such segments is reported to lose recall in Lance 14.0.2; merge
+ * its sources instead.  Other merged segments may be merged again.
+ *
+ * @param dataset                 Borrowed: the version the segments' files
+ *                                are read from (any version that has them).
+ * @param segment_metadata_bytes  Borrowed: `segment_count` (at least 2)
+ *                                segments' metadata bytes, with their
+ *                                lengths in `segment_metadata_lens`.
+ * @param out_metadata_bytes      Produced on success: free with
+ *                                lance_free_bytes().  Untouched on error.
+ * @param out_metadata_len        Receives the byte count.
+ */
+int32_t lance_dataset_merge_index_segments(const LanceDataset* dataset,
+                                           const uint8_t* const* segment_metadata_bytes,
+                                           const size_t* segment_metadata_lens, size_t segment_count,
+                                           uint8_t** out_metadata_bytes, size_t* out_metadata_len);
 
 /* ========================================================================
  * Distributed index builds: planning

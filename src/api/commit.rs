@@ -26,9 +26,12 @@ use roaring::RoaringBitmap;
 use uuid::Uuid;
 
 use crate::floor::catalog::{column_names, require_column, user_segments};
-use crate::floor::codec::{decode_metadata, is_vector, model_fingerprint, record_provenance, segment_type_name};
+use crate::floor::codec::{
+    decode_metadata, encode_metadata, is_vector, model_fingerprint, record_provenance, segment_type_name,
+    set_vector_hints, vector_hint, MERGED_FROM_HINT, MODEL_FINGERPRINT_HINT,
+};
 use crate::floor::error::{invalid, not_found, not_supported, status, CError, CResult, Code, Context};
-use crate::floor::ffi::{optional_str, required_nonempty_str, slice_arg, write_out};
+use crate::floor::ffi::{into_c_bytes, optional_str, require_out, required_nonempty_str, slice_arg, write_out};
 use crate::floor::handle::{dataset_ref, LanceDataset};
 use crate::floor::runtime::block_on;
 
@@ -515,6 +518,16 @@ unsafe fn commit_c(
             format!("no segments to commit as index '{name}': a commit needs at least one"),
         ));
     }
+    let segments = decode_set(segment_metadata_bytes, segment_metadata_lens, segment_count)?;
+    handle.mutate(|ds| commit(ds, name, column, segments, o))
+}
+
+/// The segments of a C set of metadata byte arrays.
+unsafe fn decode_set(
+    segment_metadata_bytes: *const *const u8,
+    segment_metadata_lens: *const usize,
+    segment_count: usize,
+) -> CResult<Vec<IndexMetadata>> {
     let pointers = slice_arg(segment_metadata_bytes, segment_count, "segment_metadata_bytes")?;
     let lens = slice_arg(segment_metadata_lens, segment_count, "segment_metadata_lens")?;
     let mut segments = Vec::with_capacity(segment_count);
@@ -523,7 +536,71 @@ unsafe fn commit_c(
         let bytes = slice_arg(ptr, len, &what)?;
         segments.push(decode_metadata(bytes, &what)?);
     }
-    handle.mutate(|ds| commit(ds, name, column, segments, o))
+    Ok(segments)
+}
+
+/// Merges uncommitted segments into one with the core's
+/// `merge_existing_index_segments`, after the checks a commit of the same
+/// set would make (a repeated UUID, overlap, mixed shared models).
+fn merge(ds: &Dataset, mut segments: Vec<IndexMetadata>) -> CResult<IndexMetadata> {
+    let name = segments[0].name.clone();
+    check_set(&name, &segments)?;
+    check_models(&name, &segments, &[], false)?;
+    // Re-merging IVF_RQ segments that are themselves merges is reported to
+    // lose recall in the core; refused rather than risked.
+    if let Some(s) = segments
+        .iter()
+        .find(|s| segment_type_name(s) == "IVF_RQ" && vector_hint(s, MERGED_FROM_HINT).is_some())
+    {
+        return Err(not_supported(format!(
+            "segment {} is an IVF_RQ segment made by a merge; Lance {} cannot merge it again without losing \
+             recall: merge its source segments together with the others instead",
+            s.uuid,
+            crate::LANCE_CORE_VERSION
+        )));
+    }
+    let fingerprint = model_fingerprint(&segments[0]);
+    let count = segments.len();
+    let sources: u64 = segments
+        .iter_mut()
+        .map(|s| vector_hint(s, MERGED_FROM_HINT).and_then(|n| n.parse().ok()).unwrap_or(1u64))
+        .sum();
+    let mut merged = block_on(ds.merge_existing_index_segments(segments))?
+        .context(format!("merging {count} segments of index '{name}'"))?;
+    if is_vector(&merged) {
+        // The merge keeps the shared model: record it, and how many built
+        // segments the result stands for.
+        let sources = sources.to_string();
+        set_vector_hints(
+            &mut merged,
+            &[(MODEL_FINGERPRINT_HINT, fingerprint.as_deref()), (MERGED_FROM_HINT, Some(sources.as_str()))],
+        )?;
+    }
+    Ok(merged)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_merge_index_segments(
+    dataset: *const LanceDataset,
+    segment_metadata_bytes: *const *const u8,
+    segment_metadata_lens: *const usize,
+    segment_count: usize,
+    out_metadata_bytes: *mut *mut u8,
+    out_metadata_len: *mut usize,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        require_out(out_metadata_bytes, "out_metadata_bytes")?;
+        require_out(out_metadata_len, "out_metadata_len")?;
+        if segment_count < 2 {
+            return Err(invalid(format!("segment_count = {segment_count}: a merge takes at least two segments")));
+        }
+        let segments = decode_set(segment_metadata_bytes, segment_metadata_lens, segment_count)?;
+        let bytes = encode_metadata(&merge(&ds, segments)?);
+        write_out(out_metadata_len, bytes.len());
+        write_out(out_metadata_bytes, into_c_bytes(bytes));
+        Ok(())
+    })
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -16,6 +16,8 @@ pub const MODEL_FINGERPRINT_HINT: &str = "lance-c.model_fingerprint";
 /// Runtime-hint keys of a commit's provenance.
 pub const JOB_ID_HINT: &str = "lance-c.job_id";
 pub const ATTEMPT_ID_HINT: &str = "lance-c.attempt_id";
+/// The runtime-hint key of a segment made by merging others: how many.
+pub const MERGED_FROM_HINT: &str = "lance-c.merged_from";
 
 /// The bytes of a segment's metadata.
 pub fn encode_metadata(metadata: &IndexMetadata) -> Vec<u8> {
@@ -64,11 +66,40 @@ pub fn segment_type_name(metadata: &IndexMetadata) -> String {
     }
 }
 
+/// The runtime hint `key` of a vector segment, if it has one.
+pub fn vector_hint(metadata: &IndexMetadata, key: &str) -> Option<String> {
+    let details = metadata.index_details.as_ref().filter(|_| is_vector(metadata))?;
+    let d = VectorIndexDetails::decode(details.value.as_slice()).ok()?;
+    d.runtime_hints.get(key).cloned()
+}
+
 /// The shared-model fingerprint a vector segment was built with, if any.
 pub fn model_fingerprint(metadata: &IndexMetadata) -> Option<String> {
-    let details = metadata.index_details.as_ref()?;
-    let d = VectorIndexDetails::decode(details.value.as_slice()).ok()?;
-    d.runtime_hints.get(MODEL_FINGERPRINT_HINT).cloned()
+    vector_hint(metadata, MODEL_FINGERPRINT_HINT)
+}
+
+/// Sets (Some) or removes (None) runtime hints of a vector segment.
+pub fn set_vector_hints(s: &mut IndexMetadata, hints: &[(&str, Option<&str>)]) -> CResult<()> {
+    let details = match &s.index_details {
+        Some(d) if is_vector(s) => d.clone(),
+        _ => {
+            return Err(not_supported(format!(
+                "lance-c keeps its records (shared model, job, attempt, merge) on vector segments only: Lance {} \
+                 keeps no free-form properties for scalar segments",
+                crate::LANCE_CORE_VERSION
+            )))
+        }
+    };
+    let mut d = VectorIndexDetails::decode(details.value.as_slice())
+        .map_err(|e| invalid(format!("segment {} has unreadable vector details: {e}", s.uuid)))?;
+    for (key, value) in hints {
+        match value {
+            Some(v) => d.runtime_hints.insert(key.to_string(), v.to_string()),
+            None => d.runtime_hints.remove(*key),
+        };
+    }
+    s.index_details = Some(Arc::new(prost_types::Any { type_url: details.type_url.clone(), value: d.encode_to_vec() }));
+    Ok(())
 }
 
 /// Whether the segment is a vector index segment.
@@ -82,37 +113,12 @@ pub fn record_provenance(segments: &mut [IndexMetadata], job_id: Option<&str>, a
         return Ok(());
     }
     for s in segments.iter_mut() {
-        let details = match &s.index_details {
-            Some(d) if is_vector(s) => d.clone(),
-            _ => {
-                return Err(not_supported(format!(
-                    "a job or attempt id can only be recorded on vector segments: Lance {} keeps no \
-                     free-form properties for scalar segments or on this commit",
-                    crate::LANCE_CORE_VERSION
-                )))
-            }
-        };
-        let mut d = VectorIndexDetails::decode(details.value.as_slice())
-            .map_err(|e| invalid(format!("segment {} has unreadable vector details: {e}", s.uuid)))?;
-        for (key, value) in [(JOB_ID_HINT, job_id), (ATTEMPT_ID_HINT, attempt_id)] {
-            match value {
-                Some(v) => d.runtime_hints.insert(key.to_string(), v.to_string()),
-                None => d.runtime_hints.remove(key),
-            };
-        }
-        s.index_details = Some(Arc::new(prost_types::Any { type_url: details.type_url.clone(), value: d.encode_to_vec() }));
+        set_vector_hints(s, &[(JOB_ID_HINT, job_id), (ATTEMPT_ID_HINT, attempt_id)])?;
     }
     Ok(())
 }
 
 /// The job and attempt ids a committed segment records, if any.
 pub fn provenance(s: &IndexMetadata) -> (Option<String>, Option<String>) {
-    let hints = s
-        .index_details
-        .as_ref()
-        .filter(|_| is_vector(s))
-        .and_then(|d| VectorIndexDetails::decode(d.value.as_slice()).ok())
-        .map(|d| d.runtime_hints)
-        .unwrap_or_default();
-    (hints.get(JOB_ID_HINT).cloned(), hints.get(ATTEMPT_ID_HINT).cloned())
+    (vector_hint(s, JOB_ID_HINT), vector_hint(s, ATTEMPT_ID_HINT))
 }
