@@ -2,6 +2,7 @@
  * struct fields of that interface, in its calling conventions.  Its compiling
  * unchanged against this lance.h is the first half of the test; its running
  * correctly is the second. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,63 @@ static int failed = 0;
             failed++;                                               \
         }                                                           \
     } while (0)
+
+/* ---- the async scan, as a 0.1.6 program drives it ---- */
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int done;
+    int32_t status;
+    struct ArrowArrayStream* stream;
+} AsyncResult;
+
+static void on_scan(void* ctx, int32_t status, void* result) {
+    AsyncResult* r = ctx;
+    pthread_mutex_lock(&r->lock);
+    r->status = status;
+    r->stream = result;
+    r->done = 1;
+    pthread_cond_signal(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void on_wake(void* ctx) {
+    AsyncResult* r = ctx;
+    pthread_mutex_lock(&r->lock);
+    r->done = 1;
+    pthread_cond_signal(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+}
+
+static void wait_done(AsyncResult* r) {
+    pthread_mutex_lock(&r->lock);
+    while (!r->done) pthread_cond_wait(&r->cond, &r->lock);
+    r->done = 0;
+    pthread_mutex_unlock(&r->lock);
+}
+
+static int64_t stream_rows(struct ArrowArrayStream* s) {
+    int64_t rows = 0;
+    struct ArrowArray a;
+    while (s->get_next(s, &a) == 0 && a.release != NULL) {
+        rows += a.length;
+        a.release(&a);
+    }
+    return rows;
+}
+
+/* Rows a scan with this filter yields. */
+static int64_t filtered_rows(LanceDataset* ds, const char* filter) {
+    const char* cols[] = {"id", NULL};
+    LanceScanner* s = lance_scanner_new(ds, cols, filter);
+    struct ArrowArrayStream out;
+    if (!s || lance_scanner_to_arrow_stream(s, &out) != 0) return -1;
+    int64_t rows = stream_rows(&out);
+    out.release(&out);
+    lance_scanner_close(s);
+    return rows;
+}
 
 int main(void) {
     TuData data = tu_make_data(1200, 8, 4, 0.5f, 16);
@@ -196,6 +254,75 @@ int main(void) {
     LanceDataset* restored = lance_dataset_restore(ds, 1);
     EXPECT(restored != NULL && lance_dataset_count_rows(restored) == 1200);
     lance_dataset_close(restored);
+    /* The restore above committed a new latest version: continue there. */
+    lance_dataset_close(ds);
+    ds = lance_dataset_open(uri, NULL, 0);
+    EXPECT(ds != NULL && lance_dataset_count_rows(ds) == 1200);
+
+    /* Delete: the count is the rows that left. */
+    uint64_t rows_before = lance_dataset_count_rows(ds);
+    uint64_t deleted = 0;
+    EXPECT(lance_dataset_delete(ds, "id >= 1190", &deleted) == 0);
+    EXPECT(deleted > 0 && lance_dataset_count_rows(ds) == rows_before - deleted);
+
+    /* Full-text search over an INVERTED index on `tag`: the hits are the
+       rows whose tag is the term. */
+    EXPECT(lance_dataset_create_scalar_index(ds, "tag", "tag_fts", LANCE_SCALAR_INVERTED, NULL, false) == 0);
+    const char* id_only[] = {"id", NULL};
+    LanceScanner* fts = lance_scanner_new(ds, id_only, NULL);
+    EXPECT(fts != NULL && lance_scanner_full_text_search(fts, "t3", NULL, 0) == 0);
+    struct ArrowArrayStream fts_out;
+    EXPECT(lance_scanner_to_arrow_stream(fts, &fts_out) == 0);
+    int64_t hits = stream_rows(&fts_out);
+    fts_out.release(&fts_out);
+    lance_scanner_close(fts);
+    EXPECT(hits > 0 && hits == filtered_rows(ds, "tag = 't3'"));
+
+    /* A Substrait filter: this build's Lance core has no Substrait support,
+       the documented refusal. */
+    LanceScanner* sub = lance_scanner_new(ds, id_only, NULL);
+    const uint8_t not_empty[4] = {1, 2, 3, 4};
+    EXPECT(lance_scanner_set_substrait_filter(sub, not_empty, sizeof not_empty) == -1);
+    EXPECT(lance_last_error_code() == LANCE_ERR_NOT_SUPPORTED);
+    lance_scanner_close(sub);
+
+    /* The async scan: one callback with a stream of every row. */
+    AsyncResult r = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, -1, NULL};
+    LanceScanner* as = lance_scanner_new(ds, id_only, NULL);
+    lance_scanner_scan_async(as, on_scan, &r);
+    wait_done(&r);
+    EXPECT(r.status == 0 && r.stream != NULL);
+    if (r.stream) {
+        EXPECT(stream_rows(r.stream) == (int64_t)lance_dataset_count_rows(ds));
+        lance_scanner_async_stream_free(r.stream);
+    }
+    lance_scanner_close(as);
+
+    /* Polling: READY batches until FINISHED, waiting for the waker on PENDING. */
+    LanceScanner* ps = lance_scanner_new(ds, id_only, NULL);
+    int64_t polled = 0;
+    for (;;) {
+        LanceBatch* batch = NULL;
+        LancePollStatus st = lance_scanner_poll_next(ps, on_wake, &r, &batch);
+        if (st == LANCE_POLL_PENDING) {
+            wait_done(&r);
+            continue;
+        }
+        if (st != LANCE_POLL_READY) {
+            EXPECT(st == LANCE_POLL_FINISHED);
+            break;
+        }
+        struct ArrowArray pa;
+        struct ArrowSchema psch;
+        EXPECT(lance_batch_to_arrow(batch, &pa, &psch) == 0);
+        polled += pa.length;
+        pa.release(&pa);
+        psch.release(&psch);
+        lance_batch_free(batch);
+    }
+    EXPECT(polled == (int64_t)lance_dataset_count_rows(ds));
+    lance_scanner_close(ps);
+
     EXPECT(lance_dataset_open("", NULL, 0) == NULL);
     LanceErrorCode code = lance_last_error_code();
     EXPECT(code == LANCE_ERR_INVALID_ARGUMENT);
