@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # Builds lance-c and runs the benchmarks, one after another (never two
 # builds or benchmarks at once: this machine has 2 cores).
-# Usage: scripts/bench.sh [segment|commit|cancel|loop|suite ...]   (default: all)
+# Usage: scripts/bench.sh [segment|commit|merge|cancel|loop|suite ...]   (default: all)
 # `suite` (bench/suite.py) prints the summary table and writes PNG plots to
 # build/bench-plots; it uses pylance and matplotlib from the project's Python
 # environment (installed here when missing).  SUITE_ROWS sets its size.
 source "$(dirname "$0")/configure.sh"
-cmake --build "$build" --target bench_segment bench_commit bench_cancel bench_ffi bench_commit_scaling \
+cmake --build "$build" --target bench_segment bench_commit bench_merge bench_cancel bench_ffi bench_commit_scaling \
   lance_coordinator lance_worker lance_index_tool
 venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 which=("$@")
-[ ${#which[@]} -eq 0 ] && which=(segment commit cancel loop suite)
+[ ${#which[@]} -eq 0 ] && which=(segment commit merge cancel loop suite)
 for b in "${which[@]}"; do
   echo "== $b"
   case $b in
     segment) "$build/bench_segment" ;;
     commit)  "$build/bench_commit" ;;
+    # k-NN latency and recall for 1-64 segments and after merging, and merge
+    # time against build time (100k x 128 IVF_PQ 64x16, one shared model).
+    merge)   "$build/bench_merge" ;;
     cancel)  "$build/bench_cancel" ;;
     # The 4-worker multi-process loop (2 workers at a time) against the
     # one-shot build, 100k x 128 IVF_PQ, in one run.

@@ -4,6 +4,7 @@
  *   lance-index train    URI --column C [--type IVF_PQ] [--partitions K] ... -o model.bin
  *   lance-index build    URI --column C [--fragments 0,1,5] [--model model.bin] -o seg.bin
  *                        [--ivf-centroids c.f32 --partitions K [--pq-codebook p.f32 --sub-vectors M]]
+ *   lance-index merge    URI seg.bin seg.bin... -o merged.bin [--version V]
  *   lance-index commit   URI --name N --column C seg.bin... [--replace] [--job-id ID]
  *   lance-index list     URI [--json]
  *   lance-index coverage URI --name N [--json]
@@ -654,6 +655,24 @@ done:
     return rc;
 }
 
+/* Reads `count` segment metadata files.  Returns 0, or the exit status
+ * after printing why; free with free_segments() either way. */
+static int read_segments(const char* const* paths, size_t count, const uint8_t*** ptrs, size_t** lens) {
+    *ptrs = must(calloc(count + 1, sizeof **ptrs));
+    *lens = must(calloc(count + 1, sizeof **lens));
+    for (size_t i = 0; i < count; i++) {
+        (*ptrs)[i] = read_whole_file(paths[i], &(*lens)[i]);
+        if (!(*ptrs)[i]) return usage("cannot read %s: %s", paths[i], strerror(errno));
+    }
+    return 0;
+}
+
+static void free_segments(const uint8_t** ptrs, size_t* lens, size_t count) {
+    for (size_t i = 0; ptrs && i < count; i++) free((void*)ptrs[i]);
+    free(ptrs);
+    free(lens);
+}
+
 static int cmd_commit(int argc, char** argv) {
     Opt o[] = {{"--name", 1, NULL, 0},       {"--column", 1, NULL, 0},   {"--replace", 0, NULL, 0},
                {"--job-id", 1, NULL, 0},     {"--attempt-id", 1, NULL, 0}, {"--allow-independent-models", 0, NULL, 0},
@@ -678,13 +697,9 @@ static int cmd_commit(int argc, char** argv) {
         return usage("commit needs URI, --name, --column and segment files");
     }
     size_t count = (size_t)np - 1;
-    const uint8_t** ptrs = must(calloc(count + 1, sizeof *ptrs));
-    size_t* lens = must(calloc(count + 1, sizeof *lens));
-    int rc = 0;
-    for (size_t i = 0; i < count && rc == 0; i++) {
-        ptrs[i] = read_whole_file(pos[i + 1], &lens[i]);
-        if (!ptrs[i]) rc = usage("cannot read %s: %s", pos[i + 1], strerror(errno));
-    }
+    const uint8_t** ptrs = NULL;
+    size_t* lens = NULL;
+    int rc = read_segments(pos + 1, count, &ptrs, &lens);
     LanceDataset* ds = NULL;
     if (rc == 0) rc = open_dataset(pos[0], NULL, &ds);
     if (rc == 0) {
@@ -701,9 +716,54 @@ static int cmd_commit(int argc, char** argv) {
             printf("{\"version\": %llu, \"already_committed\": %s}\n", (unsigned long long)r.version,
                    r.already_committed ? "true" : "false");
     }
-    for (size_t i = 0; i < count; i++) free((void*)ptrs[i]);
-    free(ptrs);
-    free(lens);
+    free_segments(ptrs, lens, count);
+    free(pos);
+    lance_dataset_close(ds);
+    return rc;
+}
+
+static int cmd_merge(int argc, char** argv) {
+    Opt o[] = {{"-o", 1, NULL, 0}, {"--version", 1, NULL, 0}, {"--quiet", 0, NULL, 0}, {"--help", 0, NULL, 0}};
+    int no = (int)(sizeof o / sizeof o[0]);
+    const char** pos = must(calloc((size_t)argc, sizeof *pos));
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, argc,
+                        "lance-index merge URI SEGMENT SEGMENT... -o MERGED [--version V] [--quiet]\n"
+                        "  Merges two or more uncommitted segments (the metadata files `build` wrote)\n"
+                        "  into one and writes its metadata to MERGED; nothing is committed: commit\n"
+                        "  MERGED like any segment.  Vector segments must come from one shared model\n"
+                        "  (their partitions are combined, not retrained); scalar segments of the\n"
+                        "  types Lance merges are rebuilt.  Fewer segments make k-NN queries faster.\n"
+                        "  --version V reads the segments' files at version V (default: latest).", &np);
+    if (done >= 0) {
+        free(pos);
+        return done;
+    }
+    quiet |= opt(o, no, "--quiet") != NULL;
+    const char* out = opt(o, no, "-o");
+    if (np < 3 || !out) {
+        free(pos);
+        return usage("merge needs URI, at least two segment files and -o MERGED");
+    }
+    size_t count = (size_t)np - 1;
+    const uint8_t** ptrs = NULL;
+    size_t* lens = NULL;
+    int rc = read_segments(pos + 1, count, &ptrs, &lens);
+    LanceDataset* ds = NULL;
+    if (rc == 0) rc = open_dataset(pos[0], opt(o, no, "--version"), &ds);
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    if (rc == 0) {
+        double t0 = monotonic_seconds();
+        if (lance_dataset_merge_index_segments(ds, ptrs, lens, count, &bytes, &len) != 0)
+            rc = lib_error("merge");
+        else
+            rc = write_output(out, bytes, len);
+        if (rc == 0 && !quiet)
+            fprintf(stderr, "%zu segments merged in %.2f s -> %s\n", count, monotonic_seconds() - t0, out);
+    }
+    lance_free_bytes(bytes);
+    free_segments(ptrs, lens, count);
     free(pos);
     lance_dataset_close(ds);
     return rc;
@@ -1039,6 +1099,7 @@ static void help(void) {
          "  lance-index plan     URI --groups N                       balanced fragment groups (JSON)\n"
          "  lance-index train    URI --column C -o MODEL [options]    the shared model\n"
          "  lance-index build    URI --column C -o SEGMENT [options]  one uncommitted segment\n"
+         "  lance-index merge    URI SEGMENT SEGMENT... -o MERGED     segments merged into one\n"
          "  lance-index commit   URI --name N --column C SEGMENT...   one index, one new version\n"
          "  lance-index list     URI [--json]                         the segments of every index\n"
          "  lance-index coverage URI --name N [--json]                indexed, unindexed, stale fragments\n"
@@ -1068,8 +1129,8 @@ int main(int argc, char** argv) {
         const char* name;
         int (*run)(int, char**);
     } commands[] = {{"plan", cmd_plan},     {"train", cmd_train},       {"build", cmd_build},
-                    {"commit", cmd_commit}, {"list", cmd_list},         {"coverage", cmd_coverage},
-                    {"search", cmd_search}, {"create", cmd_create}};
+                    {"merge", cmd_merge},   {"commit", cmd_commit},     {"list", cmd_list},
+                    {"coverage", cmd_coverage}, {"search", cmd_search}, {"create", cmd_create}};
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc, argv);
     return usage("unknown command %s", argv[1]);

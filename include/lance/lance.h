@@ -2493,10 +2493,11 @@ int32_t lance_dataset_commit_index_segments_rfc(LanceDataset* dataset, const cha
  * checks of a commit apply to the set: a repeated UUID is
  * LANCE_ERR_DUPLICATE_SEGMENT, two segments over one fragment
  * LANCE_ERR_OVERLAPPING_SEGMENTS; segments of different types, columns or
- * parameters are LANCE_ERR_INVALID_ARGUMENT (the core's checks).  An IVF_RQ
- * segment that is itself a merge is refused (LANCE_ERR_NOT_SUPPORTED):
- * re-merging such segments is reported to lose recall in Lance 14.0.2; merge
- * its sources instead.  Other merged segments may be merged again.
+ * parameters are LANCE_ERR_INVALID_ARGUMENT.  IVF_RQ segments are refused
+ * (LANCE_ERR_NOT_SUPPORTED): every IVF_RQ build draws its own random
+ * rotation, which a shared model does not carry, and the Lance 14.0.2 core
+ * merges only segments with one rotation.  Merged segments may be merged
+ * again.
  *
  * @param dataset                 Borrowed: the version the segments' files
  *                                are read from (any version that has them).

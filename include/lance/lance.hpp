@@ -1282,6 +1282,18 @@ public:
         return result;
     }
 
+    /// Merges uncommitted segments into one, without committing
+    /// (lance_dataset_merge_index_segments()); returns the merged segment's
+    /// metadata, committed like any segment's.
+    Bytes merge_index_segments(const std::vector<Bytes>& segments) const {
+        SegmentPointers p(segments);
+        uint8_t* data = nullptr;
+        size_t len = 0;
+        detail::check(lance_dataset_merge_index_segments(get(), p.bytes.data(), p.lens.data(), segments.size(), &data,
+                                                         &len));
+        return detail::take_bytes(data, len);
+    }
+
     /// Splits the fragments into `groups` balanced groups.
     FragmentPlan plan_fragment_groups(size_t groups) const {
         LanceFragmentPlan* out = nullptr;

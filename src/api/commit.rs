@@ -545,17 +545,16 @@ unsafe fn decode_set(
 fn merge(ds: &Dataset, mut segments: Vec<IndexMetadata>) -> CResult<IndexMetadata> {
     let name = segments[0].name.clone();
     check_set(&name, &segments)?;
+    check_types(&name, &segments, &[])?;
     check_models(&name, &segments, &[], false)?;
-    // Re-merging IVF_RQ segments that are themselves merges is reported to
-    // lose recall in the core; refused rather than risked.
-    if let Some(s) = segments
-        .iter()
-        .find(|s| segment_type_name(s) == "IVF_RQ" && vector_hint(s, MERGED_FROM_HINT).is_some())
-    {
+    // Every IVF_RQ segment build draws its own random rotation
+    // (lance-index-14.0.2 src/vector/bq/builder.rs:592), which a shared model
+    // does not carry, and the core's merger refuses segments whose rotations
+    // differ (src/vector/distributed/index_merger.rs:1170-1175).
+    if segment_type_name(&segments[0]) == "IVF_RQ" {
         return Err(not_supported(format!(
-            "segment {} is an IVF_RQ segment made by a merge; Lance {} cannot merge it again without losing \
-             recall: merge its source segments together with the others instead",
-            s.uuid,
+            "IVF_RQ segments cannot be merged with Lance {}: each segment build draws its own random \
+             rotation, and the core merges only segments that share one",
             crate::LANCE_CORE_VERSION
         )));
     }

@@ -1,4 +1,3 @@
-#define _GNU_SOURCE /* popen */
 /* Blobs: a Blob v2 dataset written by pylance of the same Lance release
  * (python/blob_oracle.py: inline, packed and dedicated values, a null and an
  * empty one, three fragments, a deleted row), read back through the C API
@@ -33,12 +32,10 @@ static int write_dataset(const char* python, const char* script) {
     dir = tu_temp_dir("blob");
     if (!dir) return -1;
     snprintf(uri, sizeof uri, "%s/blobs.lance", dir);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' '%s' write '%s'", python, script, dir);
-    FILE* pipe = popen(cmd, "r");
-    if (!pipe) return -1;
-    char line[256];
-    while (nrows < MAX_ROWS && fgets(line, sizeof line, pipe)) {
+    char* out = tu_oracle(python, script, "write", dir, NULL);
+    if (!out) return -1;
+    for (char* line = out; nrows < MAX_ROWS && *line;) {
+        char* end = strchr(line, '\n');
         Row* r = &rows[nrows];
         char size[32];
         long long id;
@@ -55,8 +52,10 @@ static int write_dataset(const char* python, const char* script) {
             if (!r->bytes || (int64_t)len != r->size) break;
         }
         nrows++;
+        line = end ? end + 1 : line + strlen(line);
     }
-    return pclose(pipe) == 0 && nrows > 0 ? 0 : -1;
+    free(out);
+    return nrows > 0 ? 0 : -1;
 }
 
 static const Row* row_with_id(int64_t id) {

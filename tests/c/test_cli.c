@@ -3,7 +3,8 @@
  * build / commit / list / search loop, its errors and exit codes, the
  * coverage report after an append, the index type taken from the model,
  * strict --uuid and fragment lists (also the example worker's), a model
- * given as raw float32 files, and a build cancelled by SIGINT.  Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
+ * given as raw float32 files, a build cancelled by SIGINT, and merging
+ * segments.  Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -28,25 +29,20 @@ static char out[1 << 16];
  * to stderr.txt; returns the exit status. */
 static int run_in(const char* program, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 static int run_in(const char* program, const char* fmt, ...) {
+    TuText cmd = {0};
+    tu_text_append(&cmd, "%s ", program);
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    tu_text_vappend(&cmd, fmt, ap);
     va_end(ap);
-    char* args = malloc((size_t)n + 1);
-    va_start(ap, fmt);
-    vsnprintf(args, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    size_t cap = strlen(program) + (size_t)n + strlen(dir) + 32;
-    char* cmd = malloc(cap);
-    snprintf(cmd, cap, "%s %s 2>%s/stderr.txt", program, args, dir);
-    free(args);
-    FILE* p = popen(cmd, "r");
-    free(cmd);
-    if (!p) return -1;
-    size_t got = fread(out, 1, sizeof out - 1, p);
-    out[got] = 0;
-    int status = pclose(p);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    tu_text_append(&cmd, " 2>%s/stderr.txt", dir);
+    int status = -1;
+    char* text = tu_shell_output(cmd.text, &status);
+    free(cmd.text);
+    if (!text) return -1;
+    snprintf(out, sizeof out, "%s", text);
+    free(text);
+    return status;
 }
 
 /* `lance-index <args>` and the example worker, `lance_worker <args>`. */
@@ -67,6 +63,25 @@ static void query_text(int64_t row, char* buf, size_t cap) {
     size_t used = 0;
     for (int j = 0; j < DIM; j++)
         used += (size_t)snprintf(buf + used, cap - used, "%s%.6f", j ? "," : "", data.vectors[row * DIM + j]);
+}
+
+/* `search` probing every partition of an IVF_FLAT index over all rows of
+ * `at` = brute force. */
+static void check_search_exact(const char* at) {
+    for (int q = 0; q < 3; q++) {
+        int64_t row = 123 + q * 4567;
+        char query[2048];
+        query_text(row, query, sizeof query);
+        CHECK(run("search %s --column vec --query %s --k 10 --nprobes 16", at, query) == 0);
+        int64_t truth[10];
+        tu_brute_force_knn(&data, data.vectors + row * DIM, 10, truth);
+        char* line = strchr(out, '\n'); /* past the header */
+        CHECK(line && !strncmp(out, "id\t_distance", 12));
+        for (int i = 0; i < 10 && line; i++) {
+            CHECK(atoll(line + 1) == truth[i]);
+            line = strchr(line + 1, '\n');
+        }
+    }
 }
 
 static void test_loop(void) {
@@ -128,21 +143,7 @@ static void test_loop(void) {
     for (const char* p = out; (p = strstr(p, "vec_idx")); p++) lines++;
     CHECK(lines == 4);
 
-    /* search: probing every partition of IVF_FLAT = brute force */
-    for (int q = 0; q < 3; q++) {
-        int64_t row = 123 + q * 4567;
-        char query[2048];
-        query_text(row, query, sizeof query);
-        CHECK(run("search %s --column vec --query %s --k 10 --nprobes 16", uri, query) == 0);
-        int64_t truth[10];
-        tu_brute_force_knn(&data, data.vectors + row * DIM, 10, truth);
-        char* line = strchr(out, '\n'); /* past the header */
-        CHECK(line && !strncmp(out, "id\t_distance", 12));
-        for (int i = 0; i < 10 && line; i++) {
-            CHECK(atoll(line + 1) == truth[i]);
-            line = strchr(line + 1, '\n');
-        }
-    }
+    check_search_exact(uri);
     lance_dataset_close(ds);
 }
 
@@ -171,12 +172,13 @@ static void test_errors(void) {
     CHECK(run("commit %s --name other --column vec %s/extra.bin %s/extra2.bin", uri, dir, dir) ==
           23); /* LANCE_ERR_OVERLAPPING_SEGMENTS */
     CHECK(stderr_mentions("fragments [1]"));
-    const char* commands[] = {"plan", "train", "build", "commit", "list", "coverage", "search", "create"};
-    for (int i = 0; i < 8; i++) {
+    const char* commands[] = {"plan", "train", "build", "merge", "commit", "list", "coverage", "search", "create"};
+    for (int i = 0; i < 9; i++) {
         CHECK(run("%s --help", commands[i]) == 0);
         CHECK(strstr(out, commands[i]) != NULL);
     }
     CHECK(run("help") == 0 && strstr(out, "Exit status") != NULL && strstr(out, "lance-index coverage") != NULL);
+    CHECK(strstr(out, "lance-index merge") != NULL);
     CHECK(strstr(out, "19 panic") != NULL && strstr(out, "20 cancelled") != NULL && strstr(out, "29 any other") != NULL);
     /* The one-shot build through the tool; a second is refused without --replace. */
     CHECK(run("create %s --column vec --type IVF_FLAT --partitions 8 --name one_idx --quiet", uri) == 0);
@@ -471,6 +473,67 @@ static void test_raw_model(void) {
     CHECK(stderr_mentions("dimension 16"));
 }
 
+/* `merge`: four segments of one model merged into one (and 2 + 2, then the
+ * two merged again), committed, searched exactly; its refusals' exit codes. */
+static void test_merge(void) {
+    char at[700];
+    snprintf(at, sizeof at, "%s/merge.lance", dir);
+    LanceDataset* ds = tu_write(at, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / 16);
+    CHECK(ds != NULL);
+    lance_dataset_close(ds);
+    CHECK(run("train %s --column vec --type IVF_FLAT --partitions 16 -o %s/mm.bin --quiet", at, dir) == 0);
+    const char* groups[] = {"0,1,2,3", "4,5,6,7", "8,9,10,11", "12,13,14,15"};
+    for (int g = 0; g < 4; g++)
+        CHECK(run("build %s --column vec --fragments %s --model %s/mm.bin -o %s/ms-%d.bin --quiet", at, groups[g],
+                  dir, dir, g) == 0);
+    CHECK(run("merge %s %s/ms-0.bin %s/ms-1.bin %s/ms-2.bin %s/ms-3.bin -o %s/merged.bin", at, dir, dir, dir, dir,
+              dir) == 0);
+    CHECK(stderr_mentions("4 segments merged"));
+    CHECK(run("merge %s %s/ms-0.bin %s/ms-1.bin -o %s/m01.bin --quiet", at, dir, dir, dir) == 0);
+    CHECK(run("merge %s %s/ms-2.bin %s/ms-3.bin -o %s/m23.bin --quiet", at, dir, dir, dir) == 0);
+    CHECK(run("merge %s %s/m01.bin %s/m23.bin -o %s/again.bin --quiet", at, dir, dir, dir) == 0);
+    /* The merged metadata covers all 16 fragments. */
+    char path[800];
+    const char* names[] = {"merged.bin", "again.bin"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        size_t len = 0;
+        unsigned char* bytes = read_whole_file(path, &len);
+        LanceIndexSegmentMetadata* m = NULL;
+        CHECK(bytes && lance_index_segment_metadata_parse(bytes, len, &m) == 0);
+        CHECK(lance_index_segment_metadata_fragment_count(m) == 16);
+        lance_index_segment_metadata_free(m);
+        free(bytes);
+    }
+    /* Nothing committed by a merge; the merged segment commits and answers exactly. */
+    ds = lance_dataset_open(at, NULL, 0);
+    CHECK(lance_dataset_latest_version(ds) == 1);
+    lance_dataset_close(ds);
+    CHECK(run("commit %s --name vec_idx --column vec %s/merged.bin", at, dir) == 0);
+    CHECK(strstr(out, "\"version\": 2") != NULL);
+    CHECK(run("list %s", at) == 0 && strstr(out, "1 segments, dataset version 2") != NULL);
+    check_search_exact(at);
+    CHECK(run("commit %s --name vec_idx --column vec %s/again.bin --replace", at, dir) == 0);
+    check_search_exact(at);
+
+    /* Refusals. */
+    CHECK(run("merge %s %s/ms-0.bin -o %s/x.bin", at, dir, dir) == 2);
+    CHECK(stderr_mentions("at least two"));
+    CHECK(run("merge %s %s/ms-0.bin %s/ms-1.bin", at, dir, dir) == 2);
+    CHECK(run("merge %s %s/ms-0.bin %s/no-such.bin -o %s/x.bin", at, dir, dir, dir) == 2);
+    CHECK(stderr_mentions("no-such.bin"));
+    CHECK(run("merge %s %s/ms-0.bin %s/ms-0.bin -o %s/x.bin", at, dir, dir, dir) == 22); /* duplicate */
+    CHECK(run("merge %s %s/ms-0.bin %s/m01.bin -o %s/x.bin", at, dir, dir, dir) == 23);  /* overlapping */
+    CHECK(stderr_mentions("fragments [0, 1, 2, 3]"));
+    CHECK(run("train %s --column vec --type IVF_FLAT --partitions 16 --sample-fragments 8,9 -o %s/mm2.bin --quiet",
+              at, dir) == 0);
+    CHECK(run("build %s --column vec --fragments 4,5 --model %s/mm2.bin -o %s/other.bin --quiet", at, dir, dir) == 0);
+    CHECK(run("merge %s %s/ms-0.bin %s/other.bin -o %s/x.bin", at, dir, dir, dir) == 25); /* model mismatch */
+    snprintf(path, sizeof path, "%s/x.bin", dir);
+    struct stat st;
+    CHECK(stat(path, &st) != 0);
+}
+
 int main(int argc, char** argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker\n");
@@ -490,6 +553,7 @@ int main(int argc, char** argv) {
     RUN(test_strict_arguments);
     RUN(test_coverage_after_append);
     RUN(test_sigint);
+    RUN(test_merge);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&data);

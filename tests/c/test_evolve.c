@@ -190,18 +190,23 @@ static LanceDataset* make_pair(const char* tag, char* c_uri, char* py_uri) {
     LanceDataset* ds = tu_write(c_uri, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS_PER_FILE);
     CHECK(ds != NULL);
     CHECK(lance_dataset_fragment_count(ds) == 3);
-    char cmd[1400];
-    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", c_uri, py_uri);
-    CHECK(system(cmd) == 0);
+    const char* copy[] = {"cp", "-r", c_uri, py_uri, NULL}; /* a failed check when it fails */
+    free(tu_run_program(copy));
     return ds;
 }
 
 /* Runs the oracle; true when pylance agrees. */
 static int oracle_agrees(const char* c_case, const char* c_uri, const char* py_uri, const char* extra) {
-    char cmd[2600];
-    snprintf(cmd, sizeof cmd, "RUST_LOG=error '%s' '%s' %s '%s' '%s' %s", python, oracle, c_case, c_uri, py_uri,
-             extra ? extra : "");
-    int rc = system(cmd);
+    TuText cmd = {0};
+    tu_text_append(&cmd, "RUST_LOG=error");
+    tu_shell_quote(&cmd, python);
+    tu_shell_quote(&cmd, oracle);
+    tu_shell_quote(&cmd, c_case);
+    tu_shell_quote(&cmd, c_uri);
+    tu_shell_quote(&cmd, py_uri);
+    if (extra) tu_text_append(&cmd, " %s", extra);
+    int rc = system(cmd.text);
+    free(cmd.text);
     if (rc != 0) fprintf(stderr, "oracle %s: exit status %d\n", c_case, rc);
     return rc == 0;
 }

@@ -1,4 +1,3 @@
-#define _GNU_SOURCE /* popen */
 /* Full-text search: the hits of lance_scanner_full_text_search() and of
  * prepared query contexts equal pylance's for the same dataset and queries
  * (ids in order, scores within 1e-5), coverage modes, the segment rules,
@@ -6,7 +5,6 @@
  *
  * Usage: test_fts <python with pylance> <python/fts_oracle.py>. */
 #include <math.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -22,44 +20,9 @@ typedef struct {
     float scores[CAP];
 } Hits;
 
-/* Runs fts_oracle.py with the NULL-terminated arguments (each quoted) and
-   returns its stdout (malloc'd), or NULL. */
-static char* oracle(const char* first, ...) {
-    char cmd[4096];
-    size_t len = 0;
-    const char* parts[16];
-    int n = 0;
-    parts[n++] = python;
-    parts[n++] = oracle_script;
-    parts[n++] = first;
-    va_list ap;
-    va_start(ap, first);
-    for (const char* a; n < 15 && (a = va_arg(ap, const char*)) != NULL;) parts[n++] = a;
-    va_end(ap);
-    for (int i = 0; i < n; i++) {
-        len += (size_t)snprintf(cmd + len, sizeof cmd - len, "%s'", i ? " " : "");
-        for (const char* c = parts[i]; *c && len < sizeof cmd - 8; c++) {
-            if (*c == '\'') len += (size_t)snprintf(cmd + len, sizeof cmd - len, "'\\''");
-            else cmd[len++] = *c;
-        }
-        len += (size_t)snprintf(cmd + len, sizeof cmd - len, "'");
-    }
-    FILE* pipe = popen(cmd, "r");
-    if (!pipe) return NULL;
-    size_t cap = 1 << 16, got = 0;
-    char* out = malloc(cap);
-    size_t r;
-    while ((r = fread(out + got, 1, cap - got - 1, pipe)) > 0) {
-        got += r;
-        if (got + 1 == cap) out = realloc(out, cap *= 2);
-    }
-    out[got] = 0;
-    if (pclose(pipe) != 0) {
-        free(out);
-        return NULL;
-    }
-    return out;
-}
+/* Runs fts_oracle.py with the NULL-terminated arguments and returns its
+   stdout (malloc'd), or NULL (a failed check). */
+#define oracle(...) tu_oracle(python, oracle_script, __VA_ARGS__)
 
 static void parse_hits(const char* text, Hits* h) {
     h->n = 0;

@@ -1,4 +1,3 @@
-#define _GNU_SOURCE /* popen */
 /* Version history, restore, data statistics, update and random access,
  * checked against pylance of the same Lance release reading (or changing a
  * copy of) the same multi-fragment dataset, plus every bad-input path.
@@ -6,7 +5,6 @@
  * Usage: test_history <python with pylance> <python/history_oracle.py>.
  * Without them the test fails: it never skips. */
 #include <dirent.h>
-#include <stdarg.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -15,81 +13,9 @@ static TuData data;
 static const char* python;
 static const char* oracle_script;
 
-/* ---- text buffers ---- */
-
-typedef struct {
-    char* text;
-    size_t len, cap;
-} Text;
-
-static void text_append(Text* t, const char* fmt, ...) {
-    for (;;) {
-        va_list args;
-        va_start(args, fmt);
-        size_t room = t->cap - t->len;
-        int n = vsnprintf(t->text ? t->text + t->len : NULL, t->text ? room : 0, fmt, args);
-        va_end(args);
-        if (n < 0) abort();
-        if (t->text && (size_t)n < room) {
-            t->len += (size_t)n;
-            return;
-        }
-        t->cap = (t->cap + (size_t)n + 1) * 2;
-        t->text = realloc(t->text, t->cap);
-        if (!t->text) abort();
-        if (t->len == 0) t->text[0] = '\0';
-    }
-}
-
-/* An empty text is "" rather than NULL, so results can always be compared. */
-static char* text_take(Text* t) {
-    if (!t->text) text_append(t, "%s", "");
-    return t->text;
-}
-
-/* ---- pylance, run as a separate process ---- */
-
-static void shell_quote(Text* cmd, const char* arg) {
-    text_append(cmd, " '");
-    for (const char* p = arg; *p; p++) {
-        if (*p == '\'') {
-            text_append(cmd, "'\\''");
-        } else {
-            text_append(cmd, "%c", *p);
-        }
-    }
-    text_append(cmd, "'");
-}
-
-/* Runs history_oracle.py with the NULL-terminated `args`; its stdout, or
+/* Runs history_oracle.py with the NULL-terminated arguments; its stdout, or
  * NULL (a failed check) when it cannot run or exits with an error. */
-static char* oracle(const char* first, ...) {
-    Text cmd = {0};
-    shell_quote(&cmd, python);
-    shell_quote(&cmd, oracle_script);
-    va_list args;
-    va_start(args, first);
-    for (const char* arg = first; arg; arg = va_arg(args, const char*)) shell_quote(&cmd, arg);
-    va_end(args);
-    FILE* pipe = popen(cmd.text, "r");
-    free(cmd.text);
-    CHECK(pipe != NULL);
-    if (!pipe) return NULL;
-    Text out = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk - 1, pipe)) > 0) {
-        chunk[n] = '\0';
-        text_append(&out, "%s", chunk);
-    }
-    int status = pclose(pipe);
-    CHECK(status == 0);
-    if (status != 0) {
-        free(out.text);
-        return NULL;
-    }
-    return text_take(&out);
-}
+#define oracle(...) tu_oracle(python, oracle_script, __VA_ARGS__)
 
 /* Compares the C API's text with pylance's; prints both on a mismatch. */
 static void check_same_text(const char* what, const char* ours, const char* theirs) {
@@ -110,27 +36,27 @@ static int valid_at(const struct ArrowArray* a, int64_t i) {
     return (bits[j / 8] >> (j % 8)) & 1;
 }
 
-static void value_text(Text* t, const struct ArrowSchema* s, const struct ArrowArray* a, int64_t i) {
+static void value_text(TuText* t, const struct ArrowSchema* s, const struct ArrowArray* a, int64_t i) {
     if (!valid_at(a, i)) {
-        text_append(t, "null");
+        tu_text_append(t, "null");
         return;
     }
     int64_t j = a->offset + i;
     if (strcmp(s->format, "l") == 0) {
-        text_append(t, "%lld", (long long)((const int64_t*)a->buffers[1])[j]);
+        tu_text_append(t, "%lld", (long long)((const int64_t*)a->buffers[1])[j]);
     } else if (strcmp(s->format, "L") == 0) {
-        text_append(t, "%llu", (unsigned long long)((const uint64_t*)a->buffers[1])[j]);
+        tu_text_append(t, "%llu", (unsigned long long)((const uint64_t*)a->buffers[1])[j]);
     } else if (strcmp(s->format, "u") == 0) {
         const int32_t* offsets = a->buffers[1];
         const char* chars = a->buffers[2];
-        text_append(t, "%.*s", (int)(offsets[j + 1] - offsets[j]), chars + offsets[j]);
+        tu_text_append(t, "%.*s", (int)(offsets[j + 1] - offsets[j]), chars + offsets[j]);
     } else if (strncmp(s->format, "+w:", 3) == 0 && strcmp(s->children[0]->format, "f") == 0) {
         int64_t dim = atoll(s->format + 3);
         const struct ArrowArray* child = a->children[0];
         const float* values = (const float*)child->buffers[1] + child->offset;
-        for (int64_t k = 0; k < dim; k++) text_append(t, "%s%.9g", k ? "," : "", (double)values[j * dim + k]);
+        for (int64_t k = 0; k < dim; k++) tu_text_append(t, "%s%.9g", k ? "," : "", (double)values[j * dim + k]);
     } else {
-        text_append(t, "<format %s>", s->format);
+        tu_text_append(t, "<format %s>", s->format);
     }
 }
 
@@ -138,7 +64,7 @@ static void value_text(Text* t, const struct ArrowSchema* s, const struct ArrowA
  * counts the rows.  NULL when the stream fails. */
 static char* stream_text(struct ArrowArrayStream* stream, int64_t* out_rows) {
     struct ArrowSchema schema;
-    Text t = {0};
+    TuText t = {0};
     int64_t rows = 0;
     if (stream->get_schema(stream, &schema) != 0) {
         stream->release(stream);
@@ -154,10 +80,10 @@ static char* stream_text(struct ArrowArrayStream* stream, int64_t* out_rows) {
         if (!batch.release) break;
         for (int64_t r = 0; r < batch.length; r++) {
             for (int64_t c = 0; c < schema.n_children; c++) {
-                text_append(&t, "%s%s=", c ? "\t" : "", schema.children[c]->name);
+                tu_text_append(&t, "%s%s=", c ? "\t" : "", schema.children[c]->name);
                 value_text(&t, schema.children[c], batch.children[c], batch.offset + r);
             }
-            text_append(&t, "\n");
+            tu_text_append(&t, "\n");
         }
         rows += batch.length;
         batch.release(&batch);
@@ -165,7 +91,7 @@ static char* stream_text(struct ArrowArrayStream* stream, int64_t* out_rows) {
     schema.release(&schema);
     stream->release(stream);
     if (out_rows) *out_rows = rows;
-    return text_take(&t);
+    return tu_text_take(&t);
 }
 
 /* Every row of the handle's version, in scan order. */
@@ -207,13 +133,13 @@ static LanceDataset* make_dataset(const char* dir, const char* name, char* uri, 
 /* ---- version history ---- */
 
 static char* versions_text(const LanceVersions* versions) {
-    Text t = {0};
+    TuText t = {0};
     uint64_t n = lance_versions_count(versions);
     for (uint64_t i = 0; i < n; i++) {
-        text_append(&t, "%llu %lld\n", (unsigned long long)lance_versions_id_at(versions, (size_t)i),
+        tu_text_append(&t, "%llu %lld\n", (unsigned long long)lance_versions_id_at(versions, (size_t)i),
                     (long long)lance_versions_timestamp_ms_at(versions, (size_t)i));
     }
-    return text_take(&t);
+    return tu_text_take(&t);
 }
 
 static void test_versions(void) {
@@ -303,8 +229,8 @@ static void test_data_stats(void) {
     CHECK(n >= 3);
     CHECK(lance_last_error_code() == LANCE_OK);
 
-    Text ids = {0};
-    Text entries = {0};
+    TuText ids = {0};
+    TuText entries = {0};
     uint64_t total = 0;
     for (uint64_t i = 0; i < n; i++) {
         uint32_t id = lance_data_statistics_field_id_at(stats, (size_t)i);
@@ -312,8 +238,8 @@ static void test_data_stats(void) {
         uint64_t bytes = lance_data_statistics_bytes_on_disk_at(stats, (size_t)i);
         CHECK(lance_last_error_code() == LANCE_OK);
         if (i > 0) CHECK(id > lance_data_statistics_field_id_at(stats, (size_t)i - 1));
-        text_append(&ids, "%u\n", id);
-        text_append(&entries, "%u %llu\n", id, (unsigned long long)bytes);
+        tu_text_append(&ids, "%u\n", id);
+        tu_text_append(&entries, "%u %llu\n", id, (unsigned long long)bytes);
         total += bytes;
     }
     /* Every leaf column holds data; the files hold them plus their metadata. */
@@ -321,9 +247,9 @@ static void test_data_stats(void) {
     CHECK(total > 0);
     CHECK((int64_t)total <= data_files_size(uri));
     char* schema_ids = oracle("field_ids", uri, NULL);
-    check_same_text("field ids", text_take(&ids), schema_ids);
+    check_same_text("field ids", tu_text_take(&ids), schema_ids);
     char* theirs = oracle("stats", uri, NULL);
-    check_same_text("data statistics", text_take(&entries), theirs);
+    check_same_text("data statistics", tu_text_take(&entries), theirs);
     free(schema_ids);
     free(theirs);
     free(ids.text);
@@ -429,10 +355,10 @@ static void check_update_like_pylance(LanceDataset* ds, const char* uri, const c
     CHECK(lance_dataset_version(ds) == before + 1);
     CHECK(lance_dataset_latest_version(ds) == before + 1);
 
-    Text ours = {0};
+    TuText ours = {0};
     char* rows = scan_text(ds);
-    text_append(&ours, "updated %llu\n%s", (unsigned long long)updated, rows ? rows : "");
-    check_same_text(value, text_take(&ours), theirs);
+    tu_text_append(&ours, "updated %llu\n%s", (unsigned long long)updated, rows ? rows : "");
+    check_same_text(value, tu_text_take(&ours), theirs);
     free(rows);
     free(ours.text);
     free(theirs);
@@ -510,9 +436,9 @@ static void test_update(void) {
 
 /* Comma list of numbers, for the oracle's arguments. */
 static char* numbers_text(const uint64_t* values, size_t n) {
-    Text t = {0};
-    for (size_t i = 0; i < n; i++) text_append(&t, "%s%llu", i ? "," : "", (unsigned long long)values[i]);
-    return text_take(&t);
+    TuText t = {0};
+    for (size_t i = 0; i < n; i++) tu_text_append(&t, "%s%llu", i ? "," : "", (unsigned long long)values[i]);
+    return tu_text_take(&t);
 }
 
 static void check_take(LanceDataset* ds, const char* uri, int by_row_id, const uint64_t* ids, size_t n,

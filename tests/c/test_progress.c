@@ -137,14 +137,17 @@ static int segment_dir_exists(const uint8_t* u) {
 }
 
 static int count_index_dirs(void) {
-    char cmd[800];
-    snprintf(cmd, sizeof cmd, "ls '%s/_indices' 2>/dev/null | wc -l", uri);
-    FILE* f = popen(cmd, "r");
+    char indices[700];
+    snprintf(indices, sizeof indices, "%s/_indices", uri);
+    TuText cmd = {0};
+    tu_text_append(&cmd, "ls");
+    tu_shell_quote(&cmd, indices);
+    tu_text_append(&cmd, " 2>/dev/null | wc -l");
+    char* text = tu_shell_output(cmd.text, NULL);
+    free(cmd.text);
     int n = -1;
-    if (f) {
-        if (fscanf(f, "%d", &n) != 1) n = -1;
-        pclose(f);
-    }
+    if (text && sscanf(text, "%d", &n) != 1) n = -1;
+    free(text);
     return n;
 }
 

@@ -1,4 +1,3 @@
-#define _GNU_SOURCE /* popen */
 /* Scanner tuning, extra filters, scan statistics and k-NN probe bounds,
  * checked against pylance of the same Lance release scanning the same
  * multi-fragment dataset with the same settings (python/scan_oracle.py),
@@ -6,7 +5,6 @@
  *
  * Usage: test_scan_tuning <python with pylance> <python/scan_oracle.py>.
  * Without them the test fails: it never skips. */
-#include <stdarg.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -27,80 +25,9 @@ static char knn_uri[1024];  /* 4 fragments, an IVF_FLAT index on vec */
 static LanceDataset* ds;
 static LanceDataset* knn_ds;
 
-/* ---- text buffers ---- */
-
-typedef struct {
-    char* text;
-    size_t len, cap;
-} Text;
-
-static void text_append(Text* t, const char* fmt, ...) {
-    for (;;) {
-        va_list args;
-        va_start(args, fmt);
-        size_t room = t->cap - t->len;
-        int n = vsnprintf(t->text ? t->text + t->len : NULL, t->text ? room : 0, fmt, args);
-        va_end(args);
-        if (n < 0) abort();
-        if (t->text && (size_t)n < room) {
-            t->len += (size_t)n;
-            return;
-        }
-        t->cap = (t->cap + (size_t)n + 1) * 2;
-        t->text = realloc(t->text, t->cap);
-        if (!t->text) abort();
-        if (t->len == 0) t->text[0] = '\0';
-    }
-}
-
-static char* text_take(Text* t) {
-    if (!t->text) text_append(t, "%s", "");
-    return t->text;
-}
-
-/* ---- pylance, run as a separate process ---- */
-
-static void shell_quote(Text* cmd, const char* arg) {
-    text_append(cmd, " '");
-    for (const char* p = arg; *p; p++) {
-        if (*p == '\'') {
-            text_append(cmd, "'\\''");
-        } else {
-            text_append(cmd, "%c", *p);
-        }
-    }
-    text_append(cmd, "'");
-}
-
 /* Runs scan_oracle.py with the NULL-terminated arguments; its stdout, or
  * NULL (a failed check) when it cannot run or fails. */
-static char* oracle(const char* first, ...) {
-    Text cmd = {0};
-    shell_quote(&cmd, python);
-    shell_quote(&cmd, oracle_script);
-    va_list args;
-    va_start(args, first);
-    for (const char* arg = first; arg; arg = va_arg(args, const char*)) shell_quote(&cmd, arg);
-    va_end(args);
-    FILE* pipe = popen(cmd.text, "r");
-    free(cmd.text);
-    CHECK(pipe != NULL);
-    if (!pipe) return NULL;
-    Text out = {0};
-    char chunk[4096];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk - 1, pipe)) > 0) {
-        chunk[n] = '\0';
-        text_append(&out, "%s", chunk);
-    }
-    int status = pclose(pipe);
-    CHECK(status == 0);
-    if (status != 0) {
-        free(out.text);
-        return NULL;
-    }
-    return text_take(&out);
-}
+#define oracle(...) tu_oracle(python, oracle_script, __VA_ARGS__)
 
 /* pylance's scan of `dataset`'s version with the given scanner() options (JSON). */
 static char* pylance_scan(const LanceDataset* dataset, const char* path, const char* options_json) {
@@ -128,27 +55,27 @@ static int valid_at(const struct ArrowArray* a, int64_t i) {
 }
 
 /* Appends the rows of a struct array whose columns are int64, uint64 or utf8. */
-static int rows_text(Text* rows, const struct ArrowSchema* schema, const struct ArrowArray* array) {
+static int rows_text(TuText* rows, const struct ArrowSchema* schema, const struct ArrowArray* array) {
     for (int64_t r = 0; r < array->length; r++) {
         for (int64_t c = 0; c < schema->n_children; c++) {
             const struct ArrowSchema* s = schema->children[c];
             const struct ArrowArray* a = array->children[c];
             int64_t j = a->offset + array->offset + r;
-            if (c > 0) text_append(rows, "\t");
+            if (c > 0) tu_text_append(rows, "\t");
             if (!valid_at(a, array->offset + r)) {
-                text_append(rows, "null");
+                tu_text_append(rows, "null");
             } else if (strcmp(s->format, "l") == 0) {
-                text_append(rows, "%lld", (long long)((const int64_t*)a->buffers[1])[j]);
+                tu_text_append(rows, "%lld", (long long)((const int64_t*)a->buffers[1])[j]);
             } else if (strcmp(s->format, "L") == 0) {
-                text_append(rows, "%llu", (unsigned long long)((const uint64_t*)a->buffers[1])[j]);
+                tu_text_append(rows, "%llu", (unsigned long long)((const uint64_t*)a->buffers[1])[j]);
             } else if (strcmp(s->format, "u") == 0) {
                 const int32_t* offsets = a->buffers[1];
-                text_append(rows, "%.*s", (int)(offsets[j + 1] - offsets[j]), (const char*)a->buffers[2] + offsets[j]);
+                tu_text_append(rows, "%.*s", (int)(offsets[j + 1] - offsets[j]), (const char*)a->buffers[2] + offsets[j]);
             } else {
                 return -1;
             }
         }
-        text_append(rows, "\n");
+        tu_text_append(rows, "\n");
     }
     return 0;
 }
@@ -156,8 +83,8 @@ static int rows_text(Text* rows, const struct ArrowSchema* schema, const struct 
 /* Reads the whole scan through lance_scanner_next(): "batches n1,n2,..."
  * and then the rows; NULL (after a failed check) on an error. */
 static char* scan_text(LanceScanner* s) {
-    Text sizes = {0}, rows = {0};
-    text_append(&sizes, "batches ");
+    TuText sizes = {0}, rows = {0};
+    tu_text_append(&sizes, "batches ");
     int first = 1, ok = 1;
     for (;;) {
         LanceBatch* batch = NULL;
@@ -171,29 +98,29 @@ static char* scan_text(LanceScanner* s) {
         struct ArrowArray array;
         struct ArrowSchema schema;
         CHECK_OK(lance_batch_to_arrow(batch, &array, &schema));
-        text_append(&sizes, first ? "%lld" : ",%lld", (long long)array.length);
+        tu_text_append(&sizes, first ? "%lld" : ",%lld", (long long)array.length);
         first = 0;
         if (rows_text(&rows, &schema, &array) != 0) ok = 0;
         array.release(&array);
         schema.release(&schema);
         lance_batch_free(batch);
     }
-    text_append(&sizes, "\n%s", text_take(&rows));
+    tu_text_append(&sizes, "\n%s", tu_text_take(&rows));
     free(rows.text);
     CHECK(ok);
     if (!ok) {
         free(sizes.text);
         return NULL;
     }
-    return text_take(&sizes);
+    return tu_text_take(&sizes);
 }
 
 /* The same through lance_scanner_to_arrow_stream(). */
 static char* stream_text(LanceScanner* s) {
     struct ArrowArrayStream stream;
     CHECK_OK(lance_scanner_to_arrow_stream(s, &stream));
-    Text sizes = {0}, rows = {0};
-    text_append(&sizes, "batches ");
+    TuText sizes = {0}, rows = {0};
+    tu_text_append(&sizes, "batches ");
     int first = 1, ok = 1;
     struct ArrowSchema schema;
     CHECK(stream.get_schema(&stream, &schema) == 0);
@@ -204,21 +131,21 @@ static char* stream_text(LanceScanner* s) {
             break;
         }
         if (array.release == NULL) break;
-        text_append(&sizes, first ? "%lld" : ",%lld", (long long)array.length);
+        tu_text_append(&sizes, first ? "%lld" : ",%lld", (long long)array.length);
         first = 0;
         if (rows_text(&rows, &schema, &array) != 0) ok = 0;
         array.release(&array);
     }
     schema.release(&schema);
     stream.release(&stream);
-    text_append(&sizes, "\n%s", text_take(&rows));
+    tu_text_append(&sizes, "\n%s", tu_text_take(&rows));
     free(rows.text);
     CHECK(ok);
     if (!ok) {
         free(sizes.text);
         return NULL;
     }
-    return text_take(&sizes);
+    return tu_text_take(&sizes);
 }
 
 static int line_cmp(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
@@ -235,11 +162,11 @@ static char* sorted_rows(const char* text) {
         lines[n++] = line;
     }
     qsort(lines, n, sizeof *lines, line_cmp);
-    Text out = {0};
-    for (size_t i = 0; i < n; i++) text_append(&out, "%s\n", lines[i]);
+    TuText out = {0};
+    for (size_t i = 0; i < n; i++) tu_text_append(&out, "%s\n", lines[i]);
     free(lines);
     free(copy);
-    return text_take(&out);
+    return tu_text_take(&out);
 }
 
 static LanceScanner* scanner_of(LanceDataset* dataset, const char* const* columns, const char* filter) {

@@ -1,4 +1,3 @@
-#define _GNU_SOURCE /* popen */
 /* Multivector k-NN (lance_scanner_nearest_multivector) against brute force
  * and pylance on the same data, and the segment-scoped scalar scan
  * (lance_scanner_set_scalar_index_segment) against the rows the filter
@@ -21,25 +20,6 @@ static char uri[600];
 /* Every row's vectors, as read through the C API. */
 static int64_t row_first[ROWS + 1]; /* row i's vectors: [row_first[i], row_first[i+1]) */
 static float* vectors;              /* DIM floats per vector */
-
-static char* run(const char* args) {
-    char cmd[8192];
-    snprintf(cmd, sizeof cmd, "'%s' '%s' %s", python, oracle_script, args);
-    FILE* pipe = popen(cmd, "r");
-    if (!pipe) return NULL;
-    size_t cap = 1 << 16, got = 0, r;
-    char* out = malloc(cap);
-    while ((r = fread(out + got, 1, cap - got - 1, pipe)) > 0) {
-        got += r;
-        if (got + 1 == cap) out = realloc(out, cap *= 2);
-    }
-    out[got] = 0;
-    if (pclose(pipe) != 0) {
-        free(out);
-        return NULL;
-    }
-    return out;
-}
 
 /* Reads id and mv of every row (ids are 0..ROWS-1, each once). */
 static void load_rows(void) {
@@ -137,10 +117,16 @@ static void test_multivector_matches(void) {
             brute_force(q, nq, k, want);
             for (int i = 0; i < k; i++) CHECK(ours[i] == want[i]);
             /* pylance on the same data. */
-            char args[2048];
-            int len = snprintf(args, sizeof args, "search '%s' %d", uri, k);
-            for (int i = 0; i < nq * DIM; i++) len += snprintf(args + len, sizeof args - (size_t)len, " %.9g", q[i]);
-            char* out = run(args);
+            char k_text[16], values[3 * DIM][32];
+            const char* argv[5 + 3 * DIM + 1] = {python, oracle_script, "search", uri, k_text};
+            snprintf(k_text, sizeof k_text, "%d", k);
+            int argc = 5;
+            for (int i = 0; i < nq * DIM; i++) {
+                snprintf(values[i], sizeof values[i], "%.9g", q[i]);
+                argv[argc++] = values[i];
+            }
+            argv[argc] = NULL;
+            char* out = tu_run_program(argv);
             CHECK(out != NULL);
             if (!out) continue;
             const char* p = out;
@@ -273,9 +259,7 @@ int main(int argc, char** argv) {
     oracle_script = argv[2];
     char* dir = tu_temp_dir("search-extras");
     snprintf(uri, sizeof uri, "%s/ds", dir);
-    char args[700];
-    snprintf(args, sizeof args, "make '%s'", uri);
-    char* out = run(args);
+    char* out = tu_oracle(python, oracle_script, "make", uri, NULL);
     CHECK(out != NULL);
     free(out);
     ds = lance_dataset_open(uri, NULL, 0);

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "measure.h"
@@ -414,4 +415,98 @@ void tu_uuid(int seed, uint8_t out[16]) {
 
 double tu_now(void) {
     return monotonic_seconds();
+}
+
+/* ---- growing text ---- */
+
+void tu_text_vappend(TuText* t, const char* fmt, va_list args) {
+    for (;;) {
+        va_list copy;
+        va_copy(copy, args);
+        size_t room = t->cap - t->len;
+        int n = vsnprintf(t->text ? t->text + t->len : NULL, t->text ? room : 0, fmt, copy);
+        va_end(copy);
+        if (n < 0) abort();
+        if (t->text && (size_t)n < room) {
+            t->len += (size_t)n;
+            return;
+        }
+        t->cap = (t->cap + (size_t)n + 1) * 2;
+        t->text = realloc(t->text, t->cap);
+        if (!t->text) abort();
+        if (t->len == 0) t->text[0] = '\0';
+    }
+}
+
+void tu_text_append(TuText* t, const char* fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    tu_text_vappend(t, fmt, args);
+    va_end(args);
+}
+
+char* tu_text_take(TuText* t) {
+    if (!t->text) tu_text_append(t, "%s", "");
+    return t->text;
+}
+
+/* ---- other programs ---- */
+
+void tu_shell_quote(TuText* cmd, const char* arg) {
+    tu_text_append(cmd, " '");
+    for (const char* p = arg; *p; p++) {
+        if (*p == '\'') {
+            tu_text_append(cmd, "'\\''");
+        } else {
+            tu_text_append(cmd, "%c", *p);
+        }
+    }
+    tu_text_append(cmd, "'");
+}
+
+char* tu_shell_output(const char* command, int* out_exit) {
+    if (out_exit) *out_exit = -1;
+    FILE* pipe = popen(command, "r");
+    if (!pipe) return NULL;
+    TuText out = {0};
+    char chunk[4096];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk - 1, pipe)) > 0) {
+        chunk[n] = '\0';
+        tu_text_append(&out, "%s", chunk);
+    }
+    int status = pclose(pipe);
+    if (out_exit) *out_exit = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return tu_text_take(&out);
+}
+
+/* Runs the command line (and frees it); its stdout when it exits with 0. */
+static char* run_checked(TuText* cmd) {
+    int code = -1;
+    char* out = tu_shell_output(cmd->text, &code);
+    CHECK(out != NULL && code == 0);
+    if (!out || code != 0) {
+        fprintf(stderr, "    exit code %d:%s\n", code, cmd->text);
+        free(out);
+        out = NULL;
+    }
+    free(cmd->text);
+    return out;
+}
+
+char* tu_run_program(const char* const* argv) {
+    TuText cmd = {0};
+    for (const char* const* arg = argv; *arg; arg++) tu_shell_quote(&cmd, *arg);
+    return run_checked(&cmd);
+}
+
+char* tu_oracle(const char* python, const char* script, ...) {
+    TuText cmd = {0};
+    tu_shell_quote(&cmd, python);
+    tu_shell_quote(&cmd, script);
+    va_list args;
+    va_start(args, script);
+    for (const char* arg = va_arg(args, const char*); arg; arg = va_arg(args, const char*)) tu_shell_quote(&cmd, arg);
+    va_end(args);
+    return run_checked(&cmd);
 }

@@ -1,9 +1,11 @@
 /* Shared helpers for the C tests: a tiny assertion framework, Arrow arrays
  * built by hand (no Arrow library), clustered vector data, brute-force k-NN,
- * and temporary directories.  The helpers programs share live in common/. */
+ * temporary directories, growing text, and other programs (Python oracles)
+ * run for their output.  The helpers programs share live in common/. */
 #ifndef LANCE_TEST_UTIL_H
 #define LANCE_TEST_UTIL_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +130,47 @@ void tu_uuid(int seed, uint8_t out[16]);
 
 /* Seconds on a monotonic clock. */
 double tu_now(void);
+
+/* ---- growing text ---- */
+
+/* A growing, always NUL-terminated text: start from `TuText t = {0};`,
+ * append, then take the text (malloc'd; the caller frees it). */
+typedef struct {
+    char* text; /* NULL until something is appended */
+    size_t len, cap;
+} TuText;
+
+/* Appends printf-style; aborts when out of memory. */
+void tu_text_append(TuText* t, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void tu_text_vappend(TuText* t, const char* fmt, va_list args) __attribute__((format(printf, 2, 0)));
+
+/* The text (t->text, which the caller frees): "" rather than NULL when
+ * nothing was appended, so results can always be compared. */
+char* tu_text_take(TuText* t);
+
+/* ---- other programs, run through /bin/sh ---- */
+
+/* Appends a space and `arg` in single quotes, safe for /bin/sh whatever it
+ * holds (a ' becomes '\''). */
+void tu_shell_quote(TuText* cmd, const char* arg);
+
+/* Runs the shell command line `command` and reads all it writes to stdout;
+ * stderr is left alone.  Returns that output (malloc'd, "" when none), or
+ * NULL when the command could not be started.  `out_exit` (nullable)
+ * receives the exit code, or -1 when it could not start or did not exit
+ * normally (a signal). */
+char* tu_shell_output(const char* command, int* out_exit);
+
+/* Runs the program argv[0] with the arguments argv[1..] (NULL-terminated,
+ * each quoted; argv[0] is looked up in PATH when it has no '/') and returns
+ * its stdout (malloc'd), or NULL when it could not start or exited with
+ * anything but 0: that is a failed check, and the command line is printed
+ * to stderr. */
+char* tu_run_program(const char* const* argv);
+
+/* tu_run_program() of `python script args...`, the NULL-terminated `args`
+ * given inline: how the tests ask a Python oracle (pylance) for the answer. */
+char* tu_oracle(const char* python, const char* script, ...) __attribute__((sentinel));
 
 #ifdef __cplusplus
 }

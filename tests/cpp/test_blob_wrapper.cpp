@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "lance/lance.hpp"
-#include "test_util.h"
+#include "test_util.hpp"
 
 namespace {
 
@@ -26,11 +26,10 @@ std::vector<Row> g_rows;
 
 bool write_dataset(const char* python, const char* script, const std::string& dir) {
     g_uri = dir + "/blobs.lance";
-    std::string cmd = std::string("'") + python + "' '" + script + "' write '" + dir + "'";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return false;
-    char line[256];
-    while (std::fgets(line, sizeof line, pipe)) {
+    char* out = tu_oracle(python, script, "write", dir.c_str(), nullptr);
+    if (!out) return false;
+    for (char* line = out; *line;) {
+        char* end = std::strchr(line, '\n');
         long long id;
         unsigned long long row_id;
         char size[32];
@@ -45,18 +44,10 @@ bool write_dataset(const char* python, const char* script, const std::string& di
             free(data);
         }
         g_rows.push_back(std::move(row));
+        line = end ? end + 1 : line + std::strlen(line);
     }
-    return pclose(pipe) == 0 && !g_rows.empty();
-}
-
-template <typename F>
-LanceErrorCode code_of(F&& f) {
-    try {
-        f();
-    } catch (const lance::Error& e) {
-        return e.code;
-    }
-    return LANCE_OK;
+    free(out);
+    return !g_rows.empty();
 }
 
 void test_session_and_blobs() {

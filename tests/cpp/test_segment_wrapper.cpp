@@ -4,7 +4,8 @@
 //     build mode, IndexSegmentMetadata, and the coverage-driven
 //     commit_index_segments;
 //   - this library's: VectorModel, the RFC builders, std::function progress,
-//     cancel tokens, and the commit with options and result.
+//     cancel tokens, the commit with options and result, and merging
+//     segments (merge_index_segments).
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -376,6 +377,53 @@ static void test_rfc_forms() {
     CHECK(code_of([&] { ds.vector_segment_builder("vec", p, never); }) == LANCE_ERR_INVALID_ARGUMENT);
 }
 
+// Dataset::merge_index_segments(): four IVF_FLAT segments of one model
+// merged into one (and 2 + 2, then merged again), committed: probing every
+// partition equals brute force; refusals throw with the C API's codes.
+static void test_merge() {
+    lance::Dataset ds = make_dataset("merge.lance");
+    LanceVectorIndexParams p{};
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    p.num_partitions = 4;
+    lance::VectorModel model = ds.train_vector_model("vec", p, {});
+    std::vector<lance::Bytes> segments;
+    for (const auto& frags : groups_of_two()) {
+        LanceIndexSegmentBuildOptionsRfc o{};
+        o.fragment_ids = frags.data();
+        o.fragment_count = frags.size();
+        o.model = model.c_handle();
+        o.train = LANCE_TRAIN_NEVER;
+        segments.push_back(ds.vector_segment_builder("vec", p, o).execute_uncommitted());
+    }
+    const lance::Dataset& reader = ds;  // merging reads; it needs no mutable handle
+    lance::Bytes merged = reader.merge_index_segments(segments);
+    auto meta = lance::SegmentMetadata::parse(merged);
+    CHECK(meta.fragment_ids() == std::vector<uint32_t>({0, 1, 2, 3, 4, 5, 6, 7}));
+    CHECK(meta.model_fingerprint() == model.fingerprint());
+    CHECK(meta.index_type() == "IVF_FLAT");
+    lance::Bytes first = reader.merge_index_segments({segments[0], segments[1]});
+    lance::Bytes second = reader.merge_index_segments({segments[2], segments[3]});
+    lance::Bytes again = reader.merge_index_segments({first, second});
+    CHECK(lance::SegmentMetadata::parse(again).fragment_ids().size() == 8);
+    CHECK(ds.latest_version() == 1);
+
+    ds.commit_index_segments_rfc("vec_idx", "vec", {merged});
+    CHECK(ds.version() == 2 && ds.index_segments("vec_idx").size() == 1);
+    CHECK(knn_is_exact(ds, 4, 0));
+    lance::CommitOptions replace;
+    replace.replace = true;
+    ds.commit_index_segments_with_options("vec_idx", "vec", {again}, replace);
+    CHECK(ds.version() == 3 && ds.index_segments("vec_idx").size() == 1);
+    CHECK(knn_is_exact(ds, 4, 0));
+
+    CHECK(code_of([&] { reader.merge_index_segments({segments[0]}); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { reader.merge_index_segments({}); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { reader.merge_index_segments({segments[0], segments[0]}); }) == LANCE_ERR_DUPLICATE_SEGMENT);
+    CHECK(code_of([&] { reader.merge_index_segments({segments[0], first}); }) == LANCE_ERR_OVERLAPPING_SEGMENTS);
+    CHECK(code_of([&] { reader.merge_index_segments({segments[0], lance::Bytes{1, 2, 3}}); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
+}
+
 int main() {
     g_data = tu_make_data(2000, 16, 8, 0.5f, 11);
     char* dir = tu_temp_dir("cppseg");
@@ -384,6 +432,7 @@ int main() {
     RUN(test_upstream_ivf_pq);
     RUN(test_upstream_scalar_and_bad_input);
     RUN(test_rfc_forms);
+    RUN(test_merge);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&g_data);
