@@ -10,7 +10,7 @@
 
 // The code of the lance::Error that f() throws, or LANCE_OK when it does not throw.
 template <typename F>
-static LanceErrorCode code_of(F&& f) {
+inline LanceErrorCode code_of(F&& f) {
     try {
         f();
     } catch (const lance::Error& e) {
@@ -21,7 +21,7 @@ static LanceErrorCode code_of(F&& f) {
 }
 
 // The `id` column (the first projected column) of every row a scan yields.
-static std::vector<int64_t> scan_ids(lance::Scanner& scanner) {
+inline std::vector<int64_t> scan_ids(lance::Scanner& scanner) {
     std::vector<int64_t> ids;
     while (auto batch = scanner.next()) {
         ArrowArray a;

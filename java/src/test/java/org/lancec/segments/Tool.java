@@ -72,10 +72,7 @@ final class Tool {
 
   /** The ids `lance-index search` returns, nearest first. */
   static long[] search(String uri, float[] query, int k, int nprobes) throws Exception {
-    String[] lines = searchLines(uri, query, k, nprobes);
-    long[] ids = new long[lines.length];
-    for (int i = 0; i < lines.length; i++) ids[i] = Long.parseLong(lines[i].split("\t")[0]);
-    return ids;
+    return ids(searchLines(uri, query, k, nprobes));
   }
 
   /** The distances (as the tool prints them) `lance-index search` returns, nearest first. */
@@ -85,15 +82,28 @@ final class Tool {
     return out;
   }
 
-  private static String[] searchLines(String uri, float[] query, int k, int nprobes) throws Exception {
+  /** The ids of "id\tdistance" lines. */
+  static long[] ids(List<String> lines) {
+    long[] ids = new long[lines.size()];
+    for (int i = 0; i < ids.length; i++) ids[i] = Long.parseLong(lines.get(i).split("\t")[0]);
+    return ids;
+  }
+
+  /** A query vector as the tool's --query text. */
+  static String queryText(float[] query) {
     StringBuilder q = new StringBuilder();
     for (int i = 0; i < query.length; i++) q.append(i == 0 ? "" : ",").append(Float.toString(query[i]));
+    return q.toString();
+  }
+
+  /** `lance-index search` output: "id\tdistance" lines (distance as printf "%g"), nearest first. */
+  static List<String> searchLines(String uri, float[] query, int k, int nprobes) throws Exception {
     String out =
-        run("search", uri, "--column", "vec", "--query", q.toString(), "--k", Integer.toString(k), "--nprobes",
+        run("search", uri, "--column", "vec", "--query", queryText(query), "--k", Integer.toString(k), "--nprobes",
             Integer.toString(nprobes));
     String[] lines = out.strip().split("\n");
     if (!lines[0].equals("id\t_distance")) throw new AssertionError("unexpected search output: " + out);
-    return Arrays.copyOfRange(lines, 1, lines.length);
+    return Arrays.asList(lines).subList(1, lines.length);
   }
 
   static String join(List<Integer> ids) {
