@@ -123,13 +123,15 @@ case_conditional_put() {
     echo "a$i" >"$S3_WORK/a"
     echo "b$i" >"$S3_WORK/b"
     rm -f "$S3_WORK/go"
+    local racers=()
     for h in a b; do
-      (while [ ! -e "$S3_WORK/go" ]; do :; done
+      (while [ ! -e "$S3_WORK/go" ]; do sleep 0.001; done
        s3_put_if_absent "cp/race-$i" "$S3_WORK/$h" "$h" >"$S3_WORK/status-$h") &
+      racers+=($!)
     done
     sleep 0.05
     touch "$S3_WORK/go"
-    wait
+    wait "${racers[@]}"
     local sa sb body
     sa=$(cat "$S3_WORK/status-a")
     sb=$(cat "$S3_WORK/status-b")
@@ -290,18 +292,19 @@ case_race() {
   # released at one moment; prints "codeA codeB|outA|outB".
   commit_both() {
     rm -f "$S3_WORK/go"
-    local h f i=0
+    local h f i=0 racers=()
     for h in coord coord2; do
       f=$([ $i -eq 0 ] && echo "$2" || echo "$3")
-      (while [ ! -e "$S3_WORK/go" ]; do :; done
+      (while [ ! -e "$S3_WORK/go" ]; do sleep 0.001; done
        set +e
        on "$h" "$TOOL" commit "$uri" --name "$1" --column vec "$f" >"$S3_WORK/out-$h" 2>"$S3_WORK/err-$h"
        echo $? >"$S3_WORK/rc-$h") &
+      racers+=($!)
       i=1
     done
     sleep 0.05
     touch "$S3_WORK/go"
-    wait
+    wait "${racers[@]}"
   }
   local t0
   t0=$(s3_now)
@@ -330,8 +333,9 @@ case_race() {
     ua=$(uuid)
     ub=$(uuid)
     build_on w1 "$uri" "$all" "$ua" a.bin &
-    build_on w2 "$uri" "$all" "$ub" b.bin &
-    wait
+    local pa=$!
+    build_on w2 "$uri" "$all" "$ub" b.bin || s3_fail "build b"
+    wait "$pa" || s3_fail "build a"
     cp "$(s3_dir w1)/a.bin" "$(s3_dir coord)/a.bin"
     cp "$(s3_dir w2)/b.bin" "$(s3_dir coord2)/b.bin"
     commit_both "diff_$r" "$(s3_dir coord)/a.bin" "$(s3_dir coord2)/b.bin"
