@@ -191,13 +191,29 @@ s3_stop() {
   S3_WEED_PID=
 }
 
-# Every key of the bucket under PREFIX (ListObjectsV2, all pages).
+# RFC 3986 percent-encoding of everything but the unreserved characters, as
+# the S3 signature's canonical query string wants it.
+s3_urlencode() {
+  local s=$1 out="" c i
+  for ((i = 0; i < ${#s}; i++)); do
+    c=${s:i:1}
+    case $c in
+      [A-Za-z0-9._~-]) out+=$c ;;
+      *) out+=$(printf '%%%02X' "'$c") ;;
+    esac
+  done
+  echo "$out"
+}
+
+# Every key of the bucket under PREFIX (ListObjectsV2, all pages).  The
+# query is written out already encoded and in sorted order: curl's signer
+# (7.88) signs it as it is.
 s3_list() {
-  local prefix=$1 token="" page
+  local prefix=$1 token="" page query
   while :; do
-    local args=(--get "$S3_ENDPOINT/$S3_BUCKET" --data-urlencode "list-type=2" --data-urlencode "prefix=$prefix")
-    [ -n "$token" ] && args+=(--data-urlencode "continuation-token=$token")
-    page=$(s3_curl --fail "${args[@]}") || s3_fail "listing s3://$S3_BUCKET/$prefix failed"
+    query="list-type=2&max-keys=${S3_LIST_PAGE:-1000}&prefix=$(s3_urlencode "$prefix")"
+    [ -n "$token" ] && query="continuation-token=$(s3_urlencode "$token")&$query"
+    page=$(s3_curl --fail "$S3_ENDPOINT/$S3_BUCKET?$query") || s3_fail "listing s3://$S3_BUCKET/$prefix failed"
     grep -o '<Key>[^<]*</Key>' <<<"$page" | sed 's/<Key>\(.*\)<\/Key>/\1/' || true
     grep -q '<IsTruncated>true</IsTruncated>' <<<"$page" || break
     token=$(grep -o '<NextContinuationToken>[^<]*' <<<"$page" | sed 's/<NextContinuationToken>//')
