@@ -149,6 +149,10 @@ s3_start() {
 EOF
   local t0
   t0=$(s3_now)
+  # weed puts its gRPC sockets at fixed paths in /tmp, which every namespace
+  # shares: the tests run one at a time (ctest RESOURCE_LOCK), and a socket
+  # a killed run left behind would take the new server's place.
+  rm -f /tmp/seaweedfs-{master,volume,filer,s3}-grpc-{19333,18080,18888,18333}.sock
   ip netns exec "$(s3_ns store)" "$S3_WEED" server -ip="$S3_NET.1" -dir="$data" -filer -s3 \
     -s3.port=$S3_PORT -s3.config="$S3_WORK/s3.json" -s3.port.iceberg=0 -s3.port.lance=0 \
     -master.telemetry=false -master.volumeSizeLimitMB=256 -volume.max=0 \
@@ -157,10 +161,10 @@ EOF
   S3_WEED_PID=$!
   # Ready when an authenticated request for the bucket is answered: create it
   # (200) or find it there after a restart (409).
-  local code=000
-  for _ in $(seq 1 600); do
+  local code=000 deadline=$((SECONDS + 60))
+  while [ $SECONDS -lt $deadline ]; do
     kill -0 "$S3_WEED_PID" 2>/dev/null || s3_fail "the object store exited at start (see its log)"
-    code=$(s3_curl -o /dev/null -w '%{http_code}' -X PUT "$S3_ENDPOINT/$S3_BUCKET" 2>/dev/null || true)
+    code=$(s3_curl --max-time 5 -o /dev/null -w '%{http_code}' -X PUT "$S3_ENDPOINT/$S3_BUCKET" 2>/dev/null || true)
     [ "$code" = 200 ] || [ "$code" = 409 ] && break
     sleep 0.1
   done
@@ -168,13 +172,14 @@ EOF
   # The volume server takes a moment longer than the gateway: wait until an
   # object can be written and read back.
   echo ready >"$S3_WORK/probe"
-  for _ in $(seq 1 600); do
-    code=$(s3_curl -o /dev/null -w '%{http_code}' -X PUT --data-binary @"$S3_WORK/probe" \
+  deadline=$((SECONDS + 60))
+  while [ $SECONDS -lt $deadline ]; do
+    code=$(s3_curl --max-time 5 -o /dev/null -w '%{http_code}' -X PUT --data-binary @"$S3_WORK/probe" \
       "$S3_ENDPOINT/$S3_BUCKET/_probe" 2>/dev/null || true)
     [ "$code" = 200 ] && break
     sleep 0.1
   done
-  [ "$code" = 200 ] || [ -n "${S3_DEBUG:-}" ] || s3_fail "the object store does not take writes within 60 s (last status $code)"
+  [ "$code" = 200 ] || s3_fail "the object store does not take writes within 60 s (last status $code)"
   s3_curl -o /dev/null -X DELETE "$S3_ENDPOINT/$S3_BUCKET/_probe"
   S3_START_SECONDS=$(s3_elapsed "$t0")
 }
