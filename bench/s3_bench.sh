@@ -58,7 +58,7 @@ for where in local s3; do
   on w1 "$TOOL" commit "$uri" --name vec_idx --column vec "${segs[@]}" >/dev/null
   commit_s[$where]=$(s3_elapsed "$t0")
 done
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 echo
 echo "$ROWS x $DIM, 16 fragments, $SEGMENTS segments (IVF_FLAT, 64 partitions), one worker process at a time"
 printf '%-34s %12s %12s %10s\n' "" "local disk" "s3://" "s3 / local"
