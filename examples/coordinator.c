@@ -2,7 +2,8 @@
  *
  *   lance_coordinator [--rows N] [--dim D] [--fragments F] [--workers W]
  *                     [--parallel P] [--index IVF_PQ|IVF_FLAT] [--partitions K]
- *                     [--check] [--compare]
+ *                     [--check] [--compare] [--kill-first]
+ *                     [--uri URI] [--storage-option key=value]...
  *
  * 1. writes a dataset of N clustered vectors in F fragments (a stand-in for
  *    the engine's table);
@@ -24,7 +25,14 @@
  *          it reports its "shuffle" stage (it writes by then); the worker
  *          cancels its build, removes its partial segment and exits with
  *          status 3; the coordinator checks the segment's directory is
- *          gone and gives the retry a fresh UUID. */
+ *          gone (local datasets only) and gives the retry a fresh UUID.
+ * --uri URI: write the dataset there (it must not exist yet; default: a
+ *          temporary directory), for example s3://bucket/vectors.lance with
+ *          a library built with the s3 feature.  Its storage options come
+ *          from LANCE_STORAGE_OPTIONS ("key=value,...") and from
+ *          --storage-option key=value (repeated); the workers get the same.
+ *          The model and the segment files stay in a local temporary
+ *          directory: the dataset is the only thing on the URI. */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -38,6 +46,7 @@
 #include "die.h"
 #include "files.h"
 #include "id_list.h"
+#include "storage_options.h"
 #include "test_util.h"
 #include "uuid_hex.h"
 
@@ -72,6 +81,11 @@ typedef struct {
     char* frags; /* "0,4,8": the worker's fragment list, any length */
 } Worker;
 
+/* The storage options, and the same as "--storage-option key=value"
+ * arguments for the workers' command lines. */
+static StorageOptions storage;
+static char** storage_args;
+
 static pid_t spawn(const char* program, const char* uri, uint64_t version, const char* model_file, Worker* w,
                    const char* type, int stderr_fd) {
     char version_text[32];
@@ -79,7 +93,13 @@ static pid_t spawn(const char* program, const char* uri, uint64_t version, const
     pid_t pid = fork();
     if (pid == 0) {
         if (stderr_fd >= 0) dup2(stderr_fd, 2);
-        execl(program, program, uri, version_text, model_file, w->uuid_hex, w->out, w->frags, type, (char*)NULL);
+        size_t n = 0, extra = storage.count; /* one "--storage-option" + one "k=v" per pair */
+        char** args = calloc(9 + extra, sizeof *args);
+        if (!args) _exit(127);
+        const char* fixed[] = {program, uri, version_text, model_file, w->uuid_hex, w->out, w->frags, type};
+        for (size_t i = 0; i < 8; i++) args[n++] = (char*)fixed[i];
+        for (size_t i = 0; i < extra; i++) args[n++] = storage_args[i];
+        execv(program, args);
         fprintf(stderr, "coordinator: cannot exec %s: %s\n", program, strerror(errno));
         _exit(127);
     }
@@ -107,6 +127,27 @@ int main(int argc, char** argv) {
     int64_t rows = 100000;
     int dim = 128, fragments = 16, workers = 4, parallel = 2, partitions = 64, check = 0, compare = 0, kill_first = 0;
     const char* type_name = "IVF_PQ";
+    const char* uri_given = NULL;
+    char why[200];
+    if (storage_options_from_env(&storage, why, sizeof why) != 0 ||
+        storage_options_from_args(&storage, &argc, argv, why, sizeof why) != 0) {
+        fprintf(stderr, "coordinator: %s\n", why);
+        return 2;
+    }
+    storage_args = calloc(storage.count + 1, sizeof *storage_args);
+    for (size_t i = 0; storage_args && i + 1 < storage.count; i += 2) {
+        size_t len = strlen(storage.items[i]) + strlen(storage.items[i + 1]) + 2;
+        storage_args[i] = "--storage-option";
+        if (!(storage_args[i + 1] = malloc(len))) break;
+        snprintf(storage_args[i + 1], len, "%s=%s", storage.items[i], storage.items[i + 1]);
+    }
+    for (size_t i = 1; storage_args && i < storage.count; i += 2)
+        if (!storage_args[i]) storage_args = NULL;
+    if (!storage_args) {
+        fprintf(stderr, "coordinator: out of memory\n");
+        return 1;
+    }
+    const char* const* opts = storage_options_array(&storage);
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
         const char* v = i + 1 < argc ? argv[i + 1] : "";
@@ -117,6 +158,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(a, "--parallel")) parallel = count_option(a, v), i++;
         else if (!strcmp(a, "--partitions")) partitions = count_option(a, v), i++;
         else if (!strcmp(a, "--index")) type_name = v, i++;
+        else if (!strcmp(a, "--uri")) uri_given = v, i++;
         else if (!strcmp(a, "--check")) check = 1;
         else if (!strcmp(a, "--compare")) compare = 1;
         else if (!strcmp(a, "--kill-first")) kill_first = 1;
@@ -135,13 +177,16 @@ int main(int argc, char** argv) {
 
     char* dir = tu_temp_dir("coordinator");
     char uri[600], model_file[700];
-    snprintf(uri, sizeof uri, "%s/vectors.lance", dir);
+    if (uri_given) snprintf(uri, sizeof uri, "%s", uri_given);
+    else snprintf(uri, sizeof uri, "%s/vectors.lance", dir);
+    int local = strstr(uri, "://") == NULL || strncmp(uri, "file://", 7) == 0;
     snprintf(model_file, sizeof model_file, "%s/model.bin", dir);
     TuData data = tu_make_data(rows, dim, 64, 2.0f, 1);
-    LanceDataset* written = tu_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + fragments - 1) / fragments));
+    LanceDataset* written = tu_write_with_options(uri, &data, 0, rows, LANCE_WRITE_CREATE,
+                                                  (uint64_t)((rows + fragments - 1) / fragments), opts);
     if (!written) die("write");
     lance_dataset_close(written);
-    LanceDataset* ds = lance_dataset_open(uri, NULL, 0);
+    LanceDataset* ds = lance_dataset_open(uri, opts, 0);
     if (!ds) die("open");
     printf("dataset: %lld rows x %d dims, %llu fragments, version %llu\n", (long long)rows, dim,
            (unsigned long long)lance_dataset_fragment_count(ds), (unsigned long long)lance_dataset_version(ds));
@@ -214,10 +259,10 @@ int main(int argc, char** argv) {
         uuid_hex_format_dashed(w[0].uuid, dashed);
         snprintf(seg_dir, sizeof seg_dir, "%s/_indices/%s", uri, dashed);
         struct stat st;
-        int left = stat(seg_dir, &st) == 0;
+        int left = local && stat(seg_dir, &st) == 0;
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         printf("killed worker 0 during its shuffle: exit status %d (3 = cancelled), segment directory %s\n", code,
-               left ? "LEFT BEHIND" : "removed");
+               !local ? "not checked (object storage)" : left ? "LEFT BEHIND" : "removed");
         if (!sent || code != 3 || left) bad = 1;
         /* The retry is a new attempt with a new segment UUID. */
         assign_uuid(w[0].uuid, w[0].uuid_hex);
@@ -316,6 +361,9 @@ int main(int argc, char** argv) {
     tu_free_data(&data);
     tu_remove_tree(dir);
     free(dir);
+    for (size_t i = 1; i < storage.count; i += 2) free(storage_args[i]);
+    free(storage_args);
+    storage_options_free(&storage);
     if (bad) fprintf(stderr, "coordinator: a check failed\n");
     return bad;
 }

@@ -12,6 +12,9 @@
  * when the build fails, 2 for bad arguments (the fragment list is read
  * strictly, whatever its length: a non-number, an empty item, an id out of
  * range or given twice is refused, never truncated or read as 0).
+ * The dataset may be on object storage (s3:// with the s3 build feature):
+ * its storage options come from LANCE_STORAGE_OPTIONS ("key=value,...")
+ * and from "--storage-option key=value" arguments anywhere on the line.
  * Progress goes to stderr, one line per stage.  SIGTERM (or SIGINT) cancels
  * the build through a cancel token: the worker removes its partial segment
  * and exits with status 3. */
@@ -24,6 +27,7 @@
 #include "files.h"
 #include "id_list.h"
 #include "lance/lance.h"
+#include "storage_options.h"
 #include "uuid_hex.h"
 
 /* Exit statuses: 0 built, 1 the build failed, 2 bad arguments, 3 cancelled. */
@@ -42,9 +46,27 @@ static void progress(void* user, int32_t event, const char* stage, uint64_t tota
         fprintf(stderr, "worker %s: %s done (%llu)\n", who, stage, (unsigned long long)completed);
 }
 
+static int run(int argc, char** argv, const char* const* storage_opts);
+
 int main(int argc, char** argv) {
+    StorageOptions storage = {0};
+    char why[200];
+    if (storage_options_from_env(&storage, why, sizeof why) != 0 ||
+        storage_options_from_args(&storage, &argc, argv, why, sizeof why) != 0) {
+        fprintf(stderr, "worker: %s\n", why);
+        storage_options_free(&storage);
+        return EXIT_ARGUMENTS;
+    }
+    int rc = run(argc, argv, storage_options_array(&storage));
+    storage_options_free(&storage);
+    return rc;
+}
+
+static int run(int argc, char** argv, const char* const* storage_opts) {
     if (argc < 7 || argc > 8) {
-        fprintf(stderr, "usage: %s uri version model-file uuid-hex out-file frag,frag,... [IVF_FLAT|IVF_PQ]\n",
+        fprintf(stderr,
+                "usage: %s uri version model-file uuid-hex out-file frag,frag,... [IVF_FLAT|IVF_PQ]"
+                " [--storage-option key=value]...\n",
                 argv[0]);
         return EXIT_ARGUMENTS;
     }
@@ -89,7 +111,7 @@ int main(int argc, char** argv) {
     if (!token) {
         perror("worker: cannot watch SIGTERM");
         rc = EXIT_FAILED;
-    } else if (!(ds = lance_dataset_open(uri, NULL, version))) {
+    } else if (!(ds = lance_dataset_open(uri, storage_opts, version))) {
         rc = fail("open");
     } else if (!(model_bytes = read_whole_file(argv[3], &model_len))) {
         fprintf(stderr, "worker: cannot read %s\n", argv[3]);

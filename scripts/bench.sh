@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Builds lance-c and runs the benchmarks, one after another (never two
 # builds or benchmarks at once: this machine has 2 cores).
-# Usage: scripts/bench.sh [segment|commit|merge|cancel|loop|suite ...]   (default: all)
+# Usage: scripts/bench.sh [segment|commit|merge|cancel|loop|suite|s3 ...]   (default: all but s3)
+# `s3` (bench/s3_bench.sh, as root: it starts SeaweedFS on network-namespace
+# hosts) compares segment build and commit on s3:// with the local disk.
 # `suite` (bench/suite.py) prints the summary table and writes PNG plots to
 # build/bench-plots; it uses pylance and matplotlib from the project's Python
 # environment (installed here when missing).  SUITE_ROWS sets its size.
 source "$(dirname "$0")/configure.sh"
 cmake --build "$build" --target bench_segment bench_commit bench_merge bench_cancel bench_ffi bench_commit_scaling \
-  lance_coordinator lance_worker lance_index_tool
+  lance_coordinator lance_worker lance_index_tool s3_dataset
 venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 which=("$@")
 [ ${#which[@]} -eq 0 ] && which=(segment commit merge cancel loop suite)
@@ -28,6 +30,7 @@ for b in "${which[@]}"; do
         "$venv/bin/pip" install -q matplotlib "wordllama==0.4.0.post1"
       [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
       "$venv/bin/python" "$root/bench/suite.py" "$build" --rows "${SUITE_ROWS:-100000}" ;;
+    s3)      "$root/bench/s3_bench.sh" "$build/lance-index" "$build/s3_dataset" ;;
     *) echo "unknown benchmark $b" >&2; exit 2 ;;
   esac
 done

@@ -10,6 +10,10 @@ command -v cc >/dev/null || need+=(build-essential)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v nm >/dev/null || need+=(binutils)
 command -v valgrind >/dev/null || need+=(valgrind) # the failure suite's memcheck tests
+# The object-storage tests (tests/s3/): network namespaces as hosts, and
+# signed S3 requests to list the bucket.
+command -v ip >/dev/null || need+=(iproute2)
+command -v curl >/dev/null || need+=(curl)
 # The Java coordinator's test (java/): JDK 17 or newer, and Maven.
 java_major=$( (javac -version 2>&1 || true) | sed -n 's/^javac \([0-9]*\).*/\1/p')
 [ "${java_major:-0}" -ge 17 ] 2>/dev/null || need+=(openjdk-17-jdk-headless)
@@ -50,4 +54,30 @@ if [ ! -f "$stamp" ]; then
     { cat "$scratch.log" >&2; echo "setup: fetching the Maven artifacts failed" >&2; exit 1; }
   rm -rf "$scratch" "$scratch.log"
   touch "$stamp"
+fi
+# The object-storage tests' S3 server: SeaweedFS, built from its Go module
+# at one pinned version into $HOME/.cache/lance-c/bin (once; a stamp names the
+# version built).  `go install weed@VERSION` refuses the module (its go.mod has a
+# replace directive), so the module is downloaded and its weed command built in
+# place.  Needs Go 1.26 or newer (the module's go.mod asks for it).
+seaweedfs_module=github.com/seaweedfs/seaweedfs
+seaweedfs_version=v0.0.0-20261109003541-7506e5f91cd6
+weed_dir=$HOME/.cache/lance-c/bin
+if [ ! -x "$weed_dir/weed" ] || [ "$(cat "$weed_dir/weed.version" 2>/dev/null)" != "$seaweedfs_version" ]; then
+  go=$(command -v go || echo /usr/local/go/bin/go)
+  go_minor=$( ("$go" env GOVERSION 2>/dev/null || true) | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+  if [ "${go_minor:-0}" -lt 26 ]; then
+    echo "setup: SeaweedFS for the object-storage tests needs Go 1.26 or newer (found: ${go_minor:+1.$go_minor}${go_minor:-none})" >&2
+    exit 1
+  fi
+  echo "setup: building SeaweedFS $seaweedfs_version into $weed_dir"
+  started=$(date +%s)
+  mkdir -p "$weed_dir"
+  src=$("$go" mod download -json "$seaweedfs_module@$seaweedfs_version" |
+        sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -d "$src" ] || { echo "setup: downloading $seaweedfs_module@$seaweedfs_version failed" >&2; exit 1; }
+  (cd "$src" && GOTOOLCHAIN=local "$go" build -o "$weed_dir/weed.tmp" ./weed)
+  mv "$weed_dir/weed.tmp" "$weed_dir/weed"
+  echo "$seaweedfs_version" >"$weed_dir/weed.version"
+  echo "setup: SeaweedFS built in $(( $(date +%s) - started )) s"
 fi

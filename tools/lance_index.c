@@ -10,6 +10,11 @@
  *   lance-index coverage URI --name N [--json]
  *   lance-index search   URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N]
  *   lance-index create   URI --column C [vector options]
+ *   lance-index cleanup  URI [--older-than S] [--delete-unverified]
+ *
+ * Every command takes --storage-option KEY=VALUE (repeated) and reads
+ * LANCE_STORAGE_OPTIONS ("k=v,k=v"): the object-store settings of s3://
+ * URIs (endpoint, region, credentials, allow_http).
  *
  * Written on lance.h and the shared helpers of common/ alone.
  * `lance-index help` and `lance-index CMD --help` describe each command;
@@ -33,6 +38,7 @@
 #include "json.h"
 #include "lance/lance.h"
 #include "measure.h"
+#include "storage_options.h"
 #include "uuid_hex.h"
 
 /* Exit codes (README.md has the same table):
@@ -60,6 +66,9 @@ static int exit_status(LanceErrorCode code) {
 }
 
 static int quiet;
+
+/* The storage options of every dataset the command opens. */
+static StorageOptions storage;
 
 static int usage(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 static int usage(const char* fmt, ...) {
@@ -160,7 +169,7 @@ static int write_output(const char* path, const uint8_t* bytes, size_t len) {
 static int open_dataset(const char* uri, const char* version, LanceDataset** out) {
     long long v = version ? number(version) : 0;
     if (v < 0) return usage("--version must be a number");
-    *out = lance_dataset_open(uri, NULL, (uint64_t)v);
+    *out = lance_dataset_open(uri, storage_options_array(&storage), (uint64_t)v);
     return *out ? 0 : lib_error("open");
 }
 
@@ -1093,6 +1102,39 @@ static int cmd_search(int argc, char** argv) {
     return rc;
 }
 
+static int cmd_cleanup(int argc, char** argv) {
+    Opt o[] = {{"--older-than", 1, NULL, 0}, {"--delete-unverified", 0, NULL, 0}, {"--help", 0, NULL, 0}};
+    int no = (int)(sizeof o / sizeof o[0]);
+    const char* pos[1];
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 1,
+                        "lance-index cleanup URI [--older-than S] [--delete-unverified]\n"
+                        "  Lance's cleanup: removes the versions older than S seconds (default 604800, 7 days;\n"
+                        "  never the latest) and the files no remaining version references, among them the\n"
+                        "  segments of builds that were never committed.  Unreferenced files younger than 7\n"
+                        "  days are kept unless --delete-unverified is given: then no build of this dataset may\n"
+                        "  be running.  Prints what was removed as JSON.", &np);
+    if (done >= 0) return done;
+    if (np != 1) return usage("cleanup needs URI");
+    const char* older = opt(o, no, "--older-than");
+    long long seconds = older ? number(older) : 7 * 24 * 3600;
+    if (seconds < 0) return usage("--older-than must be a number of seconds");
+    LanceDataset* ds = NULL;
+    int rc = open_dataset(pos[0], NULL, &ds);
+    if (rc) return rc;
+    LanceCleanupStats st;
+    if (lance_dataset_cleanup_old_versions(ds, (uint64_t)seconds, opt(o, no, "--delete-unverified") != NULL, &st) != 0)
+        rc = lib_error("cleanup");
+    else
+        printf("{\"bytes_removed\": %llu, \"old_versions\": %llu, \"data_files_removed\": %llu, "
+               "\"transaction_files_removed\": %llu, \"index_files_removed\": %llu, \"deletion_files_removed\": %llu}\n",
+               (unsigned long long)st.bytes_removed, (unsigned long long)st.old_versions,
+               (unsigned long long)st.data_files_removed, (unsigned long long)st.transaction_files_removed,
+               (unsigned long long)st.index_files_removed, (unsigned long long)st.deletion_files_removed);
+    lance_dataset_close(ds);
+    return rc;
+}
+
 static void help(void) {
     puts("lance-index: run the steps of a distributed Lance index build from a shell.\n"
          "\n"
@@ -1105,6 +1147,14 @@ static void help(void) {
          "  lance-index coverage URI --name N [--json]                indexed, unindexed, stale fragments\n"
          "  lance-index search   URI --column C --query V [options]   k-NN through the index\n"
          "  lance-index create   URI --column C [options]             one-shot build and commit\n"
+         "  lance-index cleanup  URI [--older-than S]                 old versions, unreferenced files\n"
+         "\n"
+         "Object storage: every command takes --storage-option KEY=VALUE (repeated) and reads\n"
+         "LANCE_STORAGE_OPTIONS=\"KEY=VALUE,KEY=VALUE\" (the command line's win), for example\n"
+         "  lance-index list s3://bucket/vectors.lance --storage-option aws_endpoint=http://host:8333 \\\n"
+         "      --storage-option aws_region=us-east-1 --storage-option allow_http=true \\\n"
+         "      --storage-option aws_access_key_id=KEY --storage-option aws_secret_access_key=SECRET\n"
+         "(S3 URIs need a library built with the s3 cargo feature.)\n"
          "\n"
          "`lance-index COMMAND --help` describes a command.  --quiet silences progress (build).\n"
          "Exit status: 0 success; 1 out of memory; 2 bad command line or unreadable/unwritable\n"
@@ -1117,6 +1167,10 @@ static void help(void) {
 }
 
 int main(int argc, char** argv) {
+    char why[200];
+    if (storage_options_from_env(&storage, why, sizeof why) != 0 ||
+        storage_options_from_args(&storage, &argc, argv, why, sizeof why) != 0)
+        return usage("%s", why);
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         help();
         return argc < 2 ? EXIT_USAGE : 0;
@@ -1130,8 +1184,12 @@ int main(int argc, char** argv) {
         int (*run)(int, char**);
     } commands[] = {{"plan", cmd_plan},     {"train", cmd_train},       {"build", cmd_build},
                     {"merge", cmd_merge},   {"commit", cmd_commit},     {"list", cmd_list},
-                    {"coverage", cmd_coverage}, {"search", cmd_search}, {"create", cmd_create}};
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc, argv);
-    return usage("unknown command %s", argv[1]);
+                    {"coverage", cmd_coverage}, {"search", cmd_search}, {"create", cmd_create},
+                    {"cleanup", cmd_cleanup}};
+    int rc = -1;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0] && rc < 0; i++)
+        if (!strcmp(argv[1], commands[i].name)) rc = commands[i].run(argc, argv);
+    if (rc < 0) rc = usage("unknown command %s", argv[1]);
+    storage_options_free(&storage);
+    return rc;
 }

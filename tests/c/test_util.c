@@ -260,6 +260,11 @@ void tu_stream(const TuData* data, int64_t first_row, int64_t rows, int64_t batc
 
 LanceDataset* tu_write(const char* uri, const TuData* data, int64_t first, int64_t rows,
                        int32_t mode, uint64_t rows_per_file) {
+    return tu_write_with_options(uri, data, first, rows, mode, rows_per_file, NULL);
+}
+
+LanceDataset* tu_write_with_options(const char* uri, const TuData* data, int64_t first, int64_t rows,
+                                    int32_t mode, uint64_t rows_per_file, const char* const* storage_opts) {
     struct ArrowSchema schema;
     struct ArrowArrayStream stream;
     tu_schema(data->dim, &schema);
@@ -267,7 +272,7 @@ LanceDataset* tu_write(const char* uri, const TuData* data, int64_t first, int64
     LanceWriteParams params = {0};
     params.max_rows_per_file = rows_per_file;
     LanceDataset* ds = NULL;
-    int rc = lance_dataset_write_with_params(uri, &schema, &stream, mode, &params, NULL, &ds);
+    int rc = lance_dataset_write_with_params(uri, &schema, &stream, mode, &params, storage_opts, &ds);
     schema.release(&schema);
     return rc == 0 ? ds : NULL;
 }

@@ -83,6 +83,9 @@ void tu_stream(const TuData* data, int64_t first_row, int64_t rows, int64_t batc
  * per fragment.  Returns the handle at the new version or NULL. */
 LanceDataset* tu_write(const char* uri, const TuData* data, int64_t first, int64_t rows,
                        int32_t mode, uint64_t rows_per_file);
+/* tu_write() with storage options (borrowed; NULL = none), for s3:// URIs. */
+LanceDataset* tu_write_with_options(const char* uri, const TuData* data, int64_t first, int64_t rows,
+                                    int32_t mode, uint64_t rows_per_file, const char* const* storage_opts);
 
 /* Exact k-NN by squared L2 over rows [0, data->rows): writes the ids of the
  * k nearest rows to out_ids, nearest first (ties by smaller id). */

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Segment build and commit on s3:// (a SeaweedFS server on another
+# network-namespace host) against the local disk, side by side in one run,
+# with each worker's peak memory (tests/s3/lib.sh sets up the hosts; root).
+#
+#   bench/s3_bench.sh LANCE_INDEX S3_DATASET [ROWS] [DIM] [SEGMENTS]
+#
+# The same dataset (ROWS x DIM clustered vectors, 16 fragments, default
+# 100000 x 128) is written to both places; one IVF_FLAT model (64
+# partitions) trained on the local copy serves both; SEGMENTS workers (4)
+# build one segment each, one at a time, on host w1, then one commit each.
+# Per store: median segment build wall time, the slowest, commit time, and
+# worker peak RSS.
+set -euo pipefail
+TOOL=$(realpath "${1:?lance-index}")
+DATA=$(realpath "${2:?s3_dataset}")
+ROWS=${3:-100000}
+DIM=${4:-128}
+SEGMENTS=${5:-4}
+source "$(dirname "$0")/../tests/s3/lib.sh"
+[ -x /usr/bin/time ] || s3_fail "GNU time (/usr/bin/time, Debian package time) is needed for peak memory"
+
+s3_hosts store w1
+s3_start
+echo "object store up in $S3_START_SECONDS s"
+local_uri=$(s3_dir w1)/vectors.lance
+s3_uri=s3://$S3_BUCKET/bench/vectors.lance
+declare -A write_s
+for where in local s3; do
+  uri=$([ $where = local ] && echo "$local_uri" || echo "$s3_uri")
+  t0=$(s3_now)
+  on w1 "$DATA" write "$uri" "$ROWS" "$DIM" 16 1 >/dev/null
+  write_s[$where]=$(s3_elapsed "$t0")
+done
+on w1 "$TOOL" train "$local_uri" --column vec --type IVF_FLAT --partitions 64 --quiet -o "$(s3_dir w1)/model.bin" >/dev/null
+plan=$(on w1 "$TOOL" plan "$local_uri" --groups "$SEGMENTS")
+mapfile -t groups < <(grep -o '"fragments": \[[^]]*\]' <<<"$plan" | sed 's/.*\[\(.*\)\]/\1/; s/ //g')
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int(NR / 2) + 1] }'; }
+declare -A build_med build_max commit_s rss_max
+for where in local s3; do
+  uri=$([ $where = local ] && echo "$local_uri" || echo "$s3_uri")
+  times=() rss=() segs=()
+  for g in "${!groups[@]}"; do
+    u=$(tr -d - </proc/sys/kernel/random/uuid)
+    out=$(s3_dir w1)/$where-$g.bin
+    t0=$(s3_now)
+    on w1 /usr/bin/time -f '%M' -o "$S3_WORK/rss" "$TOOL" build "$uri" --column vec --model "$(s3_dir w1)/model.bin" \
+      --fragments "${groups[g]}" --uuid "$u" --version 1 --quiet -o "$out"
+    times+=("$(s3_elapsed "$t0")")
+    rss+=("$(tail -n 1 "$S3_WORK/rss")")
+    segs+=("$out")
+  done
+  build_med[$where]=$(printf '%s\n' "${times[@]}" | median)
+  build_max[$where]=$(printf '%s\n' "${times[@]}" | sort -g | tail -n 1)
+  rss_max[$where]=$(printf '%s\n' "${rss[@]}" | sort -g | tail -n 1)
+  t0=$(s3_now)
+  on w1 "$TOOL" commit "$uri" --name vec_idx --column vec "${segs[@]}" >/dev/null
+  commit_s[$where]=$(s3_elapsed "$t0")
+done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+echo
+echo "$ROWS x $DIM, 16 fragments, $SEGMENTS segments (IVF_FLAT, 64 partitions), one worker process at a time"
+printf '%-34s %12s %12s %10s\n' "" "local disk" "s3://" "s3 / local"
+printf '%-34s %12s %12s %10s\n' "write the dataset (s)" "${write_s[local]}" "${write_s[s3]}" "$(ratio "${write_s[s3]}" "${write_s[local]}")"
+printf '%-34s %12s %12s %10s\n' "segment build, median (s)" "${build_med[local]}" "${build_med[s3]}" "$(ratio "${build_med[s3]}" "${build_med[local]}")"
+printf '%-34s %12s %12s %10s\n' "segment build, slowest (s)" "${build_max[local]}" "${build_max[s3]}" "$(ratio "${build_max[s3]}" "${build_max[local]}")"
+printf '%-34s %12s %12s %10s\n' "commit of $SEGMENTS segments (s)" "${commit_s[local]}" "${commit_s[s3]}" "$(ratio "${commit_s[s3]}" "${commit_s[local]}")"
+printf '%-34s %12s %12s %10s\n' "worker peak RSS (MiB)" "$((rss_max[local] / 1024))" "$((rss_max[s3] / 1024))" "$(ratio "${rss_max[s3]}" "${rss_max[local]}")"
+echo "(times are whole lance-index processes: start, open, build or commit, exit)"

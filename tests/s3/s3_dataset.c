@@ -1,0 +1,105 @@
+/* s3_dataset: the parts of the object-storage tests that lance-index has
+ * no command for, run as a process on one test host.
+ *
+ *   s3_dataset write URI ROWS DIM FRAGMENTS SEED
+ *       writes ROWS clustered vectors (tu_make_data, 64 clusters, seed SEED)
+ *       in FRAGMENTS fragments; prints {"version": V}
+ *   s3_dataset check URI ROWS DIM SEED PARTITIONS [VERSION]
+ *       k-NN of 50 rows used as queries through the index on "vec",
+ *       probing PARTITIONS partitions (all of an IVF_FLAT index): every top
+ *       10 must equal brute force over the same data; prints the version,
+ *       the row count and the mismatches; exit 1 when any differs
+ *   s3_dataset rows URI [VERSION]
+ *       scans every row; prints {"version": V, "rows": R}
+ *
+ * Storage options from LANCE_STORAGE_OPTIONS and --storage-option
+ * key=value (common/storage_options.h).  Exit 0 ok, 1 check failed or the
+ * library failed (its message on stderr), 2 bad arguments. */
+#include <stdio.h>
+#include <string.h>
+
+#include "die.h"
+#include "id_list.h"
+#include "storage_options.h"
+#include "test_util.h"
+
+static int number(const char* text, uint64_t max, uint64_t* out) {
+    if (decimal_parse(text, max, out) == 0) return 0;
+    fprintf(stderr, "s3_dataset: \"%s\" is not a number\n", text);
+    return -1;
+}
+
+static int cmd_write(char** a, const char* const* opts) {
+    uint64_t rows, dim, fragments, seed;
+    if (number(a[1], INT32_MAX, &rows) || number(a[2], 4096, &dim) || number(a[3], INT32_MAX, &fragments) ||
+        number(a[4], UINT32_MAX, &seed) || fragments == 0)
+        return 2;
+    TuData data = tu_make_data((int64_t)rows, (int32_t)dim, 64, 2.0f, seed);
+    LanceDataset* ds = tu_write_with_options(a[0], &data, 0, (int64_t)rows, LANCE_WRITE_CREATE,
+                                             (rows + fragments - 1) / fragments, opts);
+    tu_free_data(&data);
+    if (!ds) return report_lance_error("write"), 1;
+    printf("{\"version\": %llu, \"fragments\": %llu}\n", (unsigned long long)lance_dataset_version(ds),
+           (unsigned long long)lance_dataset_fragment_count(ds));
+    lance_dataset_close(ds);
+    return 0;
+}
+
+static int cmd_check(int n, char** a, const char* const* opts) {
+    uint64_t rows, dim, seed, partitions, version = 0;
+    if (number(a[1], INT32_MAX, &rows) || number(a[2], 4096, &dim) || number(a[3], UINT32_MAX, &seed) ||
+        number(a[4], UINT32_MAX, &partitions) || (n > 5 && number(a[5], UINT64_MAX, &version)))
+        return 2;
+    LanceDataset* ds = lance_dataset_open(a[0], opts, version);
+    if (!ds) return report_lance_error("open"), 1;
+    TuData data = tu_make_data((int64_t)rows, (int32_t)dim, 64, 2.0f, seed);
+    int mismatches = -1;
+    double recall = tu_recall(ds, &data, 50, (uint32_t)partitions, 0, &mismatches);
+    int rc = 0;
+    if (recall < 0) rc = (report_lance_error("k-NN"), 1);
+    else {
+        printf("{\"version\": %llu, \"rows\": %llu, \"recall\": %.4f, \"mismatches\": %d}\n",
+               (unsigned long long)lance_dataset_version(ds), (unsigned long long)lance_dataset_count_rows(ds),
+               recall, mismatches);
+        rc = mismatches != 0 || lance_dataset_count_rows(ds) != rows;
+    }
+    tu_free_data(&data);
+    lance_dataset_close(ds);
+    return rc;
+}
+
+static int cmd_rows(int n, char** a, const char* const* opts) {
+    uint64_t version = 0;
+    if (n > 1 && number(a[1], UINT64_MAX, &version)) return 2;
+    LanceDataset* ds = lance_dataset_open(a[0], opts, version);
+    if (!ds) return report_lance_error("open"), 1;
+    const char* cols[] = {"id", "vec", NULL};
+    LanceScanner* s = lance_scanner_new(ds, cols, NULL);
+    int64_t rows = s ? tu_count_scan(s) : -1;
+    int rc = 0;
+    if (rows < 0) rc = (report_lance_error("scan"), 1);
+    else printf("{\"version\": %llu, \"rows\": %lld}\n", (unsigned long long)lance_dataset_version(ds), (long long)rows);
+    lance_scanner_close(s);
+    lance_dataset_close(ds);
+    return rc;
+}
+
+int main(int argc, char** argv) {
+    StorageOptions storage = {0};
+    char why[200];
+    if (storage_options_from_env(&storage, why, sizeof why) != 0 ||
+        storage_options_from_args(&storage, &argc, argv, why, sizeof why) != 0) {
+        fprintf(stderr, "s3_dataset: %s\n", why);
+        return 2;
+    }
+    const char* const* opts = storage_options_array(&storage);
+    int rc = 2;
+    const char* cmd = argc > 1 ? argv[1] : "";
+    int n = argc - 2;
+    if (!strcmp(cmd, "write") && n == 5) rc = cmd_write(argv + 2, opts);
+    else if (!strcmp(cmd, "check") && (n == 5 || n == 6)) rc = cmd_check(n, argv + 2, opts);
+    else if (!strcmp(cmd, "rows") && (n == 1 || n == 2)) rc = cmd_rows(n, argv + 2, opts);
+    else fprintf(stderr, "usage: s3_dataset write|check|rows URI ... (see tests/s3/s3_dataset.c)\n");
+    storage_options_free(&storage);
+    return rc;
+}

@@ -1,0 +1,410 @@
+#!/usr/bin/env bash
+# The distributed index build on object storage, across hosts (issue 16).
+#
+#   tests/s3/test_s3.sh CASE LANCE_INDEX S3_DATASET
+#
+# CASE is one of
+#   conditional_put  the object store honours PUT with If-None-Match: *, the
+#                    conditional write Lance's commit on s3:// relies on
+#                    (object_store's PutMode::Create): a second PUT of a key
+#                    gets 412 and leaves the object as it was; two hosts
+#                    racing on one key, 20 times: exactly one wins
+#   loop             write, plan and train on host coord; 4 workers on hosts
+#                    w1 and w2 build segments (separate processes); commit on
+#                    coord; k-NN from host client equals brute force
+#                    (IVF_FLAT, every partition probed)
+#   kill             w1's processes SIGKILLed mid-build: the dataset is
+#                    readable at its version, the retry with fresh UUIDs
+#                    commits, cleanup removes the orphaned objects (the
+#                    bucket listed before and after)
+#   race             coordinators on hosts coord and coord2 commit at the
+#                    same moment, 20 rounds of each: the same segment set
+#                    (one version, the other answered as already committed)
+#                    and different sets under one name (one wins, the other
+#                    exits 18, LANCE_ERR_COMMIT_CONFLICT, or 15 when it
+#                    opened the dataset after the winner's commit)
+#   restart          the object store restarted between build and commit:
+#                    a commit while it is down fails with LANCE_ERR_IO (exit
+#                    12) and writes nothing; after the restart it succeeds
+#
+# Every process reaches the dataset only through s3://; what a coordinator
+# sends a worker (the model) and a worker hands back (the segment's
+# metadata) is copied between the hosts' own directories, as a scheduler
+# would carry it.  Needs root, iproute2, curl and SeaweedFS (scripts/setup.sh
+# installs them); fails, never skips, without them.
+set -euo pipefail
+case_name=${1:?case}
+TOOL=$(realpath "${2:?lance-index}")
+DATA=$(realpath "${3:?s3_dataset}")
+source "$(dirname "$0")/lib.sh"
+
+checks=0
+failures=0
+check() { # check DESCRIPTION COMMAND...
+  local what=$1
+  shift
+  checks=$((checks + 1))
+  if "$@"; then
+    echo "ok    $what"
+  else
+    echo "FAIL  $what" >&2
+    failures=$((failures + 1))
+  fi
+}
+finish() {
+  echo "$case_name: $checks checks, $failures failed, $(s3_elapsed "$T_START") s in all (object store start $S3_START_SECONDS s)"
+  echo "$((checks - failures)) passed, $failures failed"
+  [ "$failures" -eq 0 ]
+}
+T_START=$(s3_now)
+
+ROWS=16000
+DIM=32
+FRAGS=16
+PARTS=16
+SEED=7
+uuid() { tr -d - </proc/sys/kernel/random/uuid; }
+
+# write URI: the dataset, written from host coord.
+write_dataset() {
+  local t0
+  t0=$(s3_now)
+  on coord "$DATA" write "$1" "$ROWS" "$DIM" "$FRAGS" "$SEED" >/dev/null || s3_fail "writing $1"
+  s3_log "wrote $ROWS x $DIM in $FRAGS fragments to $1: $(s3_elapsed "$t0") s"
+}
+
+# train URI: the shared IVF_FLAT model, trained on coord and sent to w1, w2.
+train_model() {
+  local t0
+  t0=$(s3_now)
+  on coord "$TOOL" train "$1" --column vec --type IVF_FLAT --partitions "$PARTS" --quiet \
+    -o "$(s3_dir coord)/model.bin" >/dev/null || s3_fail "training on $1"
+  for h in w1 w2; do cp "$(s3_dir coord)/model.bin" "$(s3_dir "$h")/model.bin"; done
+  s3_log "trained the shared model on coord: $(s3_elapsed "$t0") s"
+}
+
+# plan URI N: the fragment groups, one "0,4,8" line each; PLAN_VERSION set.
+plan_groups() {
+  local plan
+  plan=$(on coord "$TOOL" plan "$1" --groups "$2") || s3_fail "planning $1"
+  PLAN_VERSION=$(json_field "$plan" dataset_version)
+  GROUPS_=()
+  while read -r g; do GROUPS_+=("$g"); done < <(grep -o '"fragments": \[[^]]*\]' <<<"$plan" | sed 's/.*\[\(.*\)\]/\1/; s/ //g')
+}
+
+# build HOST URI FRAGMENTS UUID OUT: one segment, built on HOST (foreground).
+build_on() {
+  on "$1" "$TOOL" build "$2" --column vec --model "$(s3_dir "$1")/model.bin" --fragments "$3" \
+    --uuid "$4" --version "$PLAN_VERSION" --quiet -o "$(s3_dir "$1")/$5"
+}
+
+# Hands worker segment files back to coord: prints their paths there.
+collect() { # collect HOST:FILE...
+  for hf in "$@"; do
+    cp "$(s3_dir "${hf%%:*}")/${hf#*:}" "$(s3_dir coord)/${hf#*:}"
+    echo "$(s3_dir coord)/${hf#*:}"
+  done
+}
+
+case_conditional_put() {
+  s3_hosts store a b
+  s3_start
+  s3_log "object store up in $S3_START_SECONDS s"
+  echo first >"$S3_WORK/first"
+  echo second >"$S3_WORK/second"
+  check "the first conditional PUT creates the object (200)" test "$(s3_put_if_absent cp/one "$S3_WORK/first")" = 200
+  check "a second conditional PUT of the key is refused (412)" \
+    test "$(s3_put_if_absent cp/one "$S3_WORK/second")" = 412
+  check "the object is still the first one's" test "$(s3_curl "$S3_ENDPOINT/$S3_BUCKET/cp/one")" = first
+  # Two hosts at the same moment, 20 keys: exactly one 200 per key, and the
+  # object holds the winner's bytes.
+  local rounds=20 exact=0
+  for i in $(seq 1 "$rounds"); do
+    echo "a$i" >"$S3_WORK/a"
+    echo "b$i" >"$S3_WORK/b"
+    rm -f "$S3_WORK/go"
+    local racers=()
+    for h in a b; do
+      (while [ ! -e "$S3_WORK/go" ]; do sleep 0.001; done
+       s3_put_if_absent "cp/race-$i" "$S3_WORK/$h" "$h" >"$S3_WORK/status-$h") &
+      racers+=($!)
+    done
+    sleep 0.05
+    touch "$S3_WORK/go"
+    wait "${racers[@]}"
+    local sa sb body
+    sa=$(cat "$S3_WORK/status-a")
+    sb=$(cat "$S3_WORK/status-b")
+    body=$(s3_curl "$S3_ENDPOINT/$S3_BUCKET/cp/race-$i")
+    if { [ "$sa" = 200 ] && [ "$sb" = 412 ] && [ "$body" = "a$i" ]; } ||
+       { [ "$sb" = 200 ] && [ "$sa" = 412 ] && [ "$body" = "b$i" ]; }; then
+      exact=$((exact + 1))
+    else
+      echo "round $i: statuses a=$sa b=$sb, object holds \"$body\"" >&2
+    fi
+  done
+  check "racing conditional PUTs: one 200 and one 412 and the winner's bytes in $exact of $rounds rounds" \
+    test "$exact" -eq "$rounds"
+}
+
+case_loop() {
+  s3_hosts store coord w1 w2 client
+  s3_start
+  s3_log "object store up in $S3_START_SECONDS s"
+  local uri="s3://$S3_BUCKET/loop/vectors.lance"
+  write_dataset "$uri"
+  local t0
+  t0=$(s3_now)
+  plan_groups "$uri" 4
+  check "4 groups planned at version 1" test "${#GROUPS_[@]}-$PLAN_VERSION" = 4-1
+  train_model "$uri"
+  # Workers 0, 1 on w1, workers 2, 3 on w2, all at once.
+  local hosts=(w1 w1 w2 w2) pids=() uuids=() files=()
+  t0=$(s3_now)
+  for g in 0 1 2 3; do
+    uuids[g]=$(uuid)
+    build_on "${hosts[g]}" "$uri" "${GROUPS_[g]}" "${uuids[g]}" "seg-$g.bin" &
+    pids[g]=$!
+    files[g]="${hosts[g]}:seg-$g.bin"
+  done
+  local failed=0
+  for g in 0 1 2 3; do wait "${pids[g]}" || failed=$((failed + 1)); done
+  check "4 worker processes on w1 and w2 built their segments" test "$failed" -eq 0
+  s3_log "4 segments built on 2 worker hosts: $(s3_elapsed "$t0") s"
+  mapfile -t segs < <(collect "${files[@]}")
+  t0=$(s3_now)
+  local out
+  out=$(on coord "$TOOL" commit "$uri" --name vec_idx --column vec --job-id loop "${segs[@]}")
+  s3_log "committed on coord: $(s3_elapsed "$t0") s: $out"
+  check "the commit made version 2" test "$(json_field "$out" version)-$(json_field "$out" already_committed)" = 2-false
+  out=$(on coord "$TOOL" commit "$uri" --name vec_idx --column vec --job-id loop --attempt-id 2 "${segs[@]}")
+  check "a retried commit is answered as already committed in version 2" \
+    test "$(json_field "$out" version)-$(json_field "$out" already_committed)" = 2-true
+  out=$(on client "$TOOL" coverage "$uri" --name vec_idx --json)
+  check "seen from client: 4 segments, every fragment indexed" \
+    test "$(grep -o '"uuid"' <<<"$out" | wc -l)-$(grep -c '"unindexed_fragments": *\[\]' <<<"$out")" = 4-1
+  for g in 0 1 2 3; do
+    local dashed
+    dashed=$(sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"${uuids[g]}")
+    check "segment $g's files are in the bucket under _indices/$dashed/" \
+      test -n "$(s3_list "loop/vectors.lance/_indices/$dashed/")"
+  done
+  t0=$(s3_now)
+  out=$(on client "$DATA" check "$uri" "$ROWS" "$DIM" "$SEED" "$PARTS") || true
+  s3_log "k-NN from client: $(s3_elapsed "$t0") s: $out"
+  check "k-NN from client (every partition probed) equals brute force for 50 queries" \
+    test "$(json_field "$out" mismatches)-$(json_field "$out" version)" = 0-2
+  check "no host holds a dataset file locally" \
+    test -z "$(find "$S3_WORK/hosts" -name '*.lance' -o -name '*.manifest' -o -name '*.idx')"
+}
+
+case_kill() {
+  s3_hosts store coord w1 w2 client
+  s3_start
+  s3_log "object store up in $S3_START_SECONDS s"
+  local uri="s3://$S3_BUCKET/kill/vectors.lance" prefix="kill/vectors.lance/"
+  ROWS=64000
+  DIM=64
+  write_dataset "$uri"
+  plan_groups "$uri" 4
+  train_model "$uri"
+  local before
+  before=$(s3_list "$prefix" | sort)
+  # Workers 0, 1 on w1 (to be killed), 2, 3 on w2.
+  local hosts=(w1 w1 w2 w2) pids=() uuids=() dashed=()
+  for g in 0 1 2 3; do
+    uuids[g]=$(uuid)
+    dashed[g]=$(sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"${uuids[g]}")
+    (on "${hosts[g]}" "$TOOL" build "$uri" --column vec --model "$(s3_dir "${hosts[g]}")/model.bin" \
+       --fragments "${GROUPS_[g]}" --uuid "${uuids[g]}" --version "$PLAN_VERSION" \
+       -o "$(s3_dir "${hosts[g]}")/seg-$g.bin" 2>"$S3_WORK/build-$g.log") &
+    pids[g]=$!
+  done
+  # SIGKILL every process on w1 as soon as one of its builds has put an
+  # object into the bucket (it is writing its segment), or, failing that,
+  # has started merging its partitions.
+  local t0 killed_alive=0 seen=""
+  t0=$(s3_now)
+  for _ in $(seq 1 3000); do
+    seen=$(s3_list "${prefix}_indices/" | grep -e "${dashed[0]}" -e "${dashed[1]}" || true)
+    if [ -n "$seen" ] || grep -q "merge_partitions: started" "$S3_WORK/build-0.log" "$S3_WORK/build-1.log"; then
+      break
+    fi
+    sleep 0.02
+  done
+  local w1pids
+  w1pids=$(ip netns pids "$(s3_ns w1)")
+  for p in $w1pids; do grep -q lance-index "/proc/$p/cmdline" 2>/dev/null && killed_alive=$((killed_alive + 1)); done
+  [ -n "$w1pids" ] && kill -9 $w1pids 2>/dev/null || true
+  s3_log "SIGKILLed $killed_alive lance-index processes on w1 $(s3_elapsed "$t0") s into the build"
+  check "w1's build processes were still running when killed" test "$killed_alive" -ge 1
+  wait "${pids[0]}" || true
+  wait "${pids[1]}" || true
+  local failed=0
+  wait "${pids[2]}" || failed=1
+  wait "${pids[3]}" || failed=1
+  check "w2's workers finished" test "$failed" -eq 0
+  local out
+  out=$(on client "$DATA" rows "$uri") || true
+  check "the dataset stays readable at version 1 with every row" test "$out" = "{\"version\": 1, \"rows\": $ROWS}"
+  check "no index was committed" test "$(on client "$TOOL" list "$uri" --json)" = "[]"
+  local after_kill orphans
+  after_kill=$(s3_list "$prefix" | sort)
+  orphans=$(comm -13 <(echo "$before") <(echo "$after_kill") | grep -e "${dashed[0]}" -e "${dashed[1]}" || true)
+  s3_log "objects left by the killed builds: $(grep -c . <<<"$orphans" || true)"
+  echo "$orphans" | sed 's/^/    /'
+  check "the killed builds left objects in the bucket" test -n "$orphans"
+  # The retry: fresh UUIDs for the killed groups, built on w2.
+  local segs=()
+  for g in 0 1; do
+    uuids[g]=$(uuid)
+    cp "$(s3_dir coord)/model.bin" "$(s3_dir w2)/model.bin"
+    build_on w2 "$uri" "${GROUPS_[g]}" "${uuids[g]}" "retry-$g.bin" || s3_fail "retry of group $g"
+  done
+  mapfile -t segs < <(collect w2:retry-0.bin w2:retry-1.bin w2:seg-2.bin w2:seg-3.bin)
+  out=$(on coord "$TOOL" commit "$uri" --name vec_idx --column vec --job-id kill "${segs[@]}")
+  check "the retry with fresh UUIDs commits version 2" test "$(json_field "$out" version)" = 2
+  out=$(on coord "$TOOL" cleanup "$uri" --older-than 0 --delete-unverified)
+  s3_log "cleanup: $out"
+  local after
+  after=$(s3_list "$prefix" | sort)
+  check "cleanup removed every orphaned object" test -z "$(comm -12 <(echo "$orphans") <(echo "$after"))"
+  check "nothing of the killed UUIDs is left in the bucket" \
+    test -z "$(grep -e "${dashed[0]}" -e "${dashed[1]}" <<<"$after" || true)"
+  out=$(on client "$DATA" check "$uri" "$ROWS" "$DIM" "$SEED" "$PARTS") || true
+  check "k-NN after cleanup equals brute force ($out)" test "$(json_field "$out" mismatches)" = 0
+}
+
+case_race() {
+  s3_hosts store coord coord2 w1 w2
+  s3_start
+  s3_log "object store up in $S3_START_SECONDS s"
+  ROWS=4000
+  DIM=16
+  FRAGS=4
+  PARTS=4
+  local uri="s3://$S3_BUCKET/race/vectors.lance" rounds=${LANCE_S3_RACE_ROUNDS:-20}
+  write_dataset "$uri"
+  plan_groups "$uri" 1
+  train_model "$uri"
+  local all=${GROUPS_[0]} conflicts=0 same_ok=0 diff_ok=0 version=1
+  # commit_both NAME FILE_A FILE_B: coord commits A, coord2 commits B, both
+  # released at one moment; prints "codeA codeB|outA|outB".
+  commit_both() {
+    rm -f "$S3_WORK/go"
+    local h f i=0 racers=()
+    for h in coord coord2; do
+      f=$([ $i -eq 0 ] && echo "$2" || echo "$3")
+      (while [ ! -e "$S3_WORK/go" ]; do sleep 0.001; done
+       set +e
+       on "$h" "$TOOL" commit "$uri" --name "$1" --column vec "$f" >"$S3_WORK/out-$h" 2>"$S3_WORK/err-$h"
+       echo $? >"$S3_WORK/rc-$h") &
+      racers+=($!)
+      i=1
+    done
+    sleep 0.05
+    touch "$S3_WORK/go"
+    wait "${racers[@]}"
+  }
+  local t0
+  t0=$(s3_now)
+  for r in $(seq 1 "$rounds"); do
+    # Same set: one segment over every fragment, committed by both.
+    local u
+    u=$(uuid)
+    build_on w1 "$uri" "$all" "$u" same.bin || s3_fail "build"
+    cp "$(s3_dir w1)/same.bin" "$(s3_dir coord)/same.bin"
+    cp "$(s3_dir w1)/same.bin" "$(s3_dir coord2)/same.bin"
+    commit_both "same_$r" "$(s3_dir coord)/same.bin" "$(s3_dir coord2)/same.bin"
+    local ra rb oa ob
+    ra=$(cat "$S3_WORK/rc-coord") rb=$(cat "$S3_WORK/rc-coord2")
+    oa=$(cat "$S3_WORK/out-coord") ob=$(cat "$S3_WORK/out-coord2")
+    version=$((version + 1))
+    if [ "$ra$rb" = 00 ] && [ "$(json_field "$oa" version)" = $version ] && [ "$(json_field "$ob" version)" = $version ] &&
+       [ "$(json_field "$oa" already_committed)$(json_field "$ob" already_committed)" != truetrue ] &&
+       [ "$(json_field "$oa" already_committed)$(json_field "$ob" already_committed)" != falsefalse ]; then
+      same_ok=$((same_ok + 1))
+    else
+      echo "same set, round $r: coord rc $ra $oa $(cat "$S3_WORK/err-coord"); coord2 rc $rb $ob $(cat "$S3_WORK/err-coord2")" >&2
+    fi
+    # Different sets under one name: two segments over the same fragments,
+    # one per coordinator.
+    local ua ub
+    ua=$(uuid)
+    ub=$(uuid)
+    build_on w1 "$uri" "$all" "$ua" a.bin &
+    local pa=$!
+    build_on w2 "$uri" "$all" "$ub" b.bin || s3_fail "build b"
+    wait "$pa" || s3_fail "build a"
+    cp "$(s3_dir w1)/a.bin" "$(s3_dir coord)/a.bin"
+    cp "$(s3_dir w2)/b.bin" "$(s3_dir coord2)/b.bin"
+    commit_both "diff_$r" "$(s3_dir coord)/a.bin" "$(s3_dir coord2)/b.bin"
+    ra=$(cat "$S3_WORK/rc-coord") rb=$(cat "$S3_WORK/rc-coord2")
+    version=$((version + 1))
+    local winner="" loser_rc=""
+    [ "$ra" = 0 ] && [ "$rb" != 0 ] && winner=$ua loser_rc=$rb
+    [ "$rb" = 0 ] && [ "$ra" != 0 ] && winner=$ub loser_rc=$ra
+    local listing
+    listing=$(on w1 "$TOOL" coverage "$uri" --name "diff_$r" --json 2>/dev/null || true)
+    local wdashed
+    wdashed=$(sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"$winner")
+    if [ -n "$winner" ] && { [ "$loser_rc" = 18 ] || [ "$loser_rc" = 15 ]; } &&
+       [ "$(grep -o '"uuid"' <<<"$listing" | wc -l)" = 1 ] && grep -q "$wdashed" <<<"$listing" &&
+       [ "$(json_field "$listing" dataset_version)" = $version ] &&
+       grep -q '"unindexed_fragments": *\[\]' <<<"$listing"; then
+      diff_ok=$((diff_ok + 1))
+      [ "$loser_rc" = 18 ] && conflicts=$((conflicts + 1))
+    else
+      echo "different sets, round $r: coord rc $ra $(cat "$S3_WORK/err-coord"); coord2 rc $rb $(cat "$S3_WORK/err-coord2"); coverage $listing" >&2
+    fi
+  done
+  s3_log "$rounds rounds of each in $(s3_elapsed "$t0") s; the loser got LANCE_ERR_COMMIT_CONFLICT (18) in $conflicts of them, LANCE_ERR_INDEX (15, it opened after the winner committed) in the rest"
+  check "same set from two hosts: one new version, the other answered as already committed, $same_ok of $rounds rounds" \
+    test "$same_ok" -eq "$rounds"
+  check "different sets from two hosts: one index with the winner's segment, the loser exits 18 or 15, $diff_ok of $rounds rounds" \
+    test "$diff_ok" -eq "$rounds"
+  check "at least one round raced into LANCE_ERR_COMMIT_CONFLICT (18)" test "$conflicts" -ge 1
+  local out
+  out=$(on w2 "$DATA" rows "$uri") || true
+  check "the dataset ends at version $version with every row" test "$out" = "{\"version\": $version, \"rows\": $ROWS}"
+}
+
+case_restart() {
+  s3_hosts store coord w1 w2 client
+  s3_start
+  s3_log "object store up in $S3_START_SECONDS s"
+  local uri="s3://$S3_BUCKET/restart/vectors.lance" prefix="restart/vectors.lance/"
+  write_dataset "$uri"
+  plan_groups "$uri" 2
+  train_model "$uri"
+  local u0 u1
+  u0=$(uuid)
+  u1=$(uuid)
+  build_on w1 "$uri" "${GROUPS_[0]}" "$u0" seg-0.bin || s3_fail "build 0"
+  build_on w2 "$uri" "${GROUPS_[1]}" "$u1" seg-1.bin || s3_fail "build 1"
+  mapfile -t segs < <(collect w1:seg-0.bin w2:seg-1.bin)
+  local before
+  before=$(s3_list "$prefix" | sort)
+  s3_stop
+  local t0 rc=0
+  t0=$(s3_now)
+  on coord "$TOOL" commit "$uri" --name vec_idx --column vec --job-id restart "${segs[@]}" \
+    >"$S3_WORK/down.out" 2>"$S3_WORK/down.err" || rc=$?
+  s3_log "commit with the object store down: exit $rc after $(s3_elapsed "$t0") s: $(head -c 300 "$S3_WORK/down.err")"
+  check "a commit while the object store is down fails with LANCE_ERR_IO (exit 12)" test "$rc" = 12
+  s3_start
+  s3_log "object store restarted in $S3_START_SECONDS s (same data directory)"
+  check "nothing was written while it was down" test "$(s3_list "$prefix" | sort)" = "$before"
+  local out
+  out=$(on coord "$TOOL" commit "$uri" --name vec_idx --column vec --job-id restart "${segs[@]}")
+  check "after the restart the commit makes version 2" \
+    test "$(json_field "$out" version)-$(json_field "$out" already_committed)" = 2-false
+  out=$(on client "$DATA" check "$uri" "$ROWS" "$DIM" "$SEED" "$PARTS") || true
+  check "k-NN from client equals brute force ($out)" test "$(json_field "$out" mismatches)" = 0
+}
+
+case "$case_name" in
+  conditional_put | loop | kill | race | restart) "case_$case_name" ;;
+  *) s3_fail "unknown case $case_name" ;;
+esac
+finish
