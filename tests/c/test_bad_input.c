@@ -1024,6 +1024,65 @@ static void test_listing_and_cleanup(void) {
     CHECK(count == FRAGS && ids[0] == 0 && ids[FRAGS - 1] == FRAGS - 1 && ids[FRAGS] == 12345);
 }
 
+/* ---- a panic in the Lance core, caught at the boundary ---- */
+
+/* A stream whose one batch is a struct array with no children while its
+   schema declares one column: Arrow's import in the core asserts on it (a
+   panic, not an error), which the library must report as LANCE_ERR_PANIC. */
+static struct ArrowSchema panic_child;
+static struct ArrowSchema* panic_children[1];
+static int panic_batches;
+static void panic_release_schema(struct ArrowSchema* s) { s->release = NULL; }
+static void panic_release_array(struct ArrowArray* a) { a->release = NULL; }
+static void panic_release_stream(struct ArrowArrayStream* s) { s->release = NULL; }
+static const char* panic_last_error(struct ArrowArrayStream* s) {
+    (void)s;
+    return "";
+}
+static int panic_get_schema(struct ArrowArrayStream* s, struct ArrowSchema* out) {
+    (void)s;
+    memset(&panic_child, 0, sizeof panic_child);
+    panic_child.format = "l";
+    panic_child.name = "id";
+    panic_child.release = panic_release_schema;
+    panic_children[0] = &panic_child;
+    memset(out, 0, sizeof *out);
+    out->format = "+s";
+    out->name = "";
+    out->n_children = 1;
+    out->children = panic_children;
+    out->release = panic_release_schema;
+    return 0;
+}
+static int panic_get_next(struct ArrowArrayStream* s, struct ArrowArray* out) {
+    (void)s;
+    static const void* buffers[1] = {NULL};
+    memset(out, 0, sizeof *out);
+    if (panic_batches++ > 0) return 0; /* end of stream */
+    out->length = 3;
+    out->n_buffers = 1;
+    out->buffers = buffers;
+    out->release = panic_release_array;
+    return 0;
+}
+
+static void test_core_panic(void) {
+    char uri[600];
+    snprintf(uri, sizeof uri, "%s/panic%d.lance", dir, dataset_seq++);
+    struct ArrowArrayStream stream = {panic_get_schema, panic_get_next, panic_last_error, panic_release_stream, NULL};
+    struct ArrowSchema schema;
+    panic_get_schema(&stream, &schema);
+    LanceDataset* out = NULL;
+    cases++;
+    CHECK_ERR(lance_dataset_write(uri, &schema, &stream, LANCE_WRITE_CREATE, NULL, &out), LANCE_ERR_PANIC);
+    CHECK(tu_error_mentions("panic"));
+    CHECK(out == NULL);
+    CHECK(stream.release == NULL); /* consumed on this path too */
+    /* The host and the library carry on: the shared dataset still reads. */
+    CHECK(lance_dataset_count_rows(ds) == ROWS);
+    CHECK(lance_last_error_code() == LANCE_OK);
+}
+
 int main(void) {
     verbose = getenv("LANCE_BAD_INPUT_VERBOSE") != NULL;
     data = tu_make_data(ROWS, DIM, 8, 0.5f, 29);
@@ -1064,6 +1123,7 @@ int main(void) {
     RUN(test_mixed_commits);
     RUN(test_planning);
     RUN(test_listing_and_cleanup);
+    RUN(test_core_panic);
     CHECK(lance_dataset_latest_version(ds) == 1);
 
     /* Item 7 (issue items 8, 9): nothing of the library's reached stderr. */
