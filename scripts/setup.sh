@@ -11,8 +11,8 @@ command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v nm >/dev/null || need+=(binutils)
 command -v valgrind >/dev/null || need+=(valgrind) # the failure suite's memcheck tests
 # The object-storage tests (tests/s3/): network namespaces as hosts, and
-# signed S3 requests to list the bucket.
-command -v ip >/dev/null || need+=(iproute2)
+# signed S3 requests to list the bucket; tc shapes a host's uplink.
+{ command -v ip && command -v tc; } >/dev/null || need+=(iproute2)
 command -v curl >/dev/null || need+=(curl)
 # The Java coordinator's test (java/): JDK 17 or newer, and Maven.
 java_major=$( (javac -version 2>&1 || true) | sed -n 's/^javac \([0-9]*\).*/\1/p')

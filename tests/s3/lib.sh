@@ -15,6 +15,7 @@
 #   s3_hosts HOST...        creates the namespaces (store first)
 #   s3_start / s3_stop      starts (and waits for) / stops the object store
 #   on HOST CMD...          runs CMD on HOST with the storage options set
+#   s3_limit_uplink HOST RATE   shapes what HOST sends to RATE (tc tbf, e.g. 8mbit)
 #   s3_list PREFIX          the bucket's keys under PREFIX, one a line
 #   s3_put_if_absent KEY FILE [HOST]   PUT with If-None-Match: *; prints the HTTP status
 
@@ -118,6 +119,14 @@ s3_hosts() {
   S3_ENDPOINT="http://$S3_NET.1:$S3_PORT"
   S3_OPTIONS="aws_endpoint=$S3_ENDPOINT,aws_region=$S3_REGION,aws_access_key_id=$S3_KEY"
   S3_OPTIONS+=",aws_secret_access_key=$S3_SECRET,allow_http=true,aws_virtual_hosted_style_request=false"
+}
+
+# A slow uplink: HOST's sends (its uploads to the store) leave at RATE at
+# most; what it receives is not shaped.  A token bucket on the host's end
+# of its veth; fails the test when the kernel refuses it.
+s3_limit_uplink() {
+  ip netns exec "$(s3_ns "$1")" tc qdisc add dev eth0 root tbf rate "$2" burst 32kbit latency 2s ||
+    s3_fail "cannot shape $1's uplink (tc tbf)"
 }
 
 # The host's own directory: what a process there keeps locally (the model it

@@ -13,7 +13,9 @@
 #                    w1 and w2 build segments (separate processes); commit on
 #                    coord; k-NN from host client equals brute force
 #                    (IVF_FLAT, every partition probed)
-#   kill             w1's processes SIGKILLed mid-build: the dataset is
+#   kill             host w1 (slow uplink, two tasks in turn) SIGKILLed
+#                    after its first task's files reached the bucket, while
+#                    its second is building: the dataset is
 #                    readable at its version, the retry with fresh UUIDs
 #                    commits, cleanup removes the orphaned objects (the
 #                    bucket listed before and after)
@@ -210,35 +212,62 @@ case_kill() {
   train_model "$uri"
   local before
   before=$(s3_list "$prefix" | sort)
-  # Workers 0, 1 on w1 (to be killed), 2, 3 on w2.
-  local hosts=(w1 w1 w2 w2) pids=() uuids=() dashed=()
+  # Host w1 works through its two tasks (groups 0, 1) one after the other,
+  # as a worker with one build slot does, over a slow uplink (8 Mbit/s:
+  # each segment's ~4 MB of index files take seconds to upload); w2 builds
+  # groups 2, 3 side by side.  w1 dies once its first task has finished
+  # (its segment files are in the bucket, its segment never reached the
+  # coordinator) while its second is building.  Waiting for the first task
+  # makes the kill land mid-build on every machine: the second task cannot
+  # finish before its own upload, which the slow link stretches to seconds.
+  s3_limit_uplink w1 8mbit
+  local pids=() uuids=() dashed=()
   for g in 0 1 2 3; do
     uuids[g]=$(uuid)
     dashed[g]=$(sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"${uuids[g]}")
-    (on "${hosts[g]}" "$TOOL" build "$uri" --column vec --model "$(s3_dir "${hosts[g]}")/model.bin" \
-       --fragments "${GROUPS_[g]}" --uuid "${uuids[g]}" --version "$PLAN_VERSION" \
-       -o "$(s3_dir "${hosts[g]}")/seg-$g.bin" 2>"$S3_WORK/build-$g.log") &
+  done
+  local w1dir
+  w1dir=$(s3_dir w1)
+  (for g in 0 1; do
+     on w1 "$TOOL" build "$uri" --column vec --model "$w1dir/model.bin" --fragments "${GROUPS_[g]}" \
+       --uuid "${uuids[g]}" --version "$PLAN_VERSION" -o "$w1dir/seg-$g.bin" 2>"$S3_WORK/build-$g.log" || exit 1
+   done) &
+  pids[0]=$!
+  for g in 2 3; do
+    (on w2 "$TOOL" build "$uri" --column vec --model "$(s3_dir w2)/model.bin" --fragments "${GROUPS_[g]}" \
+       --uuid "${uuids[g]}" --version "$PLAN_VERSION" -o "$(s3_dir w2)/seg-$g.bin" 2>"$S3_WORK/build-$g.log") &
     pids[g]=$!
   done
-  # SIGKILL every process on w1 as soon as one of its builds has put an
-  # object into the bucket (it is writing its segment files).  Killing at
-  # the start of the partition merge instead could come before any object
-  # exists, and the cleanup check below would then have nothing to prove.
-  local t0 killed_alive=0 seen=""
+  # Wait for the first task's segment (written after its files are in the
+  # bucket), then for the second task's process; freeze everything on w1,
+  # see what was running, and SIGKILL it.
+  local t0 w1pids building=""
   t0=$(s3_now)
-  for _ in $(seq 1 3000); do
-    seen=$(s3_list "${prefix}_indices/" | grep -e "${dashed[0]}" -e "${dashed[1]}" || true)
-    [ -n "$seen" ] && break
+  for _ in $(seq 1 6000); do
+    [ -s "$w1dir/seg-0.bin" ] && break
     sleep 0.01
   done
-  local w1pids
+  for _ in $(seq 1 500); do
+    building=$(pgrep -f -- "--uuid ${uuids[1]}" || true)
+    [ -n "$building" ] && break
+    sleep 0.01
+  done
   w1pids=$(ip netns pids "$(s3_ns w1)")
-  for p in $w1pids; do grep -q lance-index "/proc/$p/cmdline" 2>/dev/null && killed_alive=$((killed_alive + 1)); done
+  [ -n "$w1pids" ] && kill -STOP $w1pids 2>/dev/null || true
+  local alive=0
+  for p in $w1pids; do
+    # Alive and not yet reaped as a zombie: state R, S, D or T.
+    if grep -q -- "${uuids[1]}" "/proc/$p/cmdline" 2>/dev/null &&
+       ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; then
+      alive=$((alive + 1))
+    fi
+  done
   [ -n "$w1pids" ] && kill -9 $w1pids 2>/dev/null || true
-  s3_log "SIGKILLed $killed_alive lance-index processes on w1 $(s3_elapsed "$t0") s into the build"
-  check "w1's build processes were still running when killed" test "$killed_alive" -ge 1
+  s3_log "w1's first task done after $(s3_elapsed "$t0") s; SIGKILLed w1 with its second task's build running ($alive process)"
+  check "w1's first task finished its segment before the host died" test -s "$w1dir/seg-0.bin"
+  check "w1's second task was building when killed" test "$alive" -eq 1
   wait "${pids[0]}" || true
-  wait "${pids[1]}" || true
+  check "w1's second task never wrote its segment" test ! -e "$w1dir/seg-1.bin"
   local failed=0
   wait "${pids[2]}" || failed=1
   wait "${pids[3]}" || failed=1
