@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Builds lance-c and runs the benchmarks, one after another (never two
 # builds or benchmarks at once: this machine has 2 cores).
-# Usage: scripts/bench.sh [segment|commit|merge|cancel|loop|suite|s3 ...]   (default: all but s3)
+# Usage: scripts/bench.sh [segment|commit|merge|cancel|loop|suite|scale|cancel-1m|s3 ...]
+#        (default: segment commit merge cancel loop suite)
+# `scale` (bench/scale_bench.sh): 1M x 128 IVF_PQ, one core per process
+# (taskset): one one-core worker against two, and against the one-shot
+# build; SCALE_ARGS passes options (--rows, --dim, ...).  `cancel-1m`: the
+# cancel latencies of `cancel` at 1M rows.
 # `s3` (bench/s3_bench.sh, as root: it starts SeaweedFS on network-namespace
 # hosts) compares segment build and commit on s3:// with the local disk.
 # `suite` (bench/suite.py) prints the summary table and writes PNG plots to
@@ -22,6 +27,11 @@ for b in "${which[@]}"; do
     # time against build time (100k x 128 IVF_PQ 64x16, one shared model).
     merge)   "$build/bench_merge" ;;
     cancel)  "$build/bench_cancel" ;;
+    cancel-1m) "$build/bench_cancel" 1000000 1 20 ;;
+    scale)
+      [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
+      # shellcheck disable=SC2086
+      "$root/bench/scale_bench.sh" "$build" ${SCALE_ARGS:-} ;;
     # The 4-worker multi-process loop (2 workers at a time) against the
     # one-shot build, 100k x 128 IVF_PQ, in one run.
     loop)    "$build/lance_coordinator" --compare 2> /dev/null ;;

@@ -2107,23 +2107,28 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *   (BTREE, BITMAP,       built after this stage completes, with no
  *   LABEL_LIST, INVERTED) further events
  *
- * Cancellation is cooperative and never interrupts a write.
- * lance_index_build_cancel() sets the token, and then:
- *   - before the build's first stage, or during a stage that writes nothing
- *     ("train_ivf", "train_quantizer", "load_data"), the build call returns
- *     LANCE_ERR_CANCELLED at once (milliseconds; README.md has the measured
- *     latencies).  The abandoned computation -- a k-means run, which the
- *     core does not interrupt -- finishes on a library thread, fails at its
- *     next checkpoint, and is dropped without writing anything;
- *   - during a stage that writes ("shuffle", "merge_partitions", a scalar
- *     build after "load_data"), the build stops at its next checkpoint
- *     (each progress event is one) and returns LANCE_ERR_CANCELLED.
+ * Cancellation.  lance_index_build_cancel() sets the token, and then:
+ *   - a segment build (this library chose or was given its UUID: every
+ *     vector build, BITMAP and INVERTED, and scalar builds over the whole
+ *     dataset) returns LANCE_ERR_CANCELLED at once, whatever stage it is
+ *     in (milliseconds at any data size; README.md has the measured
+ *     latencies).  Stopped in a stage that writes, its tasks are dropped
+ *     and the file operations it had in flight end before the call
+ *     returns, so nothing of it is written after the return; abandoned in
+ *     a stage that writes nothing ("train_ivf", "train_quantizer",
+ *     "load_data"), the computation in progress -- a k-means run, which
+ *     the core does not interrupt -- finishes on a library thread and is
+ *     dropped without writing anything;
+ *   - a one-shot creation, and a fragment-scoped BTREE or LABEL_LIST
+ *     segment build (its UUID is the core's), return at once only before
+ *     the first stage or during a stage that writes nothing; in a stage
+ *     that writes they stop at their next checkpoint (each progress event
+ *     is one), so a cancel never interrupts a one-shot build's commit.
  * A cancelled build commits nothing and removes the files it had written
  * under _indices/<uuid>/.  A segment build also looks at the token once
  * more when it finishes: cancelled by then, it removes its segment and
  * returns LANCE_ERR_CANCELLED, so a cancel requested before execute returns
- * always wins (a scalar build, whose work follows its last checkpoint, runs
- * to its end first).  A one-shot creation that has passed its last
+ * always wins.  A one-shot creation that has passed its last
  * checkpoint commits and returns success.  Exception to the cleanup: a
  * fragment-scoped BTREE or LABEL_LIST build stopped at a checkpoint after
  * it began writing (its UUID is the core's, reported only on success)

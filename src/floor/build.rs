@@ -143,7 +143,9 @@ impl BuildRequest {
                 Ok(Built::Segment(builder.execute_uncommitted().await?))
             }
         };
-        let built = match session.run(build) {
+        // A segment build whose files this library can find (it chose the
+        // UUID) may be stopped in any stage; the others run to a checkpoint.
+        let built = match session.run(build, !commit && uuid.is_some()) {
             Ok(built) => built,
             Err(err) if err.code == Code::Cancelled => {
                 return Err(match uuid {

@@ -11,12 +11,23 @@
 //! build at that checkpoint.
 //!
 //! Some stages run long without a checkpoint (the PQ codebook's k-means
-//! runs inside a single poll).  A build that listens for cancellation
-//! therefore runs on a runtime worker thread while the caller's thread
-//! waits; when the token is cancelled during a stage that writes nothing
-//! (before the first stage, training, loading data), the caller abandons
-//! the build at once: the task is aborted and returns nothing, and the
-//! computation in progress ends at the next checkpoint, which fails.
+//! runs inside a single poll; the shuffle reports nothing until it ends).
+//! A build that listens for cancellation therefore runs on runtime worker
+//! threads while the caller's thread waits, and a cancel does not wait for
+//! the next checkpoint:
+//! - a segment build runs on a runtime of its own (unless the core picks
+//!   its UUID, fragment-scoped BTREE and LABEL_LIST: then its files could
+//!   not be found, and it runs to a checkpoint as a one-shot build does).  A cancel aborts it at
+//!   once, in any stage, and shuts that runtime down before the call
+//!   returns: every task the build spawned is dropped at its next await
+//!   and every blocking file operation it started has ended, so nothing is
+//!   written after the call returned (the caller then removes what was
+//!   written).  A cancel during a stage that writes nothing (training,
+//!   loading data) does not even wait for that: the computation in
+//!   progress is left to end on its own and is thrown away.
+//! - a one-shot build (which commits at its end) is abandoned at once only
+//!   during a stage that writes nothing; elsewhere it stops at its next
+//!   checkpoint, so a cancel never interrupts its commit.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -24,6 +35,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use lance_index::progress::IndexBuildProgress;
@@ -31,7 +43,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use crate::floor::error::{CError, CResult, CallbackScope, Code};
 use crate::floor::ffi::c_text;
-use crate::floor::runtime::{block_on, spawn};
+use crate::floor::runtime::{block_on, build_runtime, shut_down, spawn};
 
 /// Mirrors `LanceIndexBuildProgressFn` in lance.h.
 pub type ProgressFn =
@@ -187,6 +199,12 @@ enum Event {
 /// builds only open their input stream in "load_data".)
 const WRITES_NOTHING: [&str; 3] = ["train_ivf", "train_quantizer", "load_data"];
 
+/// How long a cancelled segment build's runtime may take to wind down: one
+/// poll of each worker and the file operations in flight (milliseconds in
+/// practice; a storage request that hangs is the only thing that waits
+/// this long, and the call then returns with that request dropped).
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
+
 #[derive(Debug)]
 struct Bridge {
     tx: Option<UnboundedSender<Event>>,
@@ -290,15 +308,24 @@ impl Session {
 
     /// Runs the build, delivering its events on this thread, and turns an
     /// abort by the cancel token into LANCE_ERR_CANCELLED.  Without hooks
-    /// the build simply runs on this thread.
+    /// the build simply runs on this thread.  `abort_anywhere`: the build
+    /// commits nothing (a segment), so a cancel may stop it in any stage.
     pub fn run<T: Send + 'static>(
         mut self,
         fut: impl Future<Output = lance::Result<T>> + Send + 'static,
+        abort_anywhere: bool,
     ) -> CResult<T> {
         let Some(bridge) = self.bridge.clone() else {
             return Ok(block_on(fut)??);
         };
-        let mut task = spawn(fut)?;
+        let own_runtime = match (&bridge.cancel, abort_anywhere) {
+            (Some(_), true) => Some(build_runtime()?),
+            _ => None,
+        };
+        let mut task = match &own_runtime {
+            Some(rt) => rt.spawn(fut),
+            None => spawn(fut)?,
+        };
         let mut delivery = Delivery { callback: self.callback, complete_reports_zero: self.complete_reports_zero, last: HashMap::new() };
         let mut rx = self.rx.take();
         let cancel = bridge.cancel.clone();
@@ -310,7 +337,7 @@ impl Session {
             }
             if let Some(c) = &cancel {
                 c.wait(cx.waker());
-                if c.is_set() && bridge.abandonable.load(Ordering::SeqCst) {
+                if c.is_set() && (own_runtime.is_some() || bridge.abandonable.load(Ordering::SeqCst)) {
                     task.abort();
                     return Poll::Ready(None);
                 }
@@ -327,7 +354,16 @@ impl Session {
         }))?;
         // Hooks that run after this point find the channel closed.
         drop(rx);
+        // Abandoned while it may have been writing?
+        let writing = outcome.is_none() && !bridge.abandonable.load(Ordering::SeqCst);
+        if let Some(rt) = own_runtime {
+            // Then wait until every task is dropped and every file
+            // operation has ended.  Otherwise (it ended, or it was only
+            // computing) nothing of it can still write.
+            shut_down(rt, writing.then_some(SHUTDOWN_WAIT));
+        }
         match outcome {
+            None if writing => Err(cancelled_error("while it ran; the build was stopped at once")),
             None => Err(cancelled_error("before it wrote anything; the build was abandoned")),
             Some(Ok(Ok(value))) => Ok(value),
             Some(Ok(Err(_))) if self.aborted() => Err(cancelled_error("at a build checkpoint")),

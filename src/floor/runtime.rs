@@ -1,7 +1,10 @@
-//! The one multi-threaded runtime that drives every blocking C call.
+//! The one multi-threaded runtime that drives every blocking C call, and
+//! the runtimes of their own that cancellable segment builds run on
+//! (floor/progress.rs).
 
 use std::future::Future;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
 
@@ -47,4 +50,31 @@ where
     F::Output: Send + 'static,
 {
     Ok(runtime()?.spawn(fut))
+}
+
+/// A runtime for one build, so that cancelling the build can drop every task
+/// it spawned: shut it down with `shut_down`.  Its threads carry the
+/// library's thread name (panics there are the library's to report).
+pub fn build_runtime() -> CResult<Runtime> {
+    Builder::new_multi_thread()
+        .enable_all()
+        .thread_name(format!("{RUNTIME_THREAD_NAME}-build"))
+        .build()
+        .map_err(|e| CError::new(Code::Internal, format!("cannot start a runtime for the build: {e}")))
+}
+
+/// Shuts a build's runtime down: its tasks are dropped at their next await.
+/// With `wait`, returns once its threads and blocking operations have ended
+/// (or `wait` has passed); without, returns at once and lets them end.
+pub fn shut_down(rt: Runtime, wait: Option<Duration>) {
+    let Some(wait) = wait else {
+        rt.shutdown_background();
+        return;
+    };
+    match Handle::try_current() {
+        // Waiting is blocking: a caller that is a runtime thread (a nested
+        // call) hands its other work to another thread first, as block_on.
+        Ok(_) => tokio::task::block_in_place(|| rt.shutdown_timeout(wait)),
+        Err(_) => rt.shutdown_timeout(wait),
+    }
 }

@@ -1,7 +1,8 @@
 /* Build progress (RFC E3) and cooperative cancellation (RFC E4): event
  * order, the threading contract, cancels before, during each stage (from
- * the callback and from another thread) and after a build, cleanup of the
- * cancelled segment's files, one-shot creation with a control. */
+ * the callback and from another thread), at random moments, and after a
+ * build, cleanup of the cancelled segment's files and nothing written after
+ * a cancelled build returned, one-shot creation with a control. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -395,6 +396,102 @@ static void test_cancel_after_and_token_lifetime(void) {
     lance_index_build_cancel_token_free(NULL);
 }
 
+/* Every path under _indices, sorted, one a line. */
+static char* index_tree(void) {
+    char indices[700];
+    snprintf(indices, sizeof indices, "%s/_indices", uri);
+    TuText cmd = {0};
+    tu_text_append(&cmd, "find");
+    tu_shell_quote(&cmd, indices);
+    tu_text_append(&cmd, " 2>/dev/null | sort");
+    char* text = tu_shell_output(cmd.text, NULL);
+    free(cmd.text);
+    return text ? text : strdup("");
+}
+
+typedef struct {
+    LanceIndexBuildCancelToken* token;
+    double delay;
+} LateCancel;
+
+static void* cancel_after_delay(void* arg) {
+    LateCancel* c = arg;
+    struct timespec d = {(time_t)c->delay, (long)((c->delay - (double)(time_t)c->delay) * 1e9)};
+    nanosleep(&d, NULL);
+    lance_index_build_cancel(c->token);
+    return NULL;
+}
+
+/* A cancel from another thread at a random moment of a segment build, in
+ * whatever stage it is (the shuffle reports nothing until it ends), 16
+ * times trained locally and 16 times with an injected model: the build
+ * returns CANCELLED (or succeeds, when the cancel came after it ended),
+ * its files are gone, and nothing appears under _indices after the call
+ * returned (watched for 300 ms). */
+static void test_cancel_at_random_points(void) {
+    LanceVectorIndexParams p = params(LANCE_INDEX_IVF_PQ);
+    LanceVectorModel* model = NULL;
+    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
+    srand(4242);
+    for (int injected = 0; injected < 2; injected++) {
+        const LanceVectorModel* m = injected ? model : NULL;
+        /* How long one build takes (the fastest of 3), to spread the
+           cancels over it. */
+        double took = 1e9;
+        LanceIndexSegmentBuilder* b = NULL;
+        uint8_t* bytes = NULL;
+        size_t len = 0;
+        for (int r = 0; r < 3; r++) {
+            double t0 = tu_now();
+            b = vector_builder(LANCE_INDEX_IVF_PQ, m, NULL);
+            CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
+            if (tu_now() - t0 < took) took = tu_now() - t0;
+            lance_free_bytes(bytes);
+            lance_index_segment_builder_free(b);
+        }
+        int cancelled = 0, finished = 0;
+        for (int i = 0; i < 16; i++) {
+            uint8_t uuid[16];
+            tu_uuid(100 + injected * 20 + i, uuid);
+            char* before = index_tree();
+            LateCancel c = {lance_index_build_cancel_token_new(), 0.7 * took * rand() / ((double)RAND_MAX + 1)};
+            b = vector_builder(LANCE_INDEX_IVF_PQ, m, uuid);
+            CHECK_OK(lance_index_segment_builder_set_cancel_token(b, c.token));
+            pthread_t t;
+            pthread_create(&t, NULL, cancel_after_delay, &c);
+            bytes = NULL;
+            int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, &len);
+            int code = rc == 0 ? 0 : (int)lance_last_error_code();
+            char* at_return = index_tree();
+            pthread_join(t, NULL);
+            struct timespec pause = {0, 300 * 1000 * 1000};
+            nanosleep(&pause, NULL);
+            char* later = index_tree();
+            CHECK(strcmp(later, at_return) == 0); /* nothing written after the call returned */
+            if (code == 0) {
+                finished++;
+                CHECK(segment_dir_exists(uuid));
+            } else {
+                cancelled++;
+                CHECK(rc == -1 && code == LANCE_ERR_CANCELLED);
+                CHECK(!segment_dir_exists(uuid));
+                CHECK(strcmp(at_return, before) == 0); /* and nothing of it is left */
+            }
+            lance_free_bytes(bytes);
+            lance_index_segment_builder_free(b);
+            lance_index_build_cancel_token_free(c.token);
+            free(before);
+            free(at_return);
+            free(later);
+        }
+        printf("    %s: %d builds cancelled, %d finished before the cancel (build %.2f s)\n",
+               injected ? "injected model" : "trained locally", cancelled, finished, took);
+        CHECK(cancelled >= 8);
+    }
+    lance_vector_model_free(model);
+    check_fresh_builder_works();
+}
+
 static void test_one_shot_control(void) {
     uint64_t version = lance_dataset_version(ds);
     int dirs = count_index_dirs();
@@ -448,6 +545,7 @@ int main(void) {
     RUN(test_progress_events);
     RUN(test_cancel_each_stage);
     RUN(test_cancel_after_and_token_lifetime);
+    RUN(test_cancel_at_random_points);
     RUN(test_one_shot_control);
     lance_dataset_close(ds);
     tu_remove_tree(dir);

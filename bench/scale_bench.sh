@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The distributed build at scale, with per-host CPU limits (issue 18).
+#
+#   bench/scale_bench.sh BUILD_DIR [--rows N] [--dim D] [--partitions K] [--sub-vectors M]
+#
+# N x D float32 vectors (default 1,000,000 x 128, clustered), 16 fragments,
+# IVF_PQ K x M (default 256 x 16).  Each "host" is one core (taskset), so
+# the comparison shows what two one-core workers buy over one one-core
+# build, on a 2-core machine whose one-shot build would otherwise use both:
+#   train         the shared model, on one core (the coordinator)
+#   segments x1   one worker on one core builds every fragment's segment
+#   segments x2   two workers, each on its own core, one half of the
+#                 fragments each (planned by `lance-index plan --groups 2`)
+#   commit        the two segments as one index
+#   one-shot      `lance-index create` on one core: trains, builds, commits
+# and reports the segment phase's speedup (x1 / x2) and the whole build's
+# (one-shot / (train + segments x2 + commit)), with each worker's peak RSS.
+# Lance sizes its thread pools from the CPUs a process may run on, so a
+# process pinned to one core also computes with one thread.
+set -euo pipefail
+build=$(cd "$1" && pwd)
+shift
+rows=1000000 dim=128 parts=256 subs=16
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rows) rows=$2; shift 2 ;;
+    --dim) dim=$2; shift 2 ;;
+    --partitions) parts=$2; shift 2 ;;
+    --sub-vectors) subs=$2; shift 2 ;;
+    *) echo "scale_bench: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[ "$(nproc)" -ge 2 ] || { echo "scale_bench: needs 2 cores (one per worker)" >&2; exit 2; }
+tool=$build/lance-index
+python=${LANCE_C_PYTHON:-$HOME/.cache/lance-c/venv/bin/python}
+work=$(mktemp -d "${TMPDIR:-/tmp}/lance-scale.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+uri=$work/vectors.lance
+
+now() { date +%s.%N; }
+since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+# timed CORE OUT CMD...: runs CMD pinned to CORE, its peak RSS (MiB) into OUT.rss.
+timed() {
+  local core=$1 out=$2
+  shift 2
+  /usr/bin/time -f %M -o "$out.rss" taskset -c "$core" "$@" >"$out" 2>"$out.err" ||
+    { cat "$out.err" >&2; exit 1; }
+}
+rss() { awk '{ printf "%.0f", $1 / 1024 }' "$1.rss"; }
+
+t=$(now)
+"$python" - "$uri" "$rows" "$dim" <<'EOF'
+import sys
+import numpy as np
+import pyarrow as pa
+import lance
+uri, rows, dim = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = np.random.default_rng(11)
+centres = rng.uniform(-10, 10, (256, dim)).astype(np.float32)
+def batches():
+    step = 65536
+    for lo in range(0, rows, step):
+        n = min(step, rows - lo)
+        v = centres[rng.integers(0, 256, n)] + rng.normal(0, 2, (n, dim)).astype(np.float32)
+        yield pa.record_batch([pa.array(np.arange(lo, lo + n, dtype=np.int64)),
+                               pa.FixedSizeListArray.from_arrays(pa.array(v.reshape(-1)), dim)],
+                              names=["id", "vec"])
+schema = pa.schema([("id", pa.int64()), ("vec", pa.list_(pa.float32(), dim))])
+lance.write_dataset(pa.RecordBatchReader.from_batches(schema, batches()), uri,
+                    max_rows_per_file=(rows + 15) // 16, max_rows_per_group=8192)
+EOF
+echo "dataset: $rows x $dim float32 in 16 fragments, written in $(since "$t") s"
+
+plan=$("$tool" plan "$uri" --groups 2)
+version=$(sed -n 's/.*"dataset_version": *\([0-9]*\).*/\1/p' <<<"$plan")
+mapfile -t groups < <(grep -o '"fragments": \[[^]]*\]' <<<"$plan" | sed 's/.*\[\(.*\)\]/\1/; s/ //g')
+all=$(IFS=,; echo "${groups[*]}")
+vec=(--column vec --type IVF_PQ --partitions "$parts" --sub-vectors "$subs")
+
+t=$(now)
+timed 0 "$work/train.out" "$tool" train "$uri" "${vec[@]}" --version "$version" --quiet -o "$work/model.bin"
+train=$(since "$t")
+
+t=$(now)
+timed 0 "$work/one.out" "$tool" build "$uri" --column vec --model "$work/model.bin" --version "$version" \
+  --fragments "$all" --quiet -o "$work/seg-all.bin"
+seg1=$(since "$t")
+
+t=$(now)
+timed 0 "$work/w0.out" "$tool" build "$uri" --column vec --model "$work/model.bin" --version "$version" \
+  --fragments "${groups[0]}" --quiet -o "$work/seg-0.bin" &
+p0=$!
+timed 1 "$work/w1.out" "$tool" build "$uri" --column vec --model "$work/model.bin" --version "$version" \
+  --fragments "${groups[1]}" --quiet -o "$work/seg-1.bin" &
+p1=$!
+wait "$p0"
+wait "$p1"
+seg2=$(since "$t")
+
+t=$(now)
+"$tool" commit "$uri" --name dist_idx --column vec "$work/seg-0.bin" "$work/seg-1.bin" >/dev/null
+commit=$(since "$t")
+
+t=$(now)
+timed 0 "$work/oneshot.out" "$tool" create "$uri" "${vec[@]}" --name oneshot_idx --quiet
+oneshot=$(since "$t")
+
+awk -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs" -v train="$train" -v seg1="$seg1" \
+    -v seg2="$seg2" -v commit="$commit" -v oneshot="$oneshot" -v r1="$(rss "$work/one.out")" \
+    -v r0="$(rss "$work/w0.out")" -v r2="$(rss "$work/w1.out")" -v rt="$(rss "$work/train.out")" 'BEGIN {
+  dist = train + seg2 + commit
+  printf "scale: %d x %d, IVF_PQ %d x %d, one core per process (taskset)\n", rows, dim, parts, subs
+  printf "  train (coordinator, 1 core)                %8.2f s   peak RSS %s MiB\n", train, rt
+  printf "  segment phase, 1 worker x 1 core           %8.2f s   peak RSS %s MiB\n", seg1, r1
+  printf "  segment phase, 2 workers x 1 core each     %8.2f s   peak RSS %s / %s MiB\n", seg2, r0, r2
+  printf "  commit (2 segments)                        %8.2f s\n", commit
+  printf "  one-shot build (1 core)                    %8.2f s\n", oneshot
+  printf "  segment phase speedup, 2 workers vs 1      %8.2fx  (target >= 1.8x)\n", seg1 / seg2
+  printf "  whole build, distributed vs one-shot       %8.2fx  (train + 2 workers + commit = %.2f s)\n", oneshot / dist, dist
+}'
