@@ -1,12 +1,16 @@
-/* bench_ffi: one IVF_FLAT segment built through lance.h with given
- * centroids, for the FFI-cost comparison with pylance in bench/suite.py.
+/* bench_ffi: the FFI-cost comparisons with pylance in bench/suite.py.
  *
  *   bench_ffi URI CENTROIDS.f32 DIM FRAGMENTS(0,1,...)
+ *   bench_ffi --train URI PARTITIONS SUB_VECTORS
  *
- * CENTROIDS.f32 holds raw little-endian float32 centroids, DIM per row.
- * Builds twice and prints the second build's time in seconds (the first
- * warms the process up, as a long-lived worker would be); nothing is
- * committed. */
+ * The first form builds one IVF_FLAT segment through lance.h with the given
+ * centroids (CENTROIDS.f32: raw little-endian float32, DIM per row); nothing
+ * is committed.  The second trains an IVF_PQ model (IVF centroids, then the
+ * PQ codebook: lance_dataset_train_vector_model) with the core's default
+ * sample rate and iterations, as pylance's IndicesBuilder.train_ivf and
+ * train_pq do by default.  Each runs twice and prints the second run's time
+ * in seconds (the first warms the process up, as a long-lived worker
+ * would be). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +19,34 @@
 #include "id_list.h"
 #include "test_util.h"
 
+static int train(int argc, char** argv) {
+    uint64_t partitions = 0, subs = 0;
+    if (argc != 5 || decimal_parse(argv[3], INT32_MAX, &partitions) != 0 ||
+        decimal_parse(argv[4], INT32_MAX, &subs) != 0) {
+        fprintf(stderr, "usage: bench_ffi --train URI PARTITIONS SUB_VECTORS\n");
+        return 2;
+    }
+    LanceDataset* ds = lance_dataset_open(argv[2], NULL, 0);
+    if (!ds) die("open");
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = (uint32_t)partitions;
+    p.num_sub_vectors = (uint32_t)subs;
+    double took = 0;
+    for (int round = 0; round < 2; round++) {
+        double t0 = tu_now();
+        LanceVectorModel* model = NULL;
+        if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
+        took = tu_now() - t0;
+        lance_vector_model_free(model);
+    }
+    printf("%.4f\n", took);
+    lance_dataset_close(ds);
+    return 0;
+}
+
 int main(int argc, char** argv) {
+    if (argc > 1 && !strcmp(argv[1], "--train")) return train(argc, argv);
     if (argc != 5) {
         fprintf(stderr, "usage: bench_ffi URI CENTROIDS.f32 DIM FRAGMENTS\n");
         return 2;

@@ -7,7 +7,8 @@ bench.sh suite builds them and runs this).  Prints one table and writes PNG
 plots to --out (default BUILD_DIR/bench-plots):
 
 1. FFI cost: the same IVF_FLAT segment (same fragments, same centroids)
-   built through lance-c and through pylance, interleaved, median of 3.
+   built through lance-c and through pylance, and the same IVF_PQ model
+   trained through both, interleaved, median of 5 pairs each.
 2. Scaling: the one-shot build against the distributed loop (train, N
    segment builds as processes, 2 at a time, commit) for N = 1, 2, 4, 8:
    wall time and CPU time, as ratios to one-shot.
@@ -81,7 +82,7 @@ def bench_ffi(build: str, work: str, uri: str, vectors: np.ndarray) -> dict:
     c_times, py_times = [], []
     # A warm-up build in this process, as bench_ffi warms up its own.
     ds.create_index_uncommitted("vec", "IVF_FLAT", num_partitions=PARTITIONS, ivf_centroids=centroids, fragment_ids=frags)
-    for _ in range(3):
+    for _ in range(5):
         out = subprocess.run([os.path.join(build, "bench_ffi"), uri, cfile, str(DIM), ",".join(map(str, frags))],
                              capture_output=True, text=True, check=True)
         c_times.append(float(out.stdout))
@@ -89,6 +90,29 @@ def bench_ffi(build: str, work: str, uri: str, vectors: np.ndarray) -> dict:
         ds.create_index_uncommitted("vec", "IVF_FLAT", num_partitions=PARTITIONS, ivf_centroids=centroids,
                                     fragment_ids=frags)
         py_times.append(time.perf_counter() - t0)
+    c, py = statistics.median(c_times), statistics.median(py_times)
+    return {"lance-c s": c, "pylance s": py, "ratio": c / py}
+
+
+def bench_ffi_train(build: str, uri: str) -> dict:
+    """The same IVF_PQ model trained through lance-c and through pylance
+    (IndicesBuilder.train_ivf then train_pq, the core's defaults in both),
+    interleaved, median of 5 pairs; each side's time is its second run."""
+    builder = lance.indices.IndicesBuilder(lance.dataset(uri), "vec")
+
+    def py_train() -> float:
+        t0 = time.perf_counter()
+        ivf = builder.train_ivf(num_partitions=PARTITIONS)
+        builder.train_pq(ivf, num_subvectors=SUBVECTORS)
+        return time.perf_counter() - t0
+
+    py_train()
+    c_times, py_times = [], []
+    for _ in range(5):
+        out = subprocess.run([os.path.join(build, "bench_ffi"), "--train", uri, str(PARTITIONS), str(SUBVECTORS)],
+                             capture_output=True, text=True, check=True)
+        c_times.append(float(out.stdout))
+        py_times.append(py_train())
     c, py = statistics.median(c_times), statistics.median(py_times)
     return {"lance-c s": c, "pylance s": py, "ratio": c / py}
 
@@ -235,6 +259,9 @@ def main() -> None:
     ffi = bench_ffi(build, work, copy("ffi"), vectors)
     rows.append(("FFI cost: IVF_FLAT segment, lance-c / pylance", f"{ffi['lance-c s']:.2f} s / {ffi['pylance s']:.2f} s",
                  f"ratio {ffi['ratio']:.2f}"))
+    ffi = bench_ffi_train(build, copy("ffi-train"))
+    rows.append((f"FFI cost: IVF_PQ {PARTITIONS}x{SUBVECTORS} training, lance-c / pylance",
+                 f"{ffi['lance-c s']:.2f} s / {ffi['pylance s']:.2f} s", f"ratio {ffi['ratio']:.2f}"))
 
     # 2. scaling (and the indices for 3)
     one = copy("oneshot")
