@@ -462,6 +462,15 @@ ray_on() {
   on "$h" env -u LANCE_STORAGE_OPTIONS RAY_USAGE_STATS_ENABLED=0 RAY_AUTH_MODE=token RAY_AUTH_TOKEN="$RAY_TOKEN" "$@"
 }
 
+# ray_fail MESSAGE: the end of Ray's own logs, then the failure.
+ray_fail() {
+  local f
+  for f in "$S3_WORK"/ray/session_latest/logs/{gcs_server,raylet}*.{out,err}; do
+    [ -s "$f" ] && { echo "--- last lines of $(basename "$f") ---"; grep -v '^\[state-dump\]' "$f" | tail -n 10; } >&2
+  done
+  s3_fail "$1"
+}
+
 # ray_rss_watch FILE: until FILE is removed, samples the resident memory of
 # every process on the Ray hosts twice a second; then prints each host's
 # largest total (MB) and process count.  A measurement only.
@@ -555,7 +564,7 @@ case_ray() {
   ray_on head "$VENV/bin/ray" start --head --node-ip-address="$head_ip" --port=$RAY_PORT \
     --temp-dir="$ray_dir" --num-cpus=1 --resources='{"head": 1}' --object-store-memory=100000000 \
     --include-dashboard=false --disable-usage-stats >"$S3_WORK/ray-head.log" 2>&1 ||
-    { cat "$S3_WORK/ray-head.log" >&2; s3_fail "ray start --head on head failed"; }
+    { cat "$S3_WORK/ray-head.log" >&2; ray_fail "ray start --head on head failed"; }
   s3_log "Ray head node up on head ($head_ip:$RAY_PORT): $(s3_elapsed "$t0") s"
   # Two worker nodes, each with 2 CPUs and 2 units of "worker", one after
   # the other: nodes on one machine share the head's session directory, and
@@ -566,7 +575,7 @@ case_ray() {
     ray_on "$h" "$VENV/bin/ray" start --address="$head_ip:$RAY_PORT" --node-ip-address="$(s3_ip "$h")" \
       --num-cpus=2 --resources='{"worker": 2}' --object-store-memory=100000000 \
       --disable-usage-stats >"$S3_WORK/ray-$h.log" 2>&1 ||
-      { cat "$S3_WORK/ray-$h.log" >&2; s3_fail "ray start on $h failed"; }
+      { cat "$S3_WORK/ray-$h.log" >&2; ray_fail "ray start on $h failed"; }
     s3_log "Ray worker node up on $h: $(s3_elapsed "$t0") s"
   done
   # Formed when the head's GCS lists the 3 nodes alive.
@@ -583,9 +592,9 @@ while True:
     time.sleep(0.2)
 print(" ".join(alive))
 PY
-) || { tail -n 20 "$S3_WORK/nodes.err" >&2; s3_fail "cannot reach the Ray cluster at $head_ip:$RAY_PORT from head"; }
+) || { tail -n 20 "$S3_WORK/nodes.err" >&2; ray_fail "cannot reach the Ray cluster at $head_ip:$RAY_PORT from head"; }
   [ "$(tr ' ' '\n' <<<"$nodes" | sort | xargs)" = "$(printf '%s\n' "$head_ip" "$w1_ip" "$w2_ip" | sort | xargs)" ] ||
-    s3_fail "the Ray cluster did not show its 3 nodes alive within 60 s (alive: ${nodes:-none})"
+    ray_fail "the Ray cluster did not show its 3 nodes alive within 60 s (alive: ${nodes:-none})"
   s3_log "Ray cluster of 3 nodes alive: $nodes"
   local strays
   strays=$(run_pids | grep -v -e " $(s3_ns head)\$" -e " $(s3_ns w1)\$" -e " $(s3_ns w2)\$" -e " $(s3_ns store)\$" || true)
@@ -606,7 +615,7 @@ PY
   wait "$watcher"
   s3_log "peak resident memory during the job: $(paste -sd ';' "$S3_WORK/rss" | sed 's/;/, /g')"
   echo "$out" | sed 's/^/    /'
-  [ "$rc" -eq 0 ] || { tail -n 40 "$S3_WORK/driver.err" >&2; s3_fail "the Ray driver failed"; }
+  [ "$rc" -eq 0 ] || { tail -n 40 "$S3_WORK/driver.err" >&2; ray_fail "the Ray driver failed"; }
   local commit train builds
   commit=$(grep '"task": "commit"' <<<"$out" || true)
   train=$(grep '"task": "train"' <<<"$out" || true)
