@@ -7,10 +7,9 @@ local temporary file for the tool and reads the tool's output back).
 
     python examples/ray_build.py PATH-TO-lance-index [--rows N] [--workers W]
 
-Run so, it writes a dataset to a temporary directory and starts Ray in
-local mode (scripts/ray_demo.sh does that, building the tool and installing
-Ray first).  Against a running cluster and a dataset already on object
-storage:
+So run, it writes a dataset to a temporary directory and starts Ray in
+local mode (scripts/ray_demo.sh does that, building the tool first).
+Against a running cluster and a dataset already on object storage:
 
     LANCE_STORAGE_OPTIONS=... python examples/ray_build.py lance-index \
         --address HEAD:6379 --uri s3://bucket/vectors.lance \
@@ -21,8 +20,9 @@ there itself.  Train and commit ask for one unit of --train-resource, each
 build for one of --build-resource (custom resources the nodes declare at
 `ray start --resources`), the builds spread over the nodes that have it.
 The driver's LANCE_STORAGE_OPTIONS reaches every task through the job's
-runtime environment.  Every task reports the IP address of the node it ran
-on, and the driver prints one JSON line per task and one for the commit.
+runtime environment (env_vars, which win over what `ray start` had).
+Every task reports the IP address of the node it ran on, and the driver
+prints one JSON line per task and one for the commit.
 """
 
 from __future__ import annotations
@@ -125,10 +125,12 @@ def main() -> None:
         print(f"dataset: {args.rows} rows x {dim} in 16 fragments at {uri}")
 
     if args.address:
-        # The tasks' processes belong to the raylets, whose environment is
-        # whatever `ray start` had: the storage options go with the job.
-        env = {k: os.environ[k] for k in ("LANCE_STORAGE_OPTIONS",) if k in os.environ}
-        ray.init(address=args.address, log_to_driver=False, runtime_env={"env_vars": env} if env else None)
+        # A task inherits the environment `ray start` had on its node; the
+        # job's env_vars take precedence, so the driver's storage options
+        # reach every task wherever it runs.
+        options = os.environ.get("LANCE_STORAGE_OPTIONS")
+        ray.init(address=args.address, log_to_driver=False,
+                 runtime_env={"env_vars": {"LANCE_STORAGE_OPTIONS": options}} if options else None)
     else:
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     t0 = time.time()
