@@ -7,7 +7,22 @@ local temporary file for the tool and reads the tool's output back).
 
     python examples/ray_build.py PATH-TO-lance-index [--rows N] [--workers W]
 
-Run by scripts/ray_demo.sh, which builds the tool and installs Ray first.
+So run, it writes a dataset to a temporary directory and starts Ray in
+local mode (scripts/ray_demo.sh does that, building the tool first).
+Against a running cluster and a dataset already on object storage:
+
+    LANCE_STORAGE_OPTIONS=... python examples/ray_build.py lance-index \
+        --address HEAD:6379 --uri s3://bucket/vectors.lance \
+        --train-resource head --build-resource worker --index-type IVF_FLAT
+
+The driver runs on a node of the cluster (the coordinator's); it plans
+there itself.  Train and commit ask for one unit of --train-resource, each
+build for one of --build-resource (custom resources the nodes declare at
+`ray start --resources`), the builds spread over the nodes that have it.
+The driver's LANCE_STORAGE_OPTIONS reaches every task through the job's
+runtime environment (env_vars, which win over what `ray start` had).
+Every task reports the IP address of the node it ran on, and the driver
+prints one JSON line per task and one for the commit.
 """
 
 from __future__ import annotations
@@ -34,26 +49,31 @@ def run_tool(tool: str, *args: str) -> str:
     return proc.stdout
 
 
-@ray.remote
-def train(tool: str, uri: str, version: int, partitions: int) -> bytes:
+def type_args(index_type: str) -> list:
+    return ["--type", index_type] + (["--sub-vectors", "16"] if index_type == "IVF_PQ" else [])
+
+
+# Each task returns what it made and the IP address of the node it ran on.
+@ray.remote(num_returns=2)
+def train(tool: str, uri: str, version: int, index_type: str, partitions: int):
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "model.bin")
-        run_tool(tool, "train", uri, "--column", "vec", "--type", "IVF_PQ", "--partitions", str(partitions),
-                 "--sub-vectors", "16", "--version", str(version), "-o", model)
+        run_tool(tool, "train", uri, "--column", "vec", *type_args(index_type), "--partitions", str(partitions),
+                 "--version", str(version), "-o", model, "--quiet")
         with open(model, "rb") as f:
-            return f.read()
+            return f.read(), ray.util.get_node_ip_address()
 
 
-@ray.remote
-def build(tool: str, uri: str, version: int, fragments: list, model: bytes) -> bytes:
+@ray.remote(num_returns=2)
+def build(tool: str, uri: str, version: int, index_type: str, fragments: list, model: bytes):
     with tempfile.TemporaryDirectory() as tmp:
         model_path, out = os.path.join(tmp, "model.bin"), os.path.join(tmp, "segment.bin")
         with open(model_path, "wb") as f:
             f.write(model)
-        run_tool(tool, "build", uri, "--column", "vec", "--type", "IVF_PQ", "--version", str(version),
+        run_tool(tool, "build", uri, "--column", "vec", "--type", index_type, "--version", str(version),
                  "--fragments", ",".join(map(str, fragments)), "--model", model_path, "-o", out, "--quiet")
         with open(out, "rb") as f:
-            return f.read()
+            return f.read(), ray.util.get_node_ip_address()
 
 
 @ray.remote
@@ -65,38 +85,74 @@ def commit(tool: str, uri: str, job_id: str, *segments: bytes) -> dict:
             paths.append(os.path.join(tmp, f"segment-{i}.bin"))
             with open(paths[-1], "wb") as f:
                 f.write(data)
-        return json.loads(run_tool(tool, "commit", uri, "--name", "vec_idx", "--column", "vec", *paths,
-                                   "--job-id", job_id))
+        result = json.loads(run_tool(tool, "commit", uri, "--name", "vec_idx", "--column", "vec", *paths,
+                                     "--job-id", job_id))
+        result["node_ip"] = ray.util.get_node_ip_address()
+        return result
+
+
+def on_resource(name: str | None) -> dict:
+    return {"resources": {name: 1}} if name else {}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("tool")
-    parser.add_argument("--rows", type=int, default=50000)
-    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--rows", type=int, default=50000, help="rows of the dataset written (not with --uri)")
+    parser.add_argument("--workers", type=int, default=4, help="fragment groups, one build task each")
+    parser.add_argument("--address", help="join the running cluster at HOST:PORT instead of starting Ray locally")
+    parser.add_argument("--uri", help="index this existing dataset (column vec) instead of writing one")
+    parser.add_argument("--index-type", default="IVF_PQ", choices=["IVF_PQ", "IVF_FLAT"])
+    parser.add_argument("--partitions", type=int, default=64)
+    parser.add_argument("--train-resource", help="custom resource that train and commit need one unit of")
+    parser.add_argument("--build-resource", help="custom resource that each build needs one unit of")
     args = parser.parse_args()
     tool = os.path.abspath(args.tool)
 
-    work = tempfile.mkdtemp(prefix="lance-ray-")
-    uri = os.path.join(work, "vectors.lance")
-    rng = np.random.default_rng(1)
-    dim = 128
-    centres = rng.uniform(-10, 10, (64, dim)).astype(np.float32)
-    vectors = centres[rng.integers(0, 64, args.rows)] + rng.normal(0, 2, (args.rows, dim)).astype(np.float32)
-    lance.write_dataset(pa.table({"id": np.arange(args.rows, dtype=np.int64),
-                                  "vec": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), dim)}),
-                        uri, max_rows_per_file=max(1, args.rows // 16))
-    print(f"dataset: {args.rows} rows x {dim} in 16 fragments at {uri}")
+    work = None
+    if args.uri:
+        uri = args.uri
+    else:
+        work = tempfile.mkdtemp(prefix="lance-ray-")
+        uri = os.path.join(work, "vectors.lance")
+        rng = np.random.default_rng(1)
+        dim = 128
+        centres = rng.uniform(-10, 10, (64, dim)).astype(np.float32)
+        vectors = centres[rng.integers(0, 64, args.rows)] + rng.normal(0, 2, (args.rows, dim)).astype(np.float32)
+        lance.write_dataset(pa.table({"id": np.arange(args.rows, dtype=np.int64),
+                                      "vec": pa.FixedSizeListArray.from_arrays(pa.array(vectors.reshape(-1)), dim)}),
+                            uri, max_rows_per_file=max(1, args.rows // 16))
+        print(f"dataset: {args.rows} rows x {dim} in 16 fragments at {uri}")
 
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    if args.address:
+        # A task inherits the environment `ray start` had on its node; the
+        # job's env_vars take precedence, so the driver's storage options
+        # reach every task wherever it runs.
+        options = os.environ.get("LANCE_STORAGE_OPTIONS")
+        ray.init(address=args.address, log_to_driver=False,
+                 runtime_env={"env_vars": {"LANCE_STORAGE_OPTIONS": options}} if options else None)
+    else:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
     t0 = time.time()
     plan = json.loads(run_tool(tool, "plan", uri, "--groups", str(args.workers)))
     version = plan["dataset_version"]
-    model = train.remote(tool, uri, version, 64)
-    segments = [build.remote(tool, uri, version, g["fragments"], model) for g in plan["groups"]]
-    result = ray.get(commit.remote(tool, uri, "ray-example", *segments))
-    print(f"Ray: trained, built {args.workers} segments as Ray tasks and committed them in version "
+    on_train = on_resource(args.train_resource)
+    model, train_ip = train.options(**on_train).remote(tool, uri, version, args.index_type, args.partitions)
+    on_build = on_resource(args.build_resource)
+    if args.build_resource:
+        on_build["scheduling_strategy"] = "SPREAD"
+    built = [build.options(**on_build).remote(tool, uri, version, args.index_type, g["fragments"], model)
+             for g in plan["groups"]]
+    result = ray.get(commit.options(**on_train).remote(tool, uri, "ray-example", *[seg for seg, _ in built]))
+    print(json.dumps({"task": "train", "node_ip": ray.get(train_ip)}))
+    for g, (_, ip) in zip(plan["groups"], built):
+        print(json.dumps({"task": "build", "fragments": g["fragments"], "node_ip": ray.get(ip)}))
+    print(json.dumps({"task": "commit", **result}))
+    print(f"Ray: trained, built {len(built)} segments as Ray tasks and committed them in version "
           f"{result['version']}: {time.time() - t0:.2f} s")
+    if work is None:
+        ray.shutdown()
+        return
     print(run_tool(tool, "list", uri), end="")
 
     hits = 0

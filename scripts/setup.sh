@@ -30,14 +30,17 @@ if ! command -v cargo >/dev/null && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
   exit 1
 fi
 # The cross-SDK tests run against pylance of the Lance version the library
-# pins, in a virtual environment of their own.
+# pins, in a virtual environment of their own; the Ray cluster test
+# (test_s3_ray) and the Ray example use Ray from the same environment.
 venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 pylance_version=14.0.2
-if ! "$venv/bin/python" -c "import lance, numpy, sys; sys.exit(lance.__version__ != '$pylance_version')" 2>/dev/null; then
+ray_version=2.60.0
+if ! "$venv/bin/python" -c "import lance, numpy, ray, sys
+sys.exit(lance.__version__ != '$pylance_version' or ray.__version__ != '$ray_version')" 2>/dev/null; then
   command -v python3 >/dev/null || { echo "setup: python3 is required for the cross-SDK tests" >&2; exit 1; }
-  echo "setup: installing pylance $pylance_version into $venv"
+  echo "setup: installing pylance $pylance_version and Ray $ray_version into $venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q "pylance==$pylance_version" numpy
+  "$venv/bin/pip" install -q "pylance==$pylance_version" numpy "ray==$ray_version"
 fi
 # The Java coordinator's Maven artifacts (the Lance Java SDK and its
 # dependencies, JUnit, the plugins a test run loads), fetched once into

@@ -15,6 +15,7 @@
 #   s3_hosts HOST...        creates the namespaces (store first)
 #   s3_start / s3_stop      starts (and waits for) / stops the object store
 #   on HOST CMD...          runs CMD on HOST with the storage options set
+#   s3_ip HOST              HOST's address
 #   s3_limit_uplink HOST RATE   shapes what HOST sends to RATE (tc tbf, e.g. 8mbit)
 #   s3_list PREFIX          the bucket's keys under PREFIX, one a line
 #   s3_put_if_absent KEY FILE [HOST]   PUT with If-None-Match: *; prints the HTTP status
@@ -127,6 +128,14 @@ s3_hosts() {
 s3_limit_uplink() {
   ip netns exec "$(s3_ns "$1")" tc qdisc add dev eth0 root tbf rate "$2" burst 32kbit latency 2s ||
     s3_fail "cannot shape $1's uplink (tc tbf)"
+}
+
+s3_ip() {
+  local i
+  for i in "${!S3_HOSTS[@]}"; do
+    [ "${S3_HOSTS[i]}" = "$1" ] && { echo "$S3_NET.$((i + 1))"; return; }
+  done
+  s3_fail "no host $1"
 }
 
 # The host's own directory: what a process there keeps locally (the model it

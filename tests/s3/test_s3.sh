@@ -28,12 +28,28 @@
 #   restart          the object store restarted between build and commit:
 #                    a commit while it is down fails with LANCE_ERR_IO (exit
 #                    12) and writes nothing; after the restart it succeeds
+#   ray              a real Ray cluster over the hosts: the head node on
+#                    host head (`ray start --head --node-ip-address` its
+#                    address, resource {"head": 1}, --temp-dir under the
+#                    test's directory), worker nodes on w1 and w2 joined to
+#                    it (`ray start --address`, {"worker": 2} each, started
+#                    one after the other), waited for until the GCS lists 3
+#                    live nodes; examples/ray_build.py, the driver on head,
+#                    runs plan, train and commit on head and the 4 builds on
+#                    w1 and w2, the dataset on s3:// only and the storage
+#                    options handed to the tasks by the job (the raylets
+#                    never had them).  Checks the version committed, where
+#                    each task ran (the IPs the tasks report), k-NN from
+#                    client against brute force (IVF_FLAT, every partition
+#                    probed), no dataset file on any host, every process in
+#                    a namespace, and none left once Ray is stopped
 #
 # Every process reaches the dataset only through s3://; what a coordinator
 # sends a worker (the model) and a worker hands back (the segment's
 # metadata) is copied between the hosts' own directories, as a scheduler
-# would carry it.  Needs root, iproute2, curl and SeaweedFS (scripts/setup.sh
-# installs them); fails, never skips, without them.
+# would carry it (in case ray, Ray's object store carries them).  Needs root,
+# iproute2, curl, SeaweedFS and Ray 2.60.0 in the project's Python
+# environment (scripts/setup.sh installs them); fails, never skips, without.
 set -euo pipefail
 case_name=${1:?case}
 TOOL=$(realpath "${2:?lance-index}")
@@ -67,11 +83,11 @@ PARTS=16
 SEED=7
 uuid() { tr -d - </proc/sys/kernel/random/uuid; }
 
-# write URI: the dataset, written from host coord.
+# write URI [HOST]: the dataset, written from host coord (or HOST).
 write_dataset() {
   local t0
   t0=$(s3_now)
-  on coord "$DATA" write "$1" "$ROWS" "$DIM" "$FRAGS" "$SEED" >/dev/null || s3_fail "writing $1"
+  on "${2:-coord}" "$DATA" write "$1" "$ROWS" "$DIM" "$FRAGS" "$SEED" >/dev/null || s3_fail "writing $1"
   s3_log "wrote $ROWS x $DIM in $FRAGS fragments to $1: $(s3_elapsed "$t0") s"
 }
 
@@ -431,8 +447,207 @@ case_restart() {
   check "k-NN from client equals brute force ($out)" test "$(json_field "$out" mismatches)" = 0
 }
 
+# ---- a Ray cluster across the hosts ----
+VENV=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
+EXAMPLE=$(realpath "$(dirname "$0")/../../examples/ray_build.py")
+RAY_PORT=6379
+RAY_HOSTS=(head w1 w2)
+
+# ray_on HOST CMD...: CMD on HOST with Ray's settings (usage statistics
+# off; token authentication with this run's token, never ~/.ray's) and
+# without the storage options, so that tasks get them only from the job.
+ray_on() {
+  local h=$1
+  shift
+  on "$h" env -u LANCE_STORAGE_OPTIONS RAY_USAGE_STATS_ENABLED=0 RAY_AUTH_MODE=token RAY_AUTH_TOKEN="$RAY_TOKEN" "$@"
+}
+
+# ray_fail MESSAGE: the end of Ray's own logs, then the failure.
+ray_fail() {
+  local f
+  for f in "$S3_WORK"/ray/session_latest/logs/{gcs_server,raylet}*.{out,err}; do
+    [ -s "$f" ] && { echo "--- last lines of $(basename "$f") ---"; grep -v '^\[state-dump\]' "$f" | tail -n 10; } >&2
+  done
+  s3_fail "$1"
+}
+
+# ray_rss_watch FILE: until FILE is removed, samples the resident memory of
+# every process on the Ray hosts twice a second; then prints each host's
+# largest total (MB) and process count.  A measurement only.
+ray_rss_watch() {
+  local h p kb n line
+  declare -A peak=() count=()
+  while [ -e "$1" ]; do
+    for h in "${RAY_HOSTS[@]}"; do
+      kb=0 n=0
+      for p in $(ip netns pids "$(s3_ns "$h")"); do
+        line=$({ grep '^VmRSS:' "/proc/$p/status"; } 2>/dev/null || true)
+        [ -n "$line" ] && kb=$((kb + $(tr -dc 0-9 <<<"$line"))) n=$((n + 1))
+      done
+      [ "$kb" -gt "${peak[$h]:-0}" ] && peak[$h]=$kb count[$h]=$n
+    done
+    sleep 0.5
+  done
+  for h in "${RAY_HOSTS[@]}"; do echo "$h $((${peak[$h]:-0} / 1024)) MB in ${count[$h]:-0} processes"; done
+}
+
+# Every process of this run anywhere on the machine: each has TMPDIR under
+# $S3_WORK/hosts in its environment (`on` sets it; Ray's daemons and their
+# workers inherit it).  "PID NAMESPACE" lines.
+run_pids() {
+  local f p
+  for f in /proc/[0-9]*/environ; do
+    p=${f#/proc/}
+    p=${p%/environ}
+    { tr '\0' '\n' <"$f" | grep -q "^TMPDIR=$S3_WORK/hosts/"; } 2>/dev/null || continue
+    echo "$p $(ip netns identify "$p" 2>/dev/null)"
+  done
+  return 0
+}
+
+# ray_term WHICH: SIGTERM to the processes on the Ray hosts that are WHICH
+# (raylet, gcs, others), SIGKILL to those still there after 16 s (Ray's own
+# grace period).  Prints "PID:NAME" of each that had to be killed.
+ray_term() {
+  local h p name pids=()
+  for h in "${RAY_HOSTS[@]}"; do
+    for p in $(ip netns pids "$(s3_ns "$h")"); do
+      name=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+      case "$1:$name" in
+        raylet:raylet | gcs:gcs_server) pids+=("$p") ;;
+        others:raylet | others:gcs_server | raylet:* | gcs:*) ;;
+        *) pids+=("$p") ;;
+      esac
+    done
+  done
+  [ ${#pids[@]} -gt 0 ] || return 0
+  kill -TERM "${pids[@]}" 2>/dev/null || true
+  local deadline=$((SECONDS + 16)) alive
+  while :; do
+    alive=()
+    for p in "${pids[@]}"; do
+      # Gone, or a zombie waiting for its parent: ended.
+      grep -q '^State:.*[RSDT]' "/proc/$p/status" 2>/dev/null && alive+=("$p")
+    done
+    [ ${#alive[@]} -eq 0 ] && return 0
+    [ $SECONDS -ge $deadline ] && break
+    sleep 0.1
+  done
+  for p in "${alive[@]}"; do echo -n "$p:$(cat "/proc/$p/comm" 2>/dev/null) "; done
+  kill -9 "${alive[@]}" 2>/dev/null || true
+}
+
+# Stops Ray on its hosts in the order `ray stop` uses (raylets, then the
+# agents and monitors, then the GCS), but only the processes inside the
+# hosts' namespaces: `ray stop` itself would stop every Ray process on the
+# machine by name.
+ray_stop() {
+  ray_term raylet
+  ray_term others
+  ray_term gcs
+}
+
+case_ray() {
+  { [ -x "$VENV/bin/ray" ] && "$VENV/bin/python" -c "import ray, sys; sys.exit(ray.__version__ != '2.60.0')"; } ||
+    s3_fail "Ray 2.60.0 is missing from $VENV: run scripts/setup.sh"
+  s3_hosts store head w1 w2 client
+  s3_start
+  s3_log "object store up in $S3_START_SECONDS s"
+  RAY_TOKEN=$(uuid)
+  local uri="s3://$S3_BUCKET/ray/vectors.lance" head_ip w1_ip w2_ip
+  head_ip=$(s3_ip head) w1_ip=$(s3_ip w1) w2_ip=$(s3_ip w2)
+  write_dataset "$uri" client
+  # The head node on host head.  Its temporary directory (session, logs,
+  # sockets) becomes the cluster's: the worker nodes take it from the head.
+  local t0 ray_dir=$S3_WORK/ray
+  t0=$(s3_now)
+  ray_on head "$VENV/bin/ray" start --head --node-ip-address="$head_ip" --port=$RAY_PORT \
+    --temp-dir="$ray_dir" --num-cpus=1 --resources='{"head": 1}' --object-store-memory=100000000 \
+    --include-dashboard=false --disable-usage-stats >"$S3_WORK/ray-head.log" 2>&1 ||
+    { cat "$S3_WORK/ray-head.log" >&2; ray_fail "ray start --head on head failed"; }
+  s3_log "Ray head node up on head ($head_ip:$RAY_PORT): $(s3_elapsed "$t0") s"
+  # Two worker nodes, each with 2 CPUs and 2 units of "worker", one after
+  # the other: nodes on one machine share the head's session directory, and
+  # two starting at once would pick the same socket names in it.
+  local h
+  for h in w1 w2; do
+    t0=$(s3_now)
+    ray_on "$h" "$VENV/bin/ray" start --address="$head_ip:$RAY_PORT" --node-ip-address="$(s3_ip "$h")" \
+      --num-cpus=2 --resources='{"worker": 2}' --object-store-memory=100000000 \
+      --disable-usage-stats >"$S3_WORK/ray-$h.log" 2>&1 ||
+      { cat "$S3_WORK/ray-$h.log" >&2; ray_fail "ray start on $h failed"; }
+    s3_log "Ray worker node up on $h: $(s3_elapsed "$t0") s"
+  done
+  # Formed when the head's GCS lists the 3 nodes alive.
+  local nodes
+  nodes=$(ray_on head "$VENV/bin/python" - "$head_ip:$RAY_PORT" 2>"$S3_WORK/nodes.err" <<'PY'
+import sys, time
+import ray
+ray.init(address=sys.argv[1], log_to_driver=False, logging_level="ERROR")
+deadline = time.time() + 60
+while True:
+    alive = sorted(n["NodeManagerAddress"] for n in ray.nodes() if n["Alive"])
+    if len(alive) == 3 or time.time() > deadline:
+        break
+    time.sleep(0.2)
+print(" ".join(alive))
+PY
+) || { tail -n 20 "$S3_WORK/nodes.err" >&2; ray_fail "cannot reach the Ray cluster at $head_ip:$RAY_PORT from head"; }
+  [ "$(tr ' ' '\n' <<<"$nodes" | sort | xargs)" = "$(printf '%s\n' "$head_ip" "$w1_ip" "$w2_ip" | sort | xargs)" ] ||
+    ray_fail "the Ray cluster did not show its 3 nodes alive within 60 s (alive: ${nodes:-none})"
+  s3_log "Ray cluster of 3 nodes alive: $nodes"
+  local strays
+  strays=$(run_pids | grep -v -e " $(s3_ns head)\$" -e " $(s3_ns w1)\$" -e " $(s3_ns w2)\$" -e " $(s3_ns store)\$" || true)
+  check "every process of the run is inside a host's namespace${strays:+ (outside: $(echo $strays))}" test -z "$strays"
+  # The whole loop driven from head: the driver plans there; train and
+  # commit need "head", the 4 builds "worker" (spread over w1 and w2).
+  # Only the driver has the storage options; its job hands them on.
+  t0=$(s3_now)
+  local out rc=0 watch=$S3_WORK/rss.watch rss
+  touch "$watch"
+  ray_rss_watch "$watch" >"$S3_WORK/rss" &
+  local watcher=$!
+  out=$(ray_on head env LANCE_STORAGE_OPTIONS="$S3_OPTIONS" "$VENV/bin/python" "$EXAMPLE" "$TOOL" \
+    --address "$head_ip:$RAY_PORT" --uri "$uri" --workers 4 --index-type IVF_FLAT --partitions "$PARTS" \
+    --train-resource head --build-resource worker 2>"$S3_WORK/driver.err") || rc=$?
+  s3_log "Ray job from head: exit $rc after $(s3_elapsed "$t0") s"
+  rm "$watch"
+  wait "$watcher"
+  s3_log "peak resident memory during the job: $(paste -sd ';' "$S3_WORK/rss" | sed 's/;/, /g')"
+  echo "$out" | sed 's/^/    /'
+  [ "$rc" -eq 0 ] || { tail -n 40 "$S3_WORK/driver.err" >&2; ray_fail "the Ray driver failed"; }
+  local commit train builds
+  commit=$(grep '"task": "commit"' <<<"$out" || true)
+  train=$(grep '"task": "train"' <<<"$out" || true)
+  builds=$(grep '"task": "build"' <<<"$out" | sed -n 's/.*"node_ip": "\([^"]*\)".*/\1/p' | sort)
+  check "the Ray job's commit made version 2" \
+    test "$(json_field "$commit" version)-$(json_field "$commit" already_committed)" = 2-false
+  check "train ran on head ($head_ip)" grep -q "\"node_ip\": \"$head_ip\"" <<<"$train"
+  check "commit ran on head ($head_ip)" grep -q "\"node_ip\": \"$head_ip\"" <<<"$commit"
+  check "4 builds ran, each on w1 ($w1_ip) or w2 ($w2_ip): $(echo $builds)" \
+    test "$(grep -cx -e "$w1_ip" -e "$w2_ip" <<<"$builds")" = 4
+  check "both worker hosts built segments" test "$(sort -u <<<"$builds" | wc -l)" = 2
+  out=$(on client "$TOOL" coverage "$uri" --name vec_idx --json)
+  check "seen from client: 4 segments, every fragment indexed" \
+    test "$(grep -o '"uuid"' <<<"$out" | wc -l)-$(grep -c '"unindexed_fragments": *\[\]' <<<"$out")" = 4-1
+  out=$(on client "$DATA" check "$uri" "$ROWS" "$DIM" "$SEED" "$PARTS") || true
+  s3_log "k-NN from client: $out"
+  check "k-NN from client (every partition probed) equals brute force for 50 queries" \
+    test "$(json_field "$out" mismatches)-$(json_field "$out" version)" = 0-2
+  check "no host, nor Ray's directory, holds a dataset file locally" \
+    test -z "$(find "$S3_WORK/hosts" "$ray_dir" -name '*.lance' -o -name '*.manifest' -o -name '*.idx')"
+  t0=$(s3_now)
+  local killed
+  killed=$(ray_stop)
+  s3_log "Ray stopped on head, w1, w2: $(s3_elapsed "$t0") s${killed:+ (SIGKILLed after 16 s: $killed)}"
+  check "Ray's processes ended on SIGTERM" test -z "$killed"
+  local left
+  left=$(run_pids | grep -v " $(s3_ns store)\$" || true)
+  check "no process of the run is left but the object store's${left:+ (left: $(echo $left))}" test -z "$left"
+}
+
 case "$case_name" in
-  conditional_put | loop | kill | race | restart) "case_$case_name" ;;
+  conditional_put | loop | kill | race | restart | ray) "case_$case_name" ;;
   *) s3_fail "unknown case $case_name" ;;
 esac
 finish
