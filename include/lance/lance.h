@@ -2108,33 +2108,31 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *   LABEL_LIST, INVERTED) further events
  *
  * Cancellation.  lance_index_build_cancel() sets the token, and then:
- *   - a segment build (this library chose or was given its UUID: every
- *     vector build, BITMAP and INVERTED, and scalar builds over the whole
- *     dataset) returns LANCE_ERR_CANCELLED at once, whatever stage it is
- *     in (milliseconds at any data size; README.md has the measured
- *     latencies).  Stopped in a stage that writes, its tasks are dropped
- *     and the file operations it had in flight end before the call
- *     returns, so nothing of it is written after the return; abandoned in
- *     a stage that writes nothing ("train_ivf", "train_quantizer",
- *     "load_data"), the computation in progress -- a k-means run, which
- *     the core does not interrupt -- finishes on a library thread and is
- *     dropped without writing anything;
- *   - a one-shot creation, and a fragment-scoped BTREE or LABEL_LIST
- *     segment build (its UUID is the core's), return at once only before
- *     the first stage or during a stage that writes nothing; in a stage
- *     that writes they stop at their next checkpoint (each progress event
- *     is one), so a cancel never interrupts a one-shot build's commit.
+ *   - a build whose UUID this library chose or was given (every build
+ *     except the fragment-scoped BTREE and LABEL_LIST segment builds)
+ *     returns at once, whatever stage it is in (milliseconds at any data
+ *     size; README.md has the measured latencies).  Stopped in a stage
+ *     that writes, its tasks are dropped and the file operations it had in
+ *     flight end before the call returns, so nothing of it is written
+ *     after the return; abandoned in a stage that writes nothing
+ *     ("train_ivf", "train_quantizer", "load_data"), the computation in
+ *     progress -- a k-means run, which the core does not interrupt --
+ *     finishes on a library thread and is dropped without writing
+ *     anything.  A one-shot creation stopped while committing returns
+ *     success if its commit landed (the dataset handle is at the new
+ *     version) and LANCE_ERR_CANCELLED with nothing committed otherwise;
+ *   - a fragment-scoped BTREE or LABEL_LIST segment build (its UUID is the
+ *     core's) returns at once only before its first stage or during
+ *     "load_data"; once it writes, it stops at its next checkpoint,
+ *     leaving its partial files for Lance's cleanup (its UUID is reported
+ *     only on success), or runs to its end and then removes its segment.
  * A cancelled build commits nothing and removes the files it had written
  * under _indices/<uuid>/.  A segment build also looks at the token once
  * more when it finishes: cancelled by then, it removes its segment and
  * returns LANCE_ERR_CANCELLED, so a cancel requested before execute returns
- * always wins.  A one-shot creation that has passed its last
- * checkpoint commits and returns success.  Exception to the cleanup: a
- * fragment-scoped BTREE or LABEL_LIST build stopped at a checkpoint after
- * it began writing (its UUID is the core's, reported only on success)
- * leaves its partial files for Lance's cleanup.  A token cancelled before
- * the build starts makes it return LANCE_ERR_CANCELLED at once; one
- * cancelled after the build returned has no effect on it.
+ * always wins.  A token cancelled before the build starts makes it return
+ * LANCE_ERR_CANCELLED at once; one cancelled after the build returned has
+ * no effect on it.
  *
  * A cancel requested from inside the progress callback takes effect like
  * any other: the build has moved on meanwhile, and stops as described.

@@ -143,15 +143,20 @@ impl BuildRequest {
                 Ok(Built::Segment(builder.execute_uncommitted().await?))
             }
         };
-        // A segment build whose files this library can find (it chose the
-        // UUID) may be stopped in any stage; the others run to a checkpoint.
-        let built = match session.run(build, !commit && uuid.is_some()) {
+        // A build whose files this library can find (it chose the UUID) may
+        // be stopped in any stage; the others run to a checkpoint.
+        let built = match session.run(build, uuid.is_some()) {
             Ok(built) => built,
             Err(err) if err.code == Code::Cancelled => {
-                return Err(match uuid {
-                    Some(uuid) => remove_segment_files(&dataset, uuid, err),
-                    None => err,
-                })
+                let Some(uuid) = uuid else { return Err(err) };
+                // A one-shot build stopped at once may have been stopped in
+                // its commit: if the commit landed, the build succeeded.
+                if commit {
+                    if let Some(committed) = committed_with(&dataset, uuid)? {
+                        return Ok(Built::Committed(committed));
+                    }
+                }
+                return Err(remove_segment_files(&dataset, uuid, err));
             }
             Err(err) => return Err(err).context(what),
         };
@@ -341,6 +346,18 @@ fn check_spill_dir() -> CResult<()> {
         )));
     }
     Ok(())
+}
+
+/// The dataset at its latest version if that version holds index `uuid`
+/// (a one-shot build's commit landed before the build was stopped).
+fn committed_with(dataset: &Dataset, uuid: Uuid) -> CResult<Option<Dataset>> {
+    let mut latest = dataset.clone();
+    block_on(async move {
+        latest.checkout_latest().await?;
+        let indices = latest.load_indices().await?;
+        Ok::<_, lance::Error>(indices.iter().any(|i| i.uuid == uuid).then_some(latest))
+    })?
+    .context("looking for the commit of a cancelled one-shot index build")
 }
 
 /// Removes what a cancelled build wrote for segment `uuid`.  The outcome

@@ -15,19 +15,20 @@
 //! A build that listens for cancellation therefore runs on runtime worker
 //! threads while the caller's thread waits, and a cancel does not wait for
 //! the next checkpoint:
-//! - a segment build runs on a runtime of its own (unless the core picks
-//!   its UUID, fragment-scoped BTREE and LABEL_LIST: then its files could
-//!   not be found, and it runs to a checkpoint as a one-shot build does).  A cancel aborts it at
-//!   once, in any stage, and shuts that runtime down before the call
-//!   returns: every task the build spawned is dropped at its next await
-//!   and every blocking file operation it started has ended, so nothing is
-//!   written after the call returned (the caller then removes what was
-//!   written).  A cancel during a stage that writes nothing (training,
-//!   loading data) does not even wait for that: the computation in
-//!   progress is left to end on its own and is thrown away.
-//! - a one-shot build (which commits at its end) is abandoned at once only
-//!   during a stage that writes nothing; elsewhere it stops at its next
-//!   checkpoint, so a cancel never interrupts its commit.
+//! - a build whose UUID this library chose (every build but the
+//!   fragment-scoped BTREE and LABEL_LIST segments, whose UUID the core
+//!   picks) runs on a runtime of its own.  A cancel aborts it at once, in
+//!   any stage, and shuts that runtime down before the call returns: every
+//!   task the build spawned is dropped at its next await and every
+//!   blocking file operation it started has ended, so nothing is written
+//!   after the call returned (the caller then removes what was written,
+//!   or, for a one-shot build stopped in its commit, finds the commit).  A
+//!   cancel during a stage that writes nothing (training, loading data)
+//!   does not even wait for that: the computation in progress is left to
+//!   end on its own and is thrown away.
+//! - the others are abandoned at once only during a stage that writes
+//!   nothing; elsewhere they stop at their next checkpoint (their files
+//!   could not be found and removed).
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -308,8 +309,9 @@ impl Session {
 
     /// Runs the build, delivering its events on this thread, and turns an
     /// abort by the cancel token into LANCE_ERR_CANCELLED.  Without hooks
-    /// the build simply runs on this thread.  `abort_anywhere`: the build
-    /// commits nothing (a segment), so a cancel may stop it in any stage.
+    /// the build simply runs on this thread.  `abort_anywhere`: the caller
+    /// can find and remove whatever the build wrote, so a cancel may stop
+    /// it in any stage.
     pub fn run<T: Send + 'static>(
         mut self,
         fut: impl Future<Output = lance::Result<T>> + Send + 'static,

@@ -427,7 +427,8 @@ static void* cancel_after_delay(void* arg) {
  * times trained locally and 16 times with an injected model: the build
  * returns CANCELLED (or succeeds, when the cancel came after it ended),
  * its files are gone, and nothing appears under _indices after the call
- * returned (watched for 300 ms). */
+ * returned (watched for 300 ms).  Then 12 late cancels of a one-shot
+ * creation. */
 static void test_cancel_at_random_points(void) {
     LanceVectorIndexParams p = params(LANCE_INDEX_IVF_PQ);
     LanceVectorModel* model = NULL;
@@ -490,6 +491,52 @@ static void test_cancel_at_random_points(void) {
     }
     lance_vector_model_free(model);
     check_fresh_builder_works();
+
+    /* One-shot creation, cancelled late (from 30% of its time on, so some
+       cancels land in its commit): either it committed and succeeded, or
+       it returned CANCELLED with nothing committed and nothing left. */
+    double took = 1e9;
+    for (int r = 0; r < 2; r++) {
+        double t0 = tu_now();
+        CHECK_OK(lance_dataset_create_vector_index(ds, "vec", "late_idx", &p, true));
+        if (tu_now() - t0 < took) took = tu_now() - t0;
+    }
+    CHECK_OK(lance_dataset_drop_index(ds, "late_idx"));
+    int committed = 0, cancelled = 0;
+    for (int i = 0; i < 12; i++) {
+        uint64_t version = lance_dataset_version(ds);
+        char* before = index_tree();
+        LateCancel c = {lance_index_build_cancel_token_new(), took * (0.3 + 0.7 * rand() / ((double)RAND_MAX + 1))};
+        LanceIndexBuildControl control = {NULL, NULL, c.token};
+        pthread_t t;
+        pthread_create(&t, NULL, cancel_after_delay, &c);
+        int rc = lance_dataset_create_vector_index_with_control(ds, "vec", "late_idx", &p, false, &control);
+        int code = rc == 0 ? 0 : (int)lance_last_error_code();
+        char* at_return = index_tree();
+        pthread_join(t, NULL);
+        struct timespec pause = {0, 300 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+        char* later = index_tree();
+        CHECK(strcmp(later, at_return) == 0);
+        if (rc == 0) {
+            committed++;
+            CHECK(lance_dataset_version(ds) == version + 1 && lance_dataset_latest_version(ds) == version + 1);
+            CHECK(lance_dataset_index_count(ds) == 1);
+            CHECK_OK(lance_dataset_drop_index(ds, "late_idx"));
+        } else {
+            cancelled++;
+            CHECK(code == LANCE_ERR_CANCELLED);
+            CHECK(lance_dataset_version(ds) == version && lance_dataset_latest_version(ds) == version);
+            CHECK(lance_dataset_index_count(ds) == 0);
+            CHECK(strcmp(at_return, before) == 0);
+        }
+        lance_index_build_cancel_token_free(c.token);
+        free(before);
+        free(at_return);
+        free(later);
+    }
+    printf("    one-shot: %d cancelled, %d committed (build %.2f s)\n", cancelled, committed, took);
+    CHECK(cancelled >= 3);
 }
 
 static void test_one_shot_control(void) {
