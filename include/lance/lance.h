@@ -39,8 +39,8 @@
  * Threads.  Every call blocks until its work is done; the work runs on one
  * shared multi-threaded runtime that the library starts on first use (an
  * index build given a cancel token runs on threads of its own, shut down
- * when it returns: "Build progress and cancellation").  Any number of threads may
- * call the library at once.  Per handle type:
+ * when it returns: "Build progress and cancellation").  Any number of
+ * threads may call the library at once.  Per handle type:
  *   LanceDataset                 shared between threads freely.  Reads take
  *                                the handle's current snapshot and never
  *                                wait for a build or commit running through
