@@ -2110,24 +2110,30 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *   LABEL_LIST, INVERTED) further events
  *
  * Cancellation.  lance_index_build_cancel() sets the token, and then:
- *   - a build whose UUID this library chose or was given (every build
- *     except the fragment-scoped BTREE and LABEL_LIST segment builds)
- *     returns at once, whatever stage it is in (milliseconds at any data
- *     size; README.md has the measured latencies).  Stopped in a stage
- *     that writes, its tasks are dropped and the file operations it had in
- *     flight end before the call returns, so nothing of it is written
- *     after the return; abandoned in a stage that writes nothing
- *     ("train_ivf", "train_quantizer", "load_data"), the computation in
- *     progress -- a k-means run, which the core does not interrupt --
- *     finishes on a library thread and is dropped without writing
- *     anything.  A one-shot creation stopped while committing returns
- *     success if its commit landed (the dataset handle is at the new
- *     version) and LANCE_ERR_CANCELLED with nothing committed otherwise;
- *   - a fragment-scoped BTREE or LABEL_LIST segment build (its UUID is the
- *     core's) returns at once only before its first stage or during
- *     "load_data"; once it writes, it stops at its next checkpoint,
- *     leaving its partial files for Lance's cleanup (its UUID is reported
- *     only on success), or runs to its end and then removes its segment.
+ *   - a build on the local file system whose UUID this library chose or
+ *     was given (every build except the fragment-scoped BTREE and
+ *     LABEL_LIST segment builds) returns at once, whatever stage it is in
+ *     (tens of milliseconds at 1M rows; README.md has the measured
+ *     latencies).  Stopped in a stage that writes, its tasks are dropped
+ *     and the file operations it had in flight end before the call
+ *     returns, so nothing of it is written under _indices after the
+ *     return.  A one-shot creation stopped while committing returns
+ *     success if its commit landed (the handle is then at the dataset's
+ *     latest version) and LANCE_ERR_CANCELLED with nothing committed
+ *     otherwise;
+ *   - every other build (on an object store, or a fragment-scoped BTREE or
+ *     LABEL_LIST segment) returns at once only before its first stage or
+ *     during a stage that writes nothing; once it writes, it stops at its
+ *     next checkpoint (each progress event is one), or runs to its end and
+ *     then removes its segment.  On an object store an immediate stop
+ *     would leave multipart uploads open and could race a commit's
+ *     conditional write.  A fragment-scoped BTREE or LABEL_LIST build
+ *     stopped at a checkpoint leaves its partial files for Lance's cleanup
+ *     (its UUID is the core's, reported only on success).
+ * A build abandoned in a stage that writes nothing ("train_ivf",
+ * "train_quantizer", "load_data") leaves the computation in progress -- a
+ * k-means run, which the core does not interrupt -- to finish on a library
+ * thread; it is dropped without writing anything.
  * A cancelled build commits nothing and removes the files it had written
  * under _indices/<uuid>/.  A segment build also looks at the token once
  * more when it finishes: cancelled by then, it removes its segment and

@@ -143,17 +143,31 @@ impl BuildRequest {
                 Ok(Built::Segment(builder.execute_uncommitted().await?))
             }
         };
-        // A build whose files this library can find (it chose the UUID) may
-        // be stopped in any stage; the others run to a checkpoint.
-        let built = match session.run(build, uuid.is_some()) {
+        // A build on the local file system whose files this library can find
+        // (it chose the UUID) may be stopped in any stage; the others run to
+        // a checkpoint.  On an object store an abort would drop multipart
+        // uploads without aborting them (their abort is spawned on the
+        // build's runtime, which is shutting down), could race a one-shot
+        // commit's conditional PUT, and would drop HTTP connections the
+        // dataset's shared pool still holds.
+        let abort_anywhere = uuid.is_some() && on_local_disk(&dataset)?;
+        let built = match session.run(build, abort_anywhere) {
             Ok(built) => built,
             Err(err) if err.code == Code::Cancelled => {
                 let Some(uuid) = uuid else { return Err(err) };
                 // A one-shot build stopped at once may have been stopped in
                 // its commit: if the commit landed, the build succeeded.
-                if commit {
-                    if let Some(committed) = committed_with(&dataset, uuid)? {
-                        return Ok(Built::Committed(committed));
+                if commit && abort_anywhere {
+                    match committed_with(&dataset, uuid) {
+                        Ok(Some(committed)) => return Ok(Built::Committed(committed)),
+                        Ok(None) => {}
+                        Err(e) => {
+                            return Err(CError::new(
+                                err.code,
+                                format!("{}; whether its commit landed could not be checked, so its files \
+                                         under _indices/{uuid} were kept: {}", err.message, e.message),
+                            ))
+                        }
                     }
                 }
                 return Err(remove_segment_files(&dataset, uuid, err));
@@ -346,6 +360,11 @@ fn check_spill_dir() -> CResult<()> {
         )));
     }
     Ok(())
+}
+
+/// Whether the dataset is on the local file system.
+fn on_local_disk(dataset: &Dataset) -> CResult<bool> {
+    Ok(block_on(dataset.object_store(None))??.is_local())
 }
 
 /// The dataset at its latest version if that version holds index `uuid`

@@ -15,9 +15,9 @@
 //! A build that listens for cancellation therefore runs on runtime worker
 //! threads while the caller's thread waits, and a cancel does not wait for
 //! the next checkpoint:
-//! - a build whose UUID this library chose (every build but the
-//!   fragment-scoped BTREE and LABEL_LIST segments, whose UUID the core
-//!   picks) runs on a runtime of its own.  A cancel aborts it at once, in
+//! - a build on the local file system whose UUID this library chose
+//!   (every build but the fragment-scoped BTREE and LABEL_LIST segments,
+//!   whose UUID the core picks) runs on a runtime of its own.  A cancel aborts it at once, in
 //!   any stage, and shuts that runtime down before the call returns: every
 //!   task the build spawned is dropped at its next await and every
 //!   blocking file operation it started has ended, so nothing is written
@@ -26,9 +26,9 @@
 //!   cancel during a stage that writes nothing (training, loading data)
 //!   does not even wait for that: the computation in progress is left to
 //!   end on its own and is thrown away.
-//! - the others are abandoned at once only during a stage that writes
-//!   nothing; elsewhere they stop at their next checkpoint (their files
-//!   could not be found and removed).
+//! - the others (those, and every build on an object store: see
+//!   floor/build.rs) are abandoned at once only during a stage that writes
+//!   nothing; elsewhere they stop at their next checkpoint.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -200,10 +200,10 @@ enum Event {
 /// builds only open their input stream in "load_data".)
 const WRITES_NOTHING: [&str; 3] = ["train_ivf", "train_quantizer", "load_data"];
 
-/// How long a cancelled segment build's runtime may take to wind down: one
-/// poll of each worker and the file operations in flight (milliseconds in
-/// practice; a storage request that hangs is the only thing that waits
-/// this long, and the call then returns with that request dropped).
+/// How long a cancelled build's runtime may take to wind down: each worker
+/// thread's poll in progress and the blocking file operations in flight
+/// (milliseconds in practice).  Async storage requests are dropped, not
+/// waited for.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(30);
 
 #[derive(Debug)]
@@ -353,7 +353,18 @@ impl Session {
                 }
             }
             out.map(Some)
-        }))?;
+        }));
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(err) => {
+                // block_on refused this thread: stop the build, never drop
+                // its runtime here (a blocking drop).
+                if let Some(rt) = own_runtime {
+                    shut_down(rt, None);
+                }
+                return Err(err);
+            }
+        };
         // Hooks that run after this point find the channel closed.
         drop(rx);
         // Abandoned while it may have been writing?

@@ -126,7 +126,7 @@ s3_hosts() {
 # most; what it receives is not shaped.  A token bucket on the host's end
 # of its veth; fails the test when the kernel refuses it.
 s3_limit_uplink() {
-  ip netns exec "$(s3_ns "$1")" tc qdisc add dev eth0 root tbf rate "$2" burst 32kbit latency 2s ||
+  ip netns exec "$(s3_ns "$1")" tc qdisc add dev eth0 root tbf rate "$2" burst 16kb latency 2s ||
     s3_fail "cannot shape $1's uplink (tc tbf)"
 }
 

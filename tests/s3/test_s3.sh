@@ -15,10 +15,12 @@
 #                    (IVF_FLAT, every partition probed)
 #   kill             host w1 (slow uplink, two tasks in turn) SIGKILLed
 #                    after its first task's files reached the bucket, while
-#                    its second is building: the dataset is
+#                    its second writes its partitions: the dataset is
 #                    readable at its version, the retry with fresh UUIDs
 #                    commits, cleanup removes the orphaned objects (the
-#                    bucket listed before and after)
+#                    bucket listed before and after); then a build there
+#                    cancelled (SIGTERM) while writing exits 20 and leaves
+#                    nothing of its UUID
 #   race             coordinators on hosts coord and coord2 commit at the
 #                    same moment, 20 rounds of each: the same segment set
 #                    (one version, the other answered as already committed)
@@ -255,19 +257,23 @@ case_kill() {
     pids[g]=$!
   done
   # Wait for the first task's segment (written after its files are in the
-  # bucket), then for the second task's process; freeze everything on w1,
-  # see what was running, and SIGKILL it.
-  local t0 w1pids building=""
+  # bucket), then for the second task to write its partitions (its
+  # "merge_partitions" stage: the files are written and uploaded there) and
+  # a second more, inside the upload the slow link stretches to ~4 s;
+  # freeze everything on w1, see what was running, and SIGKILL it.
+  local t0 w1pids
   t0=$(s3_now)
-  for _ in $(seq 1 6000); do
+  for _ in $(seq 1 18000); do
     [ -s "$w1dir/seg-0.bin" ] && break
+    kill -0 "${pids[0]}" 2>/dev/null || break # w1's tasks ended (failed)
     sleep 0.01
   done
-  for _ in $(seq 1 500); do
-    building=$(pgrep -f -- "--uuid ${uuids[1]}" || true)
-    [ -n "$building" ] && break
+  for _ in $(seq 1 18000); do
+    grep -q "^merge_partitions: started" "$S3_WORK/build-1.log" 2>/dev/null && break
+    kill -0 "${pids[0]}" 2>/dev/null || break
     sleep 0.01
   done
+  sleep 1
   w1pids=$(ip netns pids "$(s3_ns w1)")
   [ -n "$w1pids" ] && kill -STOP $w1pids 2>/dev/null || true
   local alive=0
@@ -279,8 +285,10 @@ case_kill() {
     fi
   done
   [ -n "$w1pids" ] && kill -9 $w1pids 2>/dev/null || true
-  s3_log "w1's first task done after $(s3_elapsed "$t0") s; SIGKILLed w1 with its second task's build running ($alive process)"
+  s3_log "SIGKILLed w1 $(s3_elapsed "$t0") s after its tasks began, with its second task's build running ($alive process)"
   check "w1's first task finished its segment before the host died" test -s "$w1dir/seg-0.bin"
+  check "w1's second task was writing its partitions when killed" \
+    grep -q "^merge_partitions: started" "$S3_WORK/build-1.log"
   check "w1's second task was building when killed" test "$alive" -eq 1
   wait "${pids[0]}" || true
   check "w1's second task never wrote its segment" test ! -e "$w1dir/seg-1.bin"
@@ -317,6 +325,25 @@ case_kill() {
     test -z "$(grep -e "${dashed[0]}" -e "${dashed[1]}" <<<"$after" || true)"
   out=$(on client "$DATA" check "$uri" "$ROWS" "$DIM" "$SEED" "$PARTS") || true
   check "k-NN after cleanup equals brute force ($out)" test "$(json_field "$out" mismatches)" = 0
+  # A cancel on the object store (SIGTERM, which lance-index turns into a
+  # cancel) once the build writes its partitions: exit 20, and nothing of
+  # its UUID is left in the bucket.
+  local cuuid cdashed rc=0
+  cuuid=$(uuid)
+  cdashed=$(sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"$cuuid")
+  on w1 "$TOOL" build "$uri" --column vec --model "$w1dir/model.bin" --fragments "${GROUPS_[1]}" \
+    --uuid "$cuuid" -o "$w1dir/cancelled.bin" 2>"$S3_WORK/build-cancel.log" &
+  local cpid=$!
+  for _ in $(seq 1 18000); do
+    grep -q "^merge_partitions: started" "$S3_WORK/build-cancel.log" 2>/dev/null && break
+    kill -0 "$cpid" 2>/dev/null || break
+    sleep 0.01
+  done
+  kill -TERM $(ip netns pids "$(s3_ns w1)") 2>/dev/null || true
+  wait "$cpid" || rc=$?
+  check "a build cancelled on s3:// while writing exits 20 (cancelled)" test "$rc" -eq 20
+  check "nothing of the cancelled build's UUID is in the bucket" \
+    test -z "$(s3_list "$prefix" | grep -e "$cdashed" || true)"
 }
 
 case_race() {
@@ -580,7 +607,7 @@ case_ray() {
   done
   # Formed when the head's GCS lists the 3 nodes alive.
   local nodes
-  nodes=$(ray_on head "$VENV/bin/python" - "$head_ip:$RAY_PORT" 2>"$S3_WORK/nodes.err" <<'PY'
+  nodes=$(ray_on head timeout 120 "$VENV/bin/python" - "$head_ip:$RAY_PORT" 2>"$S3_WORK/nodes.err" <<'PY'
 import sys, time
 import ray
 ray.init(address=sys.argv[1], log_to_driver=False, logging_level="ERROR")
@@ -607,7 +634,8 @@ PY
   touch "$watch"
   ray_rss_watch "$watch" >"$S3_WORK/rss" &
   local watcher=$!
-  out=$(ray_on head env LANCE_STORAGE_OPTIONS="$S3_OPTIONS" "$VENV/bin/python" "$EXAMPLE" "$TOOL" \
+  # A lost node or an unplaceable task would wait forever: 5 minutes at most.
+  out=$(ray_on head env LANCE_STORAGE_OPTIONS="$S3_OPTIONS" timeout 300 "$VENV/bin/python" "$EXAMPLE" "$TOOL" \
     --address "$head_ip:$RAY_PORT" --uri "$uri" --workers 4 --index-type IVF_FLAT --partitions "$PARTS" \
     --train-resource head --build-resource worker 2>"$S3_WORK/driver.err") || rc=$?
   s3_log "Ray job from head: exit $rc after $(s3_elapsed "$t0") s"
