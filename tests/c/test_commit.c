@@ -32,25 +32,6 @@ static LanceVectorIndexParams flat_params(void) {
     return p;
 }
 
-/* One segment over `frags`; model NULL = trained locally.  Returns bytes or NULL. */
-static uint8_t* segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model,
-                        const uint32_t* frags, size_t n, int uuid_seed, size_t* len) {
-    uint8_t uuid[16];
-    tu_uuid(uuid_seed, uuid);
-    LanceIndexSegmentBuildOptionsRfc o = {0};
-    o.fragment_ids = frags;
-    o.fragment_count = n;
-    o.index_uuid = uuid;
-    o.model = model;
-    o.train = model ? LANCE_TRAIN_NEVER : LANCE_TRAIN_AUTO;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, p, &o);
-    if (!b) return NULL;
-    uint8_t* bytes = NULL;
-    int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, len);
-    lance_index_segment_builder_free(b);
-    return rc == 0 ? bytes : NULL;
-}
-
 /* Segments over fragment groups {0..3}, {4..7}, ... of `per` fragments each. */
 typedef struct {
     int count;
@@ -66,7 +47,7 @@ static SegSet build_set(LanceDataset* ds, const LanceVectorModel* model, int cou
     for (int w = 0; w < count; w++) {
         uint32_t frags[FRAGS];
         for (int i = 0; i < per; i++) frags[i] = (uint32_t)(w * per + i);
-        s.bytes[w] = segment(ds, &p, model, frags, (size_t)per, uuid_base + w, &s.lens[w]);
+        s.bytes[w] = tu_vector_segment(ds, &p, model, frags, (size_t)per, uuid_base + w, &s.lens[w]);
         CHECK(s.bytes[w] != NULL);
         s.ptrs[w] = s.bytes[w];
     }
@@ -151,9 +132,9 @@ static void test_set_refusals(void) {
     LanceVectorIndexParams p = flat_params();
     uint32_t a[] = {0, 1, 2}, b[] = {2, 3}, c[] = {4, 5};
     size_t la, lb, lc;
-    uint8_t* sa = segment(ds, &p, model, a, 3, 200, &la);
-    uint8_t* sb = segment(ds, &p, model, b, 2, 201, &lb);
-    uint8_t* sc = segment(ds, &p, model, c, 2, 202, &lc);
+    uint8_t* sa = tu_vector_segment(ds, &p, model, a, 3, 200, &la);
+    uint8_t* sb = tu_vector_segment(ds, &p, model, b, 2, 201, &lb);
+    uint8_t* sc = tu_vector_segment(ds, &p, model, c, 2, 202, &lc);
     CHECK(sa && sb && sc);
     char text_a[37], text_b[37];
     uint8_t ua[16], ub[16];
@@ -229,7 +210,7 @@ static void test_replace(void) {
     SegSet third = {0};
     third.count = 1;
     LanceVectorIndexParams p = flat_params();
-    third.bytes[0] = segment(ds, &p, model, straddle, 4, 320, &third.lens[0]);
+    third.bytes[0] = tu_vector_segment(ds, &p, model, straddle, 4, 320, &third.lens[0]);
     CHECK(third.bytes[0] != NULL);
     third.ptrs[0] = third.bytes[0];
     CHECK_ERR(commit(ds, "r_idx", &third, &o, NULL), LANCE_ERR_OVERLAPPING_SEGMENTS);
@@ -296,7 +277,7 @@ static void test_idempotent_retry(void) {
     LanceVectorIndexParams p = flat_params();
     uint32_t next[] = {4, 5, 6, 7};
     size_t mixed_len = 0;
-    uint8_t* mixed = segment(ds, &p, model, next, 4, 499, &mixed_len);
+    uint8_t* mixed = tu_vector_segment(ds, &p, model, next, 4, 499, &mixed_len);
     CHECK(mixed != NULL);
     const uint8_t* ptrs[] = {s.ptrs[0], mixed};
     size_t lens[] = {s.lens[0], mixed_len};
@@ -438,7 +419,7 @@ static void test_append_between_build_and_commit(void) {
     LanceVectorIndexParams p = flat_params();
     uint32_t extra[] = {16, 17};
     size_t len = 0;
-    uint8_t* bytes = segment(ds, &p, model, extra, 2, 601 + 10, &len);
+    uint8_t* bytes = tu_vector_segment(ds, &p, model, extra, 2, 601 + 10, &len);
     CHECK(bytes != NULL);
     const uint8_t* ptrs[] = {bytes};
     LanceCommitIndexOptions o = {0};
@@ -551,16 +532,16 @@ static void test_model_check(void) {
     LanceVectorIndexParams p = flat_params();
     uint32_t a[] = {0, 1, 2, 3, 4, 5, 6, 7};
     size_t la, lb, lc, ld;
-    uint8_t* sa = segment(ds, &p, m1, a, 8, 900, &la);
-    uint8_t* sb = segment(ds, &p, m2, second_half, 8, 901, &lb);
+    uint8_t* sa = tu_vector_segment(ds, &p, m1, a, 8, 900, &la);
+    uint8_t* sb = tu_vector_segment(ds, &p, m2, second_half, 8, 901, &lb);
     const uint8_t* mixed[] = {sa, sb};
     size_t mixed_lens[] = {la, lb};
     CHECK_ERR(lance_dataset_commit_index_segments_rfc(ds, "m_idx", "vec", mixed, mixed_lens, 2, false),
               LANCE_ERR_MODEL_MISMATCH);
     CHECK(tu_error_mentions(f1) && tu_error_mentions(f2));
     /* Locally trained segments record no model. */
-    uint8_t* sc = segment(ds, &p, NULL, a, 8, 902, &lc);
-    uint8_t* sd = segment(ds, &p, NULL, second_half, 8, 903, &ld);
+    uint8_t* sc = tu_vector_segment(ds, &p, NULL, a, 8, 902, &lc);
+    uint8_t* sd = tu_vector_segment(ds, &p, NULL, second_half, 8, 903, &ld);
     CHECK(sc && sd);
     const uint8_t* local[] = {sc, sd};
     size_t local_lens[] = {lc, ld};
@@ -695,7 +676,7 @@ static void test_segmented_recall(void) {
     for (int w = 0; w < 4; w++) {
         uint32_t frags[4];
         for (int i = 0; i < 4; i++) frags[i] = (uint32_t)(w * 4 + i);
-        bytes[w] = segment(ds4, &p, model, frags, 4, 950 + w, &lens[w]);
+        bytes[w] = tu_vector_segment(ds4, &p, model, frags, 4, 950 + w, &lens[w]);
         CHECK(bytes[w] != NULL);
     }
     const uint8_t* ptrs[] = {bytes[0], bytes[1], bytes[2], bytes[3]};
@@ -704,7 +685,7 @@ static void test_segmented_recall(void) {
     size_t len1 = 0;
     uint32_t all[FRAGS];
     for (int i = 0; i < FRAGS; i++) all[i] = (uint32_t)i;
-    uint8_t* one = segment(ds1, &p, model, all, FRAGS, 960, &len1);
+    uint8_t* one = tu_vector_segment(ds1, &p, model, all, FRAGS, 960, &len1);
     const uint8_t* ptr1[] = {one};
     CHECK_OK(lance_dataset_commit_index_segments_rfc(ds1, "one_idx", "vec", ptr1, &len1, 1, false));
     double r4 = knn_recall(ds4, 4, 0), r1 = knn_recall(ds1, 4, 0), r4_refined = knn_recall(ds4, 8, 10);
@@ -737,15 +718,15 @@ static void test_segment_integrity(void) {
     /* A worker task retried after the commit, same UUID, at the pinned version. */
     uint32_t frags[] = {0, 1, 2, 3};
     size_t len = 0;
-    CHECK(segment(pinned, &p, model, frags, 4, 900, &len) == NULL);
+    CHECK(tu_vector_segment(pinned, &p, model, frags, 4, 900, &len) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(tu_error_mentions(text) && tu_error_mentions("already committed"));
     check_exact_knn(ds); /* the committed segment's files are intact */
 
     /* Built but never committed: its directory holds files. */
-    uint8_t* orphan = segment(pinned, &p, model, (const uint32_t[]){8, 9}, 2, 910, &len);
+    uint8_t* orphan = tu_vector_segment(pinned, &p, model, (const uint32_t[]){8, 9}, 2, 910, &len);
     CHECK(orphan != NULL);
-    CHECK(segment(pinned, &p, model, (const uint32_t[]){8, 9}, 2, 910, &len) == NULL);
+    CHECK(tu_vector_segment(pinned, &p, model, (const uint32_t[]){8, 9}, 2, 910, &len) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(tu_error_mentions("already holds files"));
 
@@ -764,7 +745,7 @@ static void test_segment_integrity(void) {
     CHECK(lance_dataset_latest_version(ds) == version);
 
     /* A UUID corrupted in transit points at no files. */
-    uint8_t* fresh_bytes = segment(ds, &p, model, (const uint32_t[]){8, 9}, 2, 920, &len);
+    uint8_t* fresh_bytes = tu_vector_segment(ds, &p, model, (const uint32_t[]){8, 9}, 2, 920, &len);
     CHECK(fresh_bytes != NULL);
     tu_uuid(920, u);
     uint8_t* at = NULL;
@@ -797,8 +778,8 @@ static void test_type_and_column_refusals(void) {
     LanceVectorIndexParams flat = flat_params(), sq = flat_params();
     sq.index_type = LANCE_INDEX_IVF_SQ;
     size_t la, lb;
-    uint8_t* a = segment(ds, &flat, model, (const uint32_t[]){0, 1}, 2, 940, &la);
-    uint8_t* b = segment(ds, &sq, model, (const uint32_t[]){2, 3}, 2, 941, &lb);
+    uint8_t* a = tu_vector_segment(ds, &flat, model, (const uint32_t[]){0, 1}, 2, 940, &la);
+    uint8_t* b = tu_vector_segment(ds, &sq, model, (const uint32_t[]){2, 3}, 2, 941, &lb);
     CHECK(a && b);
     const uint8_t* ptrs[] = {a, b};
     size_t lens[] = {la, lb};

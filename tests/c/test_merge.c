@@ -36,25 +36,6 @@ static LanceVectorIndexParams params(LanceVectorIndexType type) {
     return p;
 }
 
-/* One segment over `frags` from `model`; bytes or NULL. */
-static uint8_t* segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model,
-                        const uint32_t* frags, size_t n, int uuid_seed, size_t* len) {
-    uint8_t uuid[16];
-    tu_uuid(uuid_seed, uuid);
-    LanceIndexSegmentBuildOptionsRfc o = {0};
-    o.fragment_ids = frags;
-    o.fragment_count = n;
-    o.index_uuid = uuid;
-    o.model = model;
-    o.train = LANCE_TRAIN_NEVER;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, p, &o);
-    if (!b) return NULL;
-    uint8_t* bytes = NULL;
-    int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, len);
-    lance_index_segment_builder_free(b);
-    return rc == 0 ? bytes : NULL;
-}
-
 /* A set of segment metadata buffers. */
 typedef struct {
     int count;
@@ -87,7 +68,7 @@ static SegSet build8(LanceDataset* ds, const LanceVectorIndexParams* p, const La
     for (int w = 0; w < SEGS; w++) {
         uint32_t frags[2] = {(uint32_t)(2 * w), (uint32_t)(2 * w + 1)};
         size_t len = 0;
-        set_add(&s, segment(ds, p, model, frags, 2, seed_base + w, &len), &len);
+        set_add(&s, tu_vector_segment(ds, p, model, frags, 2, seed_base + w, &len), &len);
     }
     return s;
 }
@@ -303,9 +284,9 @@ static void test_refusals(void) {
     SegSet s = {0};
     size_t len = 0;
     uint32_t f01[] = {0, 1}, f23[] = {2, 3}, f12[] = {1, 2}, f45[] = {4, 5};
-    set_add(&s, segment(ds, &p, model, f01, 2, 400, &len), &len); /* 0 */
-    set_add(&s, segment(ds, &p, model, f23, 2, 401, &len), &len); /* 1 */
-    set_add(&s, segment(ds, &p, model, f12, 2, 402, &len), &len); /* 2: overlaps 0 and 1 */
+    set_add(&s, tu_vector_segment(ds, &p, model, f01, 2, 400, &len), &len); /* 0 */
+    set_add(&s, tu_vector_segment(ds, &p, model, f23, 2, 401, &len), &len); /* 1 */
+    set_add(&s, tu_vector_segment(ds, &p, model, f12, 2, 402, &len), &len); /* 2: overlaps 0 and 1 */
     uint8_t* out = (uint8_t*)&len; /* must stay untouched on error */
     uint8_t* const sentinel = out;
 
@@ -341,7 +322,7 @@ static void test_refusals(void) {
     uint32_t half[] = {8, 9, 10, 11, 12, 13, 14, 15};
     LanceVectorModel* other = train(ds, &p, half, 8);
     size_t lo = 0;
-    uint8_t* by_other = segment(ds, &p, other, f45, 2, 403, &lo);
+    uint8_t* by_other = tu_vector_segment(ds, &p, other, f45, 2, 403, &lo);
     CHECK(by_other != NULL);
     const uint8_t* models[] = {s.ptrs[0], by_other};
     size_t model_lens[] = {s.lens[0], lo};
@@ -366,7 +347,7 @@ static void test_refusals(void) {
     CHECK(rc == -1 && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     LanceVectorIndexParams sq = params(LANCE_INDEX_IVF_SQ);
     size_t lsq = 0;
-    uint8_t* sq_bytes = segment(ds, &sq, model, f45, 2, 404, &lsq);
+    uint8_t* sq_bytes = tu_vector_segment(ds, &sq, model, f45, 2, 404, &lsq);
     CHECK(sq_bytes != NULL);
     const uint8_t* fs[] = {s.ptrs[0], sq_bytes};
     size_t fs_lens[] = {s.lens[0], lsq};

@@ -137,17 +137,23 @@ static int segment_dir_exists(const uint8_t* u) {
     return stat(path, &st) == 0;
 }
 
-static int count_index_dirs(void) {
+/* The output of `before _indices after`, run by the shell. */
+static char* on_indices(const char* before, const char* after) {
     char indices[700];
     snprintf(indices, sizeof indices, "%s/_indices", uri);
     TuText cmd = {0};
-    tu_text_append(&cmd, "ls");
+    tu_text_append(&cmd, before);
     tu_shell_quote(&cmd, indices);
-    tu_text_append(&cmd, " 2>/dev/null | wc -l");
+    tu_text_append(&cmd, after);
     char* text = tu_shell_output(cmd.text, NULL);
     free(cmd.text);
+    return text ? text : strdup("");
+}
+
+static int count_index_dirs(void) {
+    char* text = on_indices("ls", " 2>/dev/null | wc -l");
     int n = -1;
-    if (text && sscanf(text, "%d", &n) != 1) n = -1;
+    if (sscanf(text, "%d", &n) != 1) n = -1;
     free(text);
     return n;
 }
@@ -398,15 +404,7 @@ static void test_cancel_after_and_token_lifetime(void) {
 
 /* Every path under _indices, sorted, one a line. */
 static char* index_tree(void) {
-    char indices[700];
-    snprintf(indices, sizeof indices, "%s/_indices", uri);
-    TuText cmd = {0};
-    tu_text_append(&cmd, "find");
-    tu_shell_quote(&cmd, indices);
-    tu_text_append(&cmd, " 2>/dev/null | sort");
-    char* text = tu_shell_output(cmd.text, NULL);
-    free(cmd.text);
-    return text ? text : strdup("");
+    return on_indices("find", " 2>/dev/null | sort");
 }
 
 typedef struct {

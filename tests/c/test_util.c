@@ -515,3 +515,21 @@ char* tu_oracle(const char* python, const char* script, ...) {
     va_end(args);
     return run_checked(&cmd);
 }
+
+uint8_t* tu_vector_segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model,
+                           const uint32_t* frags, size_t n, int uuid_seed, size_t* len) {
+    uint8_t uuid[16];
+    tu_uuid(uuid_seed, uuid);
+    LanceIndexSegmentBuildOptionsRfc o = {0};
+    o.fragment_ids = frags;
+    o.fragment_count = n;
+    o.index_uuid = uuid;
+    o.model = model;
+    o.train = model ? LANCE_TRAIN_NEVER : LANCE_TRAIN_AUTO;
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, p, &o);
+    if (!b) return NULL;
+    uint8_t* bytes = NULL;
+    int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, len);
+    lance_index_segment_builder_free(b);
+    return rc == 0 ? bytes : NULL;
+}

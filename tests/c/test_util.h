@@ -131,6 +131,12 @@ void tu_remove_tree(const char* path);
  * different UUIDs. */
 void tu_uuid(int seed, uint8_t out[16]);
 
+/* One uncommitted vector segment on column "vec" over `frags`, UUID from
+ * `uuid_seed` (tu_uuid); model NULL = trained locally.  Returns the
+ * metadata bytes (free with lance_free_bytes) or NULL on failure. */
+uint8_t* tu_vector_segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model,
+                           const uint32_t* frags, size_t n, int uuid_seed, size_t* len);
+
 /* Seconds on a monotonic clock. */
 double tu_now(void);
 

@@ -84,6 +84,8 @@ FRAGS=16
 PARTS=16
 SEED=7
 uuid() { tr -d - </proc/sys/kernel/random/uuid; }
+# dashed_uuid HEX: the 8-4-4-4-12 form, as Lance names a segment's directory.
+dashed_uuid() { sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"$1"; }
 
 # write URI [HOST]: the dataset, written from host coord (or HOST).
 write_dataset() {
@@ -205,7 +207,7 @@ case_loop() {
     test "$(grep -o '"uuid"' <<<"$out" | wc -l)-$(grep -c '"unindexed_fragments": *\[\]' <<<"$out")" = 4-1
   for g in 0 1 2 3; do
     local dashed
-    dashed=$(sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"${uuids[g]}")
+    dashed=$(dashed_uuid "${uuids[g]}")
     check "segment $g's files are in the bucket under _indices/$dashed/" \
       test -n "$(s3_list "loop/vectors.lance/_indices/$dashed/")"
   done
@@ -242,7 +244,7 @@ case_kill() {
   local pids=() uuids=() dashed=()
   for g in 0 1 2 3; do
     uuids[g]=$(uuid)
-    dashed[g]=$(sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"${uuids[g]}")
+    dashed[g]=$(dashed_uuid "${uuids[g]}")
   done
   local w1dir
   w1dir=$(s3_dir w1)
@@ -330,7 +332,7 @@ case_kill() {
   # its UUID is left in the bucket.
   local cuuid cdashed rc=0
   cuuid=$(uuid)
-  cdashed=$(sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"$cuuid")
+  cdashed=$(dashed_uuid "$cuuid")
   on w1 "$TOOL" build "$uri" --column vec --model "$w1dir/model.bin" --fragments "${GROUPS_[1]}" \
     --uuid "$cuuid" -o "$w1dir/cancelled.bin" 2>"$S3_WORK/build-cancel.log" &
   local cpid=$!
@@ -418,7 +420,7 @@ case_race() {
     local listing
     listing=$(on w1 "$TOOL" coverage "$uri" --name "diff_$r" --json 2>/dev/null || true)
     local wdashed
-    wdashed=$(sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"$winner")
+    wdashed=$(dashed_uuid "$winner")
     if [ -n "$winner" ] && { [ "$loser_rc" = 18 ] || [ "$loser_rc" = 15 ]; } &&
        [ "$(grep -o '"uuid"' <<<"$listing" | wc -l)" = 1 ] && grep -q "$wdashed" <<<"$listing" &&
        [ "$(json_field "$listing" dataset_version)" = $version ] &&
