@@ -38,9 +38,10 @@
  *
  * Threads.  Every call blocks until its work is done; the work runs on one
  * shared multi-threaded runtime that the library starts on first use (an
- * index build given a cancel token runs on threads of its own, shut down
- * when it returns: "Build progress and cancellation").  Any number of
- * threads may call the library at once.  Per handle type:
+ * index build on the local file system given a cancel token runs on a
+ * runtime of its own, shut down when it returns: "Build progress and
+ * cancellation").  Any number of threads may call the library at once.
+ * Per handle type:
  *   LanceDataset                 shared between threads freely.  Reads take
  *                                the handle's current snapshot and never
  *                                wait for a build or commit running through
@@ -2117,9 +2118,10 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     latencies).  Stopped in a stage that writes, its tasks are dropped
  *     and the file operations it had in flight end before the call
  *     returns, so nothing of it is written under _indices after the
- *     return.  A one-shot creation stopped while committing returns
- *     success if its commit landed (the handle is then at the dataset's
- *     latest version) and LANCE_ERR_CANCELLED with nothing committed
+ *     return.  A one-shot creation returns success exactly when its index
+ *     was committed (a cancel that lands inside the commit is decided by
+ *     whether the commit landed; the handle is then at the dataset's
+ *     latest version), and LANCE_ERR_CANCELLED with nothing committed
  *     otherwise;
  *   - every other build (on an object store, or a fragment-scoped BTREE or
  *     LABEL_LIST segment) returns at once only before its first stage or

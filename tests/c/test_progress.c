@@ -420,6 +420,20 @@ static void* cancel_after_delay(void* arg) {
     return NULL;
 }
 
+/* Called as a cancelled build returned: joins the cancelling thread and
+ * checks that nothing appears under _indices in the next 300 ms.  Returns
+ * the listing at the return (the caller frees it). */
+static char* after_return(pthread_t canceller) {
+    char* at_return = index_tree();
+    pthread_join(canceller, NULL);
+    struct timespec pause = {0, 300 * 1000 * 1000};
+    nanosleep(&pause, NULL);
+    char* later = index_tree();
+    CHECK(strcmp(later, at_return) == 0); /* nothing written after the call returned */
+    free(later);
+    return at_return;
+}
+
 /* A cancel from another thread at a random moment of a segment build, in
  * whatever stage it is (the shuffle reports nothing until it ends), 16
  * times trained locally and 16 times with an injected model: the build
@@ -461,12 +475,7 @@ static void test_cancel_at_random_points(void) {
             bytes = NULL;
             int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, &len);
             int code = rc == 0 ? 0 : (int)lance_last_error_code();
-            char* at_return = index_tree();
-            pthread_join(t, NULL);
-            struct timespec pause = {0, 300 * 1000 * 1000};
-            nanosleep(&pause, NULL);
-            char* later = index_tree();
-            CHECK(strcmp(later, at_return) == 0); /* nothing written after the call returned */
+            char* at_return = after_return(t);
             if (code == 0) {
                 finished++;
                 CHECK(segment_dir_exists(uuid));
@@ -481,7 +490,6 @@ static void test_cancel_at_random_points(void) {
             lance_index_build_cancel_token_free(c.token);
             free(before);
             free(at_return);
-            free(later);
         }
         printf("    %s: %d builds cancelled, %d finished before the cancel (build %.2f s)\n",
                injected ? "injected model" : "trained locally", cancelled, finished, took);
@@ -510,12 +518,7 @@ static void test_cancel_at_random_points(void) {
         pthread_create(&t, NULL, cancel_after_delay, &c);
         int rc = lance_dataset_create_vector_index_with_control(ds, "vec", "late_idx", &p, false, &control);
         int code = rc == 0 ? 0 : (int)lance_last_error_code();
-        char* at_return = index_tree();
-        pthread_join(t, NULL);
-        struct timespec pause = {0, 300 * 1000 * 1000};
-        nanosleep(&pause, NULL);
-        char* later = index_tree();
-        CHECK(strcmp(later, at_return) == 0);
+        char* at_return = after_return(t);
         if (rc == 0) {
             committed++;
             CHECK(lance_dataset_version(ds) == version + 1 && lance_dataset_latest_version(ds) == version + 1);
@@ -531,7 +534,6 @@ static void test_cancel_at_random_points(void) {
         lance_index_build_cancel_token_free(c.token);
         free(before);
         free(at_return);
-        free(later);
     }
     printf("    one-shot: %d cancelled, %d committed (build %.2f s)\n", cancelled, committed, took);
     CHECK(cancelled >= 3);
