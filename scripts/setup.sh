@@ -10,6 +10,8 @@ command -v cc >/dev/null || need+=(build-essential)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v nm >/dev/null || need+=(binutils)
 command -v valgrind >/dev/null || need+=(valgrind) # the failure suite's memcheck tests
+# test_cpu_level runs the library on an emulated older CPU (x86-64 hosts).
+[ "$(uname -m)" != x86_64 ] || command -v qemu-x86_64 >/dev/null || need+=(qemu-user)
 # The object-storage tests (tests/s3/): network namespaces as hosts, and
 # signed S3 requests to list the bucket; tc shapes a host's uplink.
 { command -v ip && command -v tc; } >/dev/null || need+=(iproute2)

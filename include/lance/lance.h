@@ -29,6 +29,14 @@
  * a scanner that saw a panic is not poisoned).  No argument is silently clamped or replaced: where a
  * 0 or NULL means "default", the default is written next to it here.
  *
+ * CPU.  The library's Rust code is compiled for one CPU level (CMake's
+ * LANCE_C_TARGET_CPU; on x86-64 the default is x86-64-v3, that is AVX2,
+ * FMA and BMI2, when the building CPU has it; README.md "Building
+ * options").  On a CPU without a feature the build assumes, every call that
+ * reports errors fails with LANCE_ERR_NOT_SUPPORTED and a message naming
+ * the missing features, instead of an illegal instruction; build the
+ * library with -DLANCE_C_TARGET_CPU=x86-64 for such hosts.
+ *
  * Ownership.  Each pointer parameter is one of:
  *   borrowed  - read (or written, for out parameters) during the call only;
  *   consumed  - the library takes it over and releases it before the call

@@ -235,8 +235,13 @@ impl Drop for CallDepth {
 /// Runs the body of an exported function: a success clears the last error,
 /// an error or a panic records it and yields `on_error`.  Called from inside
 /// a progress callback, it refuses to run the body (the build that called
-/// the callback holds what the body may need).
+/// the callback holds what the body may need).  On a CPU that lacks a feature
+/// the library was compiled for, it refuses every call (`cpu.rs`).
 pub fn guard<T>(on_error: T, body: impl FnOnce() -> CResult<T>) -> T {
+    if let Some(refusal) = super::cpu::refusal() {
+        set_last_error(&not_supported(refusal));
+        return on_error;
+    }
     if IN_CALLBACK.with(|c| c.get()) {
         set_last_error(&invalid(
             "lance-c functions other than lance_index_build_cancel() and lance_index_build_cancel_requested() \

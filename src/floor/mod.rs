@@ -1,6 +1,7 @@
 //! The helper floor: everything the C sections share, and nothing exported.
 //! Modules are listed bottom-up; each imports only modules above it here.
 
+pub mod cpu;
 pub mod error;
 pub mod ffi;
 pub mod runtime;
