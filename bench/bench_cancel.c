@@ -8,7 +8,16 @@
  * after a random delay in [0, build time): the latency is the time from
  * lance_index_build_cancel() to the build's return.  Reports the median and
  * worst latency, and the worst per stage the build was in.
- * Usage: bench_cancel [rows] [repeats] [cancels] */
+ * Usage: bench_cancel [--csv] [rows] [repeats] [cancels]
+ *
+ * --csv adds, after the human output, a line "# csv" and then CSV records
+ * (no header line; the first field names the record; SERIES is "trained
+ * locally" or "injected model"; times in ms):
+ *   cancel,"SERIES","STAGE",LATENCY_MS       one per cancelled build, in order
+ *   summary,"SERIES",CANCELLED,FINISHED,MEDIAN_MS,WORST_MS
+ * STAGE is the stage the build was in when cancelled ("NAME", "after NAME"
+ * or "(start)"); MEDIAN_MS is the upper middle for an even count; a series
+ * in which every build finished before its cancel has no summary. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -69,12 +78,20 @@ static void* cancel_later(void* arg) {
     return NULL;
 }
 
-static void cancel_series(double t, int cancels, const char* what) {
+/* One series of cancels: every latency with the stage it landed in. */
+typedef struct {
+    const char* what;
+    int n, finished;
     double lat[256];
-    int n = 0, finished = 0;
+    char stage[256][64];
+} Series;
+
+static void cancel_series(double t, int cancels, const char* what, Series* out) {
+    out->what = what;
+    out->n = out->finished = 0;
     srand(12345);
     struct {
-        char stage[64];
+        const char* stage;
         double worst;
         int count;
     } per[16];
@@ -89,17 +106,18 @@ static void cancel_series(double t, int cancels, const char* what) {
         pthread_join(th, NULL);
         lance_index_build_cancel_token_free(c.token);
         if (code == 0) {
-            finished++;
+            out->finished++;
             continue;
         }
         if (code != LANCE_ERR_CANCELLED) die("cancelled build");
         double l = returned - c.cancelled_at;
-        lat[n++] = l;
+        char* stage = out->stage[out->n];
+        snprintf(stage, sizeof out->stage[0], "%s", c.stage[0] ? c.stage : "(start)");
+        out->lat[out->n++] = l;
         int s = 0;
-        while (s < stages && strcmp(per[s].stage, c.stage) != 0) s++;
+        while (s < stages && strcmp(per[s].stage, stage) != 0) s++;
         if (s == stages && stages < 16) {
-            snprintf(per[stages].stage, sizeof per[stages].stage, "%s", c.stage[0] ? c.stage : "(before the first event)");
-            if (!c.stage[0]) snprintf(per[stages].stage, sizeof per[stages].stage, "%s", c.stage);
+            per[stages].stage = stage;
             per[stages].worst = 0;
             per[stages].count = 0;
             stages++;
@@ -110,17 +128,37 @@ static void cancel_series(double t, int cancels, const char* what) {
         }
     }
     if (lance_dataset_latest_version(ds) != 1) die("a cancelled build committed");
-    sort_doubles(lat, (size_t)n);
+    double sorted[256];
+    memcpy(sorted, out->lat, sizeof(double) * (size_t)out->n);
+    sort_doubles(sorted, (size_t)out->n);
+    int n = out->n;
     if (n > 0)
         printf("%s: cancel latency over %d cancels at random points (%d builds finished first): median %.0f ms, "
                "worst %.0f ms\n",
-               what, n, finished, lat[n / 2] * 1000, lat[n - 1] * 1000);
+               what, n, out->finished, sorted[n / 2] * 1000, sorted[n - 1] * 1000);
     for (int s = 0; s < stages; s++)
-        printf("  cancelled during %-24s %2d times, worst %.0f ms\n", per[s].stage[0] ? per[s].stage : "(start)",
-               per[s].count, per[s].worst * 1000);
+        printf("  cancelled during %-24s %2d times, worst %.0f ms\n", per[s].stage, per[s].count,
+               per[s].worst * 1000);
+}
+
+/* The --csv block (see the header comment). */
+static void print_csv(const Series* series, int count) {
+    printf("# csv\n");
+    for (int i = 0; i < count; i++) {
+        const Series* x = &series[i];
+        for (int j = 0; j < x->n; j++)
+            printf("cancel,\"%s\",\"%s\",%.3f\n", x->what, x->stage[j], x->lat[j] * 1000);
+        if (x->n == 0) continue; /* no summary: there was nothing to measure */
+        double sorted[256];
+        memcpy(sorted, x->lat, sizeof(double) * (size_t)x->n);
+        sort_doubles(sorted, (size_t)x->n);
+        printf("summary,\"%s\",%d,%d,%.3f,%.3f\n", x->what, x->n, x->finished, sorted[x->n / 2] * 1000,
+               sorted[x->n - 1] * 1000);
+    }
 }
 
 int main(int argc, char** argv) {
+    int csv = take_flag(&argc, argv, "--csv");
     int64_t rows = argc > 1 ? atoll(argv[1]) : 100000;
     int repeats = argc > 2 ? atoi(argv[2]) : 3;
     int cancels = argc > 3 ? atoi(argv[3]) : 20;
@@ -152,7 +190,8 @@ int main(int argc, char** argv) {
     printf("IVF_PQ segment build, %lld x 128, median of %d: no callback %.2f s, no-op callback %.2f s, ratio %.3f\n",
            (long long)rows, repeats, t, with_cb[repeats / 2], with_cb[repeats / 2] / t);
 
-    cancel_series(t, cancels, "trained locally");
+    static Series series[2];
+    cancel_series(t, cancels, "trained locally", &series[0]);
     LanceVectorModel* model = NULL;
     if (lance_dataset_train_vector_model(ds, "vec", &params, NULL, 0, &model) != 0) die("train");
     injected = model;
@@ -160,7 +199,8 @@ int main(int argc, char** argv) {
     if (build(NULL, NULL) != 0) die("build with the model");
     double ti = tu_now() - i0;
     printf("IVF_PQ segment build with an injected model: %.2f s\n", ti);
-    cancel_series(ti, cancels, "injected model");
+    cancel_series(ti, cancels, "injected model", &series[1]);
+    if (csv) print_csv(series, 2);
     lance_vector_model_free(model);
     lance_dataset_close(ds);
     tu_free_data(&data);

@@ -12,7 +12,15 @@
  * take turns; nprobes 16, no refine) and recall@10 against brute force.
  * Build time is the sum of the segments' build times (one worker building
  * them one after another); merge time is the merge calls'.
- * Usage: bench_merge [rows] [queries] */
+ * Usage: bench_merge [--csv] [rows] [queries]
+ *
+ * --csv adds, after the human table, a line "# csv" and then CSV records
+ * (no header line; the first field names the record):
+ *   run,ROWS,QUERIES,TRAIN_S
+ *   layout,"LABEL",SEGMENTS,BUILD_S,MERGE_S,MEDIAN_MS,RECALL
+ * one layout record per layout in the table's order (1, 4, 16, 64 segments,
+ * 16 -> 1, 16 -> 4, 64 -> 1, 64 -> 4); MERGE_S is 0 for an unmerged layout,
+ * and a merged layout's BUILD_S is the build time of its sources. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,9 +127,10 @@ static double query_pass(LanceDataset* ds, const TuData* data, int queries, cons
 }
 
 int main(int argc, char** argv) {
+    int csv = take_flag(&argc, argv, "--csv");
     int64_t rows = argc > 1 ? atoll(argv[1]) : 100000;
     int queries = argc > 2 ? atoi(argv[2]) : 100;
-    if (rows < FRAGS * 64 || queries < 1) die("usage: bench_merge [rows >= 4096] [queries >= 1]");
+    if (rows < FRAGS * 64 || queries < 1) die("usage: bench_merge [--csv] [rows >= 4096] [queries >= 1]");
     char* dir = tu_temp_dir("bench-merge");
     TuData data = tu_make_data(rows, DIM, 64, 2.0f, 7);
     char uri[600];
@@ -187,6 +196,12 @@ int main(int argc, char** argv) {
            l[7].merge_s / l[3].build_s);
     printf("merge time / 1-segment build: 16 -> 1 %.2f, 64 -> 1 %.2f\n", l[4].merge_s / l[0].build_s,
            l[6].merge_s / l[0].build_s);
+    if (csv) {
+        printf("# csv\nrun,%lld,%d,%.4f\n", (long long)rows, queries, train_s);
+        for (int i = 0; i < 8; i++)
+            printf("layout,\"%s\",%d,%.4f,%.4f,%.4f,%.4f\n", l[i].label, l[i].count, l[i].build_s, l[i].merge_s,
+                   l[i].median_ms, l[i].recall);
+    }
 
     for (int i = 0; i < 8; i++)
         for (int g = 0; g < l[i].count; g++) lance_free_bytes(l[i].bytes[g]);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The distributed build at scale, with per-host CPU limits (issue 18).
 #
-#   bench/scale_bench.sh BUILD_DIR [--rows N] [--dim D] [--partitions K] [--sub-vectors M]
+#   bench/scale_bench.sh BUILD_DIR [--rows N] [--dim D] [--partitions K] [--sub-vectors M] [--csv]
 #
 # N x D float32 vectors (default 1,000,000 x 128, clustered), 16 fragments,
 # IVF_PQ K x M (default 256 x 16).  Each "host" is one core (taskset), so
@@ -17,16 +17,24 @@
 # (one-shot / (train + segments x2 + commit)), with each worker's peak RSS.
 # Lance sizes its thread pools from the CPUs a process may run on, so a
 # process pinned to one core also computes with one thread.
+# --csv adds, after the human table, a line "# csv" and then one record
+# `figure,NAME,VALUE` per figure (seconds, MiB, or a ratio): rows, dim,
+# partitions, sub_vectors, train_s, train_rss_mib, segments_x1_s,
+# segments_x1_rss_mib, segments_x2_s, segments_x2_rss_mib_0,
+# segments_x2_rss_mib_1, commit_s, oneshot_s, distributed_s (train +
+# segments x2 + commit), segment_speedup (x1 / x2), whole_build_ratio
+# (one-shot / distributed).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 shift
-rows=1000000 dim=128 parts=256 subs=16
+rows=1000000 dim=128 parts=256 subs=16 csv=0
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) rows=$2; shift 2 ;;
     --dim) dim=$2; shift 2 ;;
     --partitions) parts=$2; shift 2 ;;
     --sub-vectors) subs=$2; shift 2 ;;
+    --csv) csv=1; shift ;;
     *) echo "scale_bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -105,7 +113,7 @@ t=$(now)
 timed 0 "$work/oneshot.out" "$tool" create "$uri" "${vec[@]}" --name oneshot_idx --quiet
 oneshot=$(since "$t")
 
-awk -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs" -v train="$train" -v seg1="$seg1" \
+awk -v csv="$csv" -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs" -v train="$train" -v seg1="$seg1" \
     -v seg2="$seg2" -v commit="$commit" -v oneshot="$oneshot" -v r1="$(rss "$work/one.out")" \
     -v r0="$(rss "$work/w0.out")" -v r2="$(rss "$work/w1.out")" -v rt="$(rss "$work/train.out")" 'BEGIN {
   dist = train + seg2 + commit
@@ -117,4 +125,13 @@ awk -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs" -v train="$t
   printf "  one-shot build (1 core)                    %8.2f s\n", oneshot
   printf "  segment phase speedup, 2 workers vs 1      %8.2fx  (target >= 1.8x)\n", seg1 / seg2
   printf "  whole build, distributed vs one-shot       %8.2fx  (train + 2 workers + commit = %.2f s)\n", oneshot / dist, dist
+  if (csv) {
+    print "# csv"
+    split("rows dim partitions sub_vectors train_s train_rss_mib segments_x1_s segments_x1_rss_mib segments_x2_s " \
+          "segments_x2_rss_mib_0 segments_x2_rss_mib_1 commit_s oneshot_s distributed_s segment_speedup " \
+          "whole_build_ratio", names, " ")
+    split(rows " " dim " " parts " " subs " " train " " rt " " seg1 " " r1 " " seg2 " " r0 " " r2 " " commit " " \
+          oneshot " " dist " " seg1 / seg2 " " oneshot / dist, values, " ")
+    for (i = 1; i in names; i++) printf "figure,%s,%s\n", names[i], values[i]
+  }
 }'

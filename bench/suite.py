@@ -1,39 +1,66 @@
 """The benchmark suite: what distributing an index build buys, in one run.
 
-    python bench/suite.py BUILD_DIR [--rows N] [--out DIR]
+    python bench/suite.py BUILD_DIR [--rows N] [--text-rows N] [--merge-rows N]
+        [--cancel-rows N] [--scale-rows N] [--scale-dim D] [--only SECTIONS] [--out DIR]
 
-BUILD_DIR holds lance-index, bench_ffi and bench_commit_scaling (scripts/
-bench.sh suite builds them and runs this).  Prints one table and writes PNG
-plots to --out (default BUILD_DIR/bench-plots):
+BUILD_DIR holds lance-index, bench_ffi, bench_commit_scaling, bench_merge and
+bench_cancel (scripts/bench.sh suite builds them and runs this).  Prints one
+table and writes PNG plots to --out (default BUILD_DIR/bench-plots).  The
+sections, by the names --only takes (a comma list; default: all of them):
 
-1. FFI cost: the same IVF_FLAT segment (same fragments, same centroids)
+1. ffi: FFI cost, the same IVF_FLAT segment (same fragments, same centroids)
    built through lance-c and through pylance, and the same IVF_PQ model
-   trained through both, interleaved, median of 5 pairs each.
-2. Scaling: the one-shot build against the distributed loop (train, N
+   trained through both, interleaved, median of 5 pairs each (needs
+   --rows >= 65536: pylance trains PQ on 256 rows per centroid).
+2. scaling: the one-shot build against the distributed loop (train, N
    segment builds as processes, 2 at a time, commit) for N = 1, 2, 4, 8:
    wall time and CPU time, as ratios to one-shot.
-3. Recall@10 and query latency (100 queries, nprobes 16, refine 5) of the
-   one-shot index, of 1, 2, 4, 8, 16 shared-model segments, and of 4
+3. recall: recall@10 and query latency (100 queries, nprobes 16, refine
+   5) of the one-shot index, of 1, 2, 4, 8, 16 shared-model segments, and of 4
    independently trained segments; then the same (one-shot, 4 shared, 4
    independent) on real sentence embeddings: the comment and docstring
    lines of this machine's Python standard library, embedded with the
    WordLlama model that ships inside the `wordllama` package (256-d; no
    download: the package's own weights and tokenizer are used).
-4. Commit time and listing time against the segment count, 1 to 256.
-5. Peak memory (max RSS) of a worker process against its group's size.
-IVF_PQ 64 partitions x 16 sub-vectors over N x 128 clustered vectors in 16
-fragments (default N = 100000).
+4. commit: commit time and listing time against the segment count, 1 to 256.
+5. memory: peak memory (max RSS) of a worker process against its group's
+   size.
+Sections 1-5 use IVF_PQ 64 partitions x 16 sub-vectors over N x 128
+clustered vectors in 16 fragments (N = --rows, default 100000); recall and
+memory query and extend the indices scaling builds, so they run it too.
+The last three run the separate benchmark programs with --csv and read the
+CSV block each prints after its human output (formats in their headers;
+the human output goes to stderr as they run):
+6. merge (bench_merge, --merge-rows, default --rows): k-NN latency (median)
+   and recall@10 of 1, 4, 16, 64 shared-model segments and of 16 and 64
+   merged into 1 and into 4, latency as a ratio to the 1 segment (the
+   one-shot stand-in; issue 18's target for 64 merged into 1: <= 1.1x,
+   recall equal); merge time against the build time of its sources and of
+   the 1 segment.
+7. cancel (bench_cancel, --cancel-rows, default 1000000; 0 skips it): 20
+   builds cancelled at random points, trained locally and with an injected
+   model: median and worst latency (target at 1M rows: median <= 50 ms,
+   worst <= 250 ms), worst by stage.
+8. scale (bench/scale_bench.sh, --scale-rows, default 1000000, 0 skips it;
+   --scale-dim, default 128): one core per process, train, the segment phase
+   with 1 and 2 workers (speedup target >= 1.8x), commit, one-shot, and the
+   whole build's ratio.
+Plots: scaling, recall, latency, commit, memory, merge, cancel, scale (.png).
+A benchmark program that fails stops the suite with a non-zero exit.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import os
+import re
 import resource
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
@@ -43,6 +70,7 @@ import pyarrow as pa
 import lance
 
 DIM, FRAGS, PARTITIONS, SUBVECTORS = 128, 16, 64, 16
+SECTIONS = ("ffi", "scaling", "recall", "commit", "memory", "merge", "cancel", "scale")
 
 
 def tool(build: str, *args: str) -> str:
@@ -211,22 +239,23 @@ def peak_rss(build: str, uri: str, model: str, frags: list) -> float:
         return int(f.read().split()[-1]) / 1024
 
 
-def plot(out: str, name: str, title: str, xlabel: str, ylabel: str, series: dict, logx: bool = False) -> str:
+def figure(title: str, xlabel: str, ylabel: str) -> tuple:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for label, (xs, ys) in series.items():
-        ax.plot(xs, ys, marker="o", label=label)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    if logx:
-        ax.set_xscale("log", base=2)
     ax.grid(True, alpha=0.3)
-    ax.legend()
+    return fig, ax
+
+
+def save(fig, out: str, name: str) -> str:
+    import matplotlib.pyplot as plt
+
     path = os.path.join(out, name)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
@@ -234,21 +263,128 @@ def plot(out: str, name: str, title: str, xlabel: str, ylabel: str, series: dict
     return path
 
 
+def plot(out: str, name: str, title: str, xlabel: str, ylabel: str, series: dict, logx: bool = False,
+         logy: bool = False, hlines: dict | None = None) -> str:
+    """Lines with markers over integer x values (log2 x: ticks at powers of
+    2, written as plain numbers); hlines: label -> y of a dashed grey line,
+    the label written under it."""
+    from matplotlib.ticker import MaxNLocator, StrMethodFormatter
+
+    fig, ax = figure(title, xlabel, ylabel)
+    for label, (xs, ys) in series.items():
+        ax.plot(xs, ys, marker="o", label=label)
+    for label, y in (hlines or {}).items():
+        ax.axhline(y, color="grey", linestyle="--", linewidth=1)
+        ax.annotate(label, xy=(0.3, y), xycoords=("axes fraction", "data"), ha="center", va="top", fontsize=8,
+                    color="dimgrey")
+    if logx:
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+    else:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    if logy:
+        ax.set_yscale("log")
+    ax.legend()
+    return save(fig, out, name)
+
+
+def bars(out: str, name: str, title: str, ylabel: str, values: dict) -> str:
+    """One bar per label, its value written above it."""
+    fig, ax = figure(title, "", ylabel)
+    drawn = ax.bar(list(values), list(values.values()))
+    ax.bar_label(drawn, fmt="%.2f")
+    ax.grid(False, axis="x")
+    return save(fig, out, name)
+
+
+def run_csv(cmd: list, env: dict | None = None) -> list:
+    """Runs a benchmark program that takes --csv (already in cmd); its human
+    output goes to this process's stderr, its CSV block is returned as
+    records (lists of strings).  A failure raises."""
+    name = os.path.basename(cmd[0])
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    sys.stderr.write(proc.stdout.partition("# csv\n")[0])
+    if proc.returncode != 0:
+        raise RuntimeError(f"{name}: exit {proc.returncode}: {proc.stderr.strip()}")
+    if "# csv\n" not in proc.stdout:
+        raise RuntimeError(f"{name}: no CSV block in its output")
+    return list(csv.reader(proc.stdout.partition("# csv\n")[2].splitlines()))
+
+
+def bench_merge(build: str, rows: int) -> tuple:
+    """bench_merge's layouts: (unmerged {segments: layout}, merged {(from,
+    into): layout}); a layout is a dict of build_s, merge_s, ms, recall."""
+    unmerged, merged = {}, {}
+    for rec in run_csv([os.path.join(build, "bench_merge"), "--csv", str(rows)]):
+        if rec[0] != "layout":
+            continue
+        layout = {"build_s": float(rec[3]), "merge_s": float(rec[4]), "ms": float(rec[5]), "recall": float(rec[6])}
+        m = re.fullmatch(r"(\d+) merged -> (\d+)", rec[1])
+        if m:
+            merged[(int(m[1]), int(m[2]))] = layout
+        else:
+            unmerged[int(rec[2])] = layout
+    if sorted(unmerged) != [1, 4, 16, 64] or sorted(merged) != [(16, 1), (16, 4), (64, 1), (64, 4)]:
+        raise RuntimeError(f"bench_merge: unexpected layouts {sorted(unmerged)} {sorted(merged)}")
+    return unmerged, merged
+
+
+def bench_cancel(build: str, rows: int) -> dict:
+    """Series name -> {"ms": latencies in order, "stages": the stage of each,
+    "n", "finished", "median", "worst"} (one build to time, 20 cancels)."""
+    series = {}
+    for rec in run_csv([os.path.join(build, "bench_cancel"), "--csv", str(rows), "1", "20"]):
+        s = series.setdefault(rec[1], {"ms": [], "stages": []})
+        if rec[0] == "cancel":
+            s["stages"].append(rec[2])
+            s["ms"].append(float(rec[3]))
+        elif rec[0] == "summary":
+            s.update(n=int(rec[2]), finished=int(rec[3]), median=float(rec[4]), worst=float(rec[5]))
+    if sorted(series) != ["injected model", "trained locally"] or any("median" not in s for s in series.values()):
+        raise RuntimeError(f"bench_cancel: a series without cancels or summary: {sorted(series)}")
+    return series
+
+
+def scale_bench(build: str, rows: int, dim: int) -> dict:
+    """bench/scale_bench.sh's figures, name -> value."""
+    env = dict(os.environ)
+    env.setdefault("LANCE_C_PYTHON", sys.executable)
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scale_bench.sh")
+    recs = run_csv([script, build, "--rows", str(rows), "--dim", str(dim), "--csv"], env)
+    figures = {r[1]: float(r[2]) for r in recs if r[0] == "figure"}
+    missing = {"train_s", "segments_x1_s", "segments_x2_s", "commit_s", "oneshot_s", "segment_speedup",
+               "whole_build_ratio"} - set(figures)
+    if missing:
+        raise RuntimeError(f"scale_bench.sh: figures missing: {sorted(missing)}")
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("build")
     parser.add_argument("--rows", type=int, default=100000)
     parser.add_argument("--text-rows", type=int, default=50000)
+    parser.add_argument("--merge-rows", type=int, help="bench_merge's rows (default: --rows)")
+    parser.add_argument("--cancel-rows", type=int, default=1000000, help="bench_cancel's rows (0: skip)")
+    parser.add_argument("--scale-rows", type=int, default=1000000, help="scale_bench.sh's rows (0: skip)")
+    parser.add_argument("--scale-dim", type=int, default=128)
+    parser.add_argument("--only", default=",".join(SECTIONS), help="comma list of: " + ", ".join(SECTIONS))
     parser.add_argument("--out")
     args = parser.parse_args()
+    only = set(args.only.split(","))
+    if only - set(SECTIONS):
+        parser.error(f"--only: unknown sections {', '.join(sorted(only - set(SECTIONS)))}")
+    if only & {"recall", "memory"}:
+        only.add("scaling")
     build = os.path.abspath(args.build)
     out = os.path.abspath(args.out or os.path.join(build, "bench-plots"))
     os.makedirs(out, exist_ok=True)
     work = tempfile.mkdtemp(prefix="lance-c-bench-")
-    vectors = make_data(args.rows)
-    base = os.path.join(work, "base.lance")
-    write(base, vectors)
-    rows = []
+    rows, plots = [], []
+    if only & {"ffi", "scaling"}:
+        vectors = make_data(args.rows)
+        base = os.path.join(work, "base.lance")
+        write(base, vectors)
 
     def copy(name: str) -> str:
         uri = os.path.join(work, name + ".lance")
@@ -256,101 +392,184 @@ def main() -> None:
         return uri
 
     # 1. FFI cost
-    ffi = bench_ffi(build, work, copy("ffi"), vectors)
-    rows.append(("FFI cost: IVF_FLAT segment, lance-c / pylance", f"{ffi['lance-c s']:.2f} s / {ffi['pylance s']:.2f} s",
-                 f"ratio {ffi['ratio']:.2f}"))
-    ffi = bench_ffi_train(build, copy("ffi-train"))
-    rows.append((f"FFI cost: IVF_PQ {PARTITIONS}x{SUBVECTORS} training, lance-c / pylance",
-                 f"{ffi['lance-c s']:.2f} s / {ffi['pylance s']:.2f} s", f"ratio {ffi['ratio']:.2f}"))
+    if "ffi" in only:
+        ffi = bench_ffi(build, work, copy("ffi"), vectors)
+        rows.append(("FFI cost: IVF_FLAT segment, lance-c / pylance",
+                     f"{ffi['lance-c s']:.2f} s / {ffi['pylance s']:.2f} s", f"ratio {ffi['ratio']:.2f}"))
+        ffi = bench_ffi_train(build, copy("ffi-train"))
+        rows.append((f"FFI cost: IVF_PQ {PARTITIONS}x{SUBVECTORS} training, lance-c / pylance",
+                     f"{ffi['lance-c s']:.2f} s / {ffi['pylance s']:.2f} s", f"ratio {ffi['ratio']:.2f}"))
 
-    # 2. scaling (and the indices for 3)
-    one = copy("oneshot")
-    cpu0, t0 = children_cpu(), time.perf_counter()
-    tool(build, "create", one, "--column", "vec", *pq_args(), "--name", "vec_idx", "--quiet")
-    one_wall, one_cpu = time.perf_counter() - t0, children_cpu() - cpu0
-    rows.append(("one-shot build (lance-index create)", f"wall {one_wall:.2f} s, CPU {one_cpu:.2f} s", "1.00 / 1.00"))
-    scaling = {}
-    uris = {}
-    for n in (1, 2, 4, 8):
-        uris[n] = copy(f"dist{n}")
-        wall, cpu = distributed(build, uris[n], n, None)
-        scaling[n] = (wall, cpu)
-        rows.append((f"distributed, {n} segments (2 processes at a time)", f"wall {wall:.2f} s, CPU {cpu:.2f} s",
-                     f"{wall / one_wall:.2f} / {cpu / one_cpu:.2f}"))
-    uris[16] = copy("dist16")
-    distributed(build, uris[16], 16, uris[4] + ".model")
+    # 2. scaling (and the indices for 3 and 5)
+    if "scaling" in only:
+        one = copy("oneshot")
+        cpu0, t0 = children_cpu(), time.perf_counter()
+        tool(build, "create", one, "--column", "vec", *pq_args(), "--name", "vec_idx", "--quiet")
+        one_wall, one_cpu = time.perf_counter() - t0, children_cpu() - cpu0
+        rows.append(("one-shot build (lance-index create)", f"wall {one_wall:.2f} s, CPU {one_cpu:.2f} s",
+                     "1.00 / 1.00"))
+        scaling = {}
+        uris = {}
+        for n in (1, 2, 4, 8):
+            uris[n] = copy(f"dist{n}")
+            wall, cpu = distributed(build, uris[n], n, None)
+            scaling[n] = (wall, cpu)
+            rows.append((f"distributed, {n} segments (2 processes at a time)", f"wall {wall:.2f} s, CPU {cpu:.2f} s",
+                         f"{wall / one_wall:.2f} / {cpu / one_cpu:.2f}"))
+        uris[16] = copy("dist16")
+        distributed(build, uris[16], 16, uris[4] + ".model")
+        plots.append(plot(out, "scaling.png", f"Build time, {args.rows} x {DIM}", "segments", "time / one-shot",
+                          {"wall": ([1, 2, 4, 8], [scaling[n][0] / one_wall for n in (1, 2, 4, 8)]),
+                           "CPU": ([1, 2, 4, 8], [scaling[n][1] / one_cpu for n in (1, 2, 4, 8)])}))
 
     # 3. recall and latency
-    indep = copy("indep")
-    independent(build, indep, 4)
-    r_one, l_one = recall_latency(one, vectors)
-    rows.append(("recall@10 / latency, one-shot", f"{r_one:.3f} / {l_one:.1f} ms", ""))
-    quality = {}
-    for n in (1, 2, 4, 8, 16):
-        quality[n] = recall_latency(uris[n], vectors)
-        rows.append((f"recall@10 / latency, {n} shared-model segments", f"{quality[n][0]:.3f} / {quality[n][1]:.1f} ms",
-                     f"{quality[n][0] - r_one:+.3f} vs one-shot"))
-    r_ind, l_ind = recall_latency(indep, vectors)
-    rows.append(("recall@10 / latency, 4 independently trained segments", f"{r_ind:.3f} / {l_ind:.1f} ms",
-                 f"{r_ind - r_one:+.3f} vs one-shot"))
+    if "recall" in only:
+        indep = copy("indep")
+        independent(build, indep, 4)
+        r_one, l_one = recall_latency(one, vectors)
+        rows.append(("recall@10 / latency, one-shot", f"{r_one:.3f} / {l_one:.1f} ms", ""))
+        quality = {}
+        for n in (1, 2, 4, 8, 16):
+            quality[n] = recall_latency(uris[n], vectors)
+            rows.append((f"recall@10 / latency, {n} shared-model segments",
+                         f"{quality[n][0]:.3f} / {quality[n][1]:.1f} ms", f"{quality[n][0] - r_one:+.3f} vs one-shot"))
+        r_ind, l_ind = recall_latency(indep, vectors)
+        rows.append(("recall@10 / latency, 4 independently trained segments", f"{r_ind:.3f} / {l_ind:.1f} ms",
+                     f"{r_ind - r_one:+.3f} vs one-shot"))
+        plots.append(plot(out, "recall.png", "Recall@10 (nprobes 16, refine 5)", "segments", "recall@10",
+                          {"shared model": ([1, 2, 4, 8, 16], [quality[n][0] for n in (1, 2, 4, 8, 16)]),
+                           "one-shot": ([1, 16], [r_one, r_one]), "4 independent": ([4], [r_ind])}))
+        plots.append(plot(out, "latency.png", "Query latency (median)", "segments", "ms",
+                          {"shared model": ([1, 2, 4, 8, 16], [quality[n][1] for n in (1, 2, 4, 8, 16)]),
+                           "one-shot": ([1, 16], [l_one, l_one])}))
 
-    # 3b. real sentence embeddings
-    t0 = time.perf_counter()
-    text = text_embeddings(args.text_rows, work)
-    text_base = os.path.join(work, "text.lance")
-    write(text_base, text)
-    rows.append((f"sentence embeddings: {len(text)} x {text.shape[1]} (WordLlama)", f"{time.perf_counter() - t0:.1f} s to embed", ""))
-    text_one = os.path.join(work, "text_one.lance")
-    shutil.copytree(text_base, text_one)
-    tool(build, "create", text_one, "--column", "vec", *pq_args(), "--name", "vec_idx", "--quiet")
-    text_seg = os.path.join(work, "text_seg.lance")
-    shutil.copytree(text_base, text_seg)
-    distributed(build, text_seg, 4, None)
-    text_ind = os.path.join(work, "text_ind.lance")
-    shutil.copytree(text_base, text_ind)
-    independent(build, text_ind, 4)
-    t_one = recall_latency(text_one, text)
-    for label, uri in (("one-shot", text_one), ("4 shared-model segments", text_seg),
-                       ("4 independently trained segments", text_ind)):
-        r, lat = t_one if uri == text_one else recall_latency(uri, text)
-        rows.append((f"sentences: recall@10 / latency, {label}", f"{r:.3f} / {lat:.1f} ms",
-                     "" if uri == text_one else f"{r - t_one[0]:+.3f} vs one-shot"))
+        # 3b. real sentence embeddings
+        t0 = time.perf_counter()
+        text = text_embeddings(args.text_rows, work)
+        text_base = os.path.join(work, "text.lance")
+        write(text_base, text)
+        rows.append((f"sentence embeddings: {len(text)} x {text.shape[1]} (WordLlama)",
+                     f"{time.perf_counter() - t0:.1f} s to embed", ""))
+        text_one = os.path.join(work, "text_one.lance")
+        shutil.copytree(text_base, text_one)
+        tool(build, "create", text_one, "--column", "vec", *pq_args(), "--name", "vec_idx", "--quiet")
+        text_seg = os.path.join(work, "text_seg.lance")
+        shutil.copytree(text_base, text_seg)
+        distributed(build, text_seg, 4, None)
+        text_ind = os.path.join(work, "text_ind.lance")
+        shutil.copytree(text_base, text_ind)
+        independent(build, text_ind, 4)
+        t_one = recall_latency(text_one, text)
+        for label, uri in (("one-shot", text_one), ("4 shared-model segments", text_seg),
+                           ("4 independently trained segments", text_ind)):
+            r, lat = t_one if uri == text_one else recall_latency(uri, text)
+            rows.append((f"sentences: recall@10 / latency, {label}", f"{r:.3f} / {lat:.1f} ms",
+                         "" if uri == text_one else f"{r - t_one[0]:+.3f} vs one-shot"))
 
     # 4. commit and listing against segment count
-    csv = subprocess.run([os.path.join(build, "bench_commit_scaling")], capture_output=True, text=True,
-                         check=True).stdout.strip().split("\n")[1:]
-    commit_rows = [tuple(float(x) for x in line.split(",")) for line in csv]
-    for s, c, l, _ in commit_rows:
-        if s in (1, 16, 256):
-            rows.append((f"commit / listing, {int(s)} segments", f"{c:.1f} ms / {l:.2f} ms", ""))
+    if "commit" in only:
+        lines = subprocess.run([os.path.join(build, "bench_commit_scaling")], capture_output=True, text=True,
+                               check=True).stdout.strip().split("\n")[1:]
+        commit_rows = [tuple(float(x) for x in line.split(",")) for line in lines]
+        for seg, c, lst, _ in commit_rows:
+            if seg in (1, 16, 256):
+                rows.append((f"commit / listing, {int(seg)} segments", f"{c:.1f} ms / {lst:.2f} ms", ""))
+        plots.append(plot(out, "commit.png", "Commit and listing time", "segments", "ms",
+                          {"commit": ([r[0] for r in commit_rows], [r[1] for r in commit_rows]),
+                           "segments listing": ([r[0] for r in commit_rows], [r[2] for r in commit_rows])},
+                          logx=True))
 
     # 5. peak memory against group size
-    model = uris[4] + ".model"
-    rss = {}
-    for size in (1, 2, 4, 8, 16):
-        rss[size] = peak_rss(build, uris[4], model, list(range(size)))
-        rows.append((f"worker peak RSS, {size} fragments ({size * args.rows // FRAGS} rows)", f"{rss[size]:.0f} MiB", ""))
+    if "memory" in only:
+        model = uris[4] + ".model"
+        rss = {}
+        for size in (1, 2, 4, 8, 16):
+            rss[size] = peak_rss(build, uris[4], model, list(range(size)))
+            rows.append((f"worker peak RSS, {size} fragments ({size * args.rows // FRAGS} rows)",
+                         f"{rss[size]:.0f} MiB", ""))
+        plots.append(plot(out, "memory.png", "Worker peak RSS", "fragments in the group", "MiB",
+                          {"max RSS": (list(rss), list(rss.values()))}))
 
-    plots = [
-        plot(out, "scaling.png", f"Build time, {args.rows} x {DIM}", "segments", "time / one-shot",
-             {"wall": ([1, 2, 4, 8], [scaling[n][0] / one_wall for n in (1, 2, 4, 8)]),
-              "CPU": ([1, 2, 4, 8], [scaling[n][1] / one_cpu for n in (1, 2, 4, 8)])}),
-        plot(out, "recall.png", "Recall@10 (nprobes 16, refine 5)", "segments", "recall@10",
-             {"shared model": ([1, 2, 4, 8, 16], [quality[n][0] for n in (1, 2, 4, 8, 16)]),
-              "one-shot": ([1, 16], [r_one, r_one]), "4 independent": ([4], [r_ind])}),
-        plot(out, "latency.png", "Query latency (median)", "segments", "ms",
-             {"shared model": ([1, 2, 4, 8, 16], [quality[n][1] for n in (1, 2, 4, 8, 16)]),
-              "one-shot": ([1, 16], [l_one, l_one])}),
-        plot(out, "commit.png", "Commit and listing time", "segments", "ms",
-             {"commit": ([r[0] for r in commit_rows], [r[1] for r in commit_rows]),
-              "segments listing": ([r[0] for r in commit_rows], [r[2] for r in commit_rows])}, logx=True),
-        plot(out, "memory.png", "Worker peak RSS", "fragments in the group", "MiB",
-             {"max RSS": (list(rss), list(rss.values()))}),
-    ]
-    width = max(len(r[0]) for r in rows)
-    print(f"lance-c bench suite: {args.rows} x {DIM}, IVF_PQ {PARTITIONS} x {SUBVECTORS}, {FRAGS} fragments")
+    # 6. k-NN after merging (bench_merge)
+    if "merge" in only:
+        merge_rows = args.merge_rows or args.rows
+        unmerged, merged = bench_merge(build, merge_rows)
+        one_seg = unmerged[1]
+        rows.append((f"merge: {merge_rows} x {DIM}, IVF_PQ 64 x 16, one shared model, 64 fragments", "", ""))
+        for n, lay in unmerged.items():
+            rows.append((f"merge: k-NN latency / recall@10, {n} segment{'s' if n > 1 else ' (one-shot stand-in)'}",
+                         f"{lay['ms']:.2f} ms / {lay['recall']:.3f}",
+                         f"{lay['ms'] / one_seg['ms']:.2f}x, recall {lay['recall'] - one_seg['recall']:+.3f}"))
+        for (src, into), lay in merged.items():
+            target = " (target <= 1.1x one-shot, recall equal)" if (src, into) == (64, 1) else ""
+            rows.append((f"merge: k-NN latency / recall@10, {src} merged -> {into}",
+                         f"{lay['ms']:.2f} ms / {lay['recall']:.3f}",
+                         f"{lay['ms'] / one_seg['ms']:.2f}x, recall {lay['recall'] - one_seg['recall']:+.3f}" + target))
+        for (src, into), lay in merged.items():
+            rows.append((f"merge: merge time {src} -> {into} / build of its {src} segments / 1-segment build",
+                         f"{lay['merge_s']:.2f} s / {lay['build_s']:.2f} s / {one_seg['build_s']:.2f} s",
+                         f"{lay['merge_s'] / lay['build_s']:.2f} of its sources, "
+                         f"{lay['merge_s'] / one_seg['build_s']:.2f} of one-shot"))
+        counts = sorted(unmerged)
+        plots.append(plot(out, "merge.png", f"k-NN latency after merging, {merge_rows} x {DIM}",
+                          "segments (merged: before the merge)", "median latency / 1 segment",
+                          {"unmerged": (counts, [unmerged[n]["ms"] / one_seg["ms"] for n in counts]),
+                           "merged into 1": ([16, 64], [merged[(n, 1)]["ms"] / one_seg["ms"] for n in (16, 64)]),
+                           "merged into 4": ([16, 64], [merged[(n, 4)]["ms"] / one_seg["ms"] for n in (16, 64)])},
+                          logx=True, hlines={"target for 64 merged -> 1: 1.1x": 1.1}))
+
+    # 7. cancel latency (bench_cancel)
+    if "cancel" in only and args.cancel_rows > 0:
+        series = bench_cancel(build, args.cancel_rows)
+        rows.append((f"cancel: IVF_PQ 64 x 16 segment build, {args.cancel_rows} x 128, cancels at random points", "",
+                     ""))
+        for name, s in series.items():
+            worst = {}
+            for stage, ms in zip(s["stages"], s["ms"]):
+                worst[stage] = max(worst.get(stage, 0), ms)
+            rows.append((f"cancel latency, {name} ({s['n']} cancelled, {s['finished']} finished first)",
+                         f"median {s['median']:.1f} ms / worst {s['worst']:.1f} ms",
+                         "target at 1M rows: median <= 50 ms, worst <= 250 ms"))
+            rows.append((f"cancel latency, {name}: worst by stage", "",
+                         ", ".join(f"{st} {ms:.1f} ms" for st, ms in worst.items())))
+        plots.append(plot(out, "cancel.png", f"Cancel latency, {args.cancel_rows} x 128, 20 random points",
+                          "cancels, sorted by latency", "ms from cancel to return (log)",
+                          {name: (list(range(1, s["n"] + 1)), sorted(s["ms"])) for name, s in series.items()},
+                          logy=True,
+                          hlines={"target median (1M rows): 50 ms": 50, "target worst (1M rows): 250 ms": 250}))
+
+    # 8. one core per process at scale (scale_bench.sh)
+    if "scale" in only and args.scale_rows > 0:
+        f = scale_bench(build, args.scale_rows, args.scale_dim)
+        dist = f["distributed_s"]
+        rows.append((f"scale: {args.scale_rows} x {args.scale_dim}, IVF_PQ {f['partitions']:.0f} x "
+                     f"{f['sub_vectors']:.0f}, one core per process (taskset)", "", ""))
+        rows.append(("scale: train (coordinator, 1 core)",
+                     f"{f['train_s']:.2f} s, peak RSS {f['train_rss_mib']:.0f} MiB", ""))
+        rows.append(("scale: segment phase, 1 worker x 1 core",
+                     f"{f['segments_x1_s']:.2f} s, peak RSS {f['segments_x1_rss_mib']:.0f} MiB", ""))
+        rows.append(("scale: segment phase, 2 workers x 1 core each",
+                     f"{f['segments_x2_s']:.2f} s, peak RSS {f['segments_x2_rss_mib_0']:.0f} / "
+                     f"{f['segments_x2_rss_mib_1']:.0f} MiB",
+                     f"speedup {f['segment_speedup']:.2f}x (target >= 1.8x)"))
+        rows.append(("scale: commit (2 segments)", f"{f['commit_s']:.2f} s", ""))
+        rows.append(("scale: one-shot build (1 core)", f"{f['oneshot_s']:.2f} s", ""))
+        rows.append(("scale: distributed build (train + 2 workers + commit)", f"{dist:.2f} s",
+                     f"one-shot / distributed {f['whole_build_ratio']:.2f}x"))
+        plots.append(bars(out, "scale.png", f"One core per process, {args.scale_rows} x {args.scale_dim}, IVF_PQ "
+                          f"{f['partitions']:.0f} x {f['sub_vectors']:.0f}", "s",
+                          {"train": f["train_s"], "segments\nx1": f["segments_x1_s"],
+                           "segments\nx2": f["segments_x2_s"], "commit": f["commit_s"],
+                           "one-shot": f["oneshot_s"]}))
+
+    width = max((len(r[0]) for r in rows), default=0)
+    vwidth = max((len(r[1]) for r in rows), default=0)
+    if only & set(SECTIONS[:5]):
+        print(f"lance-c bench suite: {args.rows} x {DIM}, IVF_PQ {PARTITIONS} x {SUBVECTORS}, {FRAGS} fragments")
+    else:
+        print(f"lance-c bench suite: {', '.join(s for s in SECTIONS if s in only)}")
     for name, value, ratio in rows:
-        print(f"  {name:<{width}}  {value:<30} {ratio}")
+        print(f"  {name:<{width}}  {value:<{vwidth}}  {ratio}".rstrip())
     print("plots: " + ", ".join(plots))
     shutil.rmtree(work)
 

@@ -2,6 +2,7 @@
 #include "measure.h"
 
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 double monotonic_seconds(void) {
@@ -23,4 +24,17 @@ double median_of(double* values, size_t n) {
     if (n == 0) return 0;
     sort_doubles(values, n);
     return values[n / 2];
+}
+
+int take_flag(int* argc, char** argv, const char* flag) {
+    int kept = 0, found = 0;
+    for (int i = 0; i < *argc; i++) {
+        if (i > 0 && strcmp(argv[i], flag) == 0)
+            found = 1;
+        else
+            argv[kept++] = argv[i];
+    }
+    *argc = kept;
+    argv[kept] = NULL;
+    return found;
 }

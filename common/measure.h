@@ -1,4 +1,5 @@
-/* Measuring: a monotonic clock, and sorting and medians of timings. */
+/* Measuring: a monotonic clock, sorting and medians of timings, and the
+ * benchmarks' option that adds machine-readable output. */
 #ifndef LANCE_COMMON_MEASURE_H
 #define LANCE_COMMON_MEASURE_H
 
@@ -17,6 +18,11 @@ void sort_doubles(double* values, size_t n);
 /* Sorts the values in place and returns values[n / 2] (the upper middle
  * for an even n); 0 when n is 0. */
 double median_of(double* values, size_t n);
+
+/* Removes every argument equal to `flag` from argv (the others keep their
+ * order, so positional arguments keep their meaning), updates *argc, and
+ * returns whether there was one.  The benchmarks use it for "--csv". */
+int take_flag(int* argc, char** argv, const char* flag);
 
 #ifdef __cplusplus
 }

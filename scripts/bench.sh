@@ -10,8 +10,12 @@
 # `s3` (bench/s3_bench.sh, as root: it starts SeaweedFS on network-namespace
 # hosts) compares segment build and commit on s3:// with the local disk.
 # `suite` (bench/suite.py) prints the summary table and writes PNG plots to
-# build/bench-plots; it uses pylance and matplotlib from the project's Python
-# environment (installed here when missing).  SUITE_ROWS sets its size.
+# build/bench-plots: its own five sections, then bench_merge, bench_cancel
+# (1M rows) and scale_bench.sh (1M rows) run with --csv, as rows and plots of
+# the same table; it uses pylance and matplotlib from the project's Python
+# environment (installed here when missing).  SUITE_ROWS sets its size;
+# SUITE_ARGS passes further options to suite.py (--only merge,cancel,scale,
+# --cancel-rows 0, --scale-rows N, ...; see its docstring).
 source "$(dirname "$0")/configure.sh"
 cmake --build "$build" --target bench_segment bench_commit bench_merge bench_cancel bench_ffi bench_commit_scaling \
   lance_coordinator lance_worker lance_index_tool s3_dataset
@@ -39,7 +43,8 @@ for b in "${which[@]}"; do
       "$venv/bin/python" -c "import matplotlib, wordllama" 2>/dev/null ||
         "$venv/bin/pip" install -q matplotlib "wordllama==0.4.0.post1"
       [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
-      "$venv/bin/python" "$root/bench/suite.py" "$build" --rows "${SUITE_ROWS:-100000}" ;;
+      # shellcheck disable=SC2086
+      "$venv/bin/python" "$root/bench/suite.py" "$build" --rows "${SUITE_ROWS:-100000}" ${SUITE_ARGS:-} ;;
     s3)      "$root/bench/s3_bench.sh" "$build/lance-index" "$build/s3_dataset" ;;
     *) echo "unknown benchmark $b" >&2; exit 2 ;;
   esac

@@ -1,5 +1,6 @@
 /* The shared helpers of common/ on their own: id lists, numbers, UUID text,
- * whole files, the JSON reader, medians, and the signal-to-cancel watcher. */
+ * whole files, the JSON reader, medians and the --csv flag, and the
+ * signal-to-cancel watcher. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <signal.h>
@@ -221,6 +222,14 @@ static void test_measure(void) {
     CHECK(median_of(NULL, 0) == 0);
     double t0 = monotonic_seconds();
     CHECK(monotonic_seconds() >= t0);
+    /* take_flag: every copy goes, the rest keep their order; argv[0] is the
+     * program, never the flag. */
+    char a0[] = "--csv", a1[] = "100", a2[] = "--csv", a3[] = "5", a4[] = "--csv";
+    char* argv[] = {a0, a1, a2, a3, a4, NULL};
+    int argc = 5;
+    CHECK(take_flag(&argc, argv, "--csv") == 1);
+    CHECK(argc == 3 && argv[0] == a0 && argv[1] == a1 && argv[2] == a3 && argv[3] == NULL);
+    CHECK(take_flag(&argc, argv, "--csv") == 0 && argc == 3 && argv[2] == a3);
 }
 
 /* A SIGINT during the watch cancels the token, the process survives, and
