@@ -10,7 +10,11 @@
 # partitions) trained on the local copy serves both; SEGMENTS workers (4)
 # build one segment each, one at a time, on host w1, then one commit each.
 # Per store: median segment build wall time, the slowest, commit time, and
-# worker peak RSS.
+# worker peak RSS; then the cancel latency of a segment build cancelled as
+# its shuffle starts (nothing written to the store yet) and as it starts
+# writing its partitions (s3_dataset cancel-at, 5 builds per store and
+# stage, each trained in its process): median and worst, from the cancel to
+# the return.
 set -euo pipefail
 TOOL=$(realpath "${1:?lance-index}")
 DATA=$(realpath "${2:?s3_dataset}")
@@ -58,13 +62,36 @@ for where in local s3; do
   on w1 "$TOOL" commit "$uri" --name vec_idx --column vec "${segs[@]}" >/dev/null
   commit_s[$where]=$(s3_elapsed "$t0")
 done
+declare -A cancel_med cancel_max
+for stage in shuffle merge_partitions; do
+  for where in local s3; do
+    uri=$([ $where = local ] && echo "$local_uri" || echo "$s3_uri")
+    lat=()
+    for _ in 1 2 3 4 5; do
+      u=$(tr -d - </proc/sys/kernel/random/uuid)
+      line=$(on w1 "$DATA" cancel-at "$stage" "$uri" 64 "$u" 0 2>/dev/null) ||
+        s3_fail "cancel-at $stage on $where: $line"
+      lat+=("$(sed 's/.*"ms": \([0-9.]*\).*/\1/' <<<"$line")")
+    done
+    cancel_med[$stage-$where]=$(printf '%s\n' "${lat[@]}" | median)
+    cancel_max[$stage-$where]=$(printf '%s\n' "${lat[@]}" | sort -g | tail -n 1)
+  done
+done
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 echo
 echo "$ROWS x $DIM, 16 fragments, $SEGMENTS segments (IVF_FLAT, 64 partitions), one worker process at a time"
-printf '%-34s %12s %12s %10s\n' "" "local disk" "s3://" "s3 / local"
-printf '%-34s %12s %12s %10s\n' "write the dataset (s)" "${write_s[local]}" "${write_s[s3]}" "$(ratio "${write_s[s3]}" "${write_s[local]}")"
-printf '%-34s %12s %12s %10s\n' "segment build, median (s)" "${build_med[local]}" "${build_med[s3]}" "$(ratio "${build_med[s3]}" "${build_med[local]}")"
-printf '%-34s %12s %12s %10s\n' "segment build, slowest (s)" "${build_max[local]}" "${build_max[s3]}" "$(ratio "${build_max[s3]}" "${build_max[local]}")"
-printf '%-34s %12s %12s %10s\n' "commit of $SEGMENTS segments (s)" "${commit_s[local]}" "${commit_s[s3]}" "$(ratio "${commit_s[s3]}" "${commit_s[local]}")"
-printf '%-34s %12s %12s %10s\n' "worker peak RSS (MiB)" "$((rss_max[local] / 1024))" "$((rss_max[s3] / 1024))" "$(ratio "${rss_max[s3]}" "${rss_max[local]}")"
-echo "(times are whole lance-index processes: start, open, build or commit, exit)"
+printf '%-40s %12s %12s %10s\n' "" "local disk" "s3://" "s3 / local"
+printf '%-40s %12s %12s %10s\n' "write the dataset (s)" "${write_s[local]}" "${write_s[s3]}" "$(ratio "${write_s[s3]}" "${write_s[local]}")"
+printf '%-40s %12s %12s %10s\n' "segment build, median (s)" "${build_med[local]}" "${build_med[s3]}" "$(ratio "${build_med[s3]}" "${build_med[local]}")"
+printf '%-40s %12s %12s %10s\n' "segment build, slowest (s)" "${build_max[local]}" "${build_max[s3]}" "$(ratio "${build_max[s3]}" "${build_max[local]}")"
+printf '%-40s %12s %12s %10s\n' "commit of $SEGMENTS segments (s)" "${commit_s[local]}" "${commit_s[s3]}" "$(ratio "${commit_s[s3]}" "${commit_s[local]}")"
+printf '%-40s %12s %12s %10s\n' "worker peak RSS (MiB)" "$((rss_max[local] / 1024))" "$((rss_max[s3] / 1024))" "$(ratio "${rss_max[s3]}" "${rss_max[local]}")"
+for stage in shuffle merge_partitions; do
+  for what in median worst; do
+    if [ $what = median ]; then l=${cancel_med[$stage-local]} r=${cancel_med[$stage-s3]}
+    else l=${cancel_max[$stage-local]} r=${cancel_max[$stage-s3]}; fi
+    printf '%-40s %12s %12s %10s\n' "cancel at $stage, $what (ms)" "$l" "$r" "$(ratio "$r" "$l")"
+  done
+done
+echo "(build and commit times are whole lance-index processes: start, open, build or commit, exit;"
+echo " cancel latency is from lance_index_build_cancel() to the build call's return, in one process)"

@@ -2132,18 +2132,23 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     latest version), and LANCE_ERR_CANCELLED with nothing committed
  *     otherwise;
  *   - every other build (on an object store, or a fragment-scoped BTREE or
- *     LABEL_LIST segment) returns at once only before its first stage or
- *     during a stage that writes nothing; once it writes, it stops at its
- *     next checkpoint (each progress event is one), or runs to its end and
- *     then removes its segment.  On an object store an immediate stop
- *     would leave multipart uploads open and could race a commit's
- *     conditional write.  A fragment-scoped BTREE or LABEL_LIST build
- *     stopped at a checkpoint leaves its partial files for Lance's cleanup
- *     (its UUID is the core's, reported only on success).
- * A build abandoned in a stage that writes nothing ("train_ivf",
- * "train_quantizer", "load_data") leaves the computation in progress -- a
- * k-means run, which the core does not interrupt -- to finish on a library
- * thread; it is dropped without writing anything.
+ *     LABEL_LIST segment) returns at once while it has written nothing to
+ *     the dataset's store: before its first stage, in "train_ivf",
+ *     "train_quantizer", "load_data", and in "shuffle" (whose files go to
+ *     a local temporary directory of the core's own).  Once it writes
+ *     ("merge_partitions", a scalar index's files, a commit), it stops at
+ *     its next checkpoint (each progress event is one: one per partition
+ *     written), or runs to its end and then removes its segment.  On an
+ *     object store an immediate stop there would leave multipart uploads
+ *     open and could race a commit's conditional write.  A fragment-scoped
+ *     BTREE or LABEL_LIST build stopped at a checkpoint leaves its partial
+ *     files for Lance's cleanup (its UUID is the core's, reported only on
+ *     success).
+ * A build abandoned before it wrote to the store leaves the computation in
+ * progress (a k-means run, which the core does not interrupt, or the
+ * shuffle up to its next checkpoint) to finish on a library thread; it
+ * then fails without writing to the store, and the shuffle's temporary
+ * directory is removed.
  * A cancelled build commits nothing and removes the files it had written
  * under _indices/<uuid>/.  A segment build also looks at the token once
  * more when it finishes: cancelled by then, it removes its segment and

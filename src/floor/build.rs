@@ -144,7 +144,9 @@ impl BuildRequest {
             }
         };
         // A build on the local file system whose files this library can find
-        // (it chose the UUID) may be stopped in any stage; the others run to
+        // (it chose the UUID) may be stopped in any stage; the others are
+        // abandoned at once while they have written nothing to the store
+        // (training and the shuffle, floor/progress.rs) and otherwise run to
         // a checkpoint.  On an object store an abort would drop multipart
         // uploads without aborting them (their abort is spawned on the
         // build's runtime, which is shutting down), could race a one-shot

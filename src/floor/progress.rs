@@ -27,8 +27,14 @@
 //!   does not even wait for that: the computation in progress is left to
 //!   end on its own and is thrown away.
 //! - the others (those, and every build on an object store: see
-//!   floor/build.rs) are abandoned at once only during a stage that writes
-//!   nothing; elsewhere they stop at their next checkpoint.
+//!   floor/build.rs) are abandoned at once only while they have written
+//!   nothing to the dataset's store: in training, loading data, and the
+//!   shuffle, whose files go to a local temporary directory of the core's
+//!   own (lance-index-14.0.2 src/vector/v3/shuffler.rs:566,
+//!   `ObjectStore::local()`).  An abandoned build runs on to its next
+//!   checkpoint, where it fails before writing and drops that directory.
+//!   Later (writing partitions, committing) they stop at their next
+//!   checkpoint, one per partition written.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void};
@@ -178,6 +184,9 @@ impl BuildControl {
                 cancel: self.cancel.clone(),
                 aborted: AtomicBool::new(false),
                 abandonable: AtomicBool::new(true),
+                has_written: AtomicBool::new(false),
+                store_untouched: AtomicBool::new(true),
+                store_written: AtomicBool::new(false),
             })
         });
         Ok(Session { bridge, rx, callback: self.progress, complete_reports_zero: self.complete_reports_zero })
@@ -200,6 +209,11 @@ enum Event {
 /// builds only open their input stream in "load_data".)
 const WRITES_NOTHING: [&str; 3] = ["train_ivf", "train_quantizer", "load_data"];
 
+/// Stages that write nothing to the dataset's store: those above, and the
+/// vector shuffle, which writes to a local temporary directory the build
+/// owns (see the module comment).
+const STORE_UNTOUCHED: [&str; 4] = ["train_ivf", "train_quantizer", "load_data", "shuffle"];
+
 /// How long a cancelled build's runtime may take to wind down: each worker
 /// thread's poll in progress and the blocking file operations in flight
 /// (milliseconds in practice).  Async storage requests are dropped, not
@@ -212,8 +226,16 @@ struct Bridge {
     cancel: Option<Arc<CancelState>>,
     aborted: AtomicBool,
     /// True until the build may have started writing: before its first
-    /// stage and inside the stages of WRITES_NOTHING.
+    /// stage and inside the stages of WRITES_NOTHING that come before any
+    /// other.
     abandonable: AtomicBool,
+    /// A stage outside WRITES_NOTHING has started.
+    has_written: AtomicBool,
+    /// Like `abandonable`, for the dataset's store (STORE_UNTOUCHED): what
+    /// a build on the shared runtime may be abandoned in.
+    store_untouched: AtomicBool,
+    /// A stage outside STORE_UNTOUCHED has started.
+    store_written: AtomicBool,
 }
 
 impl Bridge {
@@ -222,9 +244,19 @@ impl Bridge {
         // `abandonable` after cancelling knows this hook will fail.
         match &event {
             Event::Start { stage, .. } => {
-                self.abandonable.store(WRITES_NOTHING.contains(&stage.as_str()), Ordering::SeqCst)
+                // Once a stage that writes has started, never again: a later
+                // stage that writes nothing does not undo what was written.
+                let writes = !WRITES_NOTHING.contains(&stage.as_str());
+                let has_written = self.has_written.fetch_or(writes, Ordering::SeqCst) || writes;
+                self.abandonable.store(!has_written, Ordering::SeqCst);
+                let in_store = !STORE_UNTOUCHED.contains(&stage.as_str());
+                let store_written = self.store_written.fetch_or(in_store, Ordering::SeqCst) || in_store;
+                self.store_untouched.store(!store_written, Ordering::SeqCst);
             }
-            Event::Complete { .. } => self.abandonable.store(false, Ordering::SeqCst),
+            Event::Complete { .. } => {
+                self.abandonable.store(false, Ordering::SeqCst);
+                self.store_untouched.store(false, Ordering::SeqCst);
+            }
             Event::Progress { .. } => {}
         }
         if self.cancel.as_ref().is_some_and(|c| c.is_set()) {
@@ -339,7 +371,11 @@ impl Session {
             }
             if let Some(c) = &cancel {
                 c.wait(cx.waker());
-                if c.is_set() && (own_runtime.is_some() || bridge.abandonable.load(Ordering::SeqCst)) {
+                // A build on its own runtime is stopped at once anywhere; one
+                // on the shared runtime is left to fail at its next
+                // checkpoint, so only while it has written nothing to the
+                // dataset's store.
+                if c.is_set() && (own_runtime.is_some() || bridge.store_untouched.load(Ordering::SeqCst)) {
                     task.abort();
                     return Poll::Ready(None);
                 }
@@ -367,8 +403,10 @@ impl Session {
         };
         // Hooks that run after this point find the channel closed.
         drop(rx);
-        // Abandoned while it may have been writing?
-        let writing = outcome.is_none() && !bridge.abandonable.load(Ordering::SeqCst);
+        // Stopped at once while it may have been writing?  (Only a build on
+        // its own runtime is: one on the shared runtime is abandoned only
+        // while the dataset's store is untouched.)
+        let writing = outcome.is_none() && own_runtime.is_some() && !bridge.abandonable.load(Ordering::SeqCst);
         if let Some(rt) = own_runtime {
             // Then wait until every task is dropped and every file
             // operation has ended.  Otherwise (it ended, or it was only

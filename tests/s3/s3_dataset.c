@@ -11,6 +11,17 @@
  *       the row count and the mismatches; exit 1 when any differs
  *   s3_dataset rows URI [VERSION]
  *       scans every row; prints {"version": V, "rows": R}
+ *   s3_dataset cancel-at STAGE URI PARTITIONS UUID LINGER_MS
+ *       builds an IVF_FLAT segment over every fragment (trained here) with
+ *       index UUID UUID, and cancels it from its progress callback as its
+ *       stage STAGE starts ("shuffle": it has written nothing to the store
+ *       yet; "merge_partitions": it writes its files).
+ *       Once the call has returned, prints {"code": C, "abandoned": A,
+ *       "ms": T} (A = 1 when the message says the build was abandoned at
+ *       once, 0 when it stopped at a checkpoint; T the milliseconds from
+ *       the cancel to the return), then stays alive LINGER_MS so the
+ *       abandoned build runs on in this process to its next checkpoint;
+ *       exit 0 when the call returned LANCE_ERR_CANCELLED
  *
  * Storage options from LANCE_STORAGE_OPTIONS and --storage-option
  * key=value (common/storage_options.h).  Exit 0 ok, 1 check failed or the
@@ -18,8 +29,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <stdlib.h>
+#include <time.h>
+
 #include "die.h"
 #include "id_list.h"
+#include "uuid_hex.h"
 #include "storage_options.h"
 #include "test_util.h"
 
@@ -84,6 +99,62 @@ static int cmd_rows(int n, char** a, const char* const* opts) {
     return rc;
 }
 
+static double cancelled_at;
+static const char* cancel_stage;
+
+static void cancel_at(void* token, int32_t event, const char* stage, uint64_t total, const char* unit,
+                      uint64_t completed) {
+    (void)total, (void)unit, (void)completed;
+    if (event == LANCE_PROGRESS_STAGE_START && !strcmp(stage, cancel_stage) && cancelled_at == 0) {
+        cancelled_at = tu_now();
+        lance_index_build_cancel((const LanceIndexBuildCancelToken*)token);
+    }
+}
+
+static int cmd_cancel_at(const char* stage, char** a, const char* const* opts) {
+    uint64_t partitions, linger_ms;
+    uint8_t uuid[16];
+    if (number(a[1], 65536, &partitions) || number(a[3], 600000, &linger_ms)) return 2;
+    if (uuid_hex_parse(a[2], uuid) != 0) {
+        fprintf(stderr, "s3_dataset: \"%s\" is not a UUID\n", a[2]);
+        return 2;
+    }
+    cancel_stage = stage;
+    LanceDataset* ds = lance_dataset_open(a[0], opts, 0);
+    if (!ds) die("open");
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    p.num_partitions = (uint32_t)partitions;
+    LanceIndexSegmentBuildOptionsRfc o = {0};
+    o.index_uuid = uuid;
+    LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
+    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
+    if (!token || !b || lance_index_segment_builder_set_cancel_token(b, token) != 0 ||
+        lance_index_segment_builder_set_progress(b, cancel_at, token) != 0)
+        die("builder");
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    int32_t code = LANCE_OK;
+    int abandoned = 0;
+    int failed = lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0;
+    double returned_at = tu_now();
+    if (failed) {
+        code = lance_last_error_code();
+        abandoned = tu_error_mentions("abandoned");
+        fprintf(stderr, "s3_dataset: %s\n", lance_last_error_message());
+    }
+    printf("{\"code\": %d, \"abandoned\": %d, \"ms\": %.1f}\n", code, abandoned,
+           cancelled_at > 0 ? (returned_at - cancelled_at) * 1000 : -1.0);
+    fflush(stdout);
+    struct timespec linger = {(time_t)(linger_ms / 1000), (long)(linger_ms % 1000) * 1000000L};
+    nanosleep(&linger, NULL);
+    lance_free_bytes(bytes);
+    lance_index_segment_builder_free(b);
+    lance_index_build_cancel_token_free(token);
+    lance_dataset_close(ds);
+    return code == LANCE_ERR_CANCELLED ? 0 : 1;
+}
+
 int main(int argc, char** argv) {
     StorageOptions storage = {0};
     char why[200];
@@ -99,7 +170,8 @@ int main(int argc, char** argv) {
     if (!strcmp(cmd, "write") && n == 5) rc = cmd_write(argv + 2, opts);
     else if (!strcmp(cmd, "check") && (n == 5 || n == 6)) rc = cmd_check(n, argv + 2, opts);
     else if (!strcmp(cmd, "rows") && (n == 1 || n == 2)) rc = cmd_rows(n, argv + 2, opts);
-    else fprintf(stderr, "usage: s3_dataset write|check|rows URI ... (see tests/s3/s3_dataset.c)\n");
+    else if (!strcmp(cmd, "cancel-at") && n == 5) rc = cmd_cancel_at(argv[2], argv + 3, opts);
+    else fprintf(stderr, "usage: s3_dataset write|check|rows|cancel-at ... URI ... (see tests/s3/s3_dataset.c)\n");
     storage_options_free(&storage);
     return rc;
 }

@@ -20,7 +20,8 @@
 #                    commits, cleanup removes the orphaned objects (the
 #                    bucket listed before and after); then a build there
 #                    cancelled (SIGTERM) while writing exits 20 and leaves
-#                    nothing of its UUID
+#                    nothing of its UUID; one cancelled in its shuffle is
+#                    abandoned at once and writes nothing, then or later
 #   race             coordinators on hosts coord and coord2 commit at the
 #                    same moment, 20 rounds of each: the same segment set
 #                    (one version, the other answered as already committed)
@@ -346,6 +347,32 @@ case_kill() {
   check "a build cancelled on s3:// while writing exits 20 (cancelled)" test "$rc" -eq 20
   check "nothing of the cancelled build's UUID is in the bucket" \
     test -z "$(s3_list "$prefix" | grep -e "$cdashed" || true)"
+  # A cancel while the build shuffles (its files then go to a local temp
+  # directory only): the call returns at once, abandoning the build, which
+  # runs on in the same process to its next checkpoint and fails there
+  # before writing.  Nothing of its UUID is in the bucket when the call
+  # returned, nor after the process lived on 3 s more.
+  local suuid sdashed spid
+  suuid=$(uuid)
+  sdashed=$(dashed_uuid "$suuid")
+  rc=0
+  on w1 "$DATA" cancel-at shuffle "$uri" "$PARTS" "$suuid" 3000 >"$S3_WORK/shuffle-cancel.out" \
+    2>"$S3_WORK/shuffle-cancel.err" &
+  spid=$!
+  for _ in $(seq 1 18000); do
+    grep -q '"code"' "$S3_WORK/shuffle-cancel.out" 2>/dev/null && break
+    kill -0 "$spid" 2>/dev/null || break
+    sleep 0.01
+  done
+  local returned
+  returned=$(s3_list "$prefix" | grep -e "$sdashed" || true)
+  wait "$spid" || rc=$?
+  s3_log "cancel in the shuffle: $(cat "$S3_WORK/shuffle-cancel.out") $(cat "$S3_WORK/shuffle-cancel.err")"
+  check "a build cancelled in its shuffle on s3:// returns CANCELLED, abandoned at once (exit $rc)" \
+    grep -qx '{"code": 1000, "abandoned": 1, "ms": [0-9.]*}' "$S3_WORK/shuffle-cancel.out"
+  check "nothing of its UUID was in the bucket when the call returned" test -z "$returned"
+  check "nor after the abandoned build ran on to its checkpoint" \
+    test -z "$(s3_list "$prefix" | grep -e "$sdashed" || true)"
 }
 
 case_race() {
