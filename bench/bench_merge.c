@@ -8,7 +8,7 @@
  * the 16 and 64 segments merged (lance_dataset_merge_index_segments) into 1
  * and into 4.  Each layout is committed in turn to the same dataset (with
  * replace) and queried at its version: k-NN latency (median over the
- * queries after a warm-up pass, the best of 3 rounds in which the layouts
+ * queries after a warm-up pass, the best of 8 rounds in which the layouts
  * take turns; nprobes 16, no refine) and recall@10 against brute force.
  * Build time is the sum of the segments' build times (one worker building
  * them one after another); merge time is the merge calls'.
@@ -33,7 +33,7 @@
 #define FRAGS 64
 #define NPROBES 16
 #define K 10
-#define ROUNDS 3
+#define ROUNDS 8
 
 typedef struct {
     const char* label;
@@ -165,15 +165,17 @@ int main(int argc, char** argv) {
     merge_layout(ds, &l[3], &l[6], 1);
     merge_layout(ds, &l[3], &l[7], 4);
     /* Every layout at its own version; the layouts take turns, ROUNDS times,
-     * so that load on the machine falls on all of them alike; the fastest
-     * round's median counts.  A warm-up pass first loads each index. */
+     * each round starting one layout further on (each goes first once), so
+     * that load on the machine and the order of the queries fall on all of
+     * them alike; the fastest round's median counts.  A warm-up pass first loads each index. */
     LanceDataset* at[8];
     for (int i = 0; i < 8; i++) {
         at[i] = commit_layout(ds, uri, &l[i]);
         query_pass(at[i], &data, queries, truth, &l[i].recall);
     }
     for (int round = 0; round < ROUNDS; round++)
-        for (int i = 0; i < 8; i++) {
+        for (int j = 0; j < 8; j++) {
+            int i = (j + round) % 8;
             double m = query_pass(at[i], &data, queries, truth, &l[i].recall);
             if (round == 0 || m < l[i].median_ms) l[i].median_ms = m;
         }
