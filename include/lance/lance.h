@@ -32,10 +32,13 @@
  * CPU.  The library's Rust code is compiled for one CPU level (CMake's
  * LANCE_C_TARGET_CPU; on x86-64 the default is x86-64-v3, that is AVX2,
  * FMA and BMI2, when the building CPU has it; README.md "Building
- * options").  On a CPU without a feature the build assumes, every call that
- * reports errors fails with LANCE_ERR_NOT_SUPPORTED and a message naming
- * the missing features, instead of an illegal instruction; build the
- * library with -DLANCE_C_TARGET_CPU=x86-64 for such hosts.
+ * options").  On a CPU without a feature the build assumes, loading the
+ * library prints "lance-c: this lance-c library was compiled for CPU
+ * features this CPU lacks (...)" on stderr, naming them, and aborts the
+ * process, before any of its code that could use them has run (otherwise
+ * it would die of an illegal instruction at some later point, possibly
+ * inside a dependency's load-time constructor); build the library with
+ * -DLANCE_C_TARGET_CPU=x86-64 for such hosts.
  *
  * Ownership.  Each pointer parameter is one of:
  *   borrowed  - read (or written, for out parameters) during the call only;

@@ -4,9 +4,10 @@
 //! x86-64 baseline by build.rs): Rust code compiled for x86-64-v3 may hold
 //! AVX instructions anywhere, even in the check.  Its constructor aborts
 //! the process at load, with a message, on a CPU without an assumed
-//! feature; `guard` also refuses every call then (`refusal()`), so the
-//! static library, whose constructor is linked in with the first call that
-//! needs this file, never runs Rust code on such a CPU either.
+//! feature.  `guard` asks `refusal()` too: that reference is what links
+//! the C object, and with it the constructor, out of the static library
+//! into a program (test_cpu_level_old_cpu checks both links); where the
+//! constructor ran, it never finds anything missing.
 
 /// Why this library cannot run on this CPU; None when it can.
 #[cfg(target_arch = "x86_64")]

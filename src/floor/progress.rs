@@ -183,10 +183,8 @@ impl BuildControl {
                 tx,
                 cancel: self.cancel.clone(),
                 aborted: AtomicBool::new(false),
-                abandonable: AtomicBool::new(true),
-                has_written: AtomicBool::new(false),
-                store_untouched: AtomicBool::new(true),
-                store_written: AtomicBool::new(false),
+                abandonable: Untouched::new(&WRITES_NOTHING),
+                store_untouched: Untouched::new(&STORE_UNTOUCHED),
             })
         });
         Ok(Session { bridge, rx, callback: self.progress, complete_reports_zero: self.complete_reports_zero })
@@ -225,17 +223,43 @@ struct Bridge {
     tx: Option<UnboundedSender<Event>>,
     cancel: Option<Arc<CancelState>>,
     aborted: AtomicBool,
-    /// True until the build may have started writing: before its first
-    /// stage and inside the stages of WRITES_NOTHING that come before any
-    /// other.
-    abandonable: AtomicBool,
-    /// A stage outside WRITES_NOTHING has started.
-    has_written: AtomicBool,
-    /// Like `abandonable`, for the dataset's store (STORE_UNTOUCHED): what
-    /// a build on the shared runtime may be abandoned in.
-    store_untouched: AtomicBool,
-    /// A stage outside STORE_UNTOUCHED has started.
-    store_written: AtomicBool,
+    /// The build has written nothing yet (WRITES_NOTHING).
+    abandonable: Untouched,
+    /// The build has written nothing to the dataset's store yet
+    /// (STORE_UNTOUCHED): what a build on the shared runtime may be
+    /// abandoned in.
+    store_untouched: Untouched,
+}
+
+/// True before a build's first stage and inside the stages of `allowed`
+/// that come before any other: once a stage outside it has started, never
+/// again (a later stage that writes nothing does not undo what was
+/// written).
+#[derive(Debug)]
+struct Untouched {
+    allowed: &'static [&'static str],
+    now: AtomicBool,
+    left: AtomicBool,
+}
+
+impl Untouched {
+    fn new(allowed: &'static [&'static str]) -> Self {
+        Untouched { allowed, now: AtomicBool::new(true), left: AtomicBool::new(false) }
+    }
+
+    fn stage_started(&self, stage: &str) {
+        let outside = !self.allowed.contains(&stage);
+        let left = self.left.fetch_or(outside, Ordering::SeqCst) || outside;
+        self.now.store(!left, Ordering::SeqCst);
+    }
+
+    fn stage_completed(&self) {
+        self.now.store(false, Ordering::SeqCst);
+    }
+
+    fn get(&self) -> bool {
+        self.now.load(Ordering::SeqCst)
+    }
 }
 
 impl Bridge {
@@ -244,18 +268,12 @@ impl Bridge {
         // `abandonable` after cancelling knows this hook will fail.
         match &event {
             Event::Start { stage, .. } => {
-                // Once a stage that writes has started, never again: a later
-                // stage that writes nothing does not undo what was written.
-                let writes = !WRITES_NOTHING.contains(&stage.as_str());
-                let has_written = self.has_written.fetch_or(writes, Ordering::SeqCst) || writes;
-                self.abandonable.store(!has_written, Ordering::SeqCst);
-                let in_store = !STORE_UNTOUCHED.contains(&stage.as_str());
-                let store_written = self.store_written.fetch_or(in_store, Ordering::SeqCst) || in_store;
-                self.store_untouched.store(!store_written, Ordering::SeqCst);
+                self.abandonable.stage_started(stage);
+                self.store_untouched.stage_started(stage);
             }
             Event::Complete { .. } => {
-                self.abandonable.store(false, Ordering::SeqCst);
-                self.store_untouched.store(false, Ordering::SeqCst);
+                self.abandonable.stage_completed();
+                self.store_untouched.stage_completed();
             }
             Event::Progress { .. } => {}
         }
@@ -375,7 +393,7 @@ impl Session {
                 // on the shared runtime is left to fail at its next
                 // checkpoint, so only while it has written nothing to the
                 // dataset's store.
-                if c.is_set() && (own_runtime.is_some() || bridge.store_untouched.load(Ordering::SeqCst)) {
+                if c.is_set() && (own_runtime.is_some() || bridge.store_untouched.get()) {
                     task.abort();
                     return Poll::Ready(None);
                 }
@@ -406,7 +424,7 @@ impl Session {
         // Stopped at once while it may have been writing?  (Only a build on
         // its own runtime is: one on the shared runtime is abandoned only
         // while the dataset's store is untouched.)
-        let writing = outcome.is_none() && own_runtime.is_some() && !bridge.abandonable.load(Ordering::SeqCst);
+        let writing = outcome.is_none() && own_runtime.is_some() && !bridge.abandonable.get();
         if let Some(rt) = own_runtime {
             // Then wait until every task is dropped and every file
             // operation has ended.  Otherwise (it ended, or it was only
