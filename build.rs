@@ -1,14 +1,36 @@
-// Gives the shared library a SONAME, so programs linked against it record
-// "liblance_c.so" (found through their RUNPATH or the loader's path), not
-// the absolute path of the file they were linked with.  On x86-64 it also
-// compiles the load-time CPU check (src/floor/cpu_check.c, see cpu.rs) for
-// the x86-64 baseline, told which features rustc may use.
+// Link settings of the shared library, and on x86-64 the load-time CPU check.
+//
+// SONAME: programs linked against the library record liblance_c.so.0.<minor>
+// (while the version is 0.x, a minor release may break the ABI; from 1.0 on,
+// liblance_c.so.<major>), found through their RUNPATH or the loader's path,
+// not the absolute path of the file they were linked with.
+//
+// Exports: rustc's version script exports every #[no_mangle] function of
+// every crate, and a dependency (crc-fast, through object_store) has C
+// functions of its own.  GNU ld refuses a second version script next to
+// rustc's anonymous one, so --exclude-libs makes every symbol that comes
+// from an archive (the dependencies' rlibs, std, the C libraries) hidden:
+// only this crate's own objects, which hold the lance_ API, export anything.
+// scripts/check_exports.sh checks the result.
+//
+// The CPU check (src/floor/cpu_check.c, see cpu.rs) is compiled for the
+// x86-64 baseline, told which features rustc may use.
 fn main() {
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,liblance_c.so");
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=src/floor/cpu_check.c");
-    if std::env::var("CARGO_CFG_TARGET_ARCH").as_deref() == Ok("x86_64") {
-        let features = std::env::var("CARGO_CFG_TARGET_FEATURE").unwrap_or_default();
+    let env = |name: &str| std::env::var(name).unwrap_or_default();
+    if env("CARGO_CFG_TARGET_FAMILY").split(',').any(|f| f == "unix") && env("CARGO_CFG_TARGET_VENDOR") != "apple" {
+        let major = env("CARGO_PKG_VERSION_MAJOR");
+        let soname = if major == "0" {
+            format!("liblance_c.so.0.{}", env("CARGO_PKG_VERSION_MINOR"))
+        } else {
+            format!("liblance_c.so.{major}")
+        };
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--exclude-libs,ALL");
+    }
+    if env("CARGO_CFG_TARGET_ARCH") == "x86_64" {
+        let features = env("CARGO_CFG_TARGET_FEATURE");
         let mut build = cc::Build::new();
         build.file("src/floor/cpu_check.c").inherit_rustflags(false).flag("-march=x86-64").flag("-mtune=generic");
         for feature in features.split(',').filter(|f| !f.is_empty()) {

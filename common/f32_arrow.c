@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrow_flags.h"
 #include "files.h"
 
 float* read_f32_file(const char* path, size_t* count) {

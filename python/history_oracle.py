@@ -17,6 +17,10 @@ release) and compares the output with what the C API gives, line by line.
     history_oracle.py update SRC COPY WHERE COLUMN=EXPR...
         copies the dataset at SRC to COPY, updates it there (WHERE "-" = all
         rows), prints "updated <n>" and then every row of the result
+    history_oracle.py restore SRC COPY VERSION
+        copies the dataset at SRC to COPY, restores VERSION there, prints
+        "version <n>" (the version the restore committed) and then every row
+        of the result
 
 A row is one line of "name=value" fields in column order, joined by tabs;
 floats use 9 significant digits, lists are comma-separated, null is "null".
@@ -86,6 +90,13 @@ def main(argv):
         result = ds.update(updates, where=None if where == "-" else where)
         print("updated", result["num_rows_updated"])
         print_rows(lance.dataset(copy).to_table())
+    elif command == "restore":
+        copy, version = argv[3], int(argv[4])
+        shutil.copytree(uri, copy)
+        lance.dataset(copy, version=version).restore()
+        latest = lance.dataset(copy)
+        print("version", latest.version)
+        print_rows(latest.to_table())
     else:
         raise SystemExit(f"unknown command {command!r}")
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds lance-c and runs the benchmarks, one after another (never two
 # builds or benchmarks at once: this machine has 2 cores).
-# Usage: scripts/bench.sh [segment|commit|merge|cancel|loop|suite|scale|cancel-1m|s3 ...]
+# Usage: scripts/bench.sh [segment|commit|merge|cancel|loop|suite|scale|cancel-1m|s3|data-cache ...]
 #        (default: segment commit merge cancel loop suite)
 # `scale` (bench/scale_bench.sh): 1M x 128 IVF_PQ, one core per process
 # (taskset): one one-core worker against two, and against the one-shot
@@ -9,6 +9,10 @@
 # cancel latencies of `cancel` at 1M rows.
 # `s3` (bench/s3_bench.sh, as root: it starts SeaweedFS on network-namespace
 # hosts) compares segment build and commit on s3:// with the local disk.
+# `data-cache` (bench/data_cache_bench.sh, as root, the same hosts): repeated
+# scans and k-NN queries of a dataset on s3:// without a data cache, with one
+# in memory and with one on disk, over a bare and a shaped link;
+# DATA_CACHE_ARGS passes ROWS DIM FRAGMENTS RATE.
 # `suite` (bench/suite.py) prints the summary table and writes PNG plots to
 # build/bench-plots: its own five sections, then bench_merge, bench_cancel
 # (1M rows) and scale_bench.sh (1M rows) run with --csv, as rows and plots of
@@ -18,7 +22,7 @@
 # --cancel-rows 0, --scale-rows N, ...; see its docstring).
 source "$(dirname "$0")/configure.sh"
 cmake --build "$build" --target bench_segment bench_commit bench_merge bench_cancel bench_ffi bench_commit_scaling \
-  lance_coordinator lance_worker lance_index_tool s3_dataset
+  lance_coordinator lance_worker lance_index_tool s3_dataset data_cache_bench
 venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 which=("$@")
 [ ${#which[@]} -eq 0 ] && which=(segment commit merge cancel loop suite)
@@ -46,6 +50,8 @@ for b in "${which[@]}"; do
       # shellcheck disable=SC2086
       "$venv/bin/python" "$root/bench/suite.py" "$build" --rows "${SUITE_ROWS:-100000}" ${SUITE_ARGS:-} ;;
     s3)      "$root/bench/s3_bench.sh" "$build/lance-index" "$build/s3_dataset" ;;
+    # shellcheck disable=SC2086
+    data-cache) "$root/bench/data_cache_bench.sh" "$build/data_cache_bench" ${DATA_CACHE_ARGS:-} ;;
     *) echo "unknown benchmark $b" >&2; exit 2 ;;
   esac
 done

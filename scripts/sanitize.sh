@@ -27,13 +27,14 @@ cmake -S "$root" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLANCE_C
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" >/dev/null
 
 # The library's tests, the tool's test (the tool is C), and the three fuzz
-# targets.  Not: the install and export checks (nothing to sanitize), the
+# targets.  Not: the install, export and static-link checks (nothing to
+# sanitize: the last links its program itself, uninstrumented), the
 # Python interop (an uninstrumented interpreter), the emulated old CPU
 # (ASan's shadow memory under qemu), the process-kill test and the
 # multi-process loop (SIGKILLed workers: a minute and more of run time
 # for little instrumented code of their own), nor the sanitizer and
 # valgrind entries themselves.
-exclude='^(test_install|test_cpu_level_old_cpu|test_exports|test_interop_python|test_kills|test_distributed_loop|test_sanitizers|test_valgrind_.*)$'
+exclude='^(test_install|test_cpu_level_old_cpu|test_exports|test_link_static|test_interop_python|test_kills|test_distributed_loop|test_sanitizers|test_valgrind_.*)$'
 cd "$tree"
 cmake --build "$tree" >/dev/null  # everything: tests run other programs of the tree (the tool, the worker)
 

@@ -10,12 +10,21 @@ command -v cc >/dev/null || need+=(build-essential)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v nm >/dev/null || need+=(binutils)
 command -v valgrind >/dev/null || need+=(valgrind) # the failure suite's memcheck tests
+# test_link_static links an engine's own zstd and lz4 (static libraries)
+# next to lance-c's archive; scripts/package.sh compresses with xz.
+dpkg -s libzstd-dev >/dev/null 2>&1 || need+=(libzstd-dev)
+dpkg -s liblz4-dev >/dev/null 2>&1 || need+=(liblz4-dev)
+command -v xz >/dev/null || need+=(xz-utils)
 # test_cpu_level runs the library on an emulated older CPU (x86-64 hosts).
 [ "$(uname -m)" != x86_64 ] || command -v qemu-x86_64 >/dev/null || need+=(qemu-user)
 # The object-storage tests (tests/s3/): network namespaces as hosts, and
 # signed S3 requests to list the bucket; tc shapes a host's uplink.
 { command -v ip && command -v tc; } >/dev/null || need+=(iproute2)
 command -v curl >/dev/null || need+=(curl)
+# The Azure Blob test (tests/stores/): Azurite runs on Node.js and comes from
+# npm; openssl signs the request that creates its container.
+command -v npm >/dev/null || need+=(npm)
+command -v openssl >/dev/null || need+=(openssl)
 # The Java coordinator's test (java/): JDK 17 or newer, and Maven.
 java_major=$( (javac -version 2>&1 || true) | sed -n 's/^javac \([0-9]*\).*/\1/p')
 [ "${java_major:-0}" -ge 17 ] 2>/dev/null || need+=(openjdk-17-jdk-headless)
@@ -85,4 +94,38 @@ if [ ! -x "$weed_dir/weed" ] || [ "$(cat "$weed_dir/weed.version" 2>/dev/null)" 
   mv "$weed_dir/weed.tmp" "$weed_dir/weed"
   echo "$seaweedfs_version" >"$weed_dir/weed.version"
   echo "setup: SeaweedFS built in $(( $(date +%s) - started )) s"
+fi
+# The Google Cloud Storage emulator of test_gcs_loop (tests/stores/):
+# fake-gcs-server, built from its Go module at one pinned version into the
+# same directory (once; a stamp names the version built).
+fake_gcs_module=github.com/fsouza/fake-gcs-server
+fake_gcs_version=v1.56.1
+if [ ! -x "$weed_dir/fake-gcs-server" ] ||
+   [ "$(cat "$weed_dir/fake-gcs-server.version" 2>/dev/null)" != "$fake_gcs_version" ]; then
+  go=$(command -v go || echo /usr/local/go/bin/go)
+  [ -x "$go" ] || { echo "setup: fake-gcs-server for the GCS test needs Go" >&2; exit 1; }
+  echo "setup: building fake-gcs-server $fake_gcs_version into $weed_dir"
+  started=$(date +%s)
+  scratch=$(mktemp -d)
+  GOBIN=$scratch GOTOOLCHAIN=local "$go" install "$fake_gcs_module@$fake_gcs_version"
+  mkdir -p "$weed_dir"
+  mv "$scratch/fake-gcs-server" "$weed_dir/fake-gcs-server"
+  rm -rf "$scratch"
+  echo "$fake_gcs_version" >"$weed_dir/fake-gcs-server.version"
+  echo "setup: fake-gcs-server built in $(( $(date +%s) - started )) s"
+fi
+# The Azure Blob emulator of test_azure_loop: Azurite from npm at one pinned
+# version (3.35.0 is the last that runs on Node.js older than 21), installed
+# into its own directory (once; a stamp names the version installed).
+azurite_version=3.35.0
+azurite_dir=$HOME/.cache/lance-c/azurite
+if [ ! -x "$azurite_dir/node_modules/.bin/azurite-blob" ] ||
+   [ "$(cat "$azurite_dir/azurite.version" 2>/dev/null)" != "$azurite_version" ]; then
+  echo "setup: installing Azurite $azurite_version into $azurite_dir"
+  started=$(date +%s)
+  mkdir -p "$azurite_dir"
+  npm install --prefix "$azurite_dir" --no-audit --no-fund --omit=dev --loglevel=error \
+    "azurite@$azurite_version" >/dev/null
+  echo "$azurite_version" >"$azurite_dir/azurite.version"
+  echo "setup: Azurite installed in $(( $(date +%s) - started )) s"
 fi

@@ -19,7 +19,8 @@
  * getter returns 0 on error.  After an error, lance_last_error_code() gives
  * the LanceErrorCode and lance_last_error_message() the text, which names the
  * argument and the value at fault.  The error state is per thread.  Every
- * successful call clears it; reading it never does.  A getter that returns 0
+ * successful call clears it; so does reading the message (the message is
+ * taken: read the code first).  A getter that returns 0
  * may mean "zero" or "error": check lance_last_error_code() == LANCE_OK.
  *
  * Nothing crashes the host.  A NULL where a pointer is required, a string
@@ -112,10 +113,13 @@ extern "C" {
  * Version
  * ======================================================================== */
 
+/* While MAJOR is 0 a MINOR release may change the ABI: the shared library's
+ * SONAME is liblance_c.so.0.MINOR, so a program linked against one minor
+ * release never loads another. */
 #define LANCE_C_VERSION_MAJOR 0
-#define LANCE_C_VERSION_MINOR 2
+#define LANCE_C_VERSION_MINOR 3
 #define LANCE_C_VERSION_PATCH 0
-#define LANCE_C_VERSION_STRING "0.2.0"
+#define LANCE_C_VERSION_STRING "0.3.0"
 /* The release of the Lance core this library is built on. */
 #define LANCE_CORE_VERSION_STRING "14.0.2"
 
@@ -132,10 +136,10 @@ const char* lance_version(void);
 #ifndef ARROW_C_DATA_INTERFACE
 #define ARROW_C_DATA_INTERFACE
 
-#define ARROW_FLAG_DICTIONARY_ORDERED 1
-#define ARROW_FLAG_NULLABLE 2
-#define ARROW_FLAG_MAP_KEYS_SORTED 4
-
+/* The structs of the Arrow C Data Interface specification, under its own
+ * guard.  The specification's ARROW_FLAG_* macros are not defined here
+ * (programs may use those names themselves): the flag values are
+ * DICTIONARY_ORDERED = 1, NULLABLE = 2, MAP_KEYS_SORTED = 4. */
 struct ArrowSchema {
     const char* format;
     const char* name;
@@ -237,9 +241,11 @@ typedef enum {
 LanceErrorCode lance_last_error_code(void);
 
 /**
- * The message of this thread's last error, or NULL when the last call
- * succeeded.  Produced: free it with lance_free_string().  Reading the
- * message does not clear the error.
+ * Takes this thread's last error: returns its message and clears the error,
+ * so that a following lance_last_error_code() is LANCE_OK and a following
+ * lance_last_error_message() is NULL (as upstream lance-c does).  Read the
+ * code first, then the message.  NULL when there is no error to take.
+ * Produced: free it with lance_free_string().
  */
 const char* lance_last_error_message(void);
 
@@ -462,13 +468,15 @@ int64_t lance_versions_timestamp_ms_at(const LanceVersions* versions, size_t ind
 void lance_versions_close(LanceVersions* versions);
 
 /**
- * Makes an old version the latest: commits a new version holding the
- * fragments, schema and indices of `version`.  Versions in between stay in
- * the history.  When `version` already is the latest, nothing is committed.
+ * Makes an old version the latest: commits a new version (the latest + 1)
+ * holding the fragments, schema and indices of `version`.  Versions in
+ * between stay in the history.  Restoring the latest version commits a new
+ * version too, with the same content, so the restore can never be mistaken
+ * for (or race) another writer's commit.
  * @param dataset  Borrowed, unchanged (it keeps its version).
  * @param version  The version to restore; 0 is LANCE_ERR_INVALID_ARGUMENT.
- * @return Produced: a new handle at the committed version (or at `version`
- *         when nothing was committed), to close with lance_dataset_close();
+ * @return Produced: a new handle at the committed version, to close with
+ *         lance_dataset_close();
  *         NULL on error.  LANCE_ERR_NOT_FOUND when there is no such version
  *         (never committed, or removed by a cleanup);
  *         LANCE_ERR_COMMIT_CONFLICT when another writer commits at the same
@@ -581,6 +589,69 @@ int32_t lance_session_get_cache_stats(const LanceSession* session, LanceSessionC
  */
 LanceDataset* lance_dataset_open_with_session(const char* uri, const char* const* storage_opts,
                                               uint64_t version, const LanceSession* session);
+
+/* ------------------------------------------------------------------------
+ * Data cache
+ *
+ * A session may also cache the bytes that datasets read from object
+ * storage (s3://, gs://, az://, oss://, ...): data files, deletion files and
+ * index files, in blocks of a fixed size, in memory and optionally on a
+ * local disk.  A read that finds its blocks cached is served without a
+ * request to the store.  Data on storage never changes under a Lance file
+ * name, so cached blocks never go stale.  Datasets on the local file system
+ * are read directly and bypass the cache.
+ * ------------------------------------------------------------------------ */
+
+/** A session's data cache.  All zero: a memory cache of the defaults. */
+typedef struct LanceDataCacheOptions {
+    /* Borrowed: a directory for the disk tier (created if missing; the
+       cache writes only files of its own there and removes them when the
+       session's last user is gone), or NULL for no disk tier. */
+    const char* directory;
+    /* Bytes held in memory; 0 = 64 MiB. */
+    uint64_t memory_capacity_bytes;
+    /* Bytes held in `directory`; 0 = 1 GiB.  Non-zero without a directory
+       is LANCE_ERR_INVALID_ARGUMENT. */
+    uint64_t disk_capacity_bytes;
+    /* The unit of caching: reads are rounded out to whole blocks of this
+       size, aligned to multiples of it within a file.  0 = 1 MiB; otherwise
+       a multiple of 4096 of at most 64 MiB (else LANCE_ERR_INVALID_ARGUMENT). */
+    uint64_t read_block_size_bytes;
+} LanceDataCacheOptions;
+
+/** Where a dataset's reads of object storage were served from. */
+typedef struct LanceDataCacheStatistics {
+    uint64_t bytes_read_from_cache;  /* bytes served from the data cache */
+    uint64_t bytes_read_from_remote; /* bytes fetched from the store (whole blocks) */
+} LanceDataCacheStatistics;
+
+/**
+ * lance_session_new() with a data cache, shared by every dataset opened
+ * with the session.
+ *
+ * @param index_cache_size_bytes, metadata_cache_size_bytes
+ *                  As for lance_session_new().
+ * @param options   Borrowed; NULL = all defaults (a 64 MiB memory cache).
+ * @return Produced: close with lance_session_close(); NULL on error
+ *         (LANCE_ERR_INVALID_ARGUMENT for the options above,
+ *         LANCE_ERR_IO when the directory cannot be created).
+ */
+LanceSession* lance_session_new_with_data_cache(uint64_t index_cache_size_bytes,
+                                                uint64_t metadata_cache_size_bytes,
+                                                const LanceDataCacheOptions* options);
+
+/**
+ * Reads the data-cache counters of one dataset handle: the bytes its reads
+ * (scans, searches, takes, index loads through it) took from the session's
+ * data cache and from the store, since the handle was opened.  A dataset
+ * opened without a data cache, or on the local file system, reports zeros.
+ *
+ * @param dataset     Borrowed.
+ * @param out_stats   Borrowed out parameter; written on success only.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (NULL).
+ */
+int32_t lance_dataset_get_data_cache_statistics(const LanceDataset* dataset,
+                                                LanceDataCacheStatistics* out_stats);
 
 /* ========================================================================
  * Write
@@ -957,6 +1028,52 @@ int32_t lance_scanner_nearest_multivector(LanceScanner* scanner, const char* col
                                           uint32_t k);
 
 /**
+ * Runs up to 128 independent k-nearest-neighbour queries in one scan: each
+ * query gives the k rows nearest to it, as lance_scanner_nearest() with that
+ * query alone would, and the output gains an int32 column `query_index`
+ * (0-based) naming the query each row answers.  Rows come query by query,
+ * in query order, nearest first within a query.  Every other setting of the
+ * scanner (filter, prefilter, projection, index segments, nprobes, refine
+ * factor, metric, use_index, distance range excepted) applies to each
+ * query.
+ *
+ * @param column        Borrowed: a FixedSizeList vector column.
+ * @param query_data    Borrowed: `num_queries` vectors of `dimension`
+ *                      elements of `element_type`, one after another
+ *                      (copied; at most 64 MiB).
+ * @param dimension     The column's dimension, at least 1.
+ * @param num_queries   1 .. 128.
+ * @param element_type  A LanceDataType matching the column's element type.
+ * @param k             At least 1; num_queries * k at most 100000.
+ * @return 0, or -1: LANCE_ERR_NOT_FOUND (no such column);
+ *         LANCE_ERR_INVALID_ARGUMENT: NULL or out-of-range sizes, a column
+ *         that is not a FixedSizeList vector column (a multivector column
+ *         takes lance_scanner_nearest_multivector()), a dimension other than
+ *         the column's, a full-text search on the scanner, a limit or offset
+ *         set on the scanner (in either order: a global limit has no meaning
+ *         across queries), a distance range, or a scan already started.
+ */
+int32_t lance_scanner_nearest_batch(LanceScanner* scanner, const char* column, const void* query_data,
+                                    size_t dimension, size_t num_queries, LanceDataType element_type,
+                                    uint32_t k);
+
+/**
+ * Keeps only the results of a single-vector k-NN search whose `_distance`
+ * lies in [lower, upper): at most k rows still, nearest first, possibly
+ * fewer.  Distances are those of the search's metric (squared L2 for L2).
+ * It may be set before lance_scanner_nearest(); a scan without a k-NN
+ * search ignores it.
+ *
+ * @param lower  Borrowed: NULL = no lower bound; otherwise a finite value.
+ * @param upper  Borrowed: NULL = no upper bound; otherwise a finite value.
+ *               Both NULL clears the range.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT: a bound that is NaN or
+ *         infinite, lower > upper, a batch or multivector query on the
+ *         scanner (in either order), or a scan already started.
+ */
+int32_t lance_scanner_set_distance_range(LanceScanner* scanner, const float* lower, const float* upper);
+
+/**
  * IVF partitions to probe: sets both the lower and the upper bound to `n`
  * (as lance_scanner_set_minimum_nprobes() and _set_maximum_nprobes() both
  * with `n`).  Without any of the three, Lance probes adaptively: at least one
@@ -1138,10 +1255,11 @@ int32_t lance_scanner_set_include_deleted_rows(LanceScanner* scanner, bool inclu
  * boolean expression; it takes precedence over lance_scanner_new()'s SQL
  * filter, and a second call replaces the first.
  *
- * Not supported by this build: Lance 14.0.2 parses Substrait only with its
- * optional "substrait" feature, which lance-c is built without
- * (lance-14.0.2 src/dataset/scanner.rs:869-872).  With well-formed arguments
- * the call fails with LANCE_ERR_NOT_SUPPORTED and the scanner is unchanged.
+ * The expression's field references are resolved against the dataset's
+ * schema (the schema the ExtendedExpression declares must name the
+ * dataset's columns).  Bytes that are not such an expression, or that name
+ * columns the dataset lacks, fail here with LANCE_ERR_INVALID_ARGUMENT and
+ * the scanner is unchanged.
  *
  * @param bytes  Borrowed: `len` bytes (copied); NULL or len = 0 gives
  *               LANCE_ERR_INVALID_ARGUMENT.
@@ -1706,6 +1824,22 @@ uint64_t lance_dataset_index_segment_count(const LanceDataset* dataset, const ch
  */
 int32_t lance_dataset_index_segments(const LanceDataset* dataset, const char* index_name,
                                      uint8_t* out_uuids, size_t capacity, uint64_t* out_count);
+
+/**
+ * Loads every segment of the named index into the index cache of the
+ * dataset's session (its own caches when it was opened without one), so
+ * that the first search after it does not pay for opening the index.
+ * Commits nothing; the handle keeps its version.  Calling it again is safe
+ * (what is cached stays cached).  The cache's capacity still applies: a
+ * session whose index cache is smaller than the index keeps only part of it.
+ *
+ * @param dataset     Borrowed.
+ * @param index_name  Borrowed: the name of a logical index of the handle's
+ *                    version; LANCE_ERR_NOT_FOUND when there is none.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL), LANCE_ERR_NOT_FOUND,
+ *         LANCE_ERR_IO (its files could not be read).
+ */
+int32_t lance_dataset_prewarm_index(const LanceDataset* dataset, const char* index_name);
 
 /* ========================================================================
  * Distributed index builds: shared models (RFC E1)

@@ -44,8 +44,9 @@ public:
     Error(LanceErrorCode code, std::string msg) : std::runtime_error(std::move(msg)), code(code) {}
 };
 
-/// Throws this thread's last error if its code is not LANCE_OK (the message
-/// string is freed either way).  For mixing C calls with the wrappers.
+/// Throws this thread's last error if its code is not LANCE_OK, taking it
+/// (code first, then the message, which clears it: lance.h "Errors and
+/// memory").  For mixing C calls with the wrappers.
 inline void check_error() {
     LanceErrorCode code = lance_last_error_code();
     if (code == LANCE_OK) return;
@@ -974,9 +975,9 @@ public:
         return out;
     }
 
-    /// Makes `version` the latest by committing a new version with its
-    /// contents (nothing is committed when it already is the latest); returns
-    /// a dataset at the result.  This handle keeps its version.
+    /// Makes `version` the latest by committing a new version (the latest + 1)
+    /// with its contents, even when it already is the latest; returns a
+    /// dataset at the new version.  This handle keeps its version.
     Dataset restore(uint64_t version) const {
         LanceDataset* restored = lance_dataset_restore(get(), version);
         if (restored == nullptr) detail::throw_last_error();

@@ -29,7 +29,7 @@ pub unsafe extern "C" fn lance_dataset_open(
     guard(std::ptr::null_mut(), || {
         let uri = required_nonempty_str(uri, "uri")?;
         let options = storage_options(storage_opts)?;
-        let dataset = open_dataset(uri, options, version, None)?;
+        let dataset = open_dataset(uri, options, version, None, None)?;
         Ok(into_handle(LanceDataset::new(dataset)))
     })
 }

@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use crate::floor::error::{last_error_code, last_error_message};
+use crate::floor::error::{last_error_code, take_last_error_message};
 use crate::floor::ffi::{free_c_bytes, into_c_string};
 
 /// NUL-terminated at compile time, so it can be returned without allocating.
@@ -20,7 +20,7 @@ pub extern "C" fn lance_last_error_code() -> i32 {
 
 #[no_mangle]
 pub extern "C" fn lance_last_error_message() -> *const c_char {
-    match last_error_message() {
+    match take_last_error_message() {
         Some(message) => into_c_string(message),
         None => std::ptr::null(),
     }

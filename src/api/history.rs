@@ -81,11 +81,10 @@ pub unsafe extern "C" fn lance_dataset_restore(dataset: *const LanceDataset, ver
         let latest = block_on(ds.latest_version_id())?.context("reading the latest version")?;
         let mut target =
             block_on(ds.checkout_version(version))?.context(format!("version = {version} (latest is {latest})"))?;
-        // Restoring the latest version would commit a copy of it; upstream
-        // documents that nothing is committed then.
-        if version != latest {
-            block_on(target.restore())?.context(format!("restoring version {version}"))?;
-        }
+        // Always a new version, the latest included (as upstream's code does):
+        // the restore is then a commit of its own and cannot race another
+        // writer's.
+        block_on(target.restore())?.context(format!("restoring version {version}"))?;
         Ok(into_handle(LanceDataset::new(target)))
     })
 }

@@ -54,6 +54,21 @@ pub unsafe extern "C" fn lance_dataset_drop_index(dataset: *mut LanceDataset, na
 }
 
 #[no_mangle]
+pub unsafe extern "C" fn lance_dataset_prewarm_index(dataset: *const LanceDataset, index_name: *const c_char) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let name = required_nonempty_str(index_name, "index_name")?;
+        if user_segments(&ds)?.iter().all(|idx| idx.name != name) {
+            return Err(not_found(format!(
+                "index_name = '{name}' is not an index of dataset version {}",
+                ds.version().version
+            )));
+        }
+        block_on(ds.prewarm_index(name))?.context(format!("prewarming index '{name}'"))
+    })
+}
+
+#[no_mangle]
 pub unsafe extern "C" fn lance_dataset_index_count(dataset: *const LanceDataset) -> u64 {
     guard(0, || {
         let segments = user_segments(&dataset_ref(dataset)?.snapshot())?;

@@ -47,6 +47,9 @@ struct Nearest {
     /// Query vectors of a multivector search (`query` is then a
     /// FixedSizeList of them); 0 for a single-vector search.
     multivector_count: usize,
+    /// Queries of a batch search (`query` is then a FixedSizeList of them,
+    /// which the core runs as independent queries); 0 otherwise.
+    batch_count: usize,
 }
 
 /// Mirrors `LanceScanStatisticsCallback` in lance.h.
@@ -123,9 +126,10 @@ impl StatisticsCallback {
     }
 }
 
-/// Upstream's bounds on a multivector search.
+/// Upstream's bounds on multivector and batch searches.
 const MULTIVECTOR_MAX_QUERIES: usize = 128;
 const MULTIVECTOR_MAX_CANDIDATES: usize = 100_000;
+const BATCH_MAX_QUERY_BYTES: usize = 64 << 20;
 
 /// Everything a caller sets on a scanner before it runs.
 #[derive(Clone)]
@@ -151,6 +155,8 @@ pub(crate) struct Settings {
     include_deleted_rows: bool,
     fragment_ids: Option<Vec<u32>>,
     nearest: Option<Nearest>,
+    /// lance_scanner_set_distance_range's [lower, upper).
+    distance_range: Option<(Option<f32>, Option<f32>)>,
     minimum_nprobes: Option<usize>,
     maximum_nprobes: Option<usize>,
     refine_factor: Option<u32>,
@@ -259,6 +265,7 @@ impl Settings {
             include_deleted_rows: false,
             fragment_ids: None,
             nearest: None,
+            distance_range: None,
             minimum_nprobes: None,
             maximum_nprobes: None,
             refine_factor: None,
@@ -361,6 +368,9 @@ impl Settings {
                 scanner.query_parallelism(n);
             }
             scanner.use_index(self.use_index);
+            if let Some((lower, upper)) = self.distance_range {
+                scanner.distance_range(lower, upper);
+            }
         }
         scanner.prefilter(self.prefilter);
         if let Some(segments) = &self.index_segments {
@@ -392,7 +402,13 @@ impl Settings {
     /// its own and the parsed expressions are joined.
     fn apply_filters(&self, scanner: &mut Scanner) -> CResult<()> {
         if let Some(bytes) = &self.substrait_filter {
-            scanner.filter_substrait(bytes)?;
+            // Whatever the core finds wrong with the bytes (not a Substrait
+            // message, no expression, unknown columns) is the caller's input.
+            // The core decodes the bytes when the filter is first resolved:
+            // resolve it here, so that a bad filter is refused by its setter.
+            let unusable = |e: lance::Error| invalid(format!("bytes: not a usable Substrait filter: {}", CError::from(e).message));
+            scanner.filter_substrait(bytes).map_err(unusable)?;
+            scanner.get_expr_filter().map_err(unusable)?;
         } else if let Some(filter) = &self.filter {
             scanner.filter(filter)?;
         }
@@ -450,6 +466,26 @@ impl Settings {
         if self.nearest.is_some() && self.full_text.is_some() {
             return Err(invalid("a k-NN search (nearest) and a full-text search cannot be combined on one scanner"));
         }
+        if let Some(nearest) = &self.nearest {
+            if nearest.batch_count > 0 && (self.limit.is_some() || self.offset.is_some()) {
+                return Err(invalid(
+                    "a batch k-NN search (lance_scanner_nearest_batch) cannot have a limit or offset: \
+                     k applies to each query",
+                ));
+            }
+            if (nearest.batch_count > 0 || nearest.multivector_count > 0) && self.distance_range.is_some() {
+                return Err(invalid(
+                    "a distance range applies to a single-vector k-NN search only, not to a batch or \
+                     multivector search",
+                ));
+            }
+            if nearest.batch_count.saturating_mul(nearest.k) > MULTIVECTOR_MAX_CANDIDATES {
+                return Err(invalid(format!(
+                    "num_queries * k = {} * {} exceeds {MULTIVECTOR_MAX_CANDIDATES}",
+                    nearest.batch_count, nearest.k
+                )));
+            }
+        }
         if let Some(nearest) = self.nearest.as_ref().filter(|n| n.multivector_count > 0) {
             let refine = self.refine_factor.unwrap_or(1) as usize;
             for (what, factor) in [("num_vectors", nearest.multivector_count), ("refine_factor", refine)] {
@@ -495,35 +531,22 @@ impl LanceScanner {
         self.stream.is_some()
     }
 
-    fn ensure_not_started(&self) -> CResult<()> {
-        if self.stream.is_some() || self.poll.is_some() {
-            Err(invalid("the scanner has started iterating; settings can no longer change"))
-        } else {
-            Ok(())
-        }
-    }
-
-    /// Every setter goes through here: the change is kept only if the
-    /// resulting settings still plan as a valid scan, so an error surfaces
-    /// at the call that caused it and the scanner stays as it was.
+    /// Every setter goes through here.  Settings are fixed once any stream
+    /// of the scanner was made (`lance_scanner_next`, `_to_arrow_stream`,
+    /// the async scans).  The change is kept only if the resulting settings
+    /// still plan as a valid scan, so an error surfaces at the call that
+    /// caused it and the scanner stays as it was.
     pub(crate) fn try_set(&mut self, change: impl FnOnce(&mut Settings)) -> CResult<()> {
-        self.ensure_not_started()?;
+        if self.scan_started || self.stream.is_some() || self.poll.is_some() {
+            return Err(invalid(
+                "the scanner has started scanning (a stream was made from it); its settings can no longer change",
+            ));
+        }
         let mut changed = self.settings.clone();
         change(&mut changed);
         changed.validate(&self.dataset)?;
         self.settings = changed;
         Ok(())
-    }
-
-    /// `try_set` for the settings upstream fixes once any stream of the
-    /// scanner was made (by `lance_scanner_next` or `_to_arrow_stream`).
-    fn try_set_before_scan(&mut self, change: impl FnOnce(&mut Settings)) -> CResult<()> {
-        if self.scan_started {
-            return Err(invalid(
-                "the scanner has started scanning (a stream was made from it); this setting can no longer change",
-            ));
-        }
-        self.try_set(change)
     }
 }
 
@@ -643,6 +666,30 @@ unsafe fn query_array(data: *const c_void, len: usize, element_type: i32) -> CRe
     })
 }
 
+/// A vector column's element type, checked against a query's: the core
+/// takes the column's own type, or float32 for a float column (converted),
+/// and anything else would fail inside it.
+fn check_query_type(dataset: &Dataset, column: &str, query_type: &DataType) -> CResult<()> {
+    let field = dataset
+        .schema()
+        .field(column)
+        .ok_or_else(|| crate::floor::error::not_found(format!("column = '{column}' is not a column of the dataset")))?;
+    let DataType::FixedSizeList(element, _) = field.data_type() else {
+        return Err(invalid(format!(
+            "column '{column}' is {}, not a vector column (FixedSizeList)",
+            field.data_type()
+        )));
+    };
+    let column_type = element.data_type();
+    if query_type == column_type || (query_type == &DataType::Float32 && column_type.is_floating()) {
+        return Ok(());
+    }
+    Err(invalid(format!(
+        "element_type is {query_type}, the column '{column}' holds {column_type} (pass that type{})",
+        if column_type.is_floating() { " or FLOAT32" } else { "" }
+    )))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_nearest(
     scanner: *mut LanceScanner,
@@ -659,7 +706,13 @@ pub unsafe extern "C" fn lance_scanner_nearest(
         if k == 0 {
             return Err(invalid("k must be at least 1"));
         }
-        s.try_set(|s| s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: 0 }))
+        // A multivector column takes its own query form, checked by the core.
+        if s.dataset.schema().field(&column).is_some_and(|f| matches!(f.data_type(), DataType::FixedSizeList(..))) {
+            check_query_type(&s.dataset, &column, query.data_type())?;
+        }
+        s.try_set(|s| {
+            s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: 0, batch_count: 0 })
+        })
     })
 }
 
@@ -695,33 +748,124 @@ pub unsafe extern "C" fn lance_scanner_nearest_multivector(
     status(|| {
         let s = scanner_mut(scanner)?;
         let column = required_nonempty_str(column, "column")?.to_string();
-        if dimension == 0 || num_vectors == 0 || k == 0 {
+        let query = QueryRows { data: query_data, dimension, count: num_vectors, count_name: "num_vectors", element_type, k };
+        let query = query.into_list(|values| {
+            // The core converts float32 queries to the column's float type;
+            // any other query type must be the column's own.
+            let column_type = multivector_element_type(&s.dataset, &column)?;
+            if values.data_type() != &column_type && values.data_type() != &DataType::Float32 {
+                return Err(invalid(format!(
+                    "element_type is {}, the column's vectors hold {column_type} (pass that type or FLOAT32)",
+                    values.data_type()
+                )));
+            }
+            Ok(())
+        })?;
+        s.try_set(|s| {
+            s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: num_vectors, batch_count: 0 })
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_nearest_batch(
+    scanner: *mut LanceScanner,
+    column: *const c_char,
+    query_data: *const c_void,
+    dimension: usize,
+    num_queries: usize,
+    element_type: i32,
+    k: u32,
+) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let column = required_nonempty_str(column, "column")?.to_string();
+        let bytes = dimension.saturating_mul(num_queries).saturating_mul(element_size(element_type));
+        if bytes > BATCH_MAX_QUERY_BYTES {
             return Err(invalid(format!(
-                "dimension = {dimension}, num_vectors = {num_vectors} and k = {k} must all be at least 1"
+                "the queries take {bytes} bytes; a batch search copies at most {BATCH_MAX_QUERY_BYTES}"
             )));
         }
-        if num_vectors > MULTIVECTOR_MAX_QUERIES {
-            return Err(invalid(format!("num_vectors = {num_vectors} exceeds {MULTIVECTOR_MAX_QUERIES}")));
+        let query = QueryRows { data: query_data, dimension, count: num_queries, count_name: "num_queries", element_type, k };
+        // A FixedSizeList of queries against a vector column: the core's
+        // batch search, one independent k-NN per row, tagged `query_index`.
+        // The check also refuses a multivector column, against which the
+        // core would take the list as one multivector query.
+        let query = query.into_list(|values| check_query_type(&s.dataset, &column, values.data_type()))?;
+        s.try_set(|s| {
+            s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: 0, batch_count: num_queries })
+        })
+    })
+}
+
+/// `count` query vectors of `dimension` elements, one after another, as
+/// the multivector and batch searches take them.
+struct QueryRows {
+    data: *const c_void,
+    dimension: usize,
+    count: usize,
+    count_name: &'static str,
+    element_type: i32,
+    k: u32,
+}
+
+impl QueryRows {
+    /// Checks the sizes, copies the elements, lets `check` look at them,
+    /// and makes them a FixedSizeList with one row per vector.
+    unsafe fn into_list(self, check: impl FnOnce(&ArrayRef) -> CResult<()>) -> CResult<ArrayRef> {
+        let QueryRows { data, dimension, count, count_name, element_type, k } = self;
+        if dimension == 0 || count == 0 || k == 0 {
+            return Err(invalid(format!(
+                "dimension = {dimension}, {count_name} = {count} and k = {k} must all be at least 1"
+            )));
+        }
+        if count > MULTIVECTOR_MAX_QUERIES {
+            return Err(invalid(format!("{count_name} = {count} exceeds {MULTIVECTOR_MAX_QUERIES}")));
         }
         let len = dimension
-            .checked_mul(num_vectors)
-            .ok_or_else(|| invalid(format!("dimension * num_vectors = {dimension} * {num_vectors} overflows")))?;
-        let values = query_array(query_data, len, element_type)?;
-        // The core converts float32 queries to the column's float type;
-        // any other query type must be the column's own.
-        let column_type = multivector_element_type(&s.dataset, &column)?;
-        if values.data_type() != &column_type && values.data_type() != &DataType::Float32 {
-            return Err(invalid(format!(
-                "element_type is {}, the column's vectors hold {column_type} (pass that type or FLOAT32)",
-                values.data_type()
-            )));
-        }
+            .checked_mul(count)
+            .ok_or_else(|| invalid(format!("dimension * {count_name} = {dimension} * {count} overflows")))?;
+        let values = query_array(data, len, element_type)?;
+        check(&values)?;
         let dim = i32::try_from(dimension).map_err(|_| invalid(format!("dimension = {dimension} is too large")))?;
         let item = Arc::new(Field::new("item", values.data_type().clone(), false));
-        let query: ArrayRef = Arc::new(FixedSizeListArray::try_new(item, dim, values, None)?);
-        s.try_set(|s| {
-            s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: num_vectors })
-        })
+        Ok(Arc::new(FixedSizeListArray::try_new(item, dim, values, None)?))
+    }
+}
+
+/// Bytes of one query element of a LanceDataType (an unknown type is
+/// reported by `query_array`).
+fn element_size(element_type: i32) -> usize {
+    match element_type {
+        DTYPE_FLOAT64 => 8,
+        DTYPE_FLOAT32 => 4,
+        DTYPE_FLOAT16 => 2,
+        _ => 1,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_distance_range(
+    scanner: *mut LanceScanner,
+    lower: *const f32,
+    upper: *const f32,
+) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let lower = lower.as_ref().copied();
+        let upper = upper.as_ref().copied();
+        for (name, bound) in [("lower", lower), ("upper", upper)] {
+            if let Some(value) = bound.filter(|v| !v.is_finite()) {
+                return Err(invalid(format!("{name} = {value}; a distance bound must be finite")));
+            }
+        }
+        if let (Some(l), Some(u)) = (lower, upper) {
+            if l > u {
+                return Err(invalid(format!("lower = {l} is above upper = {u}")));
+            }
+        }
+        let range = (lower.is_some() || upper.is_some()).then_some((lower, upper));
+        s.try_set(|s| s.distance_range = range)
     })
 }
 
@@ -789,7 +933,7 @@ pub unsafe extern "C" fn lance_scanner_set_index_segments(
 
 /// A setter of upstream's tuning group: refused once scanning has begun.
 unsafe fn set_before_scan(scanner: *mut LanceScanner, apply: impl FnOnce(&mut Settings)) -> i32 {
-    status(|| scanner_mut(scanner)?.try_set_before_scan(apply))
+    status(|| scanner_mut(scanner)?.try_set(apply))
 }
 
 /// A count that must be at least 1.
@@ -807,7 +951,7 @@ pub unsafe extern "C" fn lance_scanner_set_batch_size_bytes(scanner: *mut LanceS
         let s = scanner_mut(scanner)?;
         let bytes = positive(batch_size_bytes, "batch_size_bytes")?;
         // The core refuses it next to strict batch sizes when the scan is planned.
-        s.try_set_before_scan(|s| s.batch_size_bytes = Some(bytes))
+        s.try_set(|s| s.batch_size_bytes = Some(bytes))
     })
 }
 
@@ -819,7 +963,7 @@ pub unsafe extern "C" fn lance_scanner_set_io_buffer_size(scanner: *mut LanceSca
         if bytes > i64::MAX as u64 {
             return Err(invalid(format!("io_buffer_size_bytes = {bytes} is above INT64_MAX")));
         }
-        s.try_set_before_scan(|s| s.io_buffer_size = Some(bytes))
+        s.try_set(|s| s.io_buffer_size = Some(bytes))
     })
 }
 
@@ -828,7 +972,7 @@ pub unsafe extern "C" fn lance_scanner_set_batch_readahead(scanner: *mut LanceSc
     status(|| {
         let s = scanner_mut(scanner)?;
         let n = positive(batch_readahead, "batch_readahead")?;
-        s.try_set_before_scan(|s| s.batch_readahead = Some(n))
+        s.try_set(|s| s.batch_readahead = Some(n))
     })
 }
 
@@ -837,7 +981,7 @@ pub unsafe extern "C" fn lance_scanner_set_fragment_readahead(scanner: *mut Lanc
     status(|| {
         let s = scanner_mut(scanner)?;
         let n = positive(fragment_readahead, "fragment_readahead")?;
-        s.try_set_before_scan(|s| s.fragment_readahead = Some(n))
+        s.try_set(|s| s.fragment_readahead = Some(n))
     })
 }
 
@@ -846,7 +990,7 @@ pub unsafe extern "C" fn lance_scanner_set_target_parallelism(scanner: *mut Lanc
     status(|| {
         let s = scanner_mut(scanner)?;
         let n = positive(target_parallelism, "target_parallelism")?;
-        s.try_set_before_scan(|s| s.target_parallelism = Some(n))
+        s.try_set(|s| s.target_parallelism = Some(n))
     })
 }
 
@@ -894,7 +1038,7 @@ pub unsafe extern "C" fn lance_scanner_set_substrait_filter(scanner: *mut LanceS
             return Err(invalid("len = 0; a Substrait filter needs at least one byte"));
         }
         let filter = slice_arg(bytes, len, "bytes")?.to_vec();
-        s.try_set_before_scan(|s| s.substrait_filter = Some(filter))
+        s.try_set(|s| s.substrait_filter = Some(filter))
     })
 }
 
@@ -903,7 +1047,7 @@ pub unsafe extern "C" fn lance_scanner_additional_sql_filter(scanner: *mut Lance
     status(|| {
         let s = scanner_mut(scanner)?;
         let filter = required_nonempty_str(filter, "filter")?.to_string();
-        s.try_set_before_scan(|s| s.additional_filters.push(filter))
+        s.try_set(|s| s.additional_filters.push(filter))
     })
 }
 
@@ -917,7 +1061,7 @@ pub unsafe extern "C" fn lance_scanner_set_statistics_callback(
         let s = scanner_mut(scanner)?;
         let callback = callback.ok_or_else(|| invalid("callback must not be NULL"))?;
         let statistics = StatisticsCallback { callback, ctx: callback_ctx };
-        s.try_set_before_scan(|s| s.statistics = Some(statistics))
+        s.try_set(|s| s.statistics = Some(statistics))
     })
 }
 
@@ -929,7 +1073,7 @@ pub unsafe extern "C" fn lance_scanner_set_minimum_nprobes(scanner: *mut LanceSc
         if let Some(max) = s.settings.maximum_nprobes.filter(|max| n > *max) {
             return Err(invalid(format!("minimum_nprobes = {n} is above maximum_nprobes = {max}")));
         }
-        s.try_set_before_scan(|s| s.minimum_nprobes = Some(n))
+        s.try_set(|s| s.minimum_nprobes = Some(n))
     })
 }
 
@@ -941,7 +1085,7 @@ pub unsafe extern "C" fn lance_scanner_set_maximum_nprobes(scanner: *mut LanceSc
         if let Some(min) = s.settings.minimum_nprobes.filter(|min| n < *min) {
             return Err(invalid(format!("maximum_nprobes = {n} is below minimum_nprobes = {min}")));
         }
-        s.try_set_before_scan(|s| s.maximum_nprobes = Some(n))
+        s.try_set(|s| s.maximum_nprobes = Some(n))
     })
 }
 
@@ -959,7 +1103,7 @@ pub unsafe extern "C" fn lance_scanner_set_approx_mode(scanner: *mut LanceScanne
                 )))
             }
         };
-        s.try_set_before_scan(|s| s.approx_mode = Some(mode))
+        s.try_set(|s| s.approx_mode = Some(mode))
     })
 }
 
@@ -972,7 +1116,7 @@ pub unsafe extern "C" fn lance_scanner_set_query_parallelism(scanner: *mut Lance
                 "query_parallelism = {query_parallelism}; it must be -1 (CPU pool size), 0 (automatic) or positive"
             )));
         }
-        s.try_set_before_scan(|s| s.query_parallelism = Some(query_parallelism))
+        s.try_set(|s| s.query_parallelism = Some(query_parallelism))
     })
 }
 

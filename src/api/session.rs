@@ -1,5 +1,5 @@
 //! lance.h section "Sessions": the core's index and metadata caches, shared
-//! by every dataset opened with one session.
+//! by every dataset opened with one session, and the session's data cache.
 
 use std::ffi::c_char;
 use std::sync::Arc;
@@ -7,14 +7,34 @@ use std::sync::Arc;
 use lance::session::Session;
 
 use crate::floor::error::{guard, invalid, status, CResult};
-use crate::floor::ffi::{free_handle, handle_ref, into_handle, require_out, required_nonempty_str, storage_options, write_out};
-use crate::floor::handle::{open_dataset, LanceDataset};
+use crate::floor::data_cache::{DataCache, DataCacheCounters, DataCacheOptions, DataCacheWrapper};
+use crate::floor::ffi::{
+    free_handle, handle_ref, into_handle, optional_str, require_out, required_nonempty_str, storage_options, write_out,
+};
+use crate::floor::handle::{dataset_ref, open_dataset, LanceDataset};
 use crate::floor::runtime::block_on;
 
 /// A session: the core's `Session`, which datasets opened with it share
 /// (they hold their own reference, so they outlive the handle).
 pub struct LanceSession {
     session: Arc<Session>,
+    data_cache: Option<Arc<DataCache>>,
+}
+
+/// Mirrors `LanceDataCacheOptions` in lance.h.
+#[repr(C)]
+pub struct LanceDataCacheOptions {
+    pub directory: *const c_char,
+    pub memory_capacity_bytes: u64,
+    pub disk_capacity_bytes: u64,
+    pub read_block_size_bytes: u64,
+}
+
+/// Mirrors `LanceDataCacheStatistics` in lance.h.
+#[repr(C)]
+pub struct LanceDataCacheStatistics {
+    pub bytes_read_from_cache: u64,
+    pub bytes_read_from_remote: u64,
 }
 
 /// Mirrors `LanceSessionCacheStats` in lance.h.
@@ -44,7 +64,53 @@ pub unsafe extern "C" fn lance_session_new(
         let metadata = capacity(metadata_cache_size_bytes, "metadata_cache_size_bytes")?;
         // 0 is a capacity of 0 bytes (nothing is cached), as the core takes it.
         let session = Session::new(index, metadata, Default::default());
-        Ok(into_handle(LanceSession { session: Arc::new(session) }))
+        Ok(into_handle(LanceSession { session: Arc::new(session), data_cache: None }))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_session_new_with_data_cache(
+    index_cache_size_bytes: u64,
+    metadata_cache_size_bytes: u64,
+    options: *const LanceDataCacheOptions,
+) -> *mut LanceSession {
+    guard(std::ptr::null_mut(), || {
+        let index = capacity(index_cache_size_bytes, "index_cache_size_bytes")?;
+        let metadata = capacity(metadata_cache_size_bytes, "metadata_cache_size_bytes")?;
+        let options = match options.as_ref() {
+            None => DataCacheOptions {
+                directory: None,
+                memory_capacity_bytes: 0,
+                disk_capacity_bytes: 0,
+                read_block_size_bytes: 0,
+            },
+            Some(o) => DataCacheOptions {
+                directory: optional_str(o.directory, "options->directory")?.map(str::to_string),
+                memory_capacity_bytes: o.memory_capacity_bytes,
+                disk_capacity_bytes: o.disk_capacity_bytes,
+                read_block_size_bytes: o.read_block_size_bytes,
+            },
+        };
+        let data_cache = Arc::new(DataCache::new(options)?);
+        let session = Session::new(index, metadata, Default::default());
+        Ok(into_handle(LanceSession { session: Arc::new(session), data_cache: Some(data_cache) }))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_get_data_cache_statistics(
+    dataset: *const LanceDataset,
+    out_stats: *mut LanceDataCacheStatistics,
+) -> i32 {
+    status(|| {
+        let handle = dataset_ref(dataset)?;
+        require_out(out_stats, "out_stats")?;
+        let (from_cache, from_remote) = handle.data_cache_bytes();
+        write_out(
+            out_stats,
+            LanceDataCacheStatistics { bytes_read_from_cache: from_cache, bytes_read_from_remote: from_remote },
+        );
+        Ok(())
     })
 }
 
@@ -90,8 +156,16 @@ pub unsafe extern "C" fn lance_dataset_open_with_session(
     guard(std::ptr::null_mut(), || {
         let uri = required_nonempty_str(uri, "uri")?;
         let options = storage_options(storage_opts)?;
-        let session = Arc::clone(&handle_ref(session, "session")?.session);
-        let dataset = open_dataset(uri, options, version, Some(session))?;
-        Ok(into_handle(LanceDataset::new(dataset)))
+        let session = handle_ref(session, "session")?;
+        let data_cache = session.data_cache.as_ref().map(|cache| DataCacheWrapper {
+            cache: Arc::clone(cache),
+            counters: Arc::new(DataCacheCounters::default()),
+        });
+        let counters = data_cache.as_ref().map(|w| Arc::clone(&w.counters));
+        let dataset = open_dataset(uri, options, version, Some(Arc::clone(&session.session)), data_cache)?;
+        Ok(into_handle(match counters {
+            Some(counters) => LanceDataset::with_data_cache(dataset, counters),
+            None => LanceDataset::new(dataset),
+        }))
     })
 }

@@ -155,11 +155,16 @@ pub fn last_error_code() -> Code {
     LAST_ERROR.with(|cell| cell.borrow().code)
 }
 
-/// The last message, or None when the last call succeeded.
-pub fn last_error_message() -> Option<String> {
+/// Takes the last error's message, clearing the error (upstream's rule:
+/// reading the message consumes it); None when there is no error.
+pub fn take_last_error_message() -> Option<String> {
     LAST_ERROR.with(|cell| {
-        let last = cell.borrow();
-        (last.code != Code::Ok).then(|| last.message.clone())
+        let mut last = cell.borrow_mut();
+        if last.code == Code::Ok {
+            return None;
+        }
+        last.code = Code::Ok;
+        Some(std::mem::take(&mut last.message))
     })
 }
 

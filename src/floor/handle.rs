@@ -11,6 +11,9 @@ use lance::dataset::builder::DatasetBuilder;
 use lance::session::Session;
 use lance::Dataset;
 
+use lance_io::object_store::{ObjectStoreParams, WrappingObjectStore};
+
+use crate::floor::data_cache::{DataCacheCounters, DataCacheWrapper};
 use crate::floor::error::{invalid, CResult, Context};
 use crate::floor::ffi::{fragment_id_u32, handle_ref, slice_arg};
 use crate::floor::runtime::block_on;
@@ -25,13 +28,27 @@ pub struct LanceDataset {
     snapshot: Mutex<Arc<Dataset>>,
     commit: Mutex<()>,
     id: u64,
+    /// The handle's reads through its session's data cache, if it has one.
+    data_cache: Option<Arc<DataCacheCounters>>,
 }
 
 impl LanceDataset {
     pub fn new(dataset: Dataset) -> Self {
         static NEXT_ID: AtomicU64 = AtomicU64::new(1);
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-        Self { snapshot: Mutex::new(Arc::new(dataset)), commit: Mutex::new(()), id }
+        Self { snapshot: Mutex::new(Arc::new(dataset)), commit: Mutex::new(()), id, data_cache: None }
+    }
+
+    /// A handle opened through a session's data cache, counting its reads.
+    pub fn with_data_cache(dataset: Dataset, counters: Arc<DataCacheCounters>) -> Self {
+        Self { data_cache: Some(counters), ..Self::new(dataset) }
+    }
+
+    /// (bytes from the data cache, bytes from the store); zeros without one.
+    pub fn data_cache_bytes(&self) -> (u64, u64) {
+        self.data_cache.as_ref().map_or((0, 0), |c| {
+            (c.from_cache.load(Ordering::Relaxed), c.from_remote.load(Ordering::Relaxed))
+        })
     }
 
     /// Tells handles apart for as long as the process runs (an address
@@ -65,14 +82,24 @@ pub unsafe fn dataset_ref<'a>(ptr: *const LanceDataset) -> CResult<&'a LanceData
 
 /// Opens `uri` at `version` (0 = latest).  With a session the dataset's
 /// caches are the session's (shared with every dataset opened with it);
-/// without one the core gives the dataset caches of its own.
+/// without one the core gives the dataset caches of its own.  A data cache
+/// wrapper puts the session's data cache between the dataset and its store.
 pub fn open_dataset(
     uri: &str,
     options: HashMap<String, String>,
     version: u64,
     session: Option<Arc<Session>>,
+    data_cache: Option<DataCacheWrapper>,
 ) -> CResult<Dataset> {
-    let mut builder = DatasetBuilder::from_uri(uri).with_storage_options(options);
+    let mut builder = DatasetBuilder::from_uri(uri);
+    if let Some(wrapper) = data_cache {
+        let wrapper: Arc<dyn WrappingObjectStore> = Arc::new(wrapper);
+        builder = builder.with_store_params(ObjectStoreParams {
+            object_store_wrapper: Some(wrapper),
+            ..Default::default()
+        });
+    }
+    let mut builder = builder.with_storage_options(options);
     if version != 0 {
         builder = builder.with_version(version);
     }

@@ -8,6 +8,7 @@ pub mod runtime;
 pub mod poll;
 pub mod arrow;
 pub mod params;
+pub mod data_cache;
 pub mod handle;
 pub mod catalog;
 pub mod codec;

@@ -12,7 +12,17 @@ use crate::floor::error::{CError, CResult, Code, RUNTIME_THREAD_NAME};
 
 static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
 
+/// What the dependencies would set up in load-time constructors, done at
+/// first use instead: a host that links the static archive with
+/// `--gc-sections` drops those constructors (OpenDAL's HTTP transport and
+/// service registry, which the oss://, cos://, tos:// and hf:// stores use).
+fn install_store_clients() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(opendal::install_default);
+}
+
 fn runtime() -> CResult<&'static Runtime> {
+    install_store_clients();
     RUNTIME
         .get_or_init(|| {
             Builder::new_multi_thread()
@@ -56,6 +66,7 @@ where
 /// it spawned: shut it down with `shut_down`.  Its threads carry the
 /// library's thread name (panics there are the library's to report).
 pub fn build_runtime() -> CResult<Runtime> {
+    install_store_clients();
     Builder::new_multi_thread()
         .enable_all()
         .thread_name(format!("{RUNTIME_THREAD_NAME}-build"))

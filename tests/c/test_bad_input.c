@@ -39,11 +39,11 @@ static int verbose; /* LANCE_BAD_INPUT_VERBOSE=1: print every case's message */
 
 /* The last error's message is for a user (issue item 9). */
 static int clean_message(void) {
-    const char* msg = lance_last_error_message();
+    const TuError* e = tu_last_error();
+    const char* msg = e->message;
     int ok = msg != NULL && *msg && !strstr(msg, ".rs:") && !strstr(msg, "LanceError");
     if (!ok) fprintf(stderr, "    message not clean: %s\n", msg ? msg : "(none)");
-    if (verbose) printf("    case %d [%d] %s\n", cases, (int)lance_last_error_code(), msg ? msg : "(none)");
-    lance_free_string(msg);
+    if (verbose) printf("    case %d [%d] %s\n", cases, (int)e->code, msg ? msg : "(none)");
     return ok;
 }
 

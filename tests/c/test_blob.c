@@ -390,6 +390,23 @@ static void test_scan_blob_handling(void) {
     check_scan(LANCE_BLOB_HANDLING_ALL_DESCRIPTIONS);
 }
 
+/* Whether the next batch of a scan of the `blob` column alone gives that
+ * column the Arrow format `format`. */
+static int batch_blob_format(LanceScanner* scanner, const char* format) {
+    LanceBatch* batch = NULL;
+    if (lance_scanner_next(scanner, &batch) != 0) return 0;
+    struct ArrowArray array;
+    struct ArrowSchema schema;
+    int same = 0;
+    if (lance_batch_to_arrow(batch, &array, &schema) == 0) {
+        same = schema.n_children == 1 && strcmp(schema.children[0]->format, format) == 0;
+        array.release(&array);
+        schema.release(&schema);
+    }
+    lance_batch_free(batch);
+    return same;
+}
+
 static void test_bad_input(void) {
     LanceDataset* ds = open_dataset();
     LanceBlobFile* sentinel = (LanceBlobFile*)&nrows; /* never dereferenced */
@@ -458,16 +475,32 @@ static void test_bad_input(void) {
     CHECK(lance_last_error_code() == IA);
 
     /* set_blob_handling */
-    LanceScanner* scanner = lance_scanner_new(ds, NULL, NULL);
+    const char* blob_only[] = {"blob", NULL};
+    LanceScanner* scanner = lance_scanner_new(ds, blob_only, NULL);
     CHECK_ERR(lance_scanner_set_blob_handling(NULL, LANCE_BLOB_HANDLING_ALL_BINARY), IA);
     CHECK_ERR(lance_scanner_set_blob_handling(scanner, (LanceBlobHandling)3), IA);
     CHECK(tu_error_mentions("handling = 3"));
     CHECK_ERR(lance_scanner_set_blob_handling(scanner, (LanceBlobHandling)-1), IA);
-    LanceBatch* batch = NULL;
-    CHECK(lance_scanner_next(scanner, &batch) == 0);
-    lance_batch_free(batch);
-    /* Once the scan has started. */
+    /* Once the scan has started, by lance_scanner_next() or by
+       lance_scanner_to_arrow_stream(), the mode is refused and the scan
+       keeps the one it started with (descriptors: a struct). */
+    CHECK_OK(lance_scanner_set_batch_size(scanner, 1)); /* a batch after the refusal too */
+    CHECK(batch_blob_format(scanner, "+s"));
     CHECK_ERR(lance_scanner_set_blob_handling(scanner, LANCE_BLOB_HANDLING_ALL_BINARY), IA);
+    CHECK(tu_error_mentions("started"));
+    CHECK(batch_blob_format(scanner, "+s"));
+    lance_scanner_close(scanner);
+
+    scanner = lance_scanner_new(ds, blob_only, NULL);
+    struct ArrowArrayStream stream;
+    CHECK_OK(lance_scanner_to_arrow_stream(scanner, &stream));
+    CHECK_ERR(lance_scanner_set_blob_handling(scanner, LANCE_BLOB_HANDLING_ALL_BINARY), IA);
+    CHECK(tu_error_mentions("started"));
+    struct ArrowSchema schema;
+    CHECK(stream.get_schema(&stream, &schema) == 0);
+    CHECK(schema.n_children == 1 && strcmp(schema.children[0]->format, "+s") == 0);
+    schema.release(&schema);
+    stream.release(&stream);
     lance_scanner_close(scanner);
     lance_dataset_close(ds);
 }

@@ -1,5 +1,7 @@
 /* Datasets and writes: open, versions, schema, fragments, write modes and
- * parameters, and every bad-input path. */
+ * parameters, and every bad-input path; and the error channel (lance.h
+ * "Errors and memory"). */
+#include <pthread.h>
 #include <string.h>
 
 #include "test_util.h"
@@ -117,15 +119,80 @@ static void test_open_errors(void) {
     CHECK_ERR(lance_dataset_fragment_row_counts(NULL, ids, 1), LANCE_ERR_INVALID_ARGUMENT);
     struct ArrowSchema s;
     CHECK_ERR(lance_dataset_schema(NULL, &s), LANCE_ERR_INVALID_ARGUMENT);
+}
 
-    /* The error state persists until a success, and reading it does not clear it. */
-    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
-    const char* m1 = lance_last_error_message();
-    const char* m2 = lance_last_error_message();
-    CHECK(m1 != NULL && m2 != NULL && strcmp(m1, m2) == 0);
-    lance_free_string(m1);
-    lance_free_string(m2);
-    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+/* Whether this thread's pending error has `code` and a message containing
+ * `needle`, read as lance.h says: the code, then the message, which takes
+ * the error, so that neither is left afterwards. */
+static int takes_error(LanceErrorCode code, const char* needle) {
+    LanceErrorCode got = lance_last_error_code();
+    int same_code = got == code && lance_last_error_code() == code; /* reading the code leaves it */
+    const char* message = lance_last_error_message();
+    int named = message != NULL && strstr(message, needle) != NULL;
+    if (!same_code || !named)
+        fprintf(stderr, "    expected [%d] mentioning '%s', got [%d] %s\n", (int)code, needle, (int)got,
+                message ? message : "(none)");
+    lance_free_string(message);
+    return same_code && named && lance_last_error_code() == LANCE_OK && lance_last_error_message() == NULL;
+}
+
+/* What another thread sees of the error channel while the main thread has
+ * an error pending. */
+typedef struct {
+    int saw_nothing;  /* no code, no message on arrival */
+    int own_error;    /* its own failure read back as its own */
+} OtherThread;
+
+static void* other_thread(void* arg) {
+    OtherThread* t = arg;
+    t->saw_nothing = lance_last_error_code() == LANCE_OK && lance_last_error_message() == NULL;
+    t->own_error = lance_dataset_open("/nonexistent/lance-c/elsewhere.lance", NULL, 0) == NULL &&
+                   takes_error(LANCE_ERR_NOT_FOUND, "elsewhere.lance");
+    /* Left pending on this thread: the main thread must not see it. */
+    CHECK(lance_dataset_open(NULL, NULL, 0) == NULL);
+    return NULL;
+}
+
+/* The error channel itself (lance.h "Errors and memory"). */
+static void test_error_channel(void) {
+    char* dir = tu_temp_dir("errors");
+    char uri[600];
+    snprintf(uri, sizeof uri, "%s/e.lance", dir);
+    LanceDataset* ds = tu_write(uri, &data, 0, 200, LANCE_WRITE_CREATE, 100);
+    CHECK(ds != NULL);
+
+    /* The documented code, then a message naming the argument; reading the
+       message takes the error. */
+    CHECK(lance_dataset_open(NULL, NULL, 0) == NULL);
+    CHECK(takes_error(LANCE_ERR_INVALID_ARGUMENT, "uri"));
+    CHECK(lance_dataset_count_rows(NULL) == 0);
+    CHECK(takes_error(LANCE_ERR_INVALID_ARGUMENT, "dataset"));
+
+    /* A success after an error clears it, message and all. */
+    CHECK(lance_dataset_open(NULL, NULL, 0) == NULL);
+    CHECK(lance_dataset_count_rows(ds) == 200);
+    CHECK(lance_last_error_code() == LANCE_OK);
+    CHECK(lance_last_error_message() == NULL);
+
+    /* A later failure replaces an error nobody read. */
+    CHECK(lance_dataset_open(NULL, NULL, 0) == NULL);
+    CHECK(lance_dataset_open("/nonexistent/lance-c/later.lance", NULL, 0) == NULL);
+    CHECK(takes_error(LANCE_ERR_NOT_FOUND, "later.lance"));
+
+    /* Errors are per thread: with an error pending here, another thread
+       starts with none, and its own failure does not reach this one. */
+    CHECK(lance_dataset_open(NULL, NULL, 0) == NULL);
+    OtherThread other = {0, 0};
+    pthread_t thread;
+    CHECK(pthread_create(&thread, NULL, other_thread, &other) == 0);
+    CHECK(pthread_join(thread, NULL) == 0);
+    CHECK(other.saw_nothing);
+    CHECK(other.own_error);
+    CHECK(takes_error(LANCE_ERR_INVALID_ARGUMENT, "uri"));
+
+    lance_dataset_close(ds);
+    tu_remove_tree(dir);
+    free(dir);
 }
 
 static void test_write_errors(void) {
@@ -200,6 +267,7 @@ int main(void) {
     RUN(test_version_and_errors);
     RUN(test_write_open_fragments);
     RUN(test_open_errors);
+    RUN(test_error_channel);
     RUN(test_write_errors);
     tu_free_data(&data);
     return tu_finish("test_dataset");

@@ -303,21 +303,44 @@ static void test_restore(void) {
     free(v1);
     free(v4);
 
-    /* Restoring the latest version commits nothing. */
+    /* Restoring the latest version commits a new version too: version 4
+       becomes version 5, with version 4's rows, as pylance's restore does
+       on a copy of the same four versions. */
+    char copy[700];
+    snprintf(copy, sizeof copy, "%s/r-copy.lance", dir);
+    char* theirs = oracle("restore", uri, copy, "4", NULL);
     LanceDataset* again = lance_dataset_restore(restored, 4);
     CHECK(again != NULL);
-    CHECK(lance_dataset_version(again) == 4);
-    CHECK(lance_dataset_latest_version(again) == 4);
+    CHECK(lance_dataset_version(again) == 5);
+    CHECK(lance_dataset_latest_version(again) == 5);
+    CHECK(lance_dataset_version(restored) == 4);
     LanceVersions* versions = lance_dataset_versions(again);
-    CHECK(lance_versions_count(versions) == 4);
+    CHECK(lance_versions_count(versions) == 5);
+    CHECK(lance_versions_id_at(versions, 4) == 5);
     lance_versions_close(versions);
+    char* rows = scan_text(again);
+    TuText t = {0};
+    tu_text_append(&t, "version %llu\n%s", (unsigned long long)lance_dataset_version(again), rows ? rows : "");
+    ours = tu_text_take(&t);
+    check_same_text("restore of the latest version vs pylance's", ours, theirs);
+    v4 = oracle("rows", uri, "4", NULL);
+    check_same_text("rows of version 5 vs version 4", rows, v4);
+    free(rows);
+    free(ours);
+    free(theirs);
+    free(v4);
     lance_dataset_close(again);
 
-    /* Restoring from a stale handle: version 3 becomes version 5. */
+    /* Restoring from a stale handle: version 3 becomes version 6. */
     again = lance_dataset_restore(ds, 3);
     CHECK(again != NULL);
-    CHECK(lance_dataset_version(again) == 5);
+    CHECK(lance_dataset_version(again) == 6);
     CHECK(lance_dataset_count_rows(again) == 390);
+    ours = scan_text(again);
+    char* v3 = oracle("rows", uri, "3", NULL);
+    check_same_text("rows of version 6 vs version 3", ours, v3);
+    free(ours);
+    free(v3);
     lance_dataset_close(again);
 
     CHECK(lance_dataset_restore(ds, 0) == NULL);
@@ -328,7 +351,7 @@ static void test_restore(void) {
     CHECK(tu_error_mentions("99"));
     CHECK(lance_dataset_restore(NULL, 1) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
-    CHECK(lance_dataset_latest_version(ds) == 5);
+    CHECK(lance_dataset_latest_version(ds) == 6);
 
     lance_dataset_close(restored);
     lance_dataset_close(ds);

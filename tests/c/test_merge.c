@@ -135,11 +135,16 @@ static int same_fingerprint(const uint8_t* bytes, size_t len, const LanceVectorM
     return same;
 }
 
-/* Prints `what`, the return code and the last error (code and message). */
-static void show_error(const char* what, int rc) {
-    const char* message = lance_last_error_message();
-    printf("    %s: rc %d, code %d: %s\n", what, rc, (int)lance_last_error_code(), message ? message : "(none)");
-    lance_free_string(message);
+/* Prints `what`, the return code and, after a failure, the error (code and
+ * message); returns that code (LANCE_OK after a success). */
+static LanceErrorCode show_error(const char* what, int rc) {
+    if (rc != -1) {
+        printf("    %s: rc %d\n", what, rc);
+        return LANCE_OK;
+    }
+    const TuError* e = tu_last_error();
+    printf("    %s: rc %d, code %d: %s\n", what, rc, (int)e->code, e->message ? e->message : "(none)");
+    return e->code;
 }
 
 static LanceVectorModel* train(LanceDataset* ds, const LanceVectorIndexParams* p, const uint32_t* sample,
@@ -343,8 +348,8 @@ static void test_refusals(void) {
     const uint8_t* vb[] = {s.ptrs[0], btree};
     size_t vb_lens[] = {s.lens[0], lb};
     int rc = lance_dataset_merge_index_segments(ds, vb, vb_lens, 2, &out, &len);
-    show_error("IVF_FLAT + BTREE", rc);
-    CHECK(rc == -1 && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    LanceErrorCode code = show_error("IVF_FLAT + BTREE", rc);
+    CHECK(rc == -1 && code == LANCE_ERR_INVALID_ARGUMENT);
     LanceVectorIndexParams sq = params(LANCE_INDEX_IVF_SQ);
     size_t lsq = 0;
     uint8_t* sq_bytes = tu_vector_segment(ds, &sq, model, f45, 2, 404, &lsq);
@@ -352,8 +357,8 @@ static void test_refusals(void) {
     const uint8_t* fs[] = {s.ptrs[0], sq_bytes};
     size_t fs_lens[] = {s.lens[0], lsq};
     rc = lance_dataset_merge_index_segments(ds, fs, fs_lens, 2, &out, &len);
-    show_error("IVF_FLAT + IVF_SQ", rc);
-    CHECK(rc == -1 && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    code = show_error("IVF_FLAT + IVF_SQ", rc);
+    CHECK(rc == -1 && code == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(out == sentinel);
 
     /* Nothing was committed; a good pair still merges. */

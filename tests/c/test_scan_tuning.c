@@ -1,12 +1,16 @@
 /* Scanner tuning, extra filters, scan statistics and k-NN probe bounds,
  * checked against pylance of the same Lance release scanning the same
  * multi-fragment dataset with the same settings (python/scan_oracle.py),
- * against brute-force k-NN, and on every bad-input path.
+ * against brute-force k-NN, and on every bad-input path.  Substrait
+ * filters made by pyarrow (python/substrait_oracle.py) select exactly what
+ * the same predicates in SQL select, here and in pylance.
  *
- * Usage: test_scan_tuning <python with pylance> <python/scan_oracle.py>.
+ * Usage: test_scan_tuning <python with pylance> <python/scan_oracle.py>
+ *                         <python/substrait_oracle.py>.
  * Without them the test fails: it never skips. */
 #include <stdbool.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "test_util.h"
 
@@ -19,6 +23,7 @@
 static TuData data;
 static const char* python;
 static const char* oracle_script;
+static const char* substrait_script; /* python/substrait_oracle.py */
 static char* dir;
 static char uri[1024];      /* 4 fragments, rows deleted, a BTree index on id */
 static char knn_uri[1024];  /* 4 fragments, an IVF_FLAT index on vec */
@@ -388,34 +393,212 @@ static void test_additional_filters(void) {
     lance_scanner_close(s);
 }
 
+/* ---- Substrait filters, against the same predicates in SQL and pylance ---- */
+
+#define SUBSTRAIT_ROWS 600 /* python/substrait_oracle.py's dataset */
+
+static int id_cmp(const void* a, const void* b) {
+    int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The ids a scan returns, ascending and comma-separated as the oracle
+ * prints them; NULL (after a failed check) when the scan fails.
+ * *out_count receives the number of rows. */
+static char* ids_text(LanceScanner* s, int64_t* out_count) {
+    int64_t* ids = malloc(sizeof(int64_t) * SUBSTRAIT_ROWS);
+    int64_t n = 0;
+    int ok = 1;
+    for (;;) {
+        LanceBatch* batch = NULL;
+        int rc = lance_scanner_next(s, &batch);
+        if (rc != 0) {
+            ok = rc == 1;
+            break;
+        }
+        struct ArrowArray array;
+        struct ArrowSchema schema;
+        CHECK_OK(lance_batch_to_arrow(batch, &array, &schema));
+        ok = tu_append_column(&array, &schema, "id", ids, sizeof *ids, SUBSTRAIT_ROWS, &n) == 0;
+        array.release(&array);
+        schema.release(&schema);
+        lance_batch_free(batch);
+        if (!ok) break;
+    }
+    CHECK(ok);
+    qsort(ids, (size_t)n, sizeof *ids, id_cmp);
+    TuText text = {0};
+    for (int64_t i = 0; i < n; i++) tu_text_append(&text, i ? ",%lld" : "%lld", (long long)ids[i]);
+    free(ids);
+    *out_count = n;
+    if (!ok) {
+        free(text.text);
+        return NULL;
+    }
+    return tu_text_take(&text);
+}
+
+/* A scanner of `dataset` projecting id, with the SQL filter `sql` (or none)
+ * and then the Substrait filter in `bytes` (or none). */
+static LanceScanner* substrait_scanner(LanceDataset* dataset, const char* sql, const uint8_t* bytes, size_t len) {
+    LanceScanner* s = scanner_of(dataset, id_only, sql);
+    if (s && bytes) CHECK_OK(lance_scanner_set_substrait_filter(s, bytes, len));
+    return s;
+}
+
+static char* substrait_ids(LanceDataset* dataset, const char* sql, const uint8_t* bytes, size_t len, int64_t* n) {
+    LanceScanner* s = substrait_scanner(dataset, sql, bytes, len);
+    char* text = s ? ids_text(s, n) : NULL;
+    lance_scanner_close(s);
+    return text;
+}
+
+static uint8_t* read_substrait(const char* out_dir, const char* name, size_t* len) {
+    char path[1400];
+    snprintf(path, sizeof path, "%s/%s.substrait", out_dir, name);
+    uint8_t* bytes = read_whole_file(path, len);
+    CHECK(bytes != NULL && *len > 0);
+    return bytes;
+}
+
 static void test_substrait_filter(void) {
-    /* pyarrow makes the bytes; pylance checks they select what the SQL selects. */
-    char path[1200];
-    snprintf(path, sizeof path, "%s/filter.substrait", dir);
-    char* expected = oracle("substrait", uri, path, NULL);
-    CHECK(expected != NULL && strlen(expected) > 0);
-    size_t len = 0;
-    unsigned char* bytes = read_whole_file(path, &len);
-    CHECK(bytes != NULL && len > 0);
+    /* The oracle writes the dataset; the BTREE index on id is built here. */
+    char path[1200], out_dir[1200];
+    snprintf(path, sizeof path, "%s/substrait.lance", dir);
+    snprintf(out_dir, sizeof out_dir, "%s/substrait", dir);
+    CHECK(mkdir(out_dir, 0700) == 0);
+    char* made = tu_oracle(python, substrait_script, "make", path, NULL);
+    CHECK(made != NULL);
+    free(made);
+    LanceDataset* sds = lance_dataset_open(path, NULL, 0);
+    CHECK(sds != NULL);
+    if (!sds) return;
+    CHECK(lance_dataset_fragment_count(sds) == 4);
+    CHECK_OK(lance_dataset_create_scalar_index(sds, "id", "id_idx", LANCE_SCALAR_BTREE, NULL, false));
 
-    /* This build's Lance has no Substrait parser: refused, scanner unchanged. */
-    LanceScanner* s = scanner_of(ds, id_only, "id >= 100 AND id < 300 AND tag = 't3'");
-    CHECK_ERR(lance_scanner_set_substrait_filter(s, bytes, len), LANCE_ERR_NOT_SUPPORTED);
-    CHECK(tu_error_mentions("Substrait"));
-    char* ours = scan_text(s);
-    const char* line = ours ? strchr(ours, '\n') : NULL;
-    check_same_text("SQL filter after a refused Substrait filter", line ? line + 1 : NULL, expected);
-    free(ours);
+    /* Each predicate: "<name>\t<sql>\t<ids pylance selects>" and its bytes. */
+    char* listing = tu_oracle(python, substrait_script, "predicates", path, out_dir, NULL);
+    CHECK(listing != NULL);
+    int predicates = 0;
+    for (char* line = listing; line && *line;) {
+        char* end = strchr(line, '\n');
+        if (end) *end = '\0';
+        char* sql = strchr(line, '\t');
+        char* expected = sql ? strchr(sql + 1, '\t') : NULL;
+        CHECK(expected != NULL);
+        if (!expected) break;
+        *sql++ = '\0';
+        *expected++ = '\0';
+        predicates++;
+        size_t len = 0;
+        uint8_t* bytes = read_substrait(out_dir, line, &len);
+        int64_t n = 0, n_sql = 0, n_more = 0, n_unindexed = 0;
+        char* by_substrait = substrait_ids(sds, NULL, bytes, len, &n);
+        char* by_sql = substrait_ids(sds, sql, NULL, 0, &n_sql);
+        /* The same SQL as an additional filter. */
+        LanceScanner* s = scanner_of(sds, id_only, NULL);
+        CHECK_OK(lance_scanner_additional_sql_filter(s, sql));
+        char* by_additional = ids_text(s, &n_more);
+        lance_scanner_close(s);
+        /* Substrait with the scalar index off: the same rows. */
+        s = substrait_scanner(sds, NULL, bytes, len);
+        CHECK_OK(lance_scanner_set_use_scalar_index(s, false));
+        char* unindexed = ids_text(s, &n_unindexed);
+        lance_scanner_close(s);
+        check_same_text(line, by_substrait, expected);
+        check_same_text(line, by_sql, expected);
+        check_same_text(line, by_additional, expected);
+        check_same_text(line, unindexed, expected);
+        /* Each predicate selects some rows, not all. */
+        CHECK(n > 0 && n < SUBSTRAIT_ROWS);
+        if (!(n > 0 && n < SUBSTRAIT_ROWS)) fprintf(stderr, "    %s selects %lld rows\n", line, (long long)n);
+        free(by_substrait);
+        free(by_sql);
+        free(by_additional);
+        free(unindexed);
+        free(bytes);
+        line = end ? end + 1 : NULL;
+    }
+    CHECK(predicates == 11);
+    free(listing);
+
+    size_t lt_len = 0, in_len = 0;
+    uint8_t* lt_indexed = read_substrait(out_dir, "lt_indexed", &lt_len); /* id < 100 */
+    uint8_t* in_indexed = read_substrait(out_dir, "in_indexed", &in_len); /* id IN (3, 141, 277, 450, 599, 1000) */
+    int64_t n = 0;
+    TuText even_below_100 = {0};
+    for (int i = 0; i < 100; i += 2) tu_text_append(&even_below_100, i ? ",%d" : "%d", i);
+    char* want_even = tu_text_take(&even_below_100);
+    char* want_lt = substrait_ids(sds, "id < 100", NULL, 0, &n);
+
+    /* The Substrait filter takes the place of lance_scanner_new()'s SQL one. */
+    char* ids = substrait_ids(sds, "id >= 590", lt_indexed, lt_len, &n);
+    check_same_text("Substrait over the SQL filter", ids, want_lt);
+    free(ids);
+    /* A second one replaces the first. */
+    LanceScanner* s = substrait_scanner(sds, NULL, in_indexed, in_len);
+    CHECK_OK(lance_scanner_set_substrait_filter(s, lt_indexed, lt_len));
+    ids = ids_text(s, &n);
+    check_same_text("the second Substrait filter", ids, want_lt);
+    free(ids);
+    lance_scanner_close(s);
+    /* Additional SQL filters are ANDed with it, in either order. */
+    s = scanner_of(sds, id_only, NULL);
+    CHECK_OK(lance_scanner_additional_sql_filter(s, "id % 2 = 0"));
+    CHECK_OK(lance_scanner_set_substrait_filter(s, lt_indexed, lt_len));
+    ids = ids_text(s, &n);
+    check_same_text("additional filter, then Substrait", ids, want_even);
+    free(ids);
+    lance_scanner_close(s);
+    s = substrait_scanner(sds, NULL, lt_indexed, lt_len);
+    CHECK_OK(lance_scanner_additional_sql_filter(s, "id % 2 = 0"));
+    ids = ids_text(s, &n);
+    check_same_text("Substrait, then an additional filter", ids, want_even);
+    free(ids);
     lance_scanner_close(s);
 
-    s = scanner_of(ds, id_only, NULL);
-    CHECK_ERR(lance_scanner_set_substrait_filter(s, NULL, len), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_set_substrait_filter(s, bytes, 0), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_set_substrait_filter(NULL, bytes, len), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_additional_sql_filter(NULL, "id > 1"), LANCE_ERR_INVALID_ARGUMENT);
+    /* Bad bytes are refused and leave the scanner's filter as it was. */
+    const int IA = LANCE_ERR_INVALID_ARGUMENT;
+    size_t foreign_len = 0, not_boolean_len = 0;
+    char foreign_path[1400], not_boolean_path[1400];
+    snprintf(foreign_path, sizeof foreign_path, "%s/foreign.bin", out_dir);
+    snprintf(not_boolean_path, sizeof not_boolean_path, "%s/not_boolean.bin", out_dir);
+    free(tu_oracle(python, substrait_script, "foreign", path, foreign_path, NULL));
+    free(tu_oracle(python, substrait_script, "not_boolean", path, not_boolean_path, NULL));
+    uint8_t* foreign = read_whole_file(foreign_path, &foreign_len);         /* one column too many */
+    uint8_t* not_boolean = read_whole_file(not_boolean_path, &not_boolean_len); /* the column val itself */
+    CHECK(foreign != NULL && not_boolean != NULL);
+    const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
+    s = substrait_scanner(sds, "id < 100", NULL, 0);
+    CHECK_ERR(lance_scanner_set_substrait_filter(s, garbage, sizeof garbage), IA);
+    CHECK_ERR(lance_scanner_set_substrait_filter(s, lt_indexed, lt_len - 1), IA); /* cut short */
+    if (foreign) CHECK_ERR(lance_scanner_set_substrait_filter(s, foreign, foreign_len), IA);
+    if (not_boolean) CHECK_ERR(lance_scanner_set_substrait_filter(s, not_boolean, not_boolean_len), IA);
+    CHECK_ERR(lance_scanner_set_substrait_filter(s, NULL, lt_len), IA);
+    CHECK_ERR(lance_scanner_set_substrait_filter(s, lt_indexed, 0), IA);
+    CHECK_ERR(lance_scanner_set_substrait_filter(NULL, lt_indexed, lt_len), IA);
+    CHECK_ERR(lance_scanner_additional_sql_filter(NULL, "id > 1"), IA);
+    ids = ids_text(s, &n);
+    check_same_text("the SQL filter after refused Substrait bytes", ids, want_lt);
+    free(ids);
     lance_scanner_close(s);
-    free(bytes);
-    free(expected);
+    /* A refused filter does not replace a Substrait one either. */
+    s = substrait_scanner(sds, NULL, in_indexed, in_len);
+    CHECK_ERR(lance_scanner_set_substrait_filter(s, garbage, sizeof garbage), IA);
+    ids = ids_text(s, &n);
+    check_same_text("a Substrait filter after refused bytes", ids, "3,141,277,450,599");
+    free(ids);
+    /* Once the scan has started: refused. */
+    CHECK_ERR(lance_scanner_set_substrait_filter(s, lt_indexed, lt_len), IA);
+    lance_scanner_close(s);
+
+    free(foreign);
+    free(not_boolean);
+    free(want_even);
+    free(want_lt);
+    free(lt_indexed);
+    free(in_indexed);
+    lance_dataset_close(sds);
 }
 
 /* ---- scan statistics ---- */
@@ -747,12 +930,14 @@ static void test_bad_input(void) {
 }
 
 int main(int argc, char** argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s <python with pylance> <python/scan_oracle.py>\n", argv[0]);
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s <python with pylance> <python/scan_oracle.py> <python/substrait_oracle.py>\n",
+                argv[0]);
         return 1;
     }
     python = argv[1];
     oracle_script = argv[2];
+    substrait_script = argv[3];
     dir = tu_temp_dir("scan-tuning");
     data = tu_make_data(ROWS, DIM, PARTITIONS, 0.5f, 17);
 

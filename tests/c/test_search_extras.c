@@ -1,5 +1,6 @@
 /* Multivector k-NN (lance_scanner_nearest_multivector) against brute force
- * and pylance on the same data, and the segment-scoped scalar scan
+ * and pylance on the same data (a distance range refuses it), and the
+ * segment-scoped scalar scan
  * (lance_scanner_set_scalar_index_segment) against the rows the filter
  * selects in the chosen fragments.
  *
@@ -172,6 +173,19 @@ static void test_multivector_bad_input(void) {
     CHECK_ERR(lance_scanner_full_text_search(s, "x", NULL, 0), LANCE_ERR_INVALID_ARGUMENT);
     int64_t ids[2];
     CHECK(tu_knn_ids(s, ids, 2) == 2);
+    lance_scanner_close(s);
+
+    /* A distance range and a multivector query refuse each other, in either order. */
+    const float lower = 0.0f, upper = 1.0f;
+    s = lance_scanner_new(ds, cols, NULL);
+    CHECK_OK(lance_scanner_nearest_multivector(s, "mv", q, DIM, 2, LANCE_DTYPE_FLOAT32, 3));
+    CHECK_ERR(lance_scanner_set_distance_range(s, &lower, &upper), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_set_distance_range(s, NULL, &upper), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(tu_knn_ids(s, ids, 2) == 2);
+    lance_scanner_close(s);
+    s = lance_scanner_new(ds, cols, NULL);
+    CHECK_OK(lance_scanner_set_distance_range(s, &lower, &upper));
+    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q, DIM, 2, LANCE_DTYPE_FLOAT32, 3), LANCE_ERR_INVALID_ARGUMENT);
     lance_scanner_close(s);
 }
 

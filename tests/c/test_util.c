@@ -4,6 +4,7 @@
 #include <ftw.h>
 #include <sys/stat.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -14,24 +15,69 @@
 int tu_failures = 0;
 int tu_checks = 0;
 
+/* The kept error of each thread, freed when the thread exits (the main
+ * thread's by tu_finish()). */
+static pthread_key_t kept_error_key;
+static pthread_once_t kept_error_once = PTHREAD_ONCE_INIT;
+
+static void free_kept_error(void* kept) {
+    TuError* e = kept;
+    lance_free_string(e->message);
+    free(e);
+}
+
+static void create_kept_error_key(void) {
+    if (pthread_key_create(&kept_error_key, free_kept_error) != 0) abort();
+}
+
+/* Takes the pending error into the thread's slot; `took` says whether
+ * there was one. */
+static const TuError* take_error(int* took) {
+    pthread_once(&kept_error_once, create_kept_error_key);
+    TuError* kept = pthread_getspecific(kept_error_key);
+    if (!kept) {
+        kept = calloc(1, sizeof *kept);
+        if (!kept || pthread_setspecific(kept_error_key, kept) != 0) abort();
+    }
+    LanceErrorCode code = lance_last_error_code();
+    *took = code != LANCE_OK;
+    if (*took) {
+        lance_free_string(kept->message);
+        kept->code = code;
+        kept->message = lance_last_error_message();
+    }
+    return kept;
+}
+
+const TuError* tu_last_error(void) {
+    int took;
+    return take_error(&took);
+}
+
 void tu_fail(const char* file, int line, const char* expr) {
     tu_failures++;
-    const char* msg = lance_last_error_message();
-    fprintf(stderr, "%s:%d: check failed: %s\n    last error: [%d] %s\n", file, line, expr,
-            (int)lance_last_error_code(), msg ? msg : "(none)");
-    lance_free_string(msg);
+    int took;
+    const TuError* e = take_error(&took);
+    fprintf(stderr, "%s:%d: check failed: %s\n    last error%s: [%d] %s\n", file, line, expr,
+            !took && e->code != LANCE_OK ? " (taken before this check)" : "", (int)e->code,
+            e->message ? e->message : "(none)");
 }
 
 int tu_error_mentions(const char* needle) {
-    const char* msg = lance_last_error_message();
+    const char* msg = tu_last_error()->message;
     int found = msg != NULL && strstr(msg, needle) != NULL;
     if (!found) fprintf(stderr, "    expected the error to mention '%s', got: %s\n", needle, msg ? msg : "(none)");
-    lance_free_string(msg);
     return found;
 }
 
 int tu_finish(const char* suite) {
     printf("%s: %d checks, %d failed\n", suite, tu_checks, tu_failures);
+    pthread_once(&kept_error_once, create_kept_error_key);
+    TuError* kept = pthread_getspecific(kept_error_key);
+    if (kept) {
+        free_kept_error(kept);
+        pthread_setspecific(kept_error_key, NULL);
+    }
     return tu_failures == 0 ? 0 : 1;
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "lance/lance.h"
+#include "arrow_flags.h" /* ARROW_FLAG_NULLABLE, from common/ */
 #include "files.h"    /* read_whole_file(), from common/ */
 #include "uuid_hex.h" /* UUID text, from common/ */
 
@@ -20,6 +21,20 @@ extern "C" {
 
 extern int tu_failures;
 extern int tu_checks;
+
+/* This thread's last error as the tests see it.  Reading the message takes
+ * the error from the library (lance.h, "Errors and memory"), so what is taken
+ * is kept here, per thread: every look at one error (several
+ * tu_error_mentions(), then the report of a failed check) sees the same
+ * message.  tu_last_error() takes a pending error (its code first, then its
+ * message), replacing what was kept; with none pending it returns what was
+ * kept, which may be an older error, so look right after the failing call.
+ * LANCE_OK and NULL before the thread's first error. */
+typedef struct {
+    LanceErrorCode code;
+    const char* message; /* owned by test_util; NULL when none */
+} TuError;
+const TuError* tu_last_error(void);
 
 /* Records a failed check with its location and the library's last error. */
 void tu_fail(const char* file, int line, const char* expr);
@@ -37,10 +52,10 @@ void tu_fail(const char* file, int line, const char* expr);
 #define CHECK_ERR(call, code)                          \
     do {                                               \
         CHECK((call) == -1);                           \
-        CHECK(lance_last_error_code() == (code));      \
+        CHECK((int)lance_last_error_code() == (int)(code)); \
     } while (0)
 
-/* True when this thread's last error message contains `needle`. */
+/* True when the message of tu_last_error() contains `needle`. */
 int tu_error_mentions(const char* needle);
 
 /* Runs one named test function and reports it. */
@@ -51,7 +66,8 @@ int tu_error_mentions(const char* needle);
         printf("%s %s\n", tu_failures == before ? "ok  " : "FAIL", #fn); \
     } while (0)
 
-/* Prints the summary line and returns the process exit code. */
+/* Prints the summary line, frees the calling thread's kept error and
+ * returns the process exit code. */
 int tu_finish(const char* suite);
 
 /* ---- data ---- */

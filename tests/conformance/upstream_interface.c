@@ -1,5 +1,7 @@
-/* Conformance with upstream lance-c's C interface (the 0.1.9 line; the facts
- * are ../shared/lance-c-upstream-interface.md, "the facts" below).
+/* Conformance with upstream lance-c's C interface (the 0.1.9 line and the
+ * three functions upstream's main branch adds to it, plus the data-cache
+ * pair of upstream's feature line that Apache Doris calls; the facts are
+ * ../shared/lance-c-upstream-interface.md, "the facts" below).
  *
  * A program written for upstream must compile and link against lance.h and
  * liblance_c unchanged.  This file states upstream's declarations, pasted
@@ -21,10 +23,11 @@
  * pass.  int32_t against an enum does not (int and unsigned int differ), nor
  * does any difference in pointer constness, width or signedness.
  *
- * Totals.  The lists hold all of upstream's interface: 127 functions, 67
- * enumerator values, 16 structs (13 of upstream's own and the 3 Arrow ones),
- * 4 callback typedefs and 10 opaque handles; static assertions keep them
- * complete.
+ * Totals.  The lists hold all of upstream's interface: the 130 functions of
+ * upstream main (0.1.9's 127 and main's 3) and the 2 of the data cache, 67
+ * enumerator values, 18 structs (13 of upstream's own, the 2 of the data
+ * cache and the 3 Arrow ones), 4 callback typedefs and 10 opaque handles;
+ * static assertions keep them complete.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -173,17 +176,31 @@
     X(void, lance_fts_query_context_close, (LanceFtsQueryContext* context)) \
     X(int32_t, lance_scanner_full_text_search, (LanceScanner* scanner, const char* query, const char* const* columns, uint32_t max_fuzzy_distance)) \
     X(int32_t, lance_scanner_set_fts_query_context, (LanceScanner* scanner, const LanceFtsQueryContext* context)) \
-    X(int32_t, lance_scanner_set_fts_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len))
+    X(int32_t, lance_scanner_set_fts_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len)) \
+    /* 9. Upstream main after 0.1.9 (3) */ \
+    X(int32_t, lance_dataset_prewarm_index, (const LanceDataset* dataset, const char* index_name)) \
+    X(int32_t, lance_scanner_set_distance_range, (LanceScanner* scanner, const float* lower, const float* upper)) \
+    X(int32_t, lance_scanner_nearest_batch, (LanceScanner* scanner, const char* column, const void* query_data, size_t dimension, size_t num_queries, LanceDataType element_type, uint32_t k))
+
+/* 9. The data cache of upstream's feature line, which Doris calls (2). */
+#define UPSTREAM_DATA_CACHE_FUNCTIONS_CHECKED(X) \
+    X(LanceSession*, lance_session_new_with_data_cache, (uint64_t index_cache_size_bytes, uint64_t metadata_cache_size_bytes, const LanceDataCacheOptions* options)) \
+    X(int32_t, lance_dataset_get_data_cache_statistics, (const LanceDataset* dataset, LanceDataCacheStatistics* out_stats))
 
 /* A function whose type is not exactly upstream's selects no association. */
 #define CHECK_FUNCTION(ret, name, params) \
     _Static_assert(_Generic(&name, ret(*) params: 1, default: 0), \
                    #name " is not declared as upstream declares it: " #ret " " #name #params);
 UPSTREAM_FUNCTIONS_CHECKED(CHECK_FUNCTION)
+UPSTREAM_DATA_CACHE_FUNCTIONS_CHECKED(CHECK_FUNCTION)
 
 #define COUNT_ONE(ret, name, params) +1
-enum { FUNCTIONS_CHECKED = 0 UPSTREAM_FUNCTIONS_CHECKED(COUNT_ONE) };
-_Static_assert(FUNCTIONS_CHECKED == 127, "upstream has 127 functions");
+enum {
+    FUNCTIONS_CHECKED = 0 UPSTREAM_FUNCTIONS_CHECKED(COUNT_ONE),
+    DATA_CACHE_FUNCTIONS_CHECKED = 0 UPSTREAM_DATA_CACHE_FUNCTIONS_CHECKED(COUNT_ONE)
+};
+_Static_assert(FUNCTIONS_CHECKED == 130, "upstream main has 130 functions");
+_Static_assert(DATA_CACHE_FUNCTIONS_CHECKED == 2, "upstream's data cache has 2 functions");
 
 /* References to every checked function: the link fails if one is not exported. */
 typedef void (*AnyFunction)(void);
@@ -191,7 +208,7 @@ typedef void (*AnyFunction)(void);
 static const struct {
     const char* name;
     AnyFunction address;
-} checked_functions[] = {UPSTREAM_FUNCTIONS_CHECKED(FUNCTION_ENTRY)};
+} checked_functions[] = {UPSTREAM_FUNCTIONS_CHECKED(FUNCTION_ENTRY) UPSTREAM_DATA_CACHE_FUNCTIONS_CHECKED(FUNCTION_ENTRY)};
 
 /* ======================================================================== *
  * Enums: X(enum typedef, enumerator, value)
@@ -367,6 +384,12 @@ _Static_assert(sizeof(void*) == 8 && sizeof(size_t) == 8, "the layouts below are
     X(LanceIndexSegmentBuildOptions, ivf_centroids_schema, 32, const struct ArrowSchema*) \
     X(LanceIndexSegmentBuildOptions, pq_codebook, 40, struct ArrowArray*) \
     X(LanceIndexSegmentBuildOptions, pq_codebook_schema, 48, const struct ArrowSchema*) \
+    X(LanceDataCacheOptions, directory, 0, const char*) \
+    X(LanceDataCacheOptions, memory_capacity_bytes, 8, uint64_t) \
+    X(LanceDataCacheOptions, disk_capacity_bytes, 16, uint64_t) \
+    X(LanceDataCacheOptions, read_block_size_bytes, 24, uint64_t) \
+    X(LanceDataCacheStatistics, bytes_read_from_cache, 0, uint64_t) \
+    X(LanceDataCacheStatistics, bytes_read_from_remote, 8, uint64_t) \
     X(struct ArrowSchema, format, 0, const char*) \
     X(struct ArrowSchema, name, 8, const char*) \
     X(struct ArrowSchema, metadata, 16, const char*) \
@@ -413,6 +436,8 @@ UPSTREAM_FIELDS_CHECKED(CHECK_FIELD)
     X(LanceScanMetric, 32, 4) \
     X(LanceScanStatistics, 64, 8) \
     X(LanceSessionCacheStats, 64, 8) \
+    X(LanceDataCacheOptions, 32, 4) \
+    X(LanceDataCacheStatistics, 16, 2) \
     X(struct ArrowSchema, 72, 9) \
     X(struct ArrowArray, 80, 10) \
     X(struct ArrowArrayStream, 40, 5)
@@ -491,16 +516,17 @@ enum { CALLBACKS_CHECKED = 0 UPSTREAM_CALLBACKS_CHECKED(COUNT_CALLBACK) };
 _Static_assert(ENUM_VALUES_CHECKED == 67, "upstream has 67 enumerators");
 _Static_assert(CALLBACKS_CHECKED == 4, "upstream has 4 callback typedefs");
 _Static_assert(HANDLES_CHECKED == 10, "upstream has 10 opaque handles");
-_Static_assert(STRUCTS_CHECKED == 16, "upstream has 13 structs of its own and the 3 Arrow ones");
+_Static_assert(STRUCTS_CHECKED == 18, "upstream has 13 structs of its own, the data cache's 2 and the 3 Arrow ones");
 
 int main(void) {
     /* Everything above held, or this would not have compiled and linked. */
     size_t linked = 0;
     for (size_t i = 0; i < sizeof checked_functions / sizeof checked_functions[0]; i++)
         if (checked_functions[i].address != NULL) linked++;
-    printf("upstream interface: %zu of 127 functions, %d enumerators, %d structs with %d fields, "
-           "%d callback typedefs, %d tagged structs, %d handles: all checked\n",
-           linked, (int)ENUM_VALUES_CHECKED, (int)STRUCTS_CHECKED, (int)FIELDS_CHECKED, (int)CALLBACKS_CHECKED,
+    printf("upstream interface: %zu of %d functions (upstream main's %d and the data cache's %d), %d enumerators, "
+           "%d structs with %d fields, %d callback typedefs, %d tagged structs, %d handles: all checked\n",
+           linked, (int)(FUNCTIONS_CHECKED + DATA_CACHE_FUNCTIONS_CHECKED), (int)FUNCTIONS_CHECKED,
+           (int)DATA_CACHE_FUNCTIONS_CHECKED, (int)ENUM_VALUES_CHECKED, (int)STRUCTS_CHECKED, (int)FIELDS_CHECKED, (int)CALLBACKS_CHECKED,
            (int)TAGS_CHECKED, (int)HANDLES_CHECKED);
-    return linked == (size_t)FUNCTIONS_CHECKED ? 0 : 1;
+    return linked == (size_t)(FUNCTIONS_CHECKED + DATA_CACHE_FUNCTIONS_CHECKED) ? 0 : 1;
 }

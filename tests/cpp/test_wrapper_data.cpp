@@ -358,12 +358,14 @@ void test_versions_and_restore() {
     CHECK(ds.version() == 3 && ds.count_rows() == 590);
     CHECK(scan_table(restored).rows == scan_table(lance::Dataset::open(uri, {}, 1)).rows);
     CHECK(restored.versions().size() == 4);
-    // Restoring the latest commits nothing.
+    // Restoring the latest commits a new version too, with the same rows.
     lance::Dataset same = restored.restore(4);
-    CHECK(same.version() == 4 && same.latest_version() == 4);
+    CHECK(same.version() == 5 && same.latest_version() == 5 && restored.version() == 4);
+    CHECK(scan_table(same).rows == scan_table(restored).rows);
+    CHECK(same.versions().size() == 5);
     CHECK(code_of([&] { ds.restore(0); }) == IA);
     CHECK(code_of([&] { ds.restore(99); }) == LANCE_ERR_NOT_FOUND);
-    CHECK(ds.latest_version() == 4);
+    CHECK(ds.latest_version() == 5);
 }
 
 void test_data_stats() {

@@ -109,10 +109,10 @@ static void begin_exec(long exec) {
              (unsigned long long)opt.seed, exec);
 }
 
-/* Records a finding: the input as .bin, what happened as .txt. */
-static void finding(long exec, const FzLog* log, const char* what) {
+/* Records a finding with the error it came with (`msg` may be NULL): the
+   input as .bin, what happened as .txt. */
+static void finding_with_error(long exec, const FzLog* log, const char* what, LanceErrorCode code, const char* msg) {
     findings++;
-    const char* msg = lance_last_error_message();
     char path[1100];
     snprintf(path, sizeof path, "%s/%s-seed%llu-exec%ld", opt.findings_dir, opt.target,
              (unsigned long long)opt.seed, exec);
@@ -124,20 +124,31 @@ static void finding(long exec, const FzLog* log, const char* what) {
     char text[4096];
     snprintf(text, sizeof text,
              "finding: %s\nlast error: [%d] %.1000s\nmutations: %s\nreproduce: fuzz_distributed run %s --seed %llu --only %ld\n",
-             what, (int)lance_last_error_code(), msg ? msg : "(none)", log->text, opt.target,
+             what, (int)code, msg ? msg : "(none)", log->text, opt.target,
              (unsigned long long)opt.seed, exec);
     if (f) {
         fputs(text, f);
         fclose(f);
     }
     fprintf(stderr, "fuzz: FINDING at exec %ld, saved as %s\n%s", exec, path, text);
+}
+
+/* Records a finding with this thread's pending error, which it takes (code
+   first, then the message). */
+static void finding(long exec, const FzLog* log, const char* what) {
+    LanceErrorCode code = lance_last_error_code();
+    const char* msg = lance_last_error_message();
+    finding_with_error(exec, log, what, code, msg);
     lance_free_string(msg);
 }
 
-/* Whether this thread's last error message is longer than a person reads. */
-static int message_too_long(void) {
+/* Takes this thread's pending error and records a finding when its message
+   is longer than a person reads; returns whether it did. */
+static int found_long_message(long exec, const FzLog* log, const char* what) {
+    LanceErrorCode code = lance_last_error_code();
     const char* msg = lance_last_error_message();
     int too_long = msg && strlen(msg) > MAX_MESSAGE_BYTES;
+    if (too_long) finding_with_error(exec, log, what, code, msg);
     lance_free_string(msg);
     return too_long;
 }
@@ -202,7 +213,7 @@ static void parse_refused(long exec, const FzLog* log, int handle_written) {
     refused_by_code[code_slot(code)]++;
     if (code != LANCE_ERR_INVALID_ARGUMENT) finding(exec, log, "parse refused with a code other than INVALID_ARGUMENT");
     else if (handle_written) finding(exec, log, "parse failed but wrote a handle");
-    else if (message_too_long()) finding(exec, log, "parse refused with an error message over 64 KiB");
+    else found_long_message(exec, log, "parse refused with an error message over 64 KiB");
 }
 
 /* Every getter on parsed metadata; the broken invariant, or NULL. */
@@ -733,9 +744,7 @@ static void exec_commit(long exec, const Corpus* foreign) {
             finding(exec, &log, code == LANCE_ERR_INTERNAL ? "commit refused with LANCE_ERR_INTERNAL"
                                 : code == LANCE_ERR_PANIC  ? "commit refused with LANCE_ERR_PANIC"
                                                            : "commit refused with an undocumented code");
-        } else if (message_too_long()) {
-            finding(exec, &log, "commit refused with an error message over 64 KiB");
-        } else {
+        } else if (!found_long_message(exec, &log, "commit refused with an error message over 64 KiB")) {
             LanceDataset* again = lance_dataset_open(world.work_uri, NULL, 0);
             if (!again || lance_dataset_version(again) != world.base_version) {
                 finding(exec, &log, "a refused commit moved the dataset version");

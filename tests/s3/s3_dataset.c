@@ -141,7 +141,8 @@ static int cmd_cancel_at(const char* stage, char** a, const char* const* opts) {
     if (failed) {
         code = lance_last_error_code();
         abandoned = tu_error_mentions("abandoned");
-        fprintf(stderr, "s3_dataset: %s\n", lance_last_error_message());
+        const char* message = tu_last_error()->message;
+        fprintf(stderr, "s3_dataset: %s\n", message ? message : "(no message)");
     }
     printf("{\"code\": %d, \"abandoned\": %d, \"ms\": %.1f}\n", code, abandoned,
            cancelled_at > 0 ? (returned_at - cancelled_at) * 1000 : -1.0);
