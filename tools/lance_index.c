@@ -1154,7 +1154,7 @@ static void help(void) {
          "  lance-index list s3://bucket/vectors.lance --storage-option aws_endpoint=http://host:8333 \\\n"
          "      --storage-option aws_region=us-east-1 --storage-option allow_http=true \\\n"
          "      --storage-option aws_access_key_id=KEY --storage-option aws_secret_access_key=SECRET\n"
-         "(S3 URIs need a library built with the s3 cargo feature.)\n"
+         "(docs/object-storage.md lists each object store's options.)\n"
          "\n"
          "`lance-index COMMAND --help` describes a command.  --quiet silences progress (build).\n"
          "Exit status: 0 success; 1 out of memory; 2 bad command line or unreadable/unwritable\n"
