@@ -316,7 +316,7 @@ static int prologue(int argc, char** argv, Opt* o, int no, const char** pos, int
 
 static int cmd_plan(int argc, char** argv) {
     Opt o[] = {{"--groups", 1, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
-    const char* pos[1];
+    const char* pos[1] = {NULL};
     int np = 0;
     int done = prologue(argc, argv, o, 3, pos, 1,
                         "lance-index plan URI --groups N [--version V]\n"
@@ -369,7 +369,7 @@ static int cmd_train(int argc, char** argv) {
                {"-o", 1, NULL, 0},
                {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1];
+    const char* pos[1] = {NULL};
     int np = 0;
     int done = prologue(argc, argv, o, no, pos, 1,
                         "lance-index train URI --column C -o MODEL [--type IVF_PQ] [--metric l2|cosine|dot]\n"
@@ -545,7 +545,7 @@ static int cmd_build(int argc, char** argv) {
                {"-o", 1, NULL, 0},
                {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1];
+    const char* pos[1] = {NULL};
     int np = 0;
     int done = prologue(argc, argv, o, no, pos, 1,
                         "lance-index build URI --column C -o SEGMENT [--fragments 0,1,5] [--model MODEL]\n"
@@ -804,7 +804,7 @@ static JValue* segment_listing(const LanceDataset* ds, int* rc) {
 
 static int cmd_list(int argc, char** argv) {
     Opt o[] = {{"--json", 0, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
-    const char* pos[1];
+    const char* pos[1] = {NULL};
     int np = 0;
     int done = prologue(argc, argv, o, 3, pos, 1,
                         "lance-index list URI [--json] [--version V]\n"
@@ -918,7 +918,7 @@ static void print_coverage_text(const JValue* report, const JValue* listing, con
 static int cmd_coverage(int argc, char** argv) {
     Opt o[] = {{"--name", 1, NULL, 0}, {"--json", 0, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1];
+    const char* pos[1] = {NULL};
     int np = 0;
     int done = prologue(argc, argv, o, no, pos, 1,
                         "lance-index coverage URI --name N [--json] [--version V]\n"
@@ -979,7 +979,7 @@ static int cmd_create(int argc, char** argv) {
     Opt o[] = {VECTOR_OPTS, {"--column", 1, NULL, 0}, {"--name", 1, NULL, 0}, {"--replace", 0, NULL, 0},
                {"--quiet", 0, NULL, 0}, {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1];
+    const char* pos[1] = {NULL};
     int np = 0;
     int done = prologue(argc, argv, o, no, pos, 1,
                         "lance-index create URI --column C [--name N] [--replace] [--quiet] [vector options as for train]\n"
@@ -1036,7 +1036,7 @@ static int cmd_search(int argc, char** argv) {
                {"--nprobes", 1, NULL, 0}, {"--refine", 1, NULL, 0},  {"--select", 1, NULL, 0},
                {"--metric", 1, NULL, 0},  {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1];
+    const char* pos[1] = {NULL};
     int np = 0;
     int done = prologue(argc, argv, o, no, pos, 1,
                         "lance-index search URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N] [--refine R]\n"
@@ -1105,7 +1105,7 @@ static int cmd_search(int argc, char** argv) {
 static int cmd_cleanup(int argc, char** argv) {
     Opt o[] = {{"--older-than", 1, NULL, 0}, {"--delete-unverified", 0, NULL, 0}, {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1];
+    const char* pos[1] = {NULL};
     int np = 0;
     int done = prologue(argc, argv, o, no, pos, 1,
                         "lance-index cleanup URI [--older-than S] [--delete-unverified]\n"
