@@ -60,12 +60,17 @@ pub unsafe extern "C" fn lance_session_new(
     metadata_cache_size_bytes: u64,
 ) -> *mut LanceSession {
     guard(std::ptr::null_mut(), || {
-        let index = capacity(index_cache_size_bytes, "index_cache_size_bytes")?;
-        let metadata = capacity(metadata_cache_size_bytes, "metadata_cache_size_bytes")?;
-        // 0 is a capacity of 0 bytes (nothing is cached), as the core takes it.
-        let session = Session::new(index, metadata, Default::default());
-        Ok(into_handle(LanceSession { session: Arc::new(session), data_cache: None }))
+        new_session(index_cache_size_bytes, metadata_cache_size_bytes, None)
     })
+}
+
+/// A session handle with the core's caches of the given sizes.
+fn new_session(index_bytes: u64, metadata_bytes: u64, data_cache: Option<DataCache>) -> CResult<*mut LanceSession> {
+    let index = capacity(index_bytes, "index_cache_size_bytes")?;
+    let metadata = capacity(metadata_bytes, "metadata_cache_size_bytes")?;
+    // 0 is a capacity of 0 bytes (nothing is cached), as the core takes it.
+    let session = Session::new(index, metadata, Default::default());
+    Ok(into_handle(LanceSession { session: Arc::new(session), data_cache: data_cache.map(Arc::new) }))
 }
 
 #[no_mangle]
@@ -75,15 +80,8 @@ pub unsafe extern "C" fn lance_session_new_with_data_cache(
     options: *const LanceDataCacheOptions,
 ) -> *mut LanceSession {
     guard(std::ptr::null_mut(), || {
-        let index = capacity(index_cache_size_bytes, "index_cache_size_bytes")?;
-        let metadata = capacity(metadata_cache_size_bytes, "metadata_cache_size_bytes")?;
         let options = match options.as_ref() {
-            None => DataCacheOptions {
-                directory: None,
-                memory_capacity_bytes: 0,
-                disk_capacity_bytes: 0,
-                read_block_size_bytes: 0,
-            },
+            None => DataCacheOptions::default(),
             Some(o) => DataCacheOptions {
                 directory: optional_str(o.directory, "options->directory")?.map(str::to_string),
                 memory_capacity_bytes: o.memory_capacity_bytes,
@@ -91,9 +89,7 @@ pub unsafe extern "C" fn lance_session_new_with_data_cache(
                 read_block_size_bytes: o.read_block_size_bytes,
             },
         };
-        let data_cache = Arc::new(DataCache::new(options)?);
-        let session = Session::new(index, metadata, Default::default());
-        Ok(into_handle(LanceSession { session: Arc::new(session), data_cache: Some(data_cache) }))
+        new_session(index_cache_size_bytes, metadata_cache_size_bytes, Some(DataCache::new(options)?))
     })
 }
 

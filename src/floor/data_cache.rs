@@ -17,7 +17,6 @@ use bytes::{Bytes, BytesMut};
 use futures::stream::BoxStream;
 use futures::StreamExt;
 use lance_io::object_store::WrappingObjectStore;
-use moka::notification::RemovalCause;
 use object_store::list::PaginatedListStore;
 use object_store::path::Path;
 use object_store::{
@@ -35,6 +34,7 @@ const MAX_BLOCK_BYTES: u64 = 64 << 20;
 const BLOCK_ALIGNMENT: u64 = 4096;
 
 /// The options as the caller gave them, zeros still meaning "default".
+#[derive(Default)]
 pub struct DataCacheOptions {
     pub directory: Option<String>,
     pub memory_capacity_bytes: u64,
@@ -58,11 +58,19 @@ struct Block {
     meta: Arc<ObjectMeta>,
 }
 
+/// A block held by the disk tier: its file, its size and its object's metadata.
+#[derive(Clone)]
+struct DiskBlock {
+    file: PathBuf,
+    len: u64,
+    meta: Arc<ObjectMeta>,
+}
+
 /// The disk tier: a directory of the cache's own, one file per block, an
 /// index that weighs them and deletes a file when its entry is evicted.
 struct DiskTier {
     directory: PathBuf,
-    index: moka::sync::Cache<BlockKey, (PathBuf, Arc<ObjectMeta>)>,
+    index: moka::sync::Cache<BlockKey, DiskBlock>,
     next_file: AtomicU64,
 }
 
@@ -119,7 +127,7 @@ impl DataCache {
             return Some(block);
         }
         let disk = self.disk.as_ref()?;
-        let (file, meta) = disk.index.get(key)?;
+        let DiskBlock { file, meta, .. } = disk.index.get(key)?;
         // A file the tier lost (removed by hand, say) is a miss.
         let bytes = Bytes::from(std::fs::read(file).ok()?);
         let block = Block { bytes, meta };
@@ -162,13 +170,11 @@ impl DiskTier {
         })?;
         let index = moka::sync::Cache::builder()
             .max_capacity(capacity)
-            .weigher(|_key: &BlockKey, (file, _): &(PathBuf, Arc<ObjectMeta>)| {
-                block_weight(std::fs::metadata(file).map(|m| m.len()).unwrap_or(0))
-            })
-            .eviction_listener(|_key, (file, _): (PathBuf, Arc<ObjectMeta>), cause| {
-                if cause != RemovalCause::Replaced {
-                    let _ = std::fs::remove_file(file);
-                }
+            .weigher(|_key: &BlockKey, block: &DiskBlock| block_weight(block.len))
+            // Every insert writes a file of its own, so a replaced entry's
+            // file goes too.
+            .eviction_listener(|_key, block: DiskBlock, _cause| {
+                let _ = std::fs::remove_file(block.file);
             })
             .build();
         Ok(Self { directory, index, next_file: AtomicU64::new(0) })
@@ -179,7 +185,8 @@ impl DiskTier {
     fn insert(&self, key: &BlockKey, block: &Block) {
         let file = self.directory.join(format!("{}.block", self.next_file.fetch_add(1, Ordering::Relaxed)));
         if std::fs::write(&file, &block.bytes).is_ok() {
-            self.index.insert(key.clone(), (file, Arc::clone(&block.meta)));
+            let len = block.bytes.len() as u64;
+            self.index.insert(key.clone(), DiskBlock { file, len, meta: Arc::clone(&block.meta) });
         }
     }
 }

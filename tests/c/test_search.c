@@ -842,6 +842,12 @@ static void test_nearest_batch_bad_input(void) {
     CHECK_ERR(lance_scanner_nearest_batch(s, "vec", queries, DIM, QUERIES, (LanceDataType)9, K), IA);
     CHECK_ERR(lance_scanner_nearest_batch(s, "vec", queries, DIM, QUERIES, (LanceDataType)-1, K), IA);
     CHECK_ERR(lance_scanner_nearest_batch(s, "vec", queries64, DIM, QUERIES, LANCE_DTYPE_FLOAT64, K), IA);
+    /* 128 queries of 131073 float32 elements: 67109376 bytes, over the 64 MiB a batch copies. */
+    float* huge = calloc((size_t)128 * 131073, sizeof(float));
+    CHECK(huge != NULL);
+    CHECK_ERR(lance_scanner_nearest_batch(s, "vec", huge, 131073, 128, LANCE_DTYPE_FLOAT32, 1), IA);
+    CHECK(tu_error_mentions("67109376"));
+    free(huge);
     CHECK(lance_scanner_nearest_batch(s, "nope", queries, DIM, QUERIES, LANCE_DTYPE_FLOAT32, K) == -1);
     CHECK(lance_last_error_code() != LANCE_OK);
     CHECK(tu_error_mentions("nope"));
