@@ -18,6 +18,7 @@
  * STAGE is the stage the build was in when cancelled ("NAME", "after NAME"
  * or "(start)"); MEDIAN_MS is the upper middle for an even count; a series
  * in which every build finished before its cancel has no summary. */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -25,9 +26,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "demo_data.h"
 #include "die.h"
+#include "lance/lance.h"
 #include "measure.h"
-#include "test_util.h"
+#include "segment_params.h"
+#include "temp_dir.h"
 
 static LanceDataset* ds;
 static LanceVectorIndexParams params;
@@ -41,17 +45,18 @@ static void nothing(void* u, int32_t e, const char* s, uint64_t t, const char* u
 static char current_stage[64];
 static void track(void* u, int32_t e, const char* s, uint64_t t, const char* un, uint64_t c) {
     (void)u, (void)t, (void)un, (void)c;
-    if (e == LANCE_PROGRESS_STAGE_START) snprintf(current_stage, sizeof current_stage, "%s", s);
-    if (e == LANCE_PROGRESS_STAGE_COMPLETE) snprintf(current_stage, sizeof current_stage, "after %s", s);
+    if (e == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) snprintf(current_stage, sizeof current_stage, "%s", s);
+    if (e == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) snprintf(current_stage, sizeof current_stage, "after %s", s);
 }
 
-static int build(LanceIndexBuildProgressFn fn, LanceIndexBuildCancelToken* token) {
-    LanceIndexSegmentBuildOptionsRfc o = {0};
-    o.model = injected;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &params, &o);
+/* One segment build over the whole dataset, with the shared model when one
+ * is injected, else trained locally.  NULL fn = no progress callback. */
+static int build(LanceIndexBuildProgressCallback fn, LanceIndexBuildCancelToken* token) {
+    LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, &params, NULL, injected);
     if (!b) die("builder");
-    if (fn) lance_index_segment_builder_set_progress(b, fn, NULL);
-    if (token) lance_index_segment_builder_set_cancel_token(b, token);
+    if ((fn && lance_index_segment_builder_set_progress_callback(b, fn, NULL) != 0) ||
+        (token && lance_index_segment_builder_set_cancel_token(b, token) != 0))
+        die("builder settings");
     uint8_t* bytes = NULL;
     size_t len = 0;
     int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, &len);
@@ -73,7 +78,7 @@ static void* cancel_later(void* arg) {
     struct timespec d = {(time_t)c->delay, (long)((c->delay - (double)(time_t)c->delay) * 1e9)};
     nanosleep(&d, NULL);
     snprintf(c->stage, sizeof c->stage, "%s", current_stage);
-    c->cancelled_at = tu_now();
+    c->cancelled_at = monotonic_seconds();
     lance_index_build_cancel(c->token);
     return NULL;
 }
@@ -102,7 +107,7 @@ static void cancel_series(double t, int cancels, const char* what, Series* out) 
         pthread_t th;
         pthread_create(&th, NULL, cancel_later, &c);
         int code = build(track, c.token);
-        double returned = tu_now();
+        double returned = monotonic_seconds();
         pthread_join(th, NULL);
         lance_index_build_cancel_token_free(c.token);
         if (code == 0) {
@@ -164,11 +169,13 @@ int main(int argc, char** argv) {
     int cancels = argc > 3 ? atoi(argv[3]) : 20;
     if (repeats > 16) repeats = 16;
     if (cancels > 256) cancels = 256;
-    char* dir = tu_temp_dir("bench-cancel");
+    char* dir = temp_dir_create("bench-cancel");
+    if (!dir) die_errno("creating a temporary directory");
     char uri[600];
     snprintf(uri, sizeof uri, "%s/c.lance", dir);
-    TuData data = tu_make_data(rows, 128, 64, 2.0f, 5);
-    ds = tu_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + 15) / 16));
+    DemoData data;
+    if (demo_data_make(&data, rows, 128, 64, 2.0f, 5) != 0) die_errno("generating the vectors");
+    ds = demo_data_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + 15) / 16), NULL);
     if (!ds) die("write");
     params.index_type = LANCE_INDEX_IVF_PQ;
     params.num_partitions = 64;
@@ -176,11 +183,11 @@ int main(int argc, char** argv) {
 
     double plain[16], with_cb[16];
     for (int r = 0; r < repeats; r++) {
-        double a = tu_now();
+        double a = monotonic_seconds();
         if (build(NULL, NULL) != 0) die("build");
-        double b = tu_now();
+        double b = monotonic_seconds();
         if (build(nothing, NULL) != 0) die("build with callback");
-        double c = tu_now();
+        double c = monotonic_seconds();
         plain[r] = b - a;
         with_cb[r] = c - b;
     }
@@ -195,16 +202,16 @@ int main(int argc, char** argv) {
     LanceVectorModel* model = NULL;
     if (lance_dataset_train_vector_model(ds, "vec", &params, NULL, 0, &model) != 0) die("train");
     injected = model;
-    double i0 = tu_now();
+    double i0 = monotonic_seconds();
     if (build(NULL, NULL) != 0) die("build with the model");
-    double ti = tu_now() - i0;
+    double ti = monotonic_seconds() - i0;
     printf("IVF_PQ segment build with an injected model: %.2f s\n", ti);
     cancel_series(ti, cancels, "injected model", &series[1]);
     if (csv) print_csv(series, 2);
     lance_vector_model_free(model);
     lance_dataset_close(ds);
-    tu_free_data(&data);
-    tu_remove_tree(dir);
+    demo_data_free(&data);
+    remove_tree(dir);
     free(dir);
     return 0;
 }

@@ -15,18 +15,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demo_data.h"
 #include "die.h"
+#include "lance/lance.h"
 #include "measure.h"
-#include "test_util.h"
+#include "segment_params.h"
+#include "temp_dir.h"
 
 static uint8_t* segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* m,
                         const uint32_t* frags, size_t n, size_t* len) {
-    LanceIndexSegmentBuildOptionsRfc o = {0};
+    LanceIndexSegmentBuildOptions o = {0};
     o.fragment_ids = frags;
     o.fragment_count = n;
-    o.model = m;
-    o.train = LANCE_TRAIN_NEVER;
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, p, &o);
+    LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, p, &o, m);
     uint8_t* bytes = NULL;
     if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, len) != 0) die("segment");
     lance_index_segment_builder_free(b);
@@ -43,12 +44,13 @@ static void commit_groups(LanceDataset* ds, const LanceVectorIndexParams* p, con
         for (int i = 0; i < per; i++) frags[i] = (uint32_t)(g * per + i);
         ptrs[g] = segment(ds, p, m, frags, (size_t)per, &lens[g]);
     }
-    if (lance_dataset_commit_index_segments_rfc(ds, name, "vec", ptrs, lens, (size_t)count, false) != 0) die("commit");
+    if (lance_dataset_commit_index_segments_with_options(ds, name, "vec", ptrs, lens, (size_t)count, NULL, NULL) != 0)
+        die("commit");
     for (int g = 0; g < count; g++) lance_free_bytes((uint8_t*)ptrs[g]);
 }
 
-static double recall(LanceDataset* ds, const TuData* data, uint32_t nprobes, uint32_t refine) {
-    double r = tu_recall(ds, data, 100, nprobes, refine, NULL);
+static double recall(LanceDataset* ds, const DemoData* data, uint32_t nprobes, uint32_t refine) {
+    double r = demo_data_recall(ds, data, 100, nprobes, refine, NULL);
     if (r < 0) die("query");
     return r;
 }
@@ -57,24 +59,26 @@ int main(int argc, char** argv) {
     int64_t rows = argc > 1 ? atoll(argv[1]) : 50000;
     int repeats = argc > 2 ? atoi(argv[2]) : 3;
     const int dim = 128;
-    char* dir = tu_temp_dir("bench-commit");
-    TuData data = tu_make_data(rows, dim, 64, 2.0f, 7);
+    char* dir = temp_dir_create("bench-commit");
+    if (!dir) die_errno("creating a temporary directory");
+    DemoData data;
+    if (demo_data_make(&data, rows, dim, 64, 2.0f, 7) != 0) die_errno("generating the vectors");
 
     /* ---- 1. recall parity ---- */
     char uri[3][600];
     LanceDataset* ds[3];
     for (int i = 0; i < 3; i++) {
         snprintf(uri[i], sizeof uri[i], "%s/r%d.lance", dir, i);
-        ds[i] = tu_write(uri[i], &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + 15) / 16));
+        ds[i] = demo_data_write(uri[i], &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + 15) / 16), NULL);
         if (!ds[i]) die("write");
     }
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_PQ;
     p.num_partitions = 64;
     p.num_sub_vectors = 16;
-    double t0 = tu_now();
+    double t0 = monotonic_seconds();
     if (lance_dataset_create_vector_index(ds[0], "vec", "idx", &p, false) != 0) die("one-shot");
-    double t1 = tu_now();
+    double t1 = monotonic_seconds();
     LanceVectorModel* model = NULL;
     if (lance_dataset_train_vector_model(ds[1], "vec", &p, NULL, 0, &model) != 0) die("train");
     commit_groups(ds[1], &p, model, 1, 16, "idx");
@@ -96,7 +100,8 @@ int main(int argc, char** argv) {
 
     /* ---- 2. commit time, 4 and 64 segments ---- */
     int64_t small_rows = 64000;
-    TuData small = tu_make_data(small_rows, 32, 16, 0.5f, 9);
+    DemoData small;
+    if (demo_data_make(&small, small_rows, 32, 16, 0.5f, 9) != 0) die_errno("generating the vectors");
     LanceVectorIndexParams f = {0};
     f.index_type = LANCE_INDEX_IVF_FLAT;
     f.num_partitions = 16;
@@ -104,7 +109,7 @@ int main(int argc, char** argv) {
     for (int rep = 0; rep < repeats && rep < 16; rep++) {
         char u[600];
         snprintf(u, sizeof u, "%s/c%d.lance", dir, rep);
-        LanceDataset* c = tu_write(u, &small, 0, small_rows, LANCE_WRITE_CREATE, 1000);
+        LanceDataset* c = demo_data_write(u, &small, 0, small_rows, LANCE_WRITE_CREATE, 1000, NULL);
         if (!c) die("write");
         LanceVectorModel* m = NULL;
         if (lance_dataset_train_vector_model(c, "vec", &f, NULL, 0, &m) != 0) die("train");
@@ -120,10 +125,11 @@ int main(int argc, char** argv) {
             }
             char name[32];
             snprintf(name, sizeof name, "idx%d", count);
-            double a = tu_now();
-            if (lance_dataset_commit_index_segments_rfc(c, name, "vec", ptrs, lens, (size_t)count, false) != 0)
+            double a = monotonic_seconds();
+            if (lance_dataset_commit_index_segments_with_options(c, name, "vec", ptrs, lens, (size_t)count, NULL,
+                                                                 NULL) != 0)
                 die("commit");
-            double b = tu_now();
+            double b = monotonic_seconds();
             (k == 0 ? c4 : c64)[rep] = b - a;
             for (int g = 0; g < count; g++) lance_free_bytes((uint8_t*)ptrs[g]);
         }
@@ -134,9 +140,9 @@ int main(int argc, char** argv) {
     double m4 = median_of(c4, (size_t)n), m64 = median_of(c64, (size_t)n);
     printf("commit time (median of %d): 4 segments %.1f ms, 64 segments %.1f ms (ratio %.2f)\n", n, m4 * 1000,
            m64 * 1000, m64 / m4);
-    tu_free_data(&small);
-    tu_free_data(&data);
-    tu_remove_tree(dir);
+    demo_data_free(&small);
+    demo_data_free(&data);
+    remove_tree(dir);
     free(dir);
     return 0;
 }

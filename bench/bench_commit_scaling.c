@@ -7,14 +7,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "demo_data.h"
 #include "die.h"
-#include "test_util.h"
+#include "lance/lance.h"
+#include "measure.h"
+#include "segment_params.h"
+#include "temp_dir.h"
 
 int main(int argc, char** argv) {
     int max = argc > 1 ? atoi(argv[1]) : 256;
     const int frags = 256, per_frag = 100;
-    char* dir = tu_temp_dir("bench-commit-scaling");
-    TuData data = tu_make_data(frags * per_frag, 16, 8, 0.5f, 4);
+    char* dir = temp_dir_create("bench-commit-scaling");
+    if (!dir) die_errno("creating a temporary directory");
+    DemoData data;
+    if (demo_data_make(&data, frags * per_frag, 16, 8, 0.5f, 4) != 0) die_errno("generating the vectors");
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = 8;
@@ -22,7 +28,7 @@ int main(int argc, char** argv) {
     for (int count = 1; count <= max && count <= frags; count *= 2) {
         char uri[600];
         snprintf(uri, sizeof uri, "%s/s%d.lance", dir, count);
-        LanceDataset* ds = tu_write(uri, &data, 0, data.rows, LANCE_WRITE_CREATE, per_frag);
+        LanceDataset* ds = demo_data_write(uri, &data, 0, data.rows, LANCE_WRITE_CREATE, per_frag, NULL);
         if (!ds) die("write");
         LanceVectorModel* m = NULL;
         if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &m) != 0) die("train");
@@ -32,25 +38,24 @@ int main(int argc, char** argv) {
         for (int g = 0; g < count; g++) {
             uint32_t ids[256];
             for (int i = 0; i < per; i++) ids[i] = (uint32_t)(g * per + i);
-            LanceIndexSegmentBuildOptionsRfc o = {0};
+            LanceIndexSegmentBuildOptions o = {0};
             o.fragment_ids = ids;
             o.fragment_count = (size_t)per;
-            o.model = m;
-            o.train = LANCE_TRAIN_NEVER;
-            LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
+            LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, &p, &o, m);
             uint8_t* bytes = NULL;
             if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, &lens[g]) != 0) die("segment");
             ptrs[g] = bytes;
             lance_index_segment_builder_free(b);
         }
-        double t0 = tu_now();
-        if (lance_dataset_commit_index_segments_rfc(ds, "vec_idx", "vec", ptrs, lens, (size_t)count, false) != 0)
+        double t0 = monotonic_seconds();
+        if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)count, NULL,
+                                                             NULL) != 0)
             die("commit");
-        double t1 = tu_now();
+        double t1 = monotonic_seconds();
         const char* list = lance_dataset_index_segments_json(ds);
-        double t2 = tu_now();
+        double t2 = monotonic_seconds();
         const char* cov = lance_dataset_index_coverage_json(ds, "vec_idx");
-        double t3 = tu_now();
+        double t3 = monotonic_seconds();
         if (!list || !cov) die("listing");
         printf("%d,%.2f,%.2f,%.2f\n", count, (t1 - t0) * 1000, (t2 - t1) * 1000, (t3 - t2) * 1000);
         fflush(stdout);
@@ -62,8 +67,8 @@ int main(int argc, char** argv) {
         lance_vector_model_free(m);
         lance_dataset_close(ds);
     }
-    tu_free_data(&data);
-    tu_remove_tree(dir);
+    demo_data_free(&data);
+    remove_tree(dir);
     free(dir);
     return 0;
 }

@@ -17,9 +17,10 @@
 #include <string.h>
 
 #include "die.h"
+#include "f32_arrow.h"
 #include "id_list.h"
+#include "lance/lance.h"
 #include "measure.h"
-#include "test_util.h"
 
 static int train(int argc, char** argv) {
     uint64_t partitions = 0, subs = 0;
@@ -36,10 +37,10 @@ static int train(int argc, char** argv) {
     p.num_sub_vectors = (uint32_t)subs;
     double took = 0;
     for (int round = 0; round < 2; round++) {
-        double t0 = tu_now();
+        double t0 = monotonic_seconds();
         LanceVectorModel* model = NULL;
         if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
-        took = tu_now() - t0;
+        took = monotonic_seconds() - t0;
         lance_vector_model_free(model);
     }
     printf("%.4f\n", took);
@@ -65,35 +66,36 @@ int main(int argc, char** argv) {
         fprintf(stderr, "bench_ffi: FRAGMENTS: %s\n", why);
         return 2;
     }
-    size_t len = 0;
-    float* centroids = (float*)read_whole_file(argv[2], &len);
-    if (!centroids || len % (sizeof(float) * dim) != 0) {
+    size_t count = 0;
+    float* centroids = read_f32_file(argv[2], &count);
+    if (!centroids || count % dim != 0 || count / dim > UINT32_MAX) {
         fprintf(stderr, "bench_ffi: bad centroids file\n");
         return 2;
     }
-    int64_t k = (int64_t)(len / sizeof(float) / dim);
+    uint32_t k = (uint32_t)(count / dim);
     LanceDataset* ds = lance_dataset_open(argv[1], NULL, 0);
     if (!ds) die("open");
+    /* The arrays take the values: releasing them frees the centroids. */
     struct ArrowArray arr;
     struct ArrowSchema sch;
-    tu_f32_list(centroids, k, (int32_t)dim, -1, "f", &arr, &sch);
-    LanceVectorIndexParams p = {0};
+    if (f32_list_arrow(centroids, count, (int32_t)dim, &arr, &sch) != 0) die_errno("the centroids as Arrow");
+    LanceVectorIndexSegmentParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
-    p.num_partitions = (uint32_t)k;
-    LanceIndexSegmentBuildOptionsRfc o = {0};
+    p.num_partitions = k;
+    LanceIndexSegmentBuildOptions o = {0};
     o.fragment_ids = frags;
     o.fragment_count = n;
     o.ivf_centroids = &arr;
     o.ivf_centroids_schema = &sch;
-    o.train = LANCE_TRAIN_NEVER;
+    o.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
     double took[6];
     for (int round = 0; round < 6; round++) {
-        double t0 = tu_now();
-        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
+        double t0 = monotonic_seconds();
+        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o);
         uint8_t* bytes = NULL;
         size_t blen = 0;
         if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, &blen) != 0) die("build");
-        took[round] = tu_now() - t0;
+        took[round] = monotonic_seconds() - t0;
         lance_free_bytes(bytes);
         lance_index_segment_builder_free(b);
     }
@@ -102,7 +104,6 @@ int main(int argc, char** argv) {
     arr.release(&arr);
     sch.release(&sch);
     lance_dataset_close(ds);
-    free(centroids);
     free(frags);
     return 0;
 }

@@ -25,9 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demo_data.h"
 #include "die.h"
+#include "lance/lance.h"
 #include "measure.h"
-#include "test_util.h"
+#include "segment_params.h"
+#include "temp_dir.h"
 
 #define DIM 128
 #define FRAGS 64
@@ -54,16 +57,14 @@ static double build_layout(LanceDataset* ds, const LanceVectorIndexParams* p, co
     for (int g = 0; g < count; g++) {
         uint32_t frags[FRAGS];
         for (int i = 0; i < per; i++) frags[i] = (uint32_t)(g * per + i);
-        LanceIndexSegmentBuildOptionsRfc o = {0};
+        LanceIndexSegmentBuildOptions o = {0};
         o.fragment_ids = frags;
         o.fragment_count = (size_t)per;
-        o.model = m;
-        o.train = LANCE_TRAIN_NEVER;
-        double t0 = tu_now();
-        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, p, &o);
+        double t0 = monotonic_seconds();
+        LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, p, &o, m);
         if (!b || lance_index_segment_builder_execute_uncommitted(b, &l->bytes[g], &l->lens[g]) != 0)
             die("segment");
-        total += tu_now() - t0;
+        total += monotonic_seconds() - t0;
         lance_index_segment_builder_free(b);
     }
     l->build_s = total;
@@ -79,11 +80,11 @@ static void merge_layout(LanceDataset* ds, const Layout* from, Layout* l, int in
     for (int g = 0; g < into; g++) {
         const uint8_t* ptrs[FRAGS];
         for (int i = 0; i < per; i++) ptrs[i] = from->bytes[g * per + i];
-        double t0 = tu_now();
+        double t0 = monotonic_seconds();
         if (lance_dataset_merge_index_segments(ds, ptrs, from->lens + g * per, (size_t)per, &l->bytes[g],
                                                &l->lens[g]) != 0)
             die("merge");
-        total += tu_now() - t0;
+        total += monotonic_seconds() - t0;
     }
     l->merge_s = total;
 }
@@ -93,7 +94,10 @@ static void merge_layout(LanceDataset* ds, const Layout* from, Layout* l, int in
 static LanceDataset* commit_layout(LanceDataset* ds, const char* uri, const Layout* l) {
     const uint8_t* ptrs[FRAGS];
     for (int i = 0; i < l->count; i++) ptrs[i] = l->bytes[i];
-    if (lance_dataset_commit_index_segments_rfc(ds, "idx", "vec", ptrs, l->lens, (size_t)l->count, true) != 0)
+    LanceCommitIndexOptions replace = {0};
+    replace.replace = true;
+    if (lance_dataset_commit_index_segments_with_options(ds, "idx", "vec", ptrs, l->lens, (size_t)l->count, &replace,
+                                                         NULL) != 0)
         die("commit");
     LanceDataset* at = lance_dataset_open(uri, NULL, lance_dataset_version(ds));
     if (!at || lance_dataset_index_segment_count(at, "idx") != (uint64_t)l->count) die("segment count");
@@ -101,21 +105,21 @@ static LanceDataset* commit_layout(LanceDataset* ds, const char* uri, const Layo
 }
 
 /* One pass over the queries: the median latency in ms; recall@10 into *recall. */
-static double query_pass(LanceDataset* ds, const TuData* data, int queries, const int64_t* truth, double* recall) {
+static double query_pass(LanceDataset* ds, const DemoData* data, int queries, const int64_t* truth, double* recall) {
     double* times = malloc(sizeof(double) * (size_t)queries);
     int hits = 0;
     for (int q = 0; q < queries; q++) {
-        const float* query = data->vectors + (int64_t)((q * 7919 + 13) % data->rows) * DIM;
+        const float* query = demo_data_query(data, q);
         const char* cols[] = {"id", NULL};
         int64_t got[K];
-        double t0 = tu_now();
+        double t0 = monotonic_seconds();
         LanceScanner* s = lance_scanner_new(ds, cols, NULL);
         if (!s || lance_scanner_nearest(s, "vec", query, DIM, LANCE_DTYPE_FLOAT32, K) != 0 ||
             lance_scanner_set_nprobes(s, NPROBES) != 0)
             die("query");
-        int n = tu_knn_ids(s, got, K);
+        int n = demo_scan_ids(s, got, K);
         lance_scanner_close(s);
-        times[q] = tu_now() - t0;
+        times[q] = monotonic_seconds() - t0;
         if (n < 0) die("query");
         for (int i = 0; i < n; i++)
             for (int j = 0; j < K; j++) hits += got[i] == truth[q * K + j];
@@ -131,25 +135,30 @@ int main(int argc, char** argv) {
     int64_t rows = argc > 1 ? atoll(argv[1]) : 100000;
     int queries = argc > 2 ? atoi(argv[2]) : 100;
     if (rows < FRAGS * 64 || queries < 1) die("usage: bench_merge [--csv] [rows >= 4096] [queries >= 1]");
-    char* dir = tu_temp_dir("bench-merge");
-    TuData data = tu_make_data(rows, DIM, 64, 2.0f, 7);
+    char* dir = temp_dir_create("bench-merge");
+    if (!dir) die_errno("creating a temporary directory");
+    DemoData data;
+    if (demo_data_make(&data, rows, DIM, 64, 2.0f, 7) != 0) die_errno("generating the vectors");
     char uri[600];
     snprintf(uri, sizeof uri, "%s/m.lance", dir);
-    LanceDataset* ds = tu_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + FRAGS - 1) / FRAGS));
+    LanceDataset* ds =
+        demo_data_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + FRAGS - 1) / FRAGS), NULL);
     if (!ds || lance_dataset_fragment_count(ds) != FRAGS) die("write");
 
     int64_t* truth = malloc(sizeof(int64_t) * (size_t)queries * K);
+    if (!truth) die_errno("allocating the exact answers");
     for (int q = 0; q < queries; q++)
-        tu_brute_force_knn(&data, data.vectors + (int64_t)((q * 7919 + 13) % rows) * DIM, K, truth + q * K);
+        if (demo_data_nearest(&data, demo_data_query(&data, q), K, truth + q * K) != K)
+            die_errno("the exact answers");
 
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_PQ;
     p.num_partitions = 64;
     p.num_sub_vectors = 16;
     LanceVectorModel* model = NULL;
-    double t0 = tu_now();
+    double t0 = monotonic_seconds();
     if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
-    double train_s = tu_now() - t0;
+    double train_s = monotonic_seconds() - t0;
 
     static const char* const labels[8] = {"1 segment (one-shot, shared model)", "4 segments", "16 segments",
                                           "64 segments", "16 merged -> 1", "16 merged -> 4", "64 merged -> 1",
@@ -210,8 +219,8 @@ int main(int argc, char** argv) {
     lance_vector_model_free(model);
     lance_dataset_close(ds);
     free(truth);
-    tu_free_data(&data);
-    tu_remove_tree(dir);
+    demo_data_free(&data);
+    remove_tree(dir);
     free(dir);
     return 0;
 }

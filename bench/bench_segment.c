@@ -9,19 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demo_data.h"
 #include "die.h"
+#include "lance/lance.h"
 #include "measure.h"
-#include "test_util.h"
+#include "segment_params.h"
+#include "temp_dir.h"
 
 int main(int argc, char** argv) {
     int64_t rows = argc > 1 ? atoll(argv[1]) : 100000;
     int repeats = argc > 2 ? atoi(argv[2]) : 3;
     const int dim = 128;
-    char* dir = tu_temp_dir("bench");
+    char* dir = temp_dir_create("bench");
+    if (!dir) die_errno("creating a temporary directory");
     char uri[600];
     snprintf(uri, sizeof uri, "%s/b.lance", dir);
-    TuData data = tu_make_data(rows, dim, 64, 2.0f, 3);
-    LanceDataset* ds = tu_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)(rows / 16));
+    DemoData data;
+    if (demo_data_make(&data, rows, dim, 64, 2.0f, 3) != 0) die_errno("generating the vectors");
+    LanceDataset* ds = demo_data_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)(rows / 16), NULL);
     if (!ds) die("write");
 
     LanceVectorIndexParams p = {0};
@@ -33,29 +38,25 @@ int main(int argc, char** argv) {
     double one_shot[16], train[16], seg_model[16], seg_local[16];
     for (int r = 0; r < repeats; r++) {
         /* Interleaved, so drift on a shared machine hits every column alike. */
-        double t0 = tu_now();
+        double t0 = monotonic_seconds();
         if (lance_dataset_create_vector_index(ds, "vec", "full", &p, true) != 0) die("one-shot build");
-        double t1 = tu_now();
+        double t1 = monotonic_seconds();
         LanceVectorModel* model = NULL;
         if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
-        double t2 = tu_now();
-        LanceIndexSegmentBuildOptionsRfc o = {0};
+        double t2 = monotonic_seconds();
+        LanceIndexSegmentBuildOptions o = {0};
         o.fragment_ids = quarter;
         o.fragment_count = 4;
-        o.model = model;
-        o.train = LANCE_TRAIN_NEVER;
         uint8_t* bytes;
         size_t len;
-        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
+        LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, &p, &o, model);
         if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0) die("segment (model)");
-        double t3 = tu_now();
+        double t3 = monotonic_seconds();
         lance_free_bytes(bytes);
         lance_index_segment_builder_free(b);
-        o.model = NULL;
-        o.train = LANCE_TRAIN_AUTO;
-        b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o);
+        b = vector_segment_builder_new(ds, "vec", NULL, &p, &o, NULL);
         if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0) die("segment (local)");
-        double t4 = tu_now();
+        double t4 = monotonic_seconds();
         lance_free_bytes(bytes);
         lance_index_segment_builder_free(b);
         lance_vector_model_free(model);
@@ -77,8 +78,8 @@ int main(int argc, char** argv) {
     printf("| segment over 1/4, injected model | %.2f | %.2f |\n", seg_model[m], seg_model[m] / one_shot[m]);
     printf("| segment over 1/4, trained locally | %.2f | %.2f |\n", seg_local[m], seg_local[m] / one_shot[m]);
     lance_dataset_close(ds);
-    tu_free_data(&data);
-    tu_remove_tree(dir);
+    demo_data_free(&data);
+    remove_tree(dir);
     free(dir);
     return 0;
 }

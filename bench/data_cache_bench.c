@@ -54,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "arrow_c.h"
 #include "die.h"
 #include "f32_arrow.h"
 #include "id_list.h"
@@ -266,13 +267,6 @@ static int cmd_setup(char** a) {
 
 /* ---- reading ---- */
 
-/* The index of the child named `name` of a struct schema, or -1. */
-static int64_t child_index(const struct ArrowSchema* s, const char* name) {
-    for (int64_t i = 0; i < s->n_children; i++)
-        if (strcmp(s->children[i]->name, name) == 0) return i;
-    return -1;
-}
-
 /* Runs the scanner's stream to its end; `on_batch` sees each batch with the
  * positions of "id" and "vec" (-1 when not projected).  -1 on an error
  * (reported), else 0. */
@@ -288,7 +282,7 @@ static int drain(LanceScanner* scanner, int32_t dim, BatchFn on_batch, void* ctx
         stream.release(&stream);
         return -1;
     }
-    int64_t id_col = child_index(&schema, "id"), vec_col = child_index(&schema, "vec");
+    int64_t id_col = arrow_child_index(&schema, "id"), vec_col = arrow_child_index(&schema, "vec");
     for (;;) {
         struct ArrowArray batch;
         if (stream.get_next(&stream, &batch) != 0) {
@@ -514,7 +508,7 @@ static int cmd_run(char** a, int rounds, const char* link) {
     if (!ds) die("open");
     struct ArrowSchema schema;
     if (lance_dataset_schema(ds, &schema) != 0) die("schema");
-    int64_t vec_col = child_index(&schema, "vec");
+    int64_t vec_col = arrow_child_index(&schema, "vec");
     if (vec_col < 0 || sscanf(schema.children[vec_col]->format, "+w:%d", &run.dim) != 1 || run.dim <= 0) {
         fprintf(stderr, "data_cache_bench: %s has no FixedSizeList column \"vec\" (write it with setup)\n", run.uri);
         return 2;

@@ -4,7 +4,7 @@
 # data_cache_bench process on host w1, without a data cache, with one in
 # memory and with a small memory tier over a disk tier (a directory on w1's
 # own disk), side by side (bench/data_cache_bench.c describes the
-# workloads, the passes and the checks).  tests/s3/lib.sh sets up the
+# workloads, the passes and the checks).  tests/stores/lib.sh sets up the
 # hosts; root.
 #
 #   bench/data_cache_bench.sh DATA_CACHE_BENCH [ROWS] [DIM] [FRAGMENTS] [RATE]
@@ -22,7 +22,7 @@ ROWS=${2:-200000}
 DIM=${3:-128}
 FRAGMENTS=${4:-8}
 RATE=${5:-100mbit}
-source "$(dirname "$0")/../tests/s3/lib.sh"
+source "$(dirname "$0")/../tests/stores/lib.sh"
 
 s3_hosts store w1
 s3_start

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Segment build and commit on s3:// (a SeaweedFS server on another
 # network-namespace host) against the local disk, side by side in one run,
-# with each worker's peak memory (tests/s3/lib.sh sets up the hosts; root).
+# with each worker's peak memory (tests/stores/lib.sh sets up the hosts; root).
 #
 #   bench/s3_bench.sh LANCE_INDEX S3_DATASET [ROWS] [DIM] [SEGMENTS]
 #
@@ -21,7 +21,7 @@ DATA=$(realpath "${2:?s3_dataset}")
 ROWS=${3:-100000}
 DIM=${4:-128}
 SEGMENTS=${5:-4}
-source "$(dirname "$0")/../tests/s3/lib.sh"
+source "$(dirname "$0")/../tests/stores/lib.sh"
 [ -x /usr/bin/time ] || s3_fail "GNU time (/usr/bin/time, Debian package time) is needed for peak memory"
 
 s3_hosts store w1

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const char* program(void) {
 #ifdef __GLIBC__
@@ -23,5 +24,10 @@ LanceErrorCode report_lance_error(const char* what) {
 
 void die(const char* what) {
     report_lance_error(what);
+    exit(1);
+}
+
+void die_errno(const char* what) {
+    fprintf(stderr, "%s: %s: %s\n", program(), what, strerror(errno));
     exit(1);
 }

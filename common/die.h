@@ -22,6 +22,15 @@ _Noreturn
 #endif
 void die(const char* what);
 
+/* For a failure of the system rather than of the library: prints
+ * "<program>: <what>: <strerror(errno)>" on stderr, then exit(1). */
+#ifdef __cplusplus
+[[noreturn]]
+#else
+_Noreturn
+#endif
+void die_errno(const char* what);
+
 #ifdef __cplusplus
 }
 #endif

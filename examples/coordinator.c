@@ -27,12 +27,14 @@
  *          status 3; the coordinator checks the segment's directory is
  *          gone (local datasets only) and gives the retry a fresh UUID.
  * --uri URI: write the dataset there (it must not exist yet; default: a
- *          temporary directory), for example s3://bucket/vectors.lance with
- *          a library built with the s3 feature.  Its storage options come
- *          from LANCE_STORAGE_OPTIONS ("key=value,...") and from
- *          --storage-option key=value (repeated); the workers get the same.
+ *          temporary directory), for example s3://bucket/vectors.lance
+ *          (every object store is in the default build).  Its storage
+ *          options come from LANCE_STORAGE_OPTIONS ("key=value,...") and
+ *          from --storage-option key=value (repeated); the workers get the
+ *          same.
  *          The model and the segment files stay in a local temporary
  *          directory: the dataset is the only thing on the URI. */
+#define _POSIX_C_SOURCE 200809L /* fdopen, kill, readlink */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -43,11 +45,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "demo_data.h"
 #include "die.h"
 #include "files.h"
 #include "id_list.h"
+#include "lance/lance.h"
+#include "measure.h"
 #include "storage_options.h"
-#include "test_util.h"
+#include "temp_dir.h"
 #include "uuid_hex.h"
 
 /* A fresh segment UUID, and the hex text a worker's command line takes. */
@@ -107,8 +112,8 @@ static pid_t spawn(const char* program, const char* uri, uint64_t version, const
 }
 
 /* Recall@10 over 50 queries; dies on error. */
-static double recall(LanceDataset* ds, const TuData* data, uint32_t nprobes, int exact, int* mismatches) {
-    double r = tu_recall(ds, data, 50, nprobes, exact ? 0 : 5, mismatches);
+static double recall(const LanceDataset* ds, const DemoData* data, uint32_t nprobes, int exact, int* mismatches) {
+    double r = demo_data_recall(ds, data, 50, nprobes, exact ? 0 : 5, mismatches);
     if (r < 0) die("query");
     return r;
 }
@@ -175,15 +180,17 @@ int main(int argc, char** argv) {
     printf("lance-c %s (Lance core %s): distributed %s build, %d workers (%d at a time)\n", lance_version(),
            LANCE_CORE_VERSION_STRING, type_name, workers, parallel);
 
-    char* dir = tu_temp_dir("coordinator");
+    char* dir = temp_dir_create("coordinator");
+    if (!dir) die_errno("creating a temporary directory");
     char uri[600], model_file[700];
     if (uri_given) snprintf(uri, sizeof uri, "%s", uri_given);
     else snprintf(uri, sizeof uri, "%s/vectors.lance", dir);
     int local = strstr(uri, "://") == NULL || strncmp(uri, "file://", 7) == 0;
     snprintf(model_file, sizeof model_file, "%s/model.bin", dir);
-    TuData data = tu_make_data(rows, dim, 64, 2.0f, 1);
-    LanceDataset* written = tu_write_with_options(uri, &data, 0, rows, LANCE_WRITE_CREATE,
-                                                  (uint64_t)((rows + fragments - 1) / fragments), opts);
+    DemoData data;
+    if (demo_data_make(&data, rows, dim, 64, 2.0f, 1) != 0) die_errno("generating the vectors");
+    LanceDataset* written = demo_data_write(uri, &data, 0, rows, LANCE_WRITE_CREATE,
+                                            (uint64_t)((rows + fragments - 1) / fragments), opts);
     if (!written) die("write");
     lance_dataset_close(written);
     LanceDataset* ds = lance_dataset_open(uri, opts, 0);
@@ -192,7 +199,7 @@ int main(int argc, char** argv) {
            (unsigned long long)lance_dataset_fragment_count(ds), (unsigned long long)lance_dataset_version(ds));
 
     /* 2. The shared model. */
-    double t0 = tu_now();
+    double t0 = monotonic_seconds();
     LanceVectorIndexParams p = {0};
     p.index_type = flat ? LANCE_INDEX_IVF_FLAT : LANCE_INDEX_IVF_PQ;
     p.num_partitions = (uint32_t)partitions;
@@ -208,7 +215,7 @@ int main(int argc, char** argv) {
     }
     lance_free_bytes(model_bytes);
     const char* fingerprint = lance_vector_model_fingerprint(model);
-    double t1 = tu_now();
+    double t1 = monotonic_seconds();
     printf("trained the shared model (%d partitions): %.2f s, fingerprint %.16s...\n", partitions, t1 - t0,
            fingerprint);
 
@@ -286,7 +293,7 @@ int main(int argc, char** argv) {
             failed++;
         }
     }
-    double t2 = tu_now();
+    double t2 = monotonic_seconds();
     if (failed) {
         fprintf(stderr, "coordinator: %d workers failed; nothing committed\n", failed);
         return 1;
@@ -307,7 +314,7 @@ int main(int argc, char** argv) {
     if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers,
                                                          &options, &result) != 0)
         die("commit");
-    double t3 = tu_now();
+    double t3 = monotonic_seconds();
     printf("committed %d segments as index 'vec_idx' in version %llu: %.3f s\n", workers,
            (unsigned long long)result.version, t3 - t2);
     /* A retry of the same commit (as after a lost reply) changes nothing. */
@@ -336,9 +343,9 @@ int main(int argc, char** argv) {
     if (check && flat && mismatches != 0) bad = 1;
 
     if (compare) {
-        double c0 = tu_now();
+        double c0 = monotonic_seconds();
         if (lance_dataset_create_vector_index(ds, "vec", "one_shot_idx", &p, false) != 0) die("one-shot build");
-        double c1 = tu_now();
+        double c1 = monotonic_seconds();
         if (lance_dataset_drop_index(ds, "vec_idx") != 0) die("drop");
         double r_one = recall(ds, &data, nprobes, flat, &mismatches);
         printf("one-shot build in this process: %.2f s; distributed (train + workers + commit): %.2f s; "
@@ -358,8 +365,8 @@ int main(int argc, char** argv) {
     lance_free_string(fingerprint);
     lance_vector_model_free(model);
     lance_dataset_close(ds);
-    tu_free_data(&data);
-    tu_remove_tree(dir);
+    demo_data_free(&data);
+    remove_tree(dir);
     free(dir);
     for (size_t i = 1; i < storage.count; i += 2) free(storage_args[i]);
     free(storage_args);

@@ -12,12 +12,14 @@
  * when the build fails, 2 for bad arguments (the fragment list is read
  * strictly, whatever its length: a non-number, an empty item, an id out of
  * range or given twice is refused, never truncated or read as 0).
- * The dataset may be on object storage (s3:// with the s3 build feature):
- * its storage options come from LANCE_STORAGE_OPTIONS ("key=value,...")
- * and from "--storage-option key=value" arguments anywhere on the line.
- * Progress goes to stderr, one line per stage.  SIGTERM (or SIGINT) cancels
- * the build through a cancel token: the worker removes its partial segment
- * and exits with status 3. */
+ * The dataset may be on object storage (s3://, gs://, az://, ...: every
+ * object store is in the default build): its storage options come from
+ * LANCE_STORAGE_OPTIONS ("key=value,...") and from "--storage-option
+ * key=value" arguments anywhere on the line.
+ * Progress goes to stderr: a line when a stage starts and one when it is
+ * done, with the count its last progress event reported.  SIGTERM (or
+ * SIGINT) cancels the build through a cancel token: the worker removes its
+ * partial segment and exits with status 3. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,7 @@
 #include "files.h"
 #include "id_list.h"
 #include "lance/lance.h"
+#include "segment_params.h"
 #include "storage_options.h"
 #include "uuid_hex.h"
 
@@ -37,13 +40,25 @@ static int fail(const char* what) {
     return report_lance_error(what) == LANCE_ERR_CANCELLED ? EXIT_CANCELLED : EXIT_FAILED;
 }
 
-static void progress(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
+/* The progress of one build: who builds, and the count of the stage
+ * running.  STAGE_COMPLETE carries no count (completed = 0): the count a
+ * stage ends with is its last STAGE_PROGRESS event's. */
+typedef struct {
+    const char* who;
+    uint64_t completed;
+} Progress;
+
+static void progress(void* ctx, int32_t event, const char* stage, uint64_t total, const char* unit,
                      uint64_t completed) {
-    const char* who = user;
-    if (event == LANCE_PROGRESS_STAGE_START)
-        fprintf(stderr, "worker %s: %s started (%llu %s)\n", who, stage, (unsigned long long)total, unit);
-    else if (event == LANCE_PROGRESS_STAGE_COMPLETE)
-        fprintf(stderr, "worker %s: %s done (%llu)\n", who, stage, (unsigned long long)completed);
+    Progress* p = ctx;
+    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) {
+        p->completed = 0;
+        fprintf(stderr, "worker %s: %s started (%llu %s)\n", p->who, stage, (unsigned long long)total, unit);
+    } else if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS) {
+        p->completed = completed;
+    } else if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) {
+        fprintf(stderr, "worker %s: %s done (%llu)\n", p->who, stage, (unsigned long long)p->completed);
+    }
 }
 
 static int run(int argc, char** argv, const char* const* storage_opts);
@@ -107,6 +122,7 @@ static int run(int argc, char** argv, const char* const* storage_opts) {
     uint8_t* bytes = NULL;
     size_t len = 0;
     LanceVectorModelInfo info;
+    Progress shown = {argv[4], 0};
     const LanceIndexBuildCancelToken* token = cancel_signal_start();
     if (!token) {
         perror("worker: cannot watch SIGTERM");
@@ -126,15 +142,15 @@ static int run(int argc, char** argv, const char* const* storage_opts) {
         params.metric = info.metric;
         params.num_partitions = info.num_partitions;
         params.num_sub_vectors = info.num_sub_vectors;
-        LanceIndexSegmentBuildOptionsRfc o = {0};
+        /* With the model set the builder never trains (mode AUTO, the zero
+         * value); a model it refuses is a failed build. */
+        LanceIndexSegmentBuildOptions o = {0};
         o.fragment_ids = frags;
         o.fragment_count = nfrags;
         o.index_uuid = uuid;
-        o.model = model;
-        o.train = LANCE_TRAIN_NEVER;
-        b = lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &params, &o);
+        b = vector_segment_builder_new(ds, "vec", NULL, &params, &o, model);
         if (!b) rc = fail("builder");
-        else if (lance_index_segment_builder_set_progress(b, progress, argv[4]) != 0 ||
+        else if (lance_index_segment_builder_set_progress_callback(b, progress, &shown) != 0 ||
                  lance_index_segment_builder_set_cancel_token(b, token) != 0)
             rc = fail("builder settings");
         else if (lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0)

@@ -7,8 +7,8 @@ encoded as protobuf.  pylance's distributed-build API takes and returns
 ``Index`` that ``LanceDataset.commit_existing_index_segments`` accepts, and
 ``encode`` turns an ``Index`` (for example from
 ``LanceDataset.create_index_uncommitted``) into bytes that
-``lance_dataset_commit_index_segments`` (and its ``_with_options`` and
-``_rfc`` forms) accepts.
+``lance_dataset_commit_index_segments`` (and its ``_with_options`` form)
+accepts.
 
 Only the standard library and pylance are needed: the protobuf wire format
 and the portable Roaring bitmap format (the fragment coverage) are read and

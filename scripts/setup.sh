@@ -17,7 +17,7 @@ dpkg -s liblz4-dev >/dev/null 2>&1 || need+=(liblz4-dev)
 command -v xz >/dev/null || need+=(xz-utils)
 # test_cpu_level runs the library on an emulated older CPU (x86-64 hosts).
 [ "$(uname -m)" != x86_64 ] || command -v qemu-x86_64 >/dev/null || need+=(qemu-user)
-# The object-storage tests (tests/s3/): network namespaces as hosts, and
+# The object-storage tests (tests/stores/): network namespaces as hosts, and
 # signed S3 requests to list the bucket; tc shapes a host's uplink.
 { command -v ip && command -v tc; } >/dev/null || need+=(iproute2)
 command -v curl >/dev/null || need+=(curl)

@@ -1,7 +1,7 @@
 //! lance-c: a C API for the Lance columnar format.
 //!
-//! `api/` holds the C surface, one module per section of lance.h (README.md
-//! maps them); `floor/` holds what those sections share and exports
+//! `api/` holds the C surface, one module per section of lance.h
+//! (docs/architecture.md maps them); `floor/` holds what those sections share and exports
 //! nothing.  Imports run from `api` down to `floor`, never back up, and
 //! never between two `api` modules.  Every exported function runs inside
 //! `floor::error::guard`, so no panic or Rust error crosses into C.

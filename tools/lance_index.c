@@ -18,7 +18,7 @@
  *
  * Written on lance.h and the shared helpers of common/ alone.
  * `lance-index help` and `lance-index CMD --help` describe each command;
- * README.md has the exit codes. */
+ * docs/lance-index.md is the manual, with the exit codes. */
 #define _POSIX_C_SOURCE 200809L /* strdup, nanosleep */
 #include <errno.h>
 #include <pthread.h>
@@ -38,10 +38,11 @@
 #include "json.h"
 #include "lance/lance.h"
 #include "measure.h"
+#include "segment_params.h"
 #include "storage_options.h"
 #include "uuid_hex.h"
 
-/* Exit codes (README.md has the same table):
+/* Exit codes (docs/lance-index.md, "Exit status", has the same table):
  *   0      success
  *   1      the tool itself ran out of memory
  *   2      bad command line, or an unreadable/unwritable local file
@@ -173,7 +174,10 @@ static int open_dataset(const char* uri, const char* version, LanceDataset** out
     return *out ? 0 : lib_error("open");
 }
 
-/* ---- progress on stderr ---- */
+/* ---- progress on stderr ----
+ * A stage's STAGE_START gives its total, its STAGE_PROGRESS events the
+ * count so far; its STAGE_COMPLETE carries no count (completed = 0), so
+ * the line that ends a stage says how long it took, never a count. */
 
 typedef struct {
     int tty;
@@ -186,7 +190,7 @@ typedef struct {
 static void on_progress(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
                         uint64_t completed) {
     Progress* p = user;
-    if (event == LANCE_PROGRESS_STAGE_START) {
+    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) {
         snprintf(p->stage, sizeof p->stage, "%s", stage);
         snprintf(p->unit, sizeof p->unit, "%s", unit);
         p->total = total;
@@ -196,21 +200,22 @@ static void on_progress(void* user, int32_t event, const char* stage, uint64_t t
         return;
     }
     double elapsed = monotonic_seconds() - p->started;
-    if (event == LANCE_PROGRESS_STAGE_PROGRESS && p->tty) {
+    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS && p->tty) {
         double rate = elapsed > 0 ? completed / elapsed : 0;
         if (p->total)
             fprintf(stderr, "\r%-18s %llu/%llu %s (%.0f/s)   ", stage, (unsigned long long)completed,
                     (unsigned long long)p->total, p->unit, rate);
         else
             fprintf(stderr, "\r%-18s %llu %s (%.0f/s)   ", stage, (unsigned long long)completed, p->unit, rate);
-    } else if (event == LANCE_PROGRESS_STAGE_COMPLETE) {
+    } else if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) {
         fprintf(stderr, p->tty ? "\r%-18s done in %.2f s%30s\n" : "%s: done in %.2f s%s\n", stage, elapsed, "");
     }
 }
 
 static Progress progress_state;
 
-static LanceIndexBuildProgressFn progress_fn(void) {
+/* The progress callback, NULL with --quiet. */
+static LanceIndexBuildProgressCallback progress_fn(void) {
     if (quiet) return NULL;
     progress_state.tty = isatty(2);
     return on_progress;
@@ -589,11 +594,12 @@ static int cmd_build(int argc, char** argv) {
     int rc = vector_params(o, no, &p);
     if (rc) return rc;
 
-    LanceIndexSegmentBuildOptionsRfc bo;
+    /* One options struct for every kind of build: the fragments and the
+     * UUID, and for raw model files their Arrow arrays (mode PRECOMPUTED).
+     * A --model file goes to the builder with set_model instead (mode AUTO):
+     * either way the builder never trains. */
+    LanceIndexSegmentBuildOptions bo;
     memset(&bo, 0, sizeof bo);
-    /* Raw model files go through upstream's options form, as Arrow arrays. */
-    LanceIndexSegmentBuildOptions uo;
-    memset(&uo, 0, sizeof uo);
     struct ArrowArray raw_arrays[2];
     struct ArrowSchema raw_schemas[2];
     memset(raw_arrays, 0, sizeof raw_arrays);
@@ -606,39 +612,33 @@ static int cmd_build(int argc, char** argv) {
     uint8_t* bytes = NULL;
     size_t len = 0;
     const LanceIndexBuildCancelToken* token = NULL;
+    LanceIndexBuildProgressCallback callback = NULL;
     double t0 = 0;
     const char* ft = opt(o, no, "--fragments");
     if (ft && (rc = fragment_list("--fragments", ft, &frags, &nfrags)) != 0) goto done;
-    bo.fragment_ids = uo.fragment_ids = frags;
-    bo.fragment_count = uo.fragment_count = nfrags;
-    if (uuid_text) bo.index_uuid = uo.index_uuid = uuid;
+    bo.fragment_ids = frags;
+    bo.fragment_count = nfrags;
+    if (uuid_text) bo.index_uuid = uuid;
     if (centroids_path) {
-        rc = raw_model(centroids_path, codebook_path, opt(o, no, "--type"), &p, raw_arrays, raw_schemas, &uo);
+        rc = raw_model(centroids_path, codebook_path, opt(o, no, "--type"), &p, raw_arrays, raw_schemas, &bo);
         if (rc) goto done;
     }
     if (model_path) {
         rc = build_model(model_path, opt(o, no, "--type"), opt(o, no, "--metric") != NULL, &p, &model);
         if (rc) goto done;
-        bo.model = model;
-        bo.train = LANCE_TRAIN_NEVER;
     }
     if ((rc = open_dataset(pos[0], opt(o, no, "--version"), &ds)) != 0) goto done;
-    if (scalar) {
-        b = lance_index_segment_builder_new_scalar_rfc(ds, column, opt(o, no, "--name"), st, NULL, &bo);
-    } else if (centroids_path) {
-        LanceVectorIndexSegmentParams sp = {(int32_t)p.index_type, (int32_t)p.metric, p.num_partitions,
-                                            p.num_sub_vectors,     p.num_bits,          p.max_iterations,
-                                            p.hnsw_m,              p.hnsw_ef_construction, p.sample_rate};
-        b = lance_index_segment_builder_new_vector(ds, column, opt(o, no, "--name"), &sp, &uo);
-    } else {
-        b = lance_index_segment_builder_new_vector_rfc(ds, column, opt(o, no, "--name"), &p, &bo);
-    }
+    if (scalar)
+        b = lance_index_segment_builder_new_scalar(ds, column, opt(o, no, "--name"), (int32_t)st, NULL, &bo);
+    else
+        b = vector_segment_builder_new(ds, column, opt(o, no, "--name"), &p, &bo, model);
     if (!b) {
         rc = lib_error("preparing the build");
         goto done;
     }
     token = cancel_on_signals();
-    if (lance_index_segment_builder_set_progress(b, progress_fn(), &progress_state) != 0 ||
+    callback = progress_fn();
+    if ((callback && lance_index_segment_builder_set_progress_callback(b, callback, &progress_state) != 0) ||
         lance_index_segment_builder_set_cancel_token(b, token) != 0) {
         rc = lib_error("preparing the build");
         goto done;

@@ -4,11 +4,12 @@
  * Upstream lance-c: this header declares upstream lance-c's interface (the
  * 0.1.9 line, which holds lance-c 0.1.6's) with upstream's exact names,
  * types, enum values and struct layouts; tests/conformance checks them at
- * compile time.  Where upstream's form and the RFC's text disagree on a
- * name, upstream's form has it and the RFC form lives on with an _rfc / Rfc
- * suffix (README.md, "Upstream lance-c compatibility", maps them and lists
- * the few behaviours that differ, each also documented at its function).
- * Error codes 0-9 are upstream's; this library's own start at 1000.
+ * compile time.  Each concept has one name, upstream's where upstream has
+ * one; what this library adds is named for what it does (CHANGELOG.md maps
+ * the names earlier versions used; docs/compatibility.md lists the few
+ * behaviours that differ from upstream, each also documented at its
+ * function).  Error codes 0-9 are upstream's; this library's own start at
+ * 1000.
  *
  * ---------------------------------------------------------------------------
  * Conventions (read these once; every function below follows them)
@@ -32,8 +33,8 @@
  *
  * CPU.  The library's Rust code is compiled for one CPU level (CMake's
  * LANCE_C_TARGET_CPU; on x86-64 the default is x86-64-v3, that is AVX2,
- * FMA and BMI2, when the building CPU has it; README.md "Building
- * options").  On a CPU without a feature the build assumes, loading the
+ * FMA and BMI2, when the building CPU has it; docs/building.md, "CPU
+ * level").  On a CPU without a feature the build assumes, loading the
  * library prints "lance-c: this lance-c library was compiled for CPU
  * features this CPU lacks (...)" on stderr, naming them, and aborts the
  * process, before any of its code that could use them has run (otherwise
@@ -117,9 +118,9 @@ extern "C" {
  * SONAME is liblance_c.so.0.MINOR, so a program linked against one minor
  * release never loads another. */
 #define LANCE_C_VERSION_MAJOR 0
-#define LANCE_C_VERSION_MINOR 3
+#define LANCE_C_VERSION_MINOR 4
 #define LANCE_C_VERSION_PATCH 0
-#define LANCE_C_VERSION_STRING "0.3.0"
+#define LANCE_C_VERSION_STRING "0.4.0"
 /* The release of the Lance core this library is built on. */
 #define LANCE_CORE_VERSION_STRING "14.0.2"
 
@@ -262,8 +263,9 @@ void lance_free_bytes(uint8_t* bytes);
 typedef struct LanceDataset LanceDataset;
 
 /**
- * Opens the dataset at `uri` (a local path, file://, or with the `s3`
- * build feature s3://).
+ * Opens the dataset at `uri`: a local path, file://, or an object store
+ * (s3://, gs://, az://, abfss://, oss://, cos://, tos://, hf://; all in the
+ * default build, docs/object-storage.md).
  *
  * @param uri           Borrowed.  Must not be NULL or empty.
  * @param storage_opts  Borrowed.  NULL, or a NULL-terminated array of
@@ -1100,7 +1102,7 @@ int32_t lance_scanner_set_prefilter(LanceScanner* scanner, bool enable);
  * every scalar index off and the whole filter checked on each row; limit and
  * offset apply after the filter.  Lance 14.0.2 cannot pin a scan's
  * scalar-index search to one segment (its segment selection is private to
- * the core, lance-14.0.2 src/dataset/scanner.rs:1742), so this library
+ * the core; docs/core-references.md), so this library
  * always takes upstream's unindexed path: the rows are exact, the segment
  * does not speed the search up.
  *
@@ -1183,8 +1185,7 @@ int32_t lance_scanner_set_query_parallelism(LanceScanner* scanner, int32_t query
 /**
  * Target bytes per batch; `batch_size_bytes` must be at least 1.  When a row
  * batch size (lance_scanner_set_batch_size()) is also set, Lance 14.0.2
- * applies both limits and whichever a batch reaches first ends it
- * (lance-14.0.2 src/dataset/scanner.rs:2134-2148).  Refused while strict batch
+ * applies both limits and whichever a batch reaches first ends it.  Refused while strict batch
  * size is on (see lance_scanner_set_strict_batch_size()).
  */
 int32_t lance_scanner_set_batch_size_bytes(LanceScanner* scanner, uint64_t batch_size_bytes);
@@ -1556,7 +1557,7 @@ int32_t lance_scanner_set_fts_query_context(LanceScanner* scanner, const LanceFt
  *                       LANCE_ERR_INVALID_ARGUMENT, as is a scanner without a
  *                       context); len = 0 clears (with or without a context).
  * Lance 14.0.2 searches a full-text index whole (it allows a segment choice
- * for vector search only: lance-14.0.2 src/dataset/scanner.rs:3442), so a
+ * for vector search only; docs/core-references.md), so a
  * strict subset of the context's segments gives LANCE_ERR_NOT_SUPPORTED;
  * naming all of them is accepted and changes nothing.
  */
@@ -1640,7 +1641,7 @@ typedef struct LanceBlobFile LanceBlobFile;
  * A row id that names no row of the version is an error, never a NULL:
  * LANCE_ERR_INVALID_ARGUMENT for an id past the rows ever written,
  * LANCE_ERR_NOT_SUPPORTED for the id of a deleted row (the Lance core's
- * classification, lance-14.0.2 src/dataset/take.rs:353).
+ * classification).
  */
 int32_t lance_dataset_take_blobs(const LanceDataset* dataset, const uint64_t* row_ids, size_t num_row_ids,
                                  const char* column, LanceBlobFile** out);
@@ -1797,6 +1798,27 @@ int32_t lance_dataset_create_vector_index(LanceDataset* dataset, const char* col
 int32_t lance_dataset_create_scalar_index(LanceDataset* dataset, const char* column,
                                           const char* index_name, LanceScalarIndexType index_type,
                                           const char* params_json, bool replace);
+
+/*
+ * One-shot creation with progress and cancellation.  The control
+ * (progress callback, cancel token) and the threading contract are
+ * described in section "Build progress and cancellation" below.
+ */
+typedef struct LanceIndexBuildControl LanceIndexBuildControl;
+
+/** lance_dataset_create_vector_index() with progress and cancellation; control may be NULL. */
+int32_t lance_dataset_create_vector_index_with_control(LanceDataset* dataset, const char* column,
+                                                       const char* index_name,
+                                                       const LanceVectorIndexParams* params,
+                                                       bool replace,
+                                                       const LanceIndexBuildControl* control);
+
+/** lance_dataset_create_scalar_index() with progress and cancellation; control may be NULL. */
+int32_t lance_dataset_create_scalar_index_with_control(LanceDataset* dataset, const char* column,
+                                                       const char* index_name,
+                                                       LanceScalarIndexType index_type,
+                                                       const char* params_json, bool replace,
+                                                       const LanceIndexBuildControl* control);
 
 /** Drops every segment of the named index and commits; LANCE_ERR_NOT_FOUND if none. */
 int32_t lance_dataset_drop_index(LanceDataset* dataset, const char* name);
@@ -2020,22 +2042,22 @@ void lance_vector_model_free(LanceVectorModel* model);
 typedef struct LanceIndexSegmentBuilder LanceIndexSegmentBuilder;
 
 /*
- * Two forms of the builder constructors exist:
- *   - upstream lance-c's form (the names the RFC used, as upstream
- *     implemented them): LanceIndexSegmentBuildOptions with a
- *     LanceIndexSegmentBuildMode, LanceVectorIndexSegmentParams, and
- *     lance_index_segment_builder_new_vector() / _new_scalar();
- *   - this library's RFC form, which also takes a LanceVectorModel handle:
- *     LanceIndexSegmentBuildOptionsRfc with a LanceTrainMode, and
- *     lance_index_segment_builder_new_vector_rfc() / _new_scalar_rfc().
- * Both make the same builder; everything below applies to both.
+ * A vector segment gets the shared model (the coordinator's IVF centroids,
+ * and PQ codebook for the PQ types) one of two ways: as Arrow arrays in the
+ * options, or as a LanceVectorModel handle through
+ * lance_index_segment_builder_set_model().  A builder given a model never
+ * trains.  A worker that must never train is given the model one of these
+ * ways; a missing model then fails (PRECOMPUTED without arrays at the
+ * constructor, a NULL model at set_model) instead of training locally.
  */
 
-/** How a segment build gets its vector model (upstream's modes). */
+/** How a segment build gets its vector model. */
 typedef enum LanceIndexSegmentBuildMode {
-    /* Use the model given in the options; without one, train locally. */
+    /* Use the model given in the options or by
+       lance_index_segment_builder_set_model(); without one, train locally. */
     LANCE_INDEX_SEGMENT_BUILD_AUTO = 0,
-    /* Train locally; a model in the options is LANCE_ERR_INVALID_ARGUMENT. */
+    /* Train locally; a model (in the options, or set later) is
+       LANCE_ERR_INVALID_ARGUMENT. */
     LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN = 1,
     /* Use the given model, never train: the options must hold the centroids,
        and the codebook too for IVF_PQ / IVF_HNSW_PQ; otherwise
@@ -2044,7 +2066,7 @@ typedef enum LanceIndexSegmentBuildMode {
 } LanceIndexSegmentBuildMode;
 
 /**
- * Segment build options (upstream's layout, 64 bytes on LP64).
+ * Segment build options (64 bytes on LP64).
  * Zero-initialized = the defaults: the whole dataset, a library-generated
  * UUID, AUTO without a model (local training).  Every pointer is borrowed
  * for the duration of the lance_index_segment_builder_new_* call; the
@@ -2080,9 +2102,8 @@ typedef struct LanceIndexSegmentBuildOptions {
 } LanceIndexSegmentBuildOptions;
 
 /**
- * Vector index parameters with the enum fields as int32_t (upstream's form
- * for segment builders): the same fields, layout and meaning as
- * LanceVectorIndexParams.  `index_type` is a LanceVectorIndexType and
+ * Vector index parameters of segment builders, with the enum fields as
+ * int32_t: the same fields, layout and meaning as LanceVectorIndexParams.  `index_type` is a LanceVectorIndexType and
  * `metric` a LanceMetricType, both range-checked.
  */
 typedef struct LanceVectorIndexSegmentParams {
@@ -2102,12 +2123,13 @@ typedef struct LanceVectorIndexSegmentParams {
  * current snapshot (later commits through the handle do not move it; the
  * handle may be closed before the builder runs).
  *
- * With a model in the options every partition assignment uses the given
- * centroids; params->num_partitions, if set, must equal their count, and
- * their dimension must be the column's.  Metric HAMMING needs a uint8
- * vector column, and a build that trains needs at least
- * params->num_partitions rows in its fragments: otherwise
- * LANCE_ERR_INVALID_ARGUMENT here, not a failure deep in the build.
+ * With a model every partition assignment uses the given centroids;
+ * params->num_partitions, if set, must equal their count, and their
+ * dimension must be the column's.  Metric HAMMING needs a uint8 vector
+ * column.  A build that trains needs at least params->num_partitions rows
+ * in its fragments, otherwise LANCE_ERR_INVALID_ARGUMENT: checked here with
+ * LOCAL_TRAIN, and by execute with AUTO (a model may still be set), before
+ * anything is built.
  *
  * @param dataset     Borrowed.
  * @param column      Borrowed; LANCE_ERR_NOT_FOUND when it does not exist.
@@ -2133,55 +2155,25 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(
     const LanceDataset* dataset, const char* column, const char* index_name, int32_t index_type,
     const char* params_json, const LanceIndexSegmentBuildOptions* options);
 
-/** Training modes of the RFC form (LanceIndexSegmentBuildOptionsRfc.train). */
-typedef enum {
-    /* Train locally unless a model is injected (then the model is used as is);
-       = LANCE_INDEX_SEGMENT_BUILD_AUTO. */
-    LANCE_TRAIN_AUTO = 0,
-    /* Never train: a model must be injected, else LANCE_ERR_INVALID_ARGUMENT;
-       = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED.  (Note the value: upstream's
-       value 1 is LOCAL_TRAIN.) */
-    LANCE_TRAIN_NEVER = 1
-} LanceTrainMode;
-
 /**
- * Segment build options, the RFC form (72 bytes on LP64).  The first seven
- * fields are those of LanceIndexSegmentBuildOptions (the Arrow arrays
- * const-qualified); then a model may be injected as a LanceVectorModel
- * handle instead of Arrow arrays (not both), and `train` is a
- * LanceTrainMode.  (The RFC's `bool train`, default true, cannot have its
- * default when the struct is zeroed; LANCE_TRAIN_AUTO is zero.)
+ * Gives a vector segment builder its shared model as a handle (see
+ * lance_dataset_train_vector_model() and lance_vector_model_parse()): the
+ * builder copies what it needs, the caller still frees the model, and one
+ * model may serve any number of builders.  The builder then never trains.
+ *
+ * LANCE_ERR_INVALID_ARGUMENT, with the builder unchanged, for: a NULL
+ * builder or model; a scalar builder; a builder whose options hold Arrow
+ * arrays (PRECOMPUTED or AUTO with arrays: one model per builder) or whose
+ * mode is LOCAL_TRAIN; a builder already executed; a model of another
+ * metric than params->metric, of another dimension than the column, with
+ * another partition count than a non-zero params->num_partitions, without
+ * a codebook for IVF_PQ / IVF_HNSW_PQ, with one for the other types, or
+ * whose PQ shape disagrees with non-zero params->num_sub_vectors /
+ * num_bits (zero fields take the model's).  A later call replaces the
+ * model.  The segment records the model's fingerprint.
  */
-typedef struct LanceIndexSegmentBuildOptionsRfc {
-    const uint32_t* fragment_ids;
-    size_t fragment_count;
-    const uint8_t* index_uuid;
-    const struct ArrowArray* ivf_centroids;
-    const struct ArrowSchema* ivf_centroids_schema;
-    const struct ArrowArray* pq_codebook;
-    const struct ArrowSchema* pq_codebook_schema;
-    const LanceVectorModel* model;
-    int32_t train;
-} LanceIndexSegmentBuildOptionsRfc;
-
-/**
- * lance_index_segment_builder_new_vector() in the RFC form: the params as
- * LanceVectorIndexParams (same layout) and the RFC options.  A model's
- * metric must equal params->metric, and its PQ shape must agree with
- * params (0 fields take the model's).
- */
-LanceIndexSegmentBuilder* lance_index_segment_builder_new_vector_rfc(
-    const LanceDataset* dataset, const char* column, const char* index_name,
-    const LanceVectorIndexParams* params, const LanceIndexSegmentBuildOptionsRfc* options);
-
-/**
- * lance_index_segment_builder_new_scalar() in the RFC form; no model may be
- * injected and `train` must be LANCE_TRAIN_AUTO.
- */
-LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar_rfc(
-    const LanceDataset* dataset, const char* column, const char* index_name,
-    LanceScalarIndexType index_type, const char* params_json,
-    const LanceIndexSegmentBuildOptionsRfc* options);
+int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder,
+                                              const LanceVectorModel* model);
 
 /**
  * Builds the segment WITHOUT committing and returns its metadata as the
@@ -2193,9 +2185,13 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar_rfc(
  * _indices/<uuid>/ already holds files, the call fails with
  * LANCE_ERR_DUPLICATE_SEGMENT before writing anything (a worker task
  * retried after its coordinator committed would otherwise overwrite files
- * a committed index reads); a builder made by upstream's form of the
- * constructors reports it as LANCE_ERR_INVALID_ARGUMENT, a code upstream's
- * programs know.  Give every attempt of a task a fresh UUID.
+ * a committed index reads).  The UUID is then claimed atomically, by
+ * creating _indices/<uuid>/lance-c.claim if it does not exist (the
+ * store's put-if-absent; Tencent COS has none and keeps only the checks
+ * before): of attempts with one UUID started at the same moment exactly
+ * one proceeds, the others fail with LANCE_ERR_DUPLICATE_SEGMENT.  The
+ * claim file stays beside the segment's files.  Give every attempt of a
+ * task a fresh UUID.
  *
  * Temporary files: vector builds spill their shuffle to the system's
  * temporary directory (TMPDIR, else /tmp) and remove it when the build ends,
@@ -2227,7 +2223,7 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     create), never on a library thread, so it need not be thread-safe
  *     with respect to that thread.
  *   - Calls never overlap.
- *   - No call happens after the build function returned: `user_data` may be
+ *   - No call happens after the build function returned: `callback_ctx` may be
  *     freed as soon as it returns, whatever it returned.
  *   - `stage` and `unit` are borrowed for the call only.
  *   - While a callback or a cancel token is set, the build runs on a
@@ -2259,8 +2255,9 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *   - a build on the local file system whose UUID this library chose or
  *     was given (every build except the fragment-scoped BTREE and
  *     LABEL_LIST segment builds) returns at once, whatever stage it is in
- *     (tens of milliseconds at 1M rows; README.md has the measured
- *     latencies).  Stopped in a stage that writes, its tasks are dropped
+ *     (tens of milliseconds at 1M rows; bench/README.md has the
+ *     measured latencies).  Stopped in a stage that writes, its tasks are
+ *     dropped
  *     and the file operations it had in flight end before the call
  *     returns, so nothing of it is written under _indices after the
  *     return.  A one-shot creation returns success exactly when its index
@@ -2275,9 +2272,8 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     a local temporary directory of the core's own).  Once it writes
  *     ("merge_partitions", a scalar index's files, a commit), it stops at
  *     its next checkpoint (each progress event is one: one per partition
- *     written), or runs to its end and then removes its segment.  On an
- *     object store an immediate stop there would leave multipart uploads
- *     open and could race a commit's conditional write.  A fragment-scoped
+ *     written), or runs to its end and then removes its segment (why:
+ *     docs/core-references.md).  A fragment-scoped
  *     BTREE or LABEL_LIST build stopped at a checkpoint leaves its partial
  *     files for Lance's cleanup (its UUID is the core's, reported only on
  *     success).
@@ -2299,29 +2295,20 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  * ======================================================================== */
 
 typedef enum {
-    LANCE_PROGRESS_STAGE_START = 0,
-    LANCE_PROGRESS_STAGE_PROGRESS = 1,
-    LANCE_PROGRESS_STAGE_COMPLETE = 2
-} LanceProgressEvent;
-
-/**
- * @param user_data  As given with the callback.
- * @param event      A LanceProgressEvent.
- * @param stage      Borrowed for the call.
- * @param total      STAGE_START: the stage's work units, 0 = unknown.  0 otherwise.
- * @param unit       Borrowed: what `total` and `completed` count ("" when unknown).
- * @param completed  STAGE_PROGRESS: units done so far; STAGE_COMPLETE: the
- *                   last count reported (0 if none); 0 for STAGE_START.
- */
-typedef void (*LanceIndexBuildProgressFn)(void* user_data, int32_t event, const char* stage,
-                                          uint64_t total, const char* unit, uint64_t completed);
-
-/* Upstream lance-c's names for the same events and callback type. */
-typedef enum {
     LANCE_INDEX_BUILD_PROGRESS_STAGE_START = 0,
     LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS = 1,
     LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE = 2
 } LanceIndexBuildProgressEvent;
+
+/**
+ * @param callback_ctx  As given with the callback.
+ * @param event         A LanceIndexBuildProgressEvent.
+ * @param stage         Borrowed for the call.
+ * @param total         STAGE_START: the stage's work units, 0 = unknown.  0 otherwise.
+ * @param unit          Borrowed: what `total` and `completed` count ("" when unknown).
+ * @param completed     STAGE_PROGRESS: units done so far.  0 for STAGE_START
+ *                      and STAGE_COMPLETE.
+ */
 typedef void (*LanceIndexBuildProgressCallback)(void* callback_ctx, int32_t event, const char* stage,
                                                 uint64_t total, const char* unit, uint64_t completed);
 
@@ -2351,23 +2338,13 @@ int32_t lance_index_build_cancel(const LanceIndexBuildCancelToken* token);
 bool lance_index_build_cancel_requested(const LanceIndexBuildCancelToken* token);
 
 /**
- * Sets the progress callback of a builder (NULL = none).  Before execution
- * only: afterwards it is LANCE_ERR_INVALID_ARGUMENT.
- */
-int32_t lance_index_segment_builder_set_progress(LanceIndexSegmentBuilder* builder,
-                                                 LanceIndexBuildProgressFn callback,
-                                                 void* user_data);
-
-/**
- * Upstream lance-c's form of the setter.  Differences from
- * lance_index_segment_builder_set_progress(): `callback` must not be NULL
- * (LANCE_ERR_INVALID_ARGUMENT), and STAGE_COMPLETE carries `completed` = 0
- * (as upstream sends it).  Before any execute only, even a failed one
- * (afterwards LANCE_ERR_INVALID_ARGUMENT); a later call replaces the
- * callback.  The threading contract is this section's: calls come on the
- * executing thread, never overlap and end when execute returns, which also
- * satisfies upstream's contract (callback and ctx valid until the builder
- * is freed).
+ * Sets the progress callback of a builder.  `callback` must not be NULL
+ * (LANCE_ERR_INVALID_ARGUMENT; a builder's progress is set, never
+ * cleared); `callback_ctx` may be.  Before any execute only, even a failed
+ * one (afterwards LANCE_ERR_INVALID_ARGUMENT); a later call replaces the
+ * callback.  Calls follow this section's threading contract: on the
+ * executing thread, never overlapping, none after execute returns (so the
+ * callback and its context need to live only until then).
  */
 int32_t lance_index_segment_builder_set_progress_callback(LanceIndexSegmentBuilder* builder,
                                                           LanceIndexBuildProgressCallback callback,
@@ -2380,26 +2357,17 @@ int32_t lance_index_segment_builder_set_progress_callback(LanceIndexSegmentBuild
 int32_t lance_index_segment_builder_set_cancel_token(LanceIndexSegmentBuilder* builder,
                                                      const LanceIndexBuildCancelToken* token);
 
-/** Progress and cancellation of a one-shot index creation.  Zeroed = none. */
-typedef struct LanceIndexBuildControl {
-    LanceIndexBuildProgressFn progress;      /* NULL = no progress */
+/**
+ * Progress and cancellation of a one-shot index creation
+ * (lance_dataset_create_vector_index_with_control() and
+ * lance_dataset_create_scalar_index_with_control(), section "Indices").
+ * Zeroed = none.
+ */
+struct LanceIndexBuildControl {
+    LanceIndexBuildProgressCallback progress; /* NULL = no progress */
     void* progress_user_data;
     const LanceIndexBuildCancelToken* cancel_token; /* NULL = not cancellable */
-} LanceIndexBuildControl;
-
-/** lance_dataset_create_vector_index() with progress and cancellation; control may be NULL. */
-int32_t lance_dataset_create_vector_index_with_control(LanceDataset* dataset, const char* column,
-                                                       const char* index_name,
-                                                       const LanceVectorIndexParams* params,
-                                                       bool replace,
-                                                       const LanceIndexBuildControl* control);
-
-/** lance_dataset_create_scalar_index() with progress and cancellation; control may be NULL. */
-int32_t lance_dataset_create_scalar_index_with_control(LanceDataset* dataset, const char* column,
-                                                       const char* index_name,
-                                                       LanceScalarIndexType index_type,
-                                                       const char* params_json, bool replace,
-                                                       const LanceIndexBuildControl* control);
+};
 
 /* ========================================================================
  * Distributed index builds: segment metadata (RFC E2)
@@ -2445,7 +2413,7 @@ const char* lance_index_segment_metadata_index_type_name(const LanceIndexSegment
 
 /**
  * The protobuf type URL of the segment's index details (e.g.
- * "/lance.table.VectorIndexDetails"); NULL with LANCE_OK when the segment
+ * "/lance.index.pb.VectorIndexDetails"); NULL with LANCE_OK when the segment
  * records no details, NULL with an error code on error.
  */
 const char* lance_index_segment_metadata_index_details_type_url(const LanceIndexSegmentMetadata* metadata);
@@ -2628,17 +2596,6 @@ int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* i
                                             const uint8_t* const* segment_metadata_bytes,
                                             const size_t* segment_metadata_lens,
                                             size_t segment_count);
-
-/**
- * The RFC's form of the commit:
- * lance_dataset_commit_index_segments_with_options() with options {replace}
- * and no result (so this library's codes and model check).
- */
-int32_t lance_dataset_commit_index_segments_rfc(LanceDataset* dataset, const char* index_name,
-                                                const char* column,
-                                                const uint8_t* const* segment_metadata_bytes,
-                                                const size_t* segment_metadata_lens,
-                                                size_t segment_count, bool replace);
 
 /**
  * Merges uncommitted segments into one segment, WITHOUT committing (the

@@ -8,12 +8,10 @@
 // Upstream lance-c: every member of upstream lance-c's lance.hpp is here
 // with upstream's name and signature (tests/conformance/upstream_hpp.cpp
 // checks them), so a C++ program written for upstream's wrapper compiles
-// against this one.  This library's own
-// members (shared models, cancel tokens, std::function progress, commit
-// options and results, planning, listings) sit beside them under names of
-// their own; where this wrapper's earlier member had upstream's name with
-// another signature, upstream's form took the name and the earlier one got
-// a suffix (noted at each).
+// against this one.  This library's own members (shared models, cancel
+// tokens, std::function progress, commit options and results, planning,
+// listings) sit beside them under names of their own, one name per concept
+// (CHANGELOG.md lists the names earlier versions had).
 #ifndef LANCE_HPP
 #define LANCE_HPP
 
@@ -400,24 +398,6 @@ private:
     Handle<LanceIndexSegmentMetadata, lance_index_segment_metadata_free> handle_;
 };
 
-/// This wrapper's earlier metadata class, kept for its users: the same
-/// getters, but index_type() gives the type's name (IndexSegmentMetadata's
-/// index_type() gives upstream's enum value).
-class SegmentMetadata {
-public:
-    static SegmentMetadata parse(const Bytes& bytes) { return SegmentMetadata(IndexSegmentMetadata::parse(bytes)); }
-    SegmentId uuid() const { return meta_.uuid(); }
-    std::string name() const { return meta_.name(); }
-    std::string index_type() const { return meta_.index_type_name(); }
-    std::string model_fingerprint() const { return meta_.model_fingerprint(); }
-    uint64_t dataset_version() const { return meta_.dataset_version(); }
-    std::vector<uint32_t> fragment_ids() const { return meta_.fragment_ids(); }
-
-private:
-    explicit SegmentMetadata(IndexSegmentMetadata meta) : meta_(std::move(meta)) {}
-    IndexSegmentMetadata meta_;
-};
-
 // ---- build progress and cancellation --------------------------------------------
 
 /// A cancel token; cancel() may be called from any thread.
@@ -434,10 +414,10 @@ private:
     Handle<LanceIndexBuildCancelToken, lance_index_build_cancel_token_free> handle_;
 };
 
-/// One progress event; see LanceIndexBuildProgressFn.  The strings are
+/// One progress event; see LanceIndexBuildProgressCallback.  The strings are
 /// borrowed for the call.
 struct ProgressEvent {
-    LanceProgressEvent event;
+    LanceIndexBuildProgressEvent event;
     const char* stage;
     uint64_t total;
     const char* unit;
@@ -456,13 +436,17 @@ struct ProgressTrampoline {
         auto* self = static_cast<ProgressTrampoline*>(user);
         if (self->error) return;
         try {
-            self->callback(ProgressEvent{static_cast<LanceProgressEvent>(event), stage, total, unit, completed});
+            self->callback(ProgressEvent{static_cast<LanceIndexBuildProgressEvent>(event), stage, total, unit, completed});
         } catch (...) {
             self->error = std::current_exception();
         }
     }
+    /// Rethrows the kept exception once (a later call starts clean).
     void rethrow() {
-        if (error) std::rethrow_exception(error);
+        if (!error) return;
+        std::exception_ptr e = std::move(error);
+        error = nullptr;
+        std::rethrow_exception(e);
     }
 };
 }  // namespace detail
@@ -476,7 +460,7 @@ public:
     explicit IndexSegmentBuilder(LanceIndexSegmentBuilder* builder) : handle_(builder) {}
 
     /// Builds the segment without committing; returns its metadata bytes.
-    /// An exception thrown by a set_progress() callback is rethrown here.
+    /// An exception thrown by a ProgressCallback is rethrown here.
     std::vector<uint8_t> execute_uncommitted() {
         uint8_t* data = nullptr;
         size_t len = 0;
@@ -491,11 +475,12 @@ public:
         return std::vector<uint8_t>(data, data + len);
     }
 
-    /// Upstream's progress form: a C callback (must not be NULL) and its
-    /// context; see lance_index_segment_builder_set_progress_callback().  The
-    /// callback must not throw.
+    /// A C callback (must not be NULL) and its context; see
+    /// lance_index_segment_builder_set_progress_callback().  The callback
+    /// must not throw.
     IndexSegmentBuilder& progress_callback(LanceIndexBuildProgressCallback callback, void* callback_ctx) {
         detail::check(lance_index_segment_builder_set_progress_callback(handle_.get(), callback, callback_ctx));
+        progress_.reset();
         return *this;
     }
 
@@ -503,14 +488,22 @@ public:
 
     // This library's additions.
 
-    /// Progress events of execute_uncommitted(), on the calling thread; the
-    /// callback may throw (the exception comes out of execute_uncommitted()).
-    void set_progress(ProgressCallback callback) {
+    /// Progress events of execute_uncommitted() as a std::function, on the
+    /// calling thread; the callback may throw (the exception comes out of
+    /// execute_uncommitted()).
+    IndexSegmentBuilder& progress_callback(ProgressCallback callback) {
         auto trampoline = std::make_unique<detail::ProgressTrampoline>();
         trampoline->callback = std::move(callback);
-        detail::check(lance_index_segment_builder_set_progress(handle_.get(), &detail::ProgressTrampoline::call,
-                                                               trampoline.get()));
+        detail::check(lance_index_segment_builder_set_progress_callback(
+            handle_.get(), &detail::ProgressTrampoline::call, trampoline.get()));
         progress_ = std::move(trampoline);
+        return *this;
+    }
+    /// The shared model to build with (the builder never trains); see
+    /// lance_index_segment_builder_set_model().  The builder copies it.
+    IndexSegmentBuilder& set_model(const VectorModel& model) {
+        detail::check(lance_index_segment_builder_set_model(handle_.get(), model.c_handle()));
+        return *this;
     }
     /// The builder keeps its own reference to the token.
     void set_cancel_token(const CancelToken& token) {
@@ -521,9 +514,6 @@ private:
     Handle<LanceIndexSegmentBuilder, lance_index_segment_builder_free> handle_;
     std::unique_ptr<detail::ProgressTrampoline> progress_;
 };
-
-/// This wrapper's earlier name of the builder class.
-using SegmentBuilder = IndexSegmentBuilder;
 
 /// Balanced fragment groups for N workers.
 class FragmentPlan {
@@ -793,8 +783,6 @@ public:
     Scanner& nearest(const std::string& column, const std::vector<float>& query, uint32_t k) {
         return nearest(column, query.data(), query.size(), k);
     }
-    /// This wrapper's earlier name of fragment_ids(vector).
-    Scanner& fragments(const std::vector<uint64_t>& ids) { return fragment_ids(ids); }
     /// The next batch, or std::nullopt at the end of the scan.
     std::optional<Batch> next() {
         LanceBatch* out = nullptr;
@@ -889,8 +877,7 @@ public:
         return Dataset(out);
     }
 
-    /// This wrapper's earlier write (renamed: upstream's write took the
-    /// name): the schema is given (borrowed) and the stream must match it;
+    /// A write whose schema is given (borrowed); the stream must match it.
     /// `stream` is consumed.
     static Dataset write_with_schema(const std::string& uri, const ArrowSchema* schema, ArrowArrayStream* stream,
                                      LanceWriteMode mode, const LanceWriteParams* params = nullptr,
@@ -1137,8 +1124,10 @@ public:
         return ids;
     }
 
-    /// Upstream's segment builders.  The vector one passes the params as
-    /// LanceVectorIndexSegmentParams; `options` nullptr = the defaults.
+    /// Segment builders.  The vector one passes the params as
+    /// LanceVectorIndexSegmentParams; `options` nullptr = the defaults.  A
+    /// shared model goes in the options (Arrow arrays) or through
+    /// IndexSegmentBuilder::set_model().
     IndexSegmentBuilder new_scalar_index_segment_builder(const std::string& column, LanceScalarIndexType index_type,
                                                          const std::string& index_name = "",
                                                          const std::string& params_json = "",
@@ -1218,8 +1207,6 @@ public:
         return scan_checked(columns.empty() ? nullptr : c_columns.data(), filter.empty() ? nullptr : filter.c_str());
     }
 
-    /// This wrapper's earlier name of list_indices_json().
-    std::string index_list_json() const { return list_indices_json(); }
     /// Every segment of every index, extended view; see lance_dataset_index_segments_json().
     std::string index_segments_json() const { return detail::take_string(lance_dataset_index_segments_json(get())); }
     /// How far an index covers this version; see lance_dataset_index_coverage_json().
@@ -1237,38 +1224,8 @@ public:
         return VectorModel(out);
     }
 
-    /// Segment builders in the RFC form (LanceIndexSegmentBuildOptionsRfc,
-    /// which can carry a VectorModel).
-    IndexSegmentBuilder vector_segment_builder(const std::string& column, const LanceVectorIndexParams& params,
-                                               const LanceIndexSegmentBuildOptionsRfc& options,
-                                               const std::string& name = "") const {
-        return checked_builder(lance_index_segment_builder_new_vector_rfc(
-            get(), column.c_str(), name.empty() ? nullptr : name.c_str(), &params, &options));
-    }
-    IndexSegmentBuilder scalar_segment_builder(const std::string& column, LanceScalarIndexType type,
-                                               const LanceIndexSegmentBuildOptionsRfc& options,
-                                               const std::string& name = "",
-                                               const std::string& params_json = "") const {
-        return checked_builder(lance_index_segment_builder_new_scalar_rfc(
-            get(), column.c_str(), name.empty() ? nullptr : name.c_str(), type,
-            params_json.empty() ? nullptr : params_json.c_str(), &options));
-    }
-
-    /// The RFC's commit (lance_dataset_commit_index_segments_rfc(); this
-    /// wrapper's earlier commit_index_segments(..., replace), renamed since
-    /// upstream's commit took the name): an existing index is refused unless
-    /// `replace`, independently trained segments are refused, and set
-    /// problems have their own codes (LANCE_ERR_NO_SEGMENTS, ...).
-    void commit_index_segments_rfc(const std::string& index_name, const std::string& column,
-                                   const std::vector<Bytes>& segments, bool replace = false) {
-        SegmentPointers p(segments);
-        detail::check(lance_dataset_commit_index_segments_rfc(get(), index_name.c_str(), column.c_str(),
-                                                              p.bytes.data(), p.lens.data(), segments.size(), replace));
-    }
-
     /// The commit with options; returns the version holding the segments and
-    /// whether they were already committed (an idempotent retry).  This
-    /// wrapper's earlier commit_index_segments(..., const CommitOptions&).
+    /// whether they were already committed (an idempotent retry).
     LanceCommitIndexResult commit_index_segments_with_options(const std::string& index_name, const std::string& column,
                                                               const std::vector<Bytes>& segments,
                                                               const CommitOptions& options) {

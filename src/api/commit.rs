@@ -25,6 +25,7 @@ use lance_table::format::IndexMetadata;
 use roaring::RoaringBitmap;
 use uuid::Uuid;
 
+use crate::floor::build::CLAIM_FILE;
 use crate::floor::catalog::{column_names, require_column, user_segments};
 use crate::floor::codec::{
     decode_metadata, encode_metadata, is_vector, model_fingerprint, record_provenance, segment_type_name,
@@ -43,6 +44,7 @@ pub struct LanceCommitIndexOptions {
     pub job_id: *const c_char,
     pub attempt_id: *const c_char,
 }
+crate::c_layout!(LanceCommitIndexOptions, 24; replace @ 0, allow_independent_models @ 1, job_id @ 8, attempt_id @ 16);
 
 /// Mirrors `LanceCommitIndexResult` in lance.h.
 #[repr(C)]
@@ -50,6 +52,7 @@ pub struct LanceCommitIndexResult {
     pub version: u64,
     pub already_committed: bool,
 }
+crate::c_layout!(LanceCommitIndexResult, 16; version @ 0, already_committed @ 8);
 
 struct Options<'a> {
     replace: bool,
@@ -237,7 +240,7 @@ fn check_files(ds: &Dataset, segments: &[IndexMetadata]) -> CResult<()> {
                     }
                 }
                 _ => {
-                    if store.read_dir(dir.clone()).await?.is_empty() {
+                    if store.read_dir(dir.clone()).await?.iter().all(|f| f.as_str() == CLAIM_FILE) {
                         return Err(incomplete(s, format!("directory _indices/{} holds no files", s.uuid)));
                     }
                 }
@@ -650,22 +653,5 @@ pub unsafe extern "C" fn lance_dataset_commit_index_segments(
         commit_c(dataset, index_name, column, segment_metadata_bytes, segment_metadata_lens, segment_count, &o)
             .map(|_| ())
             .map_err(CError::in_upstream_codes)
-    })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn lance_dataset_commit_index_segments_rfc(
-    dataset: *mut LanceDataset,
-    index_name: *const c_char,
-    column: *const c_char,
-    segment_metadata_bytes: *const *const u8,
-    segment_metadata_lens: *const usize,
-    segment_count: usize,
-    replace: bool,
-) -> i32 {
-    let o = Options::fixed(replace, false);
-    status(|| {
-        commit_c(dataset, index_name, column, segment_metadata_bytes, segment_metadata_lens, segment_count, &o)
-            .map(|_| ())
     })
 }

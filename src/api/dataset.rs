@@ -224,6 +224,12 @@ pub struct LanceCompactionMetrics {
     pub files_removed: u64,
     pub files_added: u64,
 }
+crate::c_layout!(LanceCompactionMetrics, 32;
+    fragments_removed @ 0,
+    fragments_added @ 8,
+    files_removed @ 16,
+    files_added @ 24,
+);
 
 /// Mirrors `LanceCompactionOptions` in lance.h (0 = the core's default).
 #[repr(C)]
@@ -234,6 +240,13 @@ pub struct LanceCompactionOptions {
     pub num_threads: u64,
     pub batch_size: u64,
 }
+crate::c_layout!(LanceCompactionOptions, 40;
+    target_rows_per_fragment @ 0,
+    max_rows_per_group @ 8,
+    max_bytes_per_file @ 16,
+    num_threads @ 24,
+    batch_size @ 32,
+);
 
 /// `value` as a size, None for 0 (the default).
 fn size_option(value: u64, name: &str) -> CResult<Option<usize>> {
@@ -295,6 +308,14 @@ pub struct LanceCleanupStats {
     pub index_files_removed: u64,
     pub deletion_files_removed: u64,
 }
+crate::c_layout!(LanceCleanupStats, 48;
+    bytes_removed @ 0,
+    old_versions @ 8,
+    data_files_removed @ 16,
+    transaction_files_removed @ 24,
+    index_files_removed @ 32,
+    deletion_files_removed @ 40,
+);
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_cleanup_old_versions(

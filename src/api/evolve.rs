@@ -8,7 +8,7 @@ use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use lance::dataset::{ColumnAlteration, NewColumnTransform};
 
-use crate::floor::arrow::{hold_stream, import_data_type, import_schema, release_stream, take_stream};
+use crate::floor::arrow::{hold_stream, import_data_type, import_schema, status_consuming, take_stream};
 use crate::floor::error::{invalid, status, CResult, Context};
 use crate::floor::ffi::{counted_strs, optional_str, required_nonempty_str, slice_arg};
 use crate::floor::handle::{dataset_ref, LanceDataset};
@@ -23,6 +23,7 @@ pub struct LanceColumnAlteration {
     pub nullable_mode: i32,
     pub data_type: *const FFI_ArrowSchema,
 }
+crate::c_layout!(LanceColumnAlteration, 32; path @ 0, rename @ 8, nullable_mode @ 16, data_type @ 24);
 
 /// Mirrors `LanceSqlColumn` in lance.h.
 #[repr(C)]
@@ -30,6 +31,7 @@ pub struct LanceSqlColumn {
     pub name: *const c_char,
     pub expression: *const c_char,
 }
+crate::c_layout!(LanceSqlColumn, 16; name @ 0, expression @ 8);
 
 /// A count argument that must not be zero.
 fn nonzero_count(count: usize, name: &str, what: &str) -> CResult<()> {
@@ -167,10 +169,5 @@ pub unsafe extern "C" fn lance_dataset_add_columns_stream(
     stream: *mut FFI_ArrowArrayStream,
     batch_size: u64,
 ) -> i32 {
-    let rc = status(|| add_columns_stream_impl(dataset, stream, batch_size));
-    // A panic may have struck before the stream was taken; never leak it.
-    if rc != 0 {
-        release_stream(stream);
-    }
-    rc
+    status_consuming(stream, || add_columns_stream_impl(dataset, stream, batch_size))
 }

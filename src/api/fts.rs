@@ -11,7 +11,7 @@ use lance_index::scalar::inverted::query::{FtsQuery, MatchQuery, Operator, Phras
 use lance_index::scalar::FullTextSearchQuery;
 use uuid::Uuid;
 
-use crate::api::scan::{scanner_mut, LanceScanner};
+use crate::floor::scanner::{scanner_mut, LanceScanner};
 use crate::floor::catalog::user_segments;
 use crate::floor::codec::segment_type_name;
 use crate::floor::error::{guard_handle, invalid, not_found, not_supported, status, CError, CResult, Code};

@@ -1,20 +1,65 @@
 //! lance.h section "Indices": one-shot creation (built and committed in one
-//! call), dropping, and listing indices and their segments.
+//! call, with or without progress and cancellation), dropping, and listing
+//! indices and their segments.
 
 use std::ffi::c_char;
 
 use lance::index::DatasetIndexExt;
 use serde_json::json;
 
-use crate::floor::build::{create_scalar_index, create_vector_index};
-use crate::floor::catalog::{column_names, named_segments, user_segments};
+use crate::floor::build::create_one_shot;
+use crate::floor::catalog::{
+    check_partitions, check_vector_column, column_names, named_segments, optional_index_name, user_segments,
+};
 use crate::floor::codec::segment_type_name;
-use crate::floor::error::{guard, invalid, not_found, status, Context};
-use crate::floor::ffi::{into_c_string, require_out, required_nonempty_str, write_out};
+use crate::floor::error::{guard, invalid, not_found, status, CResult, Context};
+use crate::floor::ffi::{handle_ref, into_c_string, optional_str, require_out, required_nonempty_str, write_out};
 use crate::floor::handle::{dataset_ref, LanceDataset};
-use crate::floor::params::LanceVectorIndexParams;
-use crate::floor::progress::BuildControl;
+use crate::floor::params::{scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams};
+use crate::floor::progress::{BuildControl, LanceIndexBuildControl};
 use crate::floor::runtime::block_on;
+
+/// The dataset, column and index name every one-shot creation takes.
+unsafe fn target<'a>(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+) -> CResult<(&'a LanceDataset, &'a str, Option<String>)> {
+    Ok((dataset_ref(dataset)?, required_nonempty_str(column, "column")?, optional_index_name(index_name)?))
+}
+
+unsafe fn create_vector(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    params: *const LanceVectorIndexParams,
+    replace: bool,
+    control: &BuildControl,
+) -> CResult<()> {
+    let (handle, column, name) = target(dataset, column, index_name)?;
+    let p = *handle_ref(params, "params")?;
+    let (index_type, core_params) = vector_params(&p)?;
+    create_one_shot(handle, column, name, replace, control, |ds, column| {
+        check_vector_column(ds, column, p.metric)?;
+        check_partitions(ds, p.num_partitions, None)?;
+        Ok((index_type, CoreParams::Vector(core_params)))
+    })
+}
+
+unsafe fn create_scalar(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    index_type: i32,
+    params_json: *const c_char,
+    replace: bool,
+    control: &BuildControl,
+) -> CResult<()> {
+    let (handle, column, name) = target(dataset, column, index_name)?;
+    let (index_type, kind) = scalar_kind(index_type)?;
+    let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
+    create_one_shot(handle, column, name, replace, control, |_, _| Ok((index_type, CoreParams::Scalar(params))))
+}
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_create_vector_index(
@@ -24,7 +69,7 @@ pub unsafe extern "C" fn lance_dataset_create_vector_index(
     params: *const LanceVectorIndexParams,
     replace: bool,
 ) -> i32 {
-    status(|| create_vector_index(dataset, column, index_name, params, replace, &BuildControl::default()))
+    status(|| create_vector(dataset, column, index_name, params, replace, &BuildControl::default()))
 }
 
 #[no_mangle]
@@ -36,7 +81,35 @@ pub unsafe extern "C" fn lance_dataset_create_scalar_index(
     params_json: *const c_char,
     replace: bool,
 ) -> i32 {
-    status(|| create_scalar_index(dataset, column, index_name, index_type, params_json, replace, &BuildControl::default()))
+    status(|| create_scalar(dataset, column, index_name, index_type, params_json, replace, &BuildControl::default()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_create_vector_index_with_control(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    params: *const LanceVectorIndexParams,
+    replace: bool,
+    control: *const LanceIndexBuildControl,
+) -> i32 {
+    status(|| create_vector(dataset, column, index_name, params, replace, &BuildControl::from_c(control)))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_create_scalar_index_with_control(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    index_type: i32,
+    params_json: *const c_char,
+    replace: bool,
+    control: *const LanceIndexBuildControl,
+) -> i32 {
+    status(|| {
+        let control = BuildControl::from_c(control);
+        create_scalar(dataset, column, index_name, index_type, params_json, replace, &control)
+    })
 }
 
 #[no_mangle]

@@ -6,7 +6,7 @@ mod dataset; //       Datasets
 mod history; //       Versions, restore and statistics
 mod session; //       Sessions
 mod write; //         Write
-mod merge; //         Merge-insert
+mod merge_insert; //  Merge-insert
 mod evolve; //        Schema evolution
 mod scan; //          Scan and search
 mod take; //          Random access

@@ -85,8 +85,9 @@ unsafe fn trainer_args<'a>(
     Ok((ds, column, distance))
 }
 
-unsafe fn sample_fragments(ds: &Dataset, ids: *const u32, count: usize) -> CResult<Option<Vec<u32>>> {
-    fragment_list(ds, ids, count, "sample_fragment_ids")
+/// The fragments to sample; `name` is the caller's parameter, for messages.
+unsafe fn sample_fragments(ds: &Dataset, ids: *const u32, count: usize, name: &str) -> CResult<Option<Vec<u32>>> {
+    fragment_list(ds, ids, count, name)
 }
 
 #[no_mangle]
@@ -100,18 +101,30 @@ pub unsafe extern "C" fn lance_dataset_train_ivf_centroids(
     out_centroids: *mut FFI_ArrowArray,
     out_schema: *mut FFI_ArrowSchema,
 ) -> i32 {
-    status(|| {
-        let (ds, column, metric) = trainer_args(dataset, column, metric)?;
-        if num_partitions == 0 {
-            return Err(invalid("num_partitions must be at least 1"));
-        }
-        require_out(out_centroids, "out_centroids")?;
-        require_out(out_schema, "out_schema")?;
-        let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
-        check_partitions(&ds, num_partitions, fragments.as_deref())?;
-        let centroids = train_ivf(&ds, column, num_partitions as usize, metric, &LanceVectorIndexParams::defaults(IVF_FLAT), fragments.as_deref())?;
-        export_array(&centroids, out_centroids, out_schema)
-    })
+    let fragments = (sample_fragment_ids, sample_fragment_count, "sample_fragment_ids");
+    status(|| train_ivf_centroids(dataset, column, num_partitions, metric, fragments, out_centroids, out_schema))
+}
+
+/// Both IVF trainers: `fragments` is (ids, count, the caller's name for them).
+unsafe fn train_ivf_centroids(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    num_partitions: u32,
+    metric: i32,
+    (sample_fragment_ids, sample_fragment_count, fragments_name): (*const u32, usize, &str),
+    out_centroids: *mut FFI_ArrowArray,
+    out_schema: *mut FFI_ArrowSchema,
+) -> CResult<()> {
+    let (ds, column, metric) = trainer_args(dataset, column, metric)?;
+    if num_partitions == 0 {
+        return Err(invalid("num_partitions must be at least 1"));
+    }
+    require_out(out_centroids, "out_centroids")?;
+    require_out(out_schema, "out_schema")?;
+    let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count, fragments_name)?;
+    check_partitions(&ds, num_partitions, fragments.as_deref())?;
+    let centroids = train_ivf(&ds, column, num_partitions as usize, metric, &LanceVectorIndexParams::defaults(IVF_FLAT), fragments.as_deref())?;
+    export_array(&centroids, out_centroids, out_schema)
 }
 
 #[no_mangle]
@@ -134,7 +147,7 @@ pub unsafe extern "C" fn lance_dataset_train_pq_codebook(
         require_out(out_schema, "out_schema")?;
         let (values, dim) = read_f32_list(ivf_centroids, ivf_centroids_schema, "ivf_centroids")?;
         let centroids = fsl(values, dim)?;
-        let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
+        let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count, "sample_fragment_ids")?;
         let p = LanceVectorIndexParams { num_sub_vectors, num_bits, ..LanceVectorIndexParams::defaults(IVF_PQ) };
         let params = pq_params(&p);
         let col_dim = column_dim(&ds, column)?;
@@ -165,10 +178,10 @@ pub unsafe extern "C" fn lance_index_train_ivf_model(
     out_array: *mut FFI_ArrowArray,
     out_schema: *mut FFI_ArrowSchema,
 ) -> i32 {
-    if status(|| zero_outputs(out_array, out_schema)) != 0 {
-        return -1;
-    }
-    lance_dataset_train_ivf_centroids(dataset, column, num_partitions, metric, fragment_ids, fragment_count, out_array, out_schema)
+    status(|| {
+        zero_outputs(out_array, out_schema)?;
+        train_ivf_centroids(dataset, column, num_partitions, metric, (fragment_ids, fragment_count, "fragment_ids"), out_array, out_schema)
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -197,7 +210,7 @@ pub unsafe extern "C" fn lance_index_train_pq_model(
         }
         let (values, dim) = read_f32_list(ivf_centroids, ivf_centroids_schema, "ivf_centroids")?;
         let centroids = fsl(values, dim)?;
-        let fragments = sample_fragments(&ds, fragment_ids, fragment_count)?;
+        let fragments = sample_fragments(&ds, fragment_ids, fragment_count, "fragment_ids")?;
         let p = LanceVectorIndexParams { num_sub_vectors, num_bits, ..LanceVectorIndexParams::defaults(IVF_PQ) };
         let params = pq_params(&p);
         let col_dim = column_dim(&ds, column)?;
@@ -233,7 +246,7 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model(
                 "params->num_partitions must be set to train a shared model (every segment must agree on it)",
             ));
         }
-        let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count)?;
+        let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count, "sample_fragment_ids")?;
         check_vector_column(&ds, column, p.metric)?;
         check_partitions(&ds, p.num_partitions, fragments.as_deref())?;
         let dim = column_dim(&ds, column)?;
@@ -337,6 +350,14 @@ pub struct LanceVectorModelInfo {
     pub num_sub_vectors: u32,
     pub num_bits: u32,
 }
+crate::c_layout!(LanceVectorModelInfo, 24;
+    metric @ 0,
+    dimension @ 4,
+    num_partitions @ 8,
+    has_pq_codebook @ 12,
+    num_sub_vectors @ 16,
+    num_bits @ 20,
+);
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_vector_model_info(model: *const LanceVectorModel, out: *mut LanceVectorModelInfo) -> i32 {

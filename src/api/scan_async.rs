@@ -8,7 +8,7 @@ use std::panic::AssertUnwindSafe;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use futures::{FutureExt, StreamExt};
 
-use crate::api::scan::{export_scan_stream, scanner_mut, LanceBatch, LanceScanner};
+use crate::floor::scanner::{export_scan_stream, scanner_mut, LanceBatch, LanceScanner};
 use crate::floor::error::{guard, invalid, set_last_error, CError, CResult, Code};
 use crate::floor::ffi::{handle_ref, into_handle, require_out, write_out};
 use crate::floor::poll::{CWaker, Polled, PolledStream, SendPtr, Step};

@@ -8,23 +8,24 @@ use std::sync::Arc;
 
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
 use lance::Dataset;
+use lance::index::vector::VectorIndexParams;
 use lance_index::IndexType;
 use uuid::Uuid;
 
 use crate::floor::arrow::read_f32_list;
-use crate::floor::build::{BuildRequest, LanceIndexSegmentBuilder};
+use crate::floor::build::{BuildRequest, LanceIndexSegmentBuilder, VectorSegment};
 use crate::floor::catalog::{check_partitions, check_vector_column, optional_index_name, require_column};
 use crate::floor::codec::{encode_metadata, MODEL_FINGERPRINT_HINT};
 use crate::floor::error::{guard_handle, invalid, not_supported, status, CResult, Context};
-use crate::floor::ffi::{free_handle, handle_mut, into_c_bytes, optional_str, require_out, required_nonempty_str, slice_arg, write_out};
+use crate::floor::ffi::{free_handle, handle_mut, handle_ref, into_c_bytes, optional_str, require_out, required_nonempty_str, slice_arg, write_out};
 use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
 use crate::floor::params::{
-    build_mode, ivf_params, pq_params, scalar_kind, scalar_params, train_mode, uses_pq, vector_params_with_ivf,
-    BuildMode, CoreParams, LanceVectorIndexParams,
+    build_mode, ivf_params, pq_params, scalar_kind, scalar_params, uses_pq, vector_params_with_ivf, BuildMode,
+    CoreParams, LanceVectorIndexParams,
 };
 use crate::floor::vector_model::{check_codebook_shape, fsl, LanceVectorModel, PqModel};
 
-/// Mirrors `LanceIndexSegmentBuildOptions` in lance.h (upstream's form).
+/// Mirrors `LanceIndexSegmentBuildOptions` in lance.h.
 #[repr(C)]
 #[derive(Clone, Copy)]
 pub struct LanceIndexSegmentBuildOptions {
@@ -37,23 +38,19 @@ pub struct LanceIndexSegmentBuildOptions {
     pub pq_codebook_schema: *const FFI_ArrowSchema,
     pub mode: i32,
 }
+crate::c_layout!(LanceIndexSegmentBuildOptions, 64;
+    fragment_ids @ 0,
+    fragment_count @ 8,
+    index_uuid @ 16,
+    ivf_centroids @ 24,
+    ivf_centroids_schema @ 32,
+    pq_codebook @ 40,
+    pq_codebook_schema @ 48,
+    mode @ 56,
+);
 
-/// Mirrors `LanceIndexSegmentBuildOptionsRfc` in lance.h (the RFC form).
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub struct LanceIndexSegmentBuildOptionsRfc {
-    pub fragment_ids: *const u32,
-    pub fragment_count: usize,
-    pub index_uuid: *const u8,
-    pub ivf_centroids: *const FFI_ArrowArray,
-    pub ivf_centroids_schema: *const FFI_ArrowSchema,
-    pub pq_codebook: *const FFI_ArrowArray,
-    pub pq_codebook_schema: *const FFI_ArrowSchema,
-    pub model: *const LanceVectorModel,
-    pub train: i32,
-}
 
-/// Either form of the options, after its mode was validated.
+/// The options after their mode was validated (NULL = the defaults).
 #[derive(Clone, Copy)]
 struct Options {
     fragment_ids: *const u32,
@@ -63,30 +60,23 @@ struct Options {
     ivf_centroids_schema: *const FFI_ArrowSchema,
     pq_codebook: *const FFI_ArrowArray,
     pq_codebook_schema: *const FFI_ArrowSchema,
-    model: *const LanceVectorModel,
     mode: BuildMode,
-    /// How the mode field is named in this form, for messages.
-    mode_field: &'static str,
 }
 
 impl Options {
-    fn defaults() -> Self {
-        Options {
-            fragment_ids: std::ptr::null(),
-            fragment_count: 0,
-            index_uuid: std::ptr::null(),
-            ivf_centroids: std::ptr::null(),
-            ivf_centroids_schema: std::ptr::null(),
-            pq_codebook: std::ptr::null(),
-            pq_codebook_schema: std::ptr::null(),
-            model: std::ptr::null(),
-            mode: BuildMode::Auto,
-            mode_field: "options->mode",
-        }
-    }
-
-    unsafe fn upstream(o: *const LanceIndexSegmentBuildOptions) -> CResult<Self> {
-        let Some(o) = o.as_ref() else { return Ok(Self::defaults()) };
+    unsafe fn from_c(o: *const LanceIndexSegmentBuildOptions) -> CResult<Self> {
+        let Some(o) = o.as_ref() else {
+            return Ok(Options {
+                fragment_ids: std::ptr::null(),
+                fragment_count: 0,
+                index_uuid: std::ptr::null(),
+                ivf_centroids: std::ptr::null(),
+                ivf_centroids_schema: std::ptr::null(),
+                pq_codebook: std::ptr::null(),
+                pq_codebook_schema: std::ptr::null(),
+                mode: BuildMode::Auto,
+            });
+        };
         Ok(Options {
             fragment_ids: o.fragment_ids,
             fragment_count: o.fragment_count,
@@ -95,30 +85,12 @@ impl Options {
             ivf_centroids_schema: o.ivf_centroids_schema,
             pq_codebook: o.pq_codebook,
             pq_codebook_schema: o.pq_codebook_schema,
-            model: std::ptr::null(),
             mode: build_mode(o.mode)?,
-            mode_field: "options->mode",
-        })
-    }
-
-    unsafe fn rfc(o: *const LanceIndexSegmentBuildOptionsRfc) -> CResult<Self> {
-        let Some(o) = o.as_ref() else { return Ok(Self { mode_field: "options->train", ..Self::defaults() }) };
-        Ok(Options {
-            fragment_ids: o.fragment_ids,
-            fragment_count: o.fragment_count,
-            index_uuid: o.index_uuid,
-            ivf_centroids: o.ivf_centroids,
-            ivf_centroids_schema: o.ivf_centroids_schema,
-            pq_codebook: o.pq_codebook,
-            pq_codebook_schema: o.pq_codebook_schema,
-            model: o.model,
-            mode: train_mode(o.train)?,
-            mode_field: "options->train",
         })
     }
 
     fn has_model(&self) -> bool {
-        !self.ivf_centroids.is_null() || !self.pq_codebook.is_null() || !self.model.is_null()
+        !self.ivf_centroids.is_null() || !self.pq_codebook.is_null()
     }
 }
 
@@ -131,65 +103,122 @@ unsafe fn segment_uuid(ptr: *const u8) -> CResult<Option<Uuid>> {
     Ok(Some(Uuid::from_bytes(bytes.try_into().expect("16 bytes"))))
 }
 
-/// The injected model of a vector build: from a serialized-model handle or
-/// from Arrow arrays (not both), checked against the params and the column.
+/// A model given to a vector build, from the options' Arrow arrays or from
+/// a model handle, before it is checked against the params and the column.
 struct Injected {
     centroids: Vec<f32>,
     dim: usize,
     codebook: Option<Vec<f32>>,
-    fingerprint: Option<String>,
+    /// The PQ shape a model handle records; Arrow arrays take the params'.
+    pq_shape: Option<(usize, usize)>,
+    fingerprint: String,
 }
 
-unsafe fn injected_model(o: &Options, p: &LanceVectorIndexParams) -> CResult<Option<Injected>> {
-    let has_arrow = !o.ivf_centroids.is_null() || !o.pq_codebook.is_null();
-    if !o.model.is_null() {
-        if has_arrow {
-            return Err(invalid("options give both a model and Arrow arrays; pass one of them"));
-        }
-        let m = &*o.model;
+impl Injected {
+    fn from_handle(m: &LanceVectorModel, p: &LanceVectorIndexParams) -> CResult<Self> {
         if m.metric != p.metric {
             return Err(invalid(format!(
-                "the model was trained for metric {}, params->metric is {}",
+                "the model was trained for metric {}, the builder's params->metric is {}",
                 m.metric, p.metric
             )));
         }
-        return Ok(Some(Injected {
+        Ok(Injected {
             centroids: m.centroids.clone(),
             dim: m.dim,
             codebook: m.pq.as_ref().map(|pq| pq.codebook.clone()),
-            fingerprint: Some(m.fingerprint.clone()),
-        }));
+            pq_shape: m.pq.as_ref().map(|pq| (pq.num_sub_vectors, pq.num_bits)),
+            fingerprint: m.fingerprint.clone(),
+        })
     }
-    if o.ivf_centroids.is_null() {
-        if !o.pq_codebook.is_null() {
-            return Err(invalid("options->pq_codebook needs options->ivf_centroids: the codebook is trained on IVF residuals"));
+
+    unsafe fn from_options(o: &Options, p: &LanceVectorIndexParams) -> CResult<Option<Self>> {
+        if o.ivf_centroids.is_null() {
+            if !o.pq_codebook.is_null() {
+                return Err(invalid(
+                    "options->pq_codebook needs options->ivf_centroids: the codebook is trained on IVF residuals",
+                ));
+            }
+            return Ok(None);
         }
-        return Ok(None);
+        let (centroids, dim) = read_f32_list(o.ivf_centroids, o.ivf_centroids_schema, "options->ivf_centroids")?;
+        let codebook = if o.pq_codebook.is_null() {
+            None
+        } else {
+            let (values, width) = read_f32_list(o.pq_codebook, o.pq_codebook_schema, "options->pq_codebook")?;
+            // Rows of the full dimension (2^bits of them), or of one sub-vector
+            // (sub-vectors * 2^bits): the same values either way.
+            let sub_vectors = pq_params(p).num_sub_vectors;
+            if width != dim && width * sub_vectors != dim {
+                return Err(invalid(format!(
+                    "options->pq_codebook has rows of {width} values; with dimension {dim} and {sub_vectors} \
+                     sub-vectors they must hold {dim} or {} values",
+                    dim / sub_vectors.max(1)
+                )));
+            }
+            Some(values)
+        };
+        // Arrow arrays carry no fingerprint of their own; fingerprint their content.
+        let pq = codebook.clone().map(|codebook| {
+            let pq = pq_params(p);
+            PqModel { num_sub_vectors: pq.num_sub_vectors, num_bits: pq.num_bits, codebook }
+        });
+        let model = LanceVectorModel::new(p.metric, dim, centroids.clone(), pq)
+            .context("options->ivf_centroids and options->pq_codebook")?;
+        Ok(Some(Injected { centroids, dim, codebook, pq_shape: None, fingerprint: model.fingerprint }))
     }
-    let (centroids, dim) = read_f32_list(o.ivf_centroids, o.ivf_centroids_schema, "options->ivf_centroids")?;
-    let codebook = if o.pq_codebook.is_null() {
-        None
-    } else {
-        let (values, width) = read_f32_list(o.pq_codebook, o.pq_codebook_schema, "options->pq_codebook")?;
-        // Rows of the full dimension (2^bits of them), or of one sub-vector
-        // (sub-vectors * 2^bits): the same values either way.
-        let sub_vectors = pq_params(p).num_sub_vectors;
-        if width != dim && width * sub_vectors != dim {
-            return Err(invalid(format!(
-                "options->pq_codebook has rows of {width} values; with dimension {dim} and {sub_vectors} \
-                 sub-vectors they must hold {dim} or {} values",
-                dim / sub_vectors.max(1)
-            )));
+}
+
+/// The core's parameters of a vector build: trained by the build, or with
+/// the given model (checked against the params and the column's dimension).
+fn vector_core_params(
+    p: &LanceVectorIndexParams,
+    column: &str,
+    dim: usize,
+    model: Option<Injected>,
+) -> CResult<(IndexType, VectorIndexParams)> {
+    let mut ivf = ivf_params(p);
+    let mut pq = pq_params(p);
+    let Some(m) = model else { return vector_params_with_ivf(p, ivf, pq) };
+    if m.dim != dim {
+        return Err(invalid(format!("the model has dimension {}, column '{column}' has {dim}", m.dim)));
+    }
+    let num_partitions = m.centroids.len() / m.dim;
+    if p.num_partitions != 0 && p.num_partitions as usize != num_partitions {
+        return Err(invalid(format!(
+            "the model has {num_partitions} IVF partitions, params->num_partitions is {}",
+            p.num_partitions
+        )));
+    }
+    ivf.num_partitions = Some(num_partitions);
+    ivf.centroids = Some(Arc::new(fsl(m.centroids, m.dim)?));
+    if uses_pq(p.index_type) {
+        let codebook = m
+            .codebook
+            .ok_or_else(|| invalid("an IVF_PQ or IVF_HNSW_PQ build with a given model needs its PQ codebook too"))?;
+        if let Some((sub_vectors, bits)) = m.pq_shape {
+            if (p.num_sub_vectors != 0 && sub_vectors != p.num_sub_vectors as usize)
+                || (p.num_bits != 0 && bits != p.num_bits as usize)
+            {
+                return Err(invalid(format!(
+                    "the model's PQ shape ({sub_vectors} sub-vectors, {bits} bits) disagrees with params ({}, {})",
+                    p.num_sub_vectors, p.num_bits
+                )));
+            }
+            pq.num_sub_vectors = sub_vectors;
+            pq.num_bits = bits;
         }
-        Some(values)
-    };
-    // Arrow arrays carry no fingerprint of their own; fingerprint their content.
-    let pq = codebook.clone().map(|codebook| {
-        let pq = pq_params(p);
-        PqModel { num_sub_vectors: pq.num_sub_vectors, num_bits: pq.num_bits, codebook }
-    });
-    let model = LanceVectorModel::new(p.metric, dim, centroids.clone(), pq).context("options->ivf_centroids and options->pq_codebook")?;
-    Ok(Some(Injected { centroids, dim, codebook, fingerprint: Some(model.fingerprint) }))
+        // Checked against the PQ shape in force (the model's, when it has one).
+        check_codebook_shape(codebook.len(), dim, pq.num_sub_vectors, pq.num_bits)?;
+        pq.codebook = Some(Arc::new(arrow_array::Float32Array::from(codebook)));
+    } else if m.codebook.is_some() {
+        return Err(invalid(format!(
+            "the model has a PQ codebook but params->index_type = {} does not use PQ",
+            p.index_type
+        )));
+    }
+    let (index_type, mut params) = vector_params_with_ivf(p, ivf, pq)?;
+    params.runtime_hints.insert(MODEL_FINGERPRINT_HINT.to_string(), m.fingerprint);
+    Ok((index_type, params))
 }
 
 unsafe fn new_vector_builder(
@@ -197,102 +226,50 @@ unsafe fn new_vector_builder(
     column: *const c_char,
     index_name: *const c_char,
     params: *const LanceVectorIndexParams,
-    options: Options,
+    options: *const LanceIndexSegmentBuildOptions,
 ) -> CResult<LanceIndexSegmentBuilder> {
     if params.is_null() {
         return Err(invalid("params must not be NULL"));
     }
-    let p = &*params;
+    let p = *params;
     let Common { ds, column, name, o, fragments, uuid } = common_args(dataset, column, index_name, options)?;
-    let mode_field = o.mode_field;
     if o.mode == BuildMode::LocalTrain && o.has_model() {
-        return Err(invalid(format!(
-            "{mode_field} is LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN but the options hold a model; \
-             use AUTO or PRECOMPUTED to build with it"
-        )));
+        return Err(invalid(
+            "options->mode is LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN but the options hold a model; \
+             use AUTO or PRECOMPUTED to build with it",
+        ));
     }
-    let o = &o;
-    let dim = lance::index::vector::utils::get_vector_dim(ds.schema(), &column)?;
-
-    let mut ivf = ivf_params(p);
-    let mut pq = pq_params(p);
-    let mut fingerprint = None;
     check_vector_column(&ds, &column, p.metric)?;
-    match injected_model(o, p)? {
-        None => {
-            if o.mode == BuildMode::Precomputed {
-                let mode = if mode_field == "options->train" {
-                    "options->train is LANCE_TRAIN_NEVER"
-                } else {
-                    "options->mode is LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED"
-                };
-                return Err(invalid(format!(
-                    "{mode} but no model is given: set options->ivf_centroids (and options->pq_codebook for \
-                     the PQ types){}",
-                    if mode_field == "options->train" { " or options->model" } else { "" }
-                )));
-            }
-            check_partitions(&ds, p.num_partitions, fragments.as_deref())?;
-        }
-        Some(m) => {
-            if m.dim != dim {
-                return Err(invalid(format!(
-                    "the injected model has dimension {}, column '{column}' has {dim}",
-                    m.dim
-                )));
-            }
-            let num_partitions = m.centroids.len() / m.dim;
-            if p.num_partitions != 0 && p.num_partitions as usize != num_partitions {
-                return Err(invalid(format!(
-                    "the injected model has {num_partitions} IVF partitions, params->num_partitions is {}",
-                    p.num_partitions
-                )));
-            }
-            ivf.num_partitions = Some(num_partitions);
-            ivf.centroids = Some(Arc::new(fsl(m.centroids, m.dim)?));
-            if uses_pq(p.index_type) {
-                let codebook = m.codebook.ok_or_else(|| {
-                    invalid("an IVF_PQ or IVF_HNSW_PQ build with injected centroids needs the PQ codebook too")
-                })?;
-                if let Some(model) = (!o.model.is_null()).then(|| &*o.model) {
-                    let mp = model.pq.as_ref().expect("checked: the model has a codebook");
-                    if (p.num_sub_vectors != 0 && mp.num_sub_vectors != p.num_sub_vectors as usize)
-                        || (p.num_bits != 0 && mp.num_bits != p.num_bits as usize)
-                    {
-                        return Err(invalid(format!(
-                            "the model's PQ shape ({} sub-vectors, {} bits) disagrees with params ({}, {})",
-                            mp.num_sub_vectors, mp.num_bits, p.num_sub_vectors, p.num_bits
-                        )));
-                    }
-                    pq.num_sub_vectors = mp.num_sub_vectors;
-                    pq.num_bits = mp.num_bits;
-                }
-                // Checked against the model's own PQ shape, adopted above.
-                check_codebook_shape(codebook.len(), dim, pq.num_sub_vectors, pq.num_bits)?;
-                pq.codebook = Some(Arc::new(arrow_array::Float32Array::from(codebook)));
-            } else if m.codebook.is_some() {
-                return Err(invalid(format!(
-                    "a PQ codebook was injected but params->index_type = {} does not use PQ",
-                    p.index_type
-                )));
-            }
-            fingerprint = m.fingerprint;
-        }
+    let dim = lance::index::vector::utils::get_vector_dim(ds.schema(), &column)?;
+    let model = Injected::from_options(&o, &p)?;
+    if model.is_none() && o.mode == BuildMode::Precomputed {
+        return Err(invalid(
+            "options->mode is LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED but no model is given: set \
+             options->ivf_centroids (and options->pq_codebook for the PQ types)",
+        ));
     }
-    let (index_type, mut vector_params) = vector_params_with_ivf(p, ivf, pq)?;
-    if let Some(fp) = fingerprint {
-        vector_params.runtime_hints.insert(MODEL_FINGERPRINT_HINT.to_string(), fp);
+    // A build that trains needs rows for its partitions: checked here when
+    // it must train, and when it runs when a model may still be given.
+    let trains_partitions = if model.is_none() { p.num_partitions } else { 0 };
+    if o.mode == BuildMode::LocalTrain {
+        check_partitions(&ds, trains_partitions, fragments.as_deref())?;
     }
-    Ok(LanceIndexSegmentBuilder::new(BuildRequest {
-        dataset: ds,
-        column,
-        name,
-        index_type,
-        params: CoreParams::Vector(vector_params),
-        fragments,
-        uuid,
-        replace: false,
-    }))
+    let vector = VectorSegment { params: p, mode: o.mode, model_in_options: model.is_some() };
+    let (index_type, vector_params) = vector_core_params(&p, &column, dim, model)?;
+    Ok(LanceIndexSegmentBuilder::new(
+        BuildRequest {
+            dataset: ds,
+            column,
+            name,
+            index_type,
+            params: CoreParams::Vector(vector_params),
+            fragments,
+            uuid,
+            replace: false,
+            trains_partitions,
+        },
+        Some(vector),
+    ))
 }
 
 unsafe fn new_scalar_builder(
@@ -301,19 +278,18 @@ unsafe fn new_scalar_builder(
     index_name: *const c_char,
     index_type: i32,
     params_json: *const c_char,
-    options: Options,
+    options: *const LanceIndexSegmentBuildOptions,
 ) -> CResult<LanceIndexSegmentBuilder> {
     let (index_type, kind) = scalar_kind(index_type)?;
     let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
     let Common { ds, column, name, o, fragments, uuid } = common_args(dataset, column, index_name, options)?;
     if o.has_model() {
-        return Err(invalid("a scalar index takes no injected vector model"));
+        return Err(invalid("a scalar index takes no vector model"));
     }
     if o.mode == BuildMode::Precomputed {
-        return Err(invalid(format!(
-            "{} asks for a precomputed model, which only vector builds take; scalar segments always train",
-            o.mode_field
-        )));
+        return Err(invalid(
+            "options->mode asks for a precomputed model, which only vector builds take; scalar segments always train",
+        ));
     }
     // The core generates the UUIDs of these fragment-scoped builds itself;
     // a caller's UUID would be ignored, so it is refused here.
@@ -324,16 +300,20 @@ unsafe fn new_scalar_builder(
             crate::LANCE_CORE_VERSION, index_type
         )));
     }
-    Ok(LanceIndexSegmentBuilder::new(BuildRequest {
-        dataset: ds,
-        column,
-        name,
-        index_type,
-        params: CoreParams::Scalar(params),
-        fragments,
-        uuid,
-        replace: false,
-    }))
+    Ok(LanceIndexSegmentBuilder::new(
+        BuildRequest {
+            dataset: ds,
+            column,
+            name,
+            index_type,
+            params: CoreParams::Scalar(params),
+            fragments,
+            uuid,
+            replace: false,
+            trains_partitions: 0,
+        },
+        None,
+    ))
 }
 
 /// What every segment builder takes, checked the same way.
@@ -350,8 +330,9 @@ unsafe fn common_args(
     dataset: *const LanceDataset,
     column: *const c_char,
     index_name: *const c_char,
-    o: Options,
+    options: *const LanceIndexSegmentBuildOptions,
 ) -> CResult<Common> {
+    let o = Options::from_c(options)?;
     let ds = dataset_ref(dataset)?.snapshot();
     let column = required_nonempty_str(column, "column")?.to_string();
     let name = optional_index_name(index_name)?;
@@ -371,11 +352,7 @@ pub unsafe extern "C" fn lance_index_segment_builder_new_vector(
     params: *const LanceVectorIndexParams,
     options: *const LanceIndexSegmentBuildOptions,
 ) -> *mut LanceIndexSegmentBuilder {
-    guard_handle(|| {
-        let mut builder = new_vector_builder(dataset, column, index_name, params, Options::upstream(options)?)?;
-        builder.upstream_codes = true;
-        Ok(builder)
-    })
+    guard_handle(|| new_vector_builder(dataset, column, index_name, params, options))
 }
 
 #[no_mangle]
@@ -387,35 +364,39 @@ pub unsafe extern "C" fn lance_index_segment_builder_new_scalar(
     params_json: *const c_char,
     options: *const LanceIndexSegmentBuildOptions,
 ) -> *mut LanceIndexSegmentBuilder {
-    guard_handle(|| {
-        let mut builder =
-            new_scalar_builder(dataset, column, index_name, index_type, params_json, Options::upstream(options)?)?;
-        builder.upstream_codes = true;
-        Ok(builder)
+    guard_handle(|| new_scalar_builder(dataset, column, index_name, index_type, params_json, options))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_builder_set_model(
+    builder: *mut LanceIndexSegmentBuilder,
+    model: *const LanceVectorModel,
+) -> i32 {
+    status(|| {
+        let builder = handle_mut(builder, "builder")?.unexecuted()?;
+        let model = handle_ref(model, "model")?;
+        let Some(vector) = builder.vector else {
+            return Err(invalid("a scalar segment builder takes no vector model"));
+        };
+        if vector.model_in_options {
+            return Err(invalid(
+                "the builder's options already hold a model (options->ivf_centroids); give it one way only",
+            ));
+        }
+        if vector.mode == BuildMode::LocalTrain {
+            return Err(invalid(
+                "the builder was made with LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN, which trains and refuses a model",
+            ));
+        }
+        let request = builder.request_mut()?;
+        let dim = lance::index::vector::utils::get_vector_dim(request.dataset.schema(), &request.column)?;
+        let injected = Injected::from_handle(model, &vector.params)?;
+        let (index_type, params) = vector_core_params(&vector.params, &request.column, dim, Some(injected))?;
+        request.index_type = index_type;
+        request.params = CoreParams::Vector(params);
+        request.trains_partitions = 0;
+        Ok(())
     })
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn lance_index_segment_builder_new_vector_rfc(
-    dataset: *const LanceDataset,
-    column: *const c_char,
-    index_name: *const c_char,
-    params: *const LanceVectorIndexParams,
-    options: *const LanceIndexSegmentBuildOptionsRfc,
-) -> *mut LanceIndexSegmentBuilder {
-    guard_handle(|| new_vector_builder(dataset, column, index_name, params, Options::rfc(options)?))
-}
-
-#[no_mangle]
-pub unsafe extern "C" fn lance_index_segment_builder_new_scalar_rfc(
-    dataset: *const LanceDataset,
-    column: *const c_char,
-    index_name: *const c_char,
-    index_type: i32,
-    params_json: *const c_char,
-    options: *const LanceIndexSegmentBuildOptionsRfc,
-) -> *mut LanceIndexSegmentBuilder {
-    guard_handle(|| new_scalar_builder(dataset, column, index_name, index_type, params_json, Options::rfc(options)?))
 }
 
 #[no_mangle]
@@ -428,8 +409,7 @@ pub unsafe extern "C" fn lance_index_segment_builder_execute_uncommitted(
         let builder = handle_mut(builder, "builder")?;
         require_out(out_metadata_bytes, "out_metadata_bytes")?;
         require_out(out_metadata_len, "out_metadata_len")?;
-        let upstream_codes = builder.upstream_codes;
-        let metadata = builder.execute().map_err(|err| if upstream_codes { err.in_upstream_codes() } else { err })?;
+        let metadata = builder.execute()?;
         let bytes = encode_metadata(&metadata);
         write_out(out_metadata_len, bytes.len());
         write_out(out_metadata_bytes, into_c_bytes(bytes));

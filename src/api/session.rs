@@ -29,6 +29,12 @@ pub struct LanceDataCacheOptions {
     pub disk_capacity_bytes: u64,
     pub read_block_size_bytes: u64,
 }
+crate::c_layout!(LanceDataCacheOptions, 32;
+    directory @ 0,
+    memory_capacity_bytes @ 8,
+    disk_capacity_bytes @ 16,
+    read_block_size_bytes @ 24,
+);
 
 /// Mirrors `LanceDataCacheStatistics` in lance.h.
 #[repr(C)]
@@ -36,6 +42,7 @@ pub struct LanceDataCacheStatistics {
     pub bytes_read_from_cache: u64,
     pub bytes_read_from_remote: u64,
 }
+crate::c_layout!(LanceDataCacheStatistics, 16; bytes_read_from_cache @ 0, bytes_read_from_remote @ 8);
 
 /// Mirrors `LanceSessionCacheStats` in lance.h.
 #[repr(C)]
@@ -49,6 +56,16 @@ pub struct LanceSessionCacheStats {
     pub metadata_cache_entries: u64,
     pub metadata_cache_size_bytes: u64,
 }
+crate::c_layout!(LanceSessionCacheStats, 64;
+    index_cache_hits @ 0,
+    index_cache_misses @ 8,
+    index_cache_entries @ 16,
+    index_cache_size_bytes @ 24,
+    metadata_cache_hits @ 32,
+    metadata_cache_misses @ 40,
+    metadata_cache_entries @ 48,
+    metadata_cache_size_bytes @ 56,
+);
 
 fn capacity(bytes: u64, name: &str) -> CResult<usize> {
     usize::try_from(bytes).map_err(|_| invalid(format!("{name} = {bytes} does not fit this platform's size_t")))

@@ -13,8 +13,8 @@ use lance::Dataset;
 use lance_file::version::LanceFileVersion;
 use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
 
-use crate::floor::arrow::{hold_stream, import_schema, release_stream, take_stream};
-use crate::floor::error::{invalid, status, CResult, Context};
+use crate::floor::arrow::{hold_stream, import_schema, status_consuming, take_stream};
+use crate::floor::error::{invalid, CResult, Context};
 use crate::floor::ffi::{into_handle, optional_str, required_nonempty_str, storage_options};
 use crate::floor::handle::LanceDataset;
 use crate::floor::params::write_mode;
@@ -29,6 +29,13 @@ pub struct LanceWriteParams {
     pub data_storage_version: *const c_char,
     pub enable_stable_row_ids: bool,
 }
+crate::c_layout!(LanceWriteParams, 40;
+    max_rows_per_file @ 0,
+    max_rows_per_group @ 8,
+    max_bytes_per_file @ 16,
+    data_storage_version @ 24,
+    enable_stable_row_ids @ 32,
+);
 
 fn usize_param(value: u64, name: &str) -> CResult<Option<usize>> {
     if value == 0 {
@@ -142,12 +149,7 @@ pub unsafe extern "C" fn lance_dataset_write_with_params(
     storage_opts: *const *const c_char,
     out_dataset: *mut *mut LanceDataset,
 ) -> i32 {
-    let rc = status(|| write_impl(uri, schema, stream, mode, params, storage_opts, out_dataset));
-    // A panic may have struck before the stream was taken; never leak it.
-    if rc != 0 {
-        release_stream(stream);
-    }
-    rc
+    status_consuming(stream, || write_impl(uri, schema, stream, mode, params, storage_opts, out_dataset))
 }
 
 unsafe fn write_fragments_impl(
@@ -181,10 +183,5 @@ pub unsafe extern "C" fn lance_write_fragments(
     stream: *mut FFI_ArrowArrayStream,
     storage_opts: *const *const c_char,
 ) -> i32 {
-    let rc = status(|| write_fragments_impl(uri, schema, stream, storage_opts));
-    // A panic may have struck before the stream was taken; never leak it.
-    if rc != 0 {
-        release_stream(stream);
-    }
-    rc
+    status_consuming(stream, || write_fragments_impl(uri, schema, stream, storage_opts))
 }

@@ -9,7 +9,7 @@ use arrow::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
 use arrow_array::{Array, RecordBatch, RecordBatchReader, StructArray};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 
-use crate::floor::error::{invalid, CResult, Context};
+use crate::floor::error::{invalid, status, CResult, Context};
 use crate::floor::ffi::copy_untyped;
 
 /// The C layout of `struct ArrowSchema`, to look at a caller's struct before
@@ -26,6 +26,17 @@ struct RawSchema {
     release: Option<unsafe extern "C" fn(*mut RawSchema)>,
     private_data: *mut c_void,
 }
+crate::c_layout!(RawSchema, 72;
+    format @ 0,
+    name @ 8,
+    metadata @ 16,
+    flags @ 24,
+    n_children @ 32,
+    children @ 40,
+    dictionary @ 48,
+    release @ 56,
+    private_data @ 64,
+);
 
 /// The C layout of `struct ArrowArray`.
 #[repr(C)]
@@ -41,6 +52,18 @@ struct RawArray {
     release: Option<unsafe extern "C" fn(*mut RawArray)>,
     private_data: *mut c_void,
 }
+crate::c_layout!(RawArray, 80;
+    length @ 0,
+    null_count @ 8,
+    offset @ 16,
+    n_buffers @ 24,
+    n_children @ 32,
+    buffers @ 40,
+    children @ 48,
+    dictionary @ 56,
+    release @ 64,
+    private_data @ 72,
+);
 
 /// The C layout of `struct ArrowArrayStream`.
 #[repr(C)]
@@ -51,6 +74,7 @@ struct RawStream {
     release: Option<unsafe extern "C" fn(*mut RawStream)>,
     private_data: *mut c_void,
 }
+crate::c_layout!(RawStream, 40; get_schema @ 0, get_next @ 8, get_last_error @ 16, release @ 24, private_data @ 32);
 
 /// A borrowed `ArrowSchema` that is live (not NULL, not released).
 unsafe fn live_schema<'a>(ptr: *const FFI_ArrowSchema, name: &str) -> CResult<&'a FFI_ArrowSchema> {
@@ -143,8 +167,21 @@ pub fn hold_stream(reader: ArrowArrayStreamReader) -> (HeldStream, Box<dyn Recor
     (HeldStream { slot: Arc::clone(&slot) }, Box::new(HeldReader { slot, schema }))
 }
 
-/// Releases a caller's stream that an early error keeps us from consuming.
-pub unsafe fn release_stream(ptr: *mut FFI_ArrowArrayStream) {
+/// The status of a call that consumes a caller's stream (write, merge-insert,
+/// add columns): `body` takes the stream (take_stream) before anything can
+/// fail, and on any error, a panic included (which may strike before the
+/// stream was taken), the stream is released here.  A taken stream is
+/// marked released, so it is never released twice and never leaked.
+pub unsafe fn status_consuming(stream: *mut FFI_ArrowArrayStream, body: impl FnOnce() -> CResult<()>) -> i32 {
+    let rc = status(body);
+    if rc != 0 {
+        release_stream(stream);
+    }
+    rc
+}
+
+/// Releases a caller's stream that an early error kept us from consuming.
+unsafe fn release_stream(ptr: *mut FFI_ArrowArrayStream) {
     if ptr.is_null() {
         return;
     }

@@ -4,7 +4,6 @@
 //! build under its progress and cancel control, and removes what a
 //! cancelled build wrote.
 
-use std::ffi::c_char;
 use std::future::IntoFuture;
 use std::sync::Arc;
 
@@ -14,11 +13,10 @@ use lance_index::IndexType;
 use lance_table::format::IndexMetadata;
 use uuid::Uuid;
 
-use crate::floor::catalog::{check_partitions, check_vector_column, optional_index_name, require_column};
+use crate::floor::catalog::{check_partitions, require_column};
 use crate::floor::error::{invalid, CError, CResult, Code, Context};
-use crate::floor::ffi::{optional_str, required_nonempty_str};
-use crate::floor::handle::{dataset_ref, LanceDataset};
-use crate::floor::params::{scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams};
+use crate::floor::handle::LanceDataset;
+use crate::floor::params::{BuildMode, CoreParams, LanceVectorIndexParams};
 use crate::floor::progress::{cancelled_error, BuildControl};
 use crate::floor::runtime::block_on;
 
@@ -37,6 +35,9 @@ pub struct BuildRequest {
     pub uuid: Option<Uuid>,
     /// One-shot only: replace an existing index of the same name.
     pub replace: bool,
+    /// A vector build that trains: the partition count its fragments must
+    /// have rows for, checked when it runs (0 = no check).
+    pub trains_partitions: u32,
 }
 
 /// A segment build waiting to run: made by lance.h's "uncommitted segments"
@@ -45,14 +46,24 @@ pub struct LanceIndexSegmentBuilder {
     /// None once executed: builders are single-use.
     request: Option<BuildRequest>,
     pub control: BuildControl,
-    /// Made by upstream's form of the constructors: this library's own
-    /// error codes reach the caller as upstream's INVALID_ARGUMENT.
-    pub upstream_codes: bool,
+    /// A vector build as its C arguments described it, so a model given
+    /// later (lance_index_segment_builder_set_model) can be applied; None
+    /// for scalar builds.
+    pub vector: Option<VectorSegment>,
+}
+
+/// What a vector segment builder was made with.
+#[derive(Clone, Copy)]
+pub struct VectorSegment {
+    pub params: LanceVectorIndexParams,
+    pub mode: BuildMode,
+    /// The options carried the model as Arrow arrays.
+    pub model_in_options: bool,
 }
 
 impl LanceIndexSegmentBuilder {
-    pub fn new(request: BuildRequest) -> Self {
-        Self { request: Some(request), control: BuildControl::default(), upstream_codes: false }
+    pub fn new(request: BuildRequest, vector: Option<VectorSegment>) -> Self {
+        Self { request: Some(request), control: BuildControl::default(), vector }
     }
 
     /// Builder settings are refused once the build ran: they could not apply.
@@ -61,6 +72,13 @@ impl LanceIndexSegmentBuilder {
             return Err(invalid("the segment builder was already executed; settings no longer apply"));
         }
         Ok(self)
+    }
+
+    /// The build still to run (refused once executed).
+    pub fn request_mut(&mut self) -> CResult<&mut BuildRequest> {
+        self.request
+            .as_mut()
+            .ok_or_else(|| invalid("the segment builder was already executed; settings no longer apply"))
     }
 
     /// Runs the build once: the segment's metadata.
@@ -100,9 +118,7 @@ impl BuildRequest {
         if control.cancelled() {
             return Err(cancelled_error("before it started"));
         }
-        if let Some(uuid) = self.uuid {
-            check_uuid_unused(&self.dataset, uuid)?;
-        }
+        check_partitions(&self.dataset, self.trains_partitions, self.fragments.as_deref())?;
         if matches!(self.params, CoreParams::Vector(_)) {
             check_spill_dir()?;
         }
@@ -113,6 +129,12 @@ impl BuildRequest {
             self.fragments.is_some() && matches!(self.index_type, IndexType::BTree | IndexType::LabelList);
         let uuid = self.uuid.or_else(|| (!core_picks_uuid).then(Uuid::new_v4));
         let session = control.start()?;
+        let abort_anywhere = uuid.is_some() && on_local_disk(&self.dataset)?;
+        // Last, since it writes (the claim): from here on every way out of a
+        // cancelled build removes the segment's directory.
+        if let Some(uuid) = self.uuid {
+            check_uuid_unused(&self.dataset, uuid)?;
+        }
         let hooks = session.hooks();
         let BuildRequest { dataset, column, name, index_type, params, fragments, replace, .. } = self;
         // The build owns what it uses: it may run on a runtime thread.
@@ -152,7 +174,6 @@ impl BuildRequest {
         // build's runtime, which is shutting down), could race a one-shot
         // commit's conditional PUT, and would drop HTTP connections the
         // dataset's shared pool still holds.
-        let abort_anywhere = uuid.is_some() && on_local_disk(&dataset)?;
         let built = match session.run(build, abort_anywhere) {
             Ok(built) => built,
             Err(err) if err.code == Code::Cancelled => {
@@ -188,54 +209,17 @@ impl BuildRequest {
     }
 }
 
-/// One-shot vector index creation through a handle (lance.h "Indices", and
-/// with a control, "Build progress and cancellation").
-pub unsafe fn create_vector_index(
-    dataset: *mut LanceDataset,
-    column: *const c_char,
-    index_name: *const c_char,
-    params: *const LanceVectorIndexParams,
-    replace: bool,
-    control: &BuildControl,
-) -> CResult<()> {
-    if params.is_null() {
-        return Err(invalid("params must not be NULL"));
-    }
-    let p = &*params;
-    let (index_type, core_params) = vector_params(p)?;
-    create_one_shot(dataset, column, index_name, replace, control, |ds, column| {
-        check_vector_column(ds, column, p.metric)?;
-        check_partitions(ds, p.num_partitions, None)?;
-        Ok((index_type, CoreParams::Vector(core_params)))
-    })
-}
-
-/// One-shot scalar index creation through a handle.
-pub unsafe fn create_scalar_index(
-    dataset: *mut LanceDataset,
-    column: *const c_char,
-    index_name: *const c_char,
-    index_type: i32,
-    params_json: *const c_char,
-    replace: bool,
-    control: &BuildControl,
-) -> CResult<()> {
-    let (index_type, kind) = scalar_kind(index_type)?;
-    let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
-    create_one_shot(dataset, column, index_name, replace, control, |_, _| Ok((index_type, CoreParams::Scalar(params))))
-}
-
-unsafe fn create_one_shot(
-    dataset: *mut LanceDataset,
-    column: *const c_char,
-    index_name: *const c_char,
+/// One-shot creation (lance.h "Indices"): `make` gives the index type and
+/// parameters once the column is known to exist in the handle's version;
+/// the build runs and commits on top of that version.
+pub fn create_one_shot(
+    handle: &LanceDataset,
+    column: &str,
+    name: Option<String>,
     replace: bool,
     control: &BuildControl,
     make: impl FnOnce(&Dataset, &str) -> CResult<(IndexType, CoreParams)>,
 ) -> CResult<()> {
-    let handle = dataset_ref(dataset)?;
-    let column = required_nonempty_str(column, "column")?;
-    let name = optional_index_name(index_name)?;
     handle.mutate(|ds| {
         require_column(ds, column)?;
         let (index_type, params) = make(ds, column)?;
@@ -248,6 +232,7 @@ unsafe fn create_one_shot(
             fragments: None,
             uuid: None,
             replace,
+            trains_partitions: 0,
         };
         *ds = request.build_and_commit(control)?;
         Ok(())
@@ -300,7 +285,36 @@ fn check_uuid_unused(ds: &Dataset, uuid: Uuid) -> CResult<()> {
             ),
         ));
     }
-    Ok(())
+    claim_uuid(ds, uuid)
+}
+
+/// The file that marks a caller-assigned segment UUID as taken.
+pub const CLAIM_FILE: &str = "lance-c.claim";
+
+/// Claims a caller-assigned UUID before anything of the build is written:
+/// of concurrent attempts with one UUID (a retried task racing the original,
+/// speculative execution) exactly one creates `_indices/<uuid>/lance-c.claim`
+/// (the core's put-if-absent: a conditional rename on local disk, a
+/// conditional put on object stores); the others fail with
+/// DUPLICATE_SEGMENT.  Stores without put-if-absent (the core refuses it on
+/// Tencent COS) keep only the checks made before.
+fn claim_uuid(ds: &Dataset, uuid: Uuid) -> CResult<()> {
+    let claim = ds.indices_dir().join(uuid.to_string()).join(CLAIM_FILE);
+    let claimed = block_on(async {
+        let store = ds.object_store(None).await?;
+        let payload = object_store::PutPayload::from(format!("segment {uuid} claimed by process {}\n", std::process::id()));
+        Ok::<_, lance::Error>(store.put_if_absent(&claim, payload).await)
+    })??;
+    match claimed {
+        Ok(()) | Err(object_store::Error::NotSupported { .. }) => Ok(()),
+        Err(object_store::Error::AlreadyExists { .. }) => Err(CError::new(
+            Code::DuplicateSegment,
+            format!(
+                "options->index_uuid {uuid} was claimed by another build at the same moment; a retried build needs a new UUID"
+            ),
+        )),
+        Err(e) => Err(CError::new(Code::Io, format!("claiming segment UUID {uuid} ({claim}): {e}"))),
+    }
 }
 
 /// What a segment build killed in the middle of writing a file leaves under
@@ -336,6 +350,11 @@ pub fn reclaim_unfinished_segments(ds: &Dataset, older_than: std::time::Duration
             let meta = f.metadata().ok();
             let fresh = meta.as_ref().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok()).is_none_or(|age| age < older_than);
             let name = f.file_name().to_string_lossy().into_owned();
+            if name == CLAIM_FILE && !fresh {
+                // A claim alone is what a worker killed before writing leaves.
+                found.push(meta.map_or(0, |m| m.len()));
+                continue;
+            }
             if !unfinished(&name) || fresh || !meta.as_ref().is_some_and(|m| m.is_file()) {
                 reclaimable = false;
                 break;
@@ -385,6 +404,8 @@ fn committed_with(dataset: &Dataset, uuid: Uuid) -> CResult<Option<Dataset>> {
 /// goes into the error message; the error stays CANCELLED.
 fn remove_segment_files(ds: &Dataset, uuid: Uuid, err: CError) -> CError {
     let dir = ds.indices_dir().join(uuid.to_string());
+    // The path as the caller named the dataset (the store's path has no scheme or leading '/').
+    let shown = format!("{}/_indices/{uuid}", ds.uri().trim_end_matches('/'));
     let removed = block_on(async {
         let store = ds.object_store(None).await?;
         match store.remove_dir_all(dir.clone()).await {
@@ -393,9 +414,9 @@ fn remove_segment_files(ds: &Dataset, uuid: Uuid, err: CError) -> CError {
         }
     });
     match removed {
-        Ok(Ok(())) => CError::new(err.code, format!("{}; its segment files under {dir} were removed", err.message)),
-        Ok(Err(e)) => CError::new(err.code, format!("{}; removing its files under {dir} failed: {e}", err.message)),
-        Err(e) => CError::new(err.code, format!("{}; removing its files under {dir} failed: {}", err.message, e.message)),
+        Ok(Ok(())) => CError::new(err.code, format!("{}; its segment files under {shown} were removed", err.message)),
+        Ok(Err(e)) => CError::new(err.code, format!("{}; removing its files under {shown} failed: {e}", err.message)),
+        Err(e) => CError::new(err.code, format!("{}; removing its files under {shown} failed: {}", err.message, e.message)),
     }
 }
 

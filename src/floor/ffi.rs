@@ -261,3 +261,17 @@ pub fn fragment_id_u32(value: u64, name: &str, i: usize) -> CResult<u32> {
         invalid(format!("{name}[{i}] = {value} is not a valid fragment id (ids are 32-bit)"))
     })
 }
+
+/// Checks at compile time that a `#[repr(C)]` mirror of a lance.h struct
+/// has the header's size and field offsets (LP64 targets; the conformance
+/// tests check the C side).
+#[macro_export]
+macro_rules! c_layout {
+    ($t:ty, $size:expr; $($field:ident @ $offset:expr),* $(,)?) => {
+        #[cfg(target_pointer_width = "64")]
+        const _: () = {
+            assert!(::std::mem::size_of::<$t>() == $size);
+            $(assert!(::std::mem::offset_of!($t, $field) == $offset);)*
+        };
+    };
+}

@@ -15,3 +15,4 @@ pub mod codec;
 pub mod vector_model;
 pub mod progress;
 pub mod build;
+pub mod scanner;

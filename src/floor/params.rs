@@ -38,10 +38,6 @@ pub const METRIC_COSINE: i32 = 1;
 pub const METRIC_DOT: i32 = 2;
 pub const METRIC_HAMMING: i32 = 3;
 
-/// `LanceTrainMode`.
-pub const TRAIN_AUTO: i32 = 0;
-pub const TRAIN_NEVER: i32 = 1;
-
 /// `LanceWriteMode`.
 pub const WRITE_CREATE: i32 = 0;
 pub const WRITE_APPEND: i32 = 1;
@@ -92,6 +88,7 @@ const DEFAULT_HNSW_EF_CONSTRUCTION: usize = 150;
 /// Mirrors `LanceVectorIndexParams` in lance.h. Enum fields arrive as plain
 /// integers and are validated.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct LanceVectorIndexParams {
     pub index_type: i32,
     pub metric: i32,
@@ -103,6 +100,17 @@ pub struct LanceVectorIndexParams {
     pub hnsw_ef_construction: u32,
     pub sample_rate: u32,
 }
+crate::c_layout!(LanceVectorIndexParams, 36;
+    index_type @ 0,
+    metric @ 4,
+    num_partitions @ 8,
+    num_sub_vectors @ 12,
+    num_bits @ 16,
+    max_iterations @ 20,
+    hnsw_m @ 24,
+    hnsw_ef_construction @ 28,
+    sample_rate @ 32,
+);
 
 impl LanceVectorIndexParams {
     /// All fields zero: every documented default, with the given index type.
@@ -281,7 +289,7 @@ pub fn scalar_params(kind: BuiltinIndexType, params_json: Option<&str>) -> CResu
 }
 
 /// How a segment build gets its vector model: upstream's
-/// `LanceIndexSegmentBuildMode` and the RFC form's `LanceTrainMode`, as one.
+/// `LanceIndexSegmentBuildMode`, validated.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum BuildMode {
     /// A given model is used; without one the build trains.
@@ -300,17 +308,6 @@ pub fn build_mode(mode: i32) -> CResult<BuildMode> {
         2 => Ok(BuildMode::Precomputed),
         other => Err(invalid(format!(
             "options->mode = {other} is not a LanceIndexSegmentBuildMode (0 = AUTO, 1 = LOCAL_TRAIN, 2 = PRECOMPUTED)"
-        ))),
-    }
-}
-
-/// `LanceTrainMode` (the RFC form), validated.
-pub fn train_mode(train: i32) -> CResult<BuildMode> {
-    match train {
-        TRAIN_AUTO => Ok(BuildMode::Auto),
-        TRAIN_NEVER => Ok(BuildMode::Precomputed),
-        other => Err(invalid(format!(
-            "options->train = {other} is not a LanceTrainMode (0 = AUTO, 1 = NEVER)"
         ))),
     }
 }

@@ -52,7 +52,7 @@ use crate::floor::error::{CError, CResult, CallbackScope, Code};
 use crate::floor::ffi::c_text;
 use crate::floor::runtime::{block_on, build_runtime, shut_down, spawn};
 
-/// Mirrors `LanceIndexBuildProgressFn` in lance.h.
+/// Mirrors `LanceIndexBuildProgressCallback` in lance.h.
 pub type ProgressFn =
     unsafe extern "C" fn(*mut c_void, i32, *const c_char, u64, *const c_char, u64);
 
@@ -121,8 +121,6 @@ impl LanceIndexBuildCancelToken {
 pub struct BuildControl {
     progress: Option<(ProgressFn, UserData)>,
     cancel: Option<Arc<CancelState>>,
-    /// Upstream's progress contract: STAGE_COMPLETE carries 0, not the last count.
-    complete_reports_zero: bool,
 }
 
 /// Mirrors `LanceIndexBuildControl` in lance.h.
@@ -132,6 +130,7 @@ pub struct LanceIndexBuildControl {
     pub progress_user_data: *mut c_void,
     pub cancel_token: *const LanceIndexBuildCancelToken,
 }
+crate::c_layout!(LanceIndexBuildControl, 24; progress @ 0, progress_user_data @ 8, cancel_token @ 16);
 
 impl BuildControl {
     /// From an optional `LanceIndexBuildControl` argument.
@@ -148,13 +147,6 @@ impl BuildControl {
 
     pub fn set_progress(&mut self, callback: Option<ProgressFn>, user_data: *mut c_void) {
         self.progress = callback.map(|f| (f, UserData(user_data)));
-        self.complete_reports_zero = false;
-    }
-
-    /// The setter of upstream's form: STAGE_COMPLETE events carry 0.
-    pub fn set_upstream_progress(&mut self, callback: ProgressFn, user_data: *mut c_void) {
-        self.progress = Some((callback, UserData(user_data)));
-        self.complete_reports_zero = true;
     }
 
     pub fn set_cancel(&mut self, token: Option<&LanceIndexBuildCancelToken>) {
@@ -187,7 +179,7 @@ impl BuildControl {
                 store_untouched: Untouched::new(&STORE_UNTOUCHED),
             })
         });
-        Ok(Session { bridge, rx, callback: self.progress, complete_reports_zero: self.complete_reports_zero })
+        Ok(Session { bridge, rx, callback: self.progress })
     }
 }
 
@@ -309,14 +301,12 @@ pub struct Session {
     bridge: Option<Arc<Bridge>>,
     rx: Option<UnboundedReceiver<Event>>,
     callback: Option<(ProgressFn, UserData)>,
-    complete_reports_zero: bool,
 }
 
 /// Hands events to the C callback, keeping every stage's count from going
 /// backwards (the core may report one stage from several threads).
 struct Delivery {
     callback: Option<(ProgressFn, UserData)>,
-    complete_reports_zero: bool,
     last: HashMap<String, u64>,
 }
 
@@ -337,9 +327,9 @@ impl Delivery {
                 (EVENT_STAGE_PROGRESS, stage, 0, String::new(), completed)
             }
             Event::Complete { stage } => {
-                let last = self.last.remove(&stage).unwrap_or(0);
-                let completed = if self.complete_reports_zero { 0 } else { last };
-                (EVENT_STAGE_COMPLETE, stage, 0, String::new(), completed)
+                // STAGE_COMPLETE carries no count (the last STAGE_PROGRESS had it).
+                self.last.remove(&stage);
+                (EVENT_STAGE_COMPLETE, stage, 0, String::new(), 0)
             }
         };
         let stage = c_text(&stage);
@@ -378,7 +368,7 @@ impl Session {
             Some(rt) => rt.spawn(fut),
             None => spawn(fut)?,
         };
-        let mut delivery = Delivery { callback: self.callback, complete_reports_zero: self.complete_reports_zero, last: HashMap::new() };
+        let mut delivery = Delivery { callback: self.callback, last: HashMap::new() };
         let mut rx = self.rx.take();
         let cancel = bridge.cancel.clone();
         let outcome = block_on(std::future::poll_fn(|cx| {

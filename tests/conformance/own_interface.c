@@ -5,6 +5,7 @@
  * with upstream_interface.c this covers every function lance.h declares
  * (scripts/check_exports.sh checks that header and library agree).
  */
+#include <stddef.h>
 #include <stdio.h>
 
 #include "lance/lance.h"
@@ -27,13 +28,11 @@
     X(int32_t, lance_vector_model_centroids, (const LanceVectorModel* model, struct ArrowArray* out_array, struct ArrowSchema* out_schema)) \
     X(int32_t, lance_vector_model_codebook, (const LanceVectorModel* model, struct ArrowArray* out_array, struct ArrowSchema* out_schema)) \
     X(void, lance_vector_model_free, (LanceVectorModel* model)) \
-    X(LanceIndexSegmentBuilder*, lance_index_segment_builder_new_vector_rfc, ( const LanceDataset* dataset, const char* column, const char* index_name, const LanceVectorIndexParams* params, const LanceIndexSegmentBuildOptionsRfc* options)) \
-    X(LanceIndexSegmentBuilder*, lance_index_segment_builder_new_scalar_rfc, ( const LanceDataset* dataset, const char* column, const char* index_name, LanceScalarIndexType index_type, const char* params_json, const LanceIndexSegmentBuildOptionsRfc* options)) \
+    X(int32_t, lance_index_segment_builder_set_model, (LanceIndexSegmentBuilder* builder, const LanceVectorModel* model)) \
     X(LanceIndexBuildCancelToken*, lance_index_build_cancel_token_new, (void)) \
     X(void, lance_index_build_cancel_token_free, (LanceIndexBuildCancelToken* token)) \
     X(int32_t, lance_index_build_cancel, (const LanceIndexBuildCancelToken* token)) \
     X(bool, lance_index_build_cancel_requested, (const LanceIndexBuildCancelToken* token)) \
-    X(int32_t, lance_index_segment_builder_set_progress, (LanceIndexSegmentBuilder* builder, LanceIndexBuildProgressFn callback, void* user_data)) \
     X(int32_t, lance_index_segment_builder_set_cancel_token, (LanceIndexSegmentBuilder* builder, const LanceIndexBuildCancelToken* token)) \
     X(int32_t, lance_dataset_create_vector_index_with_control, (LanceDataset* dataset, const char* column, const char* index_name, const LanceVectorIndexParams* params, bool replace, const LanceIndexBuildControl* control)) \
     X(int32_t, lance_dataset_create_scalar_index_with_control, (LanceDataset* dataset, const char* column, const char* index_name, LanceScalarIndexType index_type, const char* params_json, bool replace, const LanceIndexBuildControl* control)) \
@@ -43,7 +42,7 @@
     X(uint64_t, lance_index_segment_metadata_file_count, (const LanceIndexSegmentMetadata* metadata)) \
     X(int32_t, lance_index_segment_metadata_file_at, (const LanceIndexSegmentMetadata* metadata, size_t index, const char** out_path, uint64_t* out_size_bytes)) \
     X(int32_t, lance_dataset_commit_index_segments_with_options, ( LanceDataset* dataset, const char* index_name, const char* column, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, const LanceCommitIndexOptions* options, LanceCommitIndexResult* out_result)) \
-    X(int32_t, lance_dataset_commit_index_segments_rfc, (LanceDataset* dataset, const char* index_name, const char* column, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, bool replace)) \
+    X(int32_t, lance_dataset_merge_index_segments, (const LanceDataset* dataset, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, uint8_t** out_metadata_bytes, size_t* out_metadata_len)) \
     X(int32_t, lance_dataset_plan_fragment_groups, (const LanceDataset* dataset, size_t group_count, LanceFragmentPlan** out_plan)) \
     X(size_t, lance_fragment_plan_group_count, (const LanceFragmentPlan* plan)) \
     X(uint64_t, lance_fragment_plan_dataset_version, (const LanceFragmentPlan* plan)) \
@@ -56,6 +55,22 @@
     _Static_assert(_Generic(&name, ret(*) params: 1, default: 0), \
                    #name " changed its type: it was " #ret " " #name #params);
 OWN_FUNCTIONS(CHECK_FUNCTION)
+
+/* The control of the *_with_control functions, frozen with them: each field
+ * at its released offset (LP64) with its type; its callback is the type
+ * lance_index_segment_builder_set_progress_callback() takes. */
+#define CONTROL_FIELDS(X) \
+    X(progress, 0, LanceIndexBuildProgressCallback) \
+    X(progress_user_data, 8, void*) \
+    X(cancel_token, 16, const LanceIndexBuildCancelToken*)
+
+#define CHECK_CONTROL_FIELD(field, offset, type) \
+    _Static_assert(offsetof(LanceIndexBuildControl, field) == (offset) && \
+                       _Generic(((LanceIndexBuildControl*)0)->field, type: 1, default: 0), \
+                   "LanceIndexBuildControl." #field " changed: it was " #type " at offset " #offset);
+_Static_assert(sizeof(void*) == 8, "the offsets above are LP64's");
+CONTROL_FIELDS(CHECK_CONTROL_FIELD)
+_Static_assert(sizeof(LanceIndexBuildControl) == 24, "LanceIndexBuildControl changed its size: it was 24 bytes");
 
 typedef void (*AnyFunction)(void);
 #define FUNCTION_ENTRY(ret, name, params) (AnyFunction)&name,

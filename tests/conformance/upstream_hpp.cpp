@@ -123,7 +123,9 @@ using Builder = IndexSegmentBuilder;
 static_assert(move_only<Builder>);
 static_assert(explicit_from<Builder, LanceIndexSegmentBuilder*>);
 SAME(std::vector<uint8_t> (Builder::*)(), &Builder::execute_uncommitted);
-SAME(Builder& (Builder::*)(LanceIndexBuildProgressCallback, void*), &Builder::progress_callback);
+// Overloaded here (a std::function form beside it): upstream's overload
+// must exist with upstream's exact type.
+HAS(Builder& (Builder::*)(LanceIndexBuildProgressCallback, void*), &Builder::progress_callback);
 SAME(LanceIndexSegmentBuilder* (Builder::*)(), &Builder::c_handle);
 
 // ---- Batch ----

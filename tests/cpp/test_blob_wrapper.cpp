@@ -1,9 +1,9 @@
 // The C++ wrappers of sessions and blobs: Session and its cache statistics,
 // Dataset::open_with_session, take_blobs / take_blobs_by_indices as
 // optional BlobFiles, the BlobFile reads, and Scanner::blob_handling, over
-// the Blob v2 dataset python/blob_oracle.py writes with pylance.
+// the Blob v2 dataset tests/api/blob_oracle.py writes with pylance.
 //
-// Usage: test_blob_wrapper <python with pylance> <python/blob_oracle.py>.
+// Usage: test_blob_wrapper <python with pylance> <tests/api/blob_oracle.py>.
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -117,7 +117,7 @@ void test_scanner_blob_handling() {
 
 int main(int argc, char** argv) {
     if (argc != 3) {
-        std::fprintf(stderr, "usage: %s <python with pylance> <python/blob_oracle.py>\n", argv[0]);
+        std::fprintf(stderr, "usage: %s <python with pylance> <tests/api/blob_oracle.py>\n", argv[0]);
         return 2;
     }
     char* dir = tu_temp_dir("cpp-blob");

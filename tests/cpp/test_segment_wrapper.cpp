@@ -3,14 +3,15 @@
 //     new_*_index_segment_builder with LanceIndexSegmentBuildOptions and a
 //     build mode, IndexSegmentMetadata, and the coverage-driven
 //     commit_index_segments;
-//   - this library's: VectorModel, the RFC builders, std::function progress,
-//     cancel tokens, the commit with options and result, and merging
-//     segments (merge_index_segments).
+//   - this library's: VectorModel given to a builder by set_model,
+//     std::function progress (progress_callback), cancel tokens, the commit
+//     with options and result, and merging segments (merge_index_segments).
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "lance/lance.hpp"
 #include "test_util.hpp"
@@ -21,8 +22,14 @@ static_assert(!std::is_copy_constructible_v<lance::IndexModel>, "IndexModel must
 static_assert(std::is_nothrow_move_constructible_v<lance::IndexModel>, "IndexModel must move");
 static_assert(!std::is_copy_constructible_v<lance::IndexSegmentBuilder>, "IndexSegmentBuilder must be move-only");
 static_assert(!std::is_copy_constructible_v<lance::IndexSegmentMetadata>, "IndexSegmentMetadata must be move-only");
-static_assert(std::is_same_v<lance::SegmentBuilder, lance::IndexSegmentBuilder>, "one builder class");
-static_assert(!std::is_copy_constructible_v<lance::SegmentMetadata>, "SegmentMetadata must be move-only");
+static_assert(std::is_same_v<decltype(std::declval<lance::IndexSegmentBuilder&>().set_model(
+                                 std::declval<const lance::VectorModel&>())),
+                             lance::IndexSegmentBuilder&>,
+              "set_model chains");
+static_assert(std::is_same_v<decltype(std::declval<lance::IndexSegmentBuilder&>().progress_callback(
+                                 std::declval<lance::ProgressCallback>())),
+                             lance::IndexSegmentBuilder&>,
+              "progress_callback(std::function) chains");
 static_assert(!std::is_copy_constructible_v<lance::CancelToken>, "CancelToken must be move-only");
 static_assert(!std::is_copy_constructible_v<lance::FragmentPlan>, "FragmentPlan must be move-only");
 
@@ -141,8 +148,8 @@ static void test_upstream_ivf_flat() {
 
 // Upstream's loop, IVF_PQ: centroids and codebook trained on a fragment
 // subset; with every partition probed and every row refined, exact.
-// Independently trained segments: upstream's commit takes them, the RFC's
-// refuses them.
+// Independently trained segments: upstream's commit takes them, the commit
+// with options refuses them.
 static void test_upstream_ivf_pq() {
     lance::Dataset ds = make_dataset("up_pq.lance");
     std::vector<uint32_t> sample = {0, 2, 4, 6};
@@ -185,7 +192,9 @@ static void test_upstream_ivf_pq() {
         o.fragment_count = group.size();
         independent.push_back(ds.new_vector_index_segment_builder("vec", p, "vec_idx", &o).execute_uncommitted());
     }
-    CHECK(code_of([&] { ds.commit_index_segments_rfc("vec_idx", "vec", independent, true); }) ==
+    lance::CommitOptions replace;
+    replace.replace = true;
+    CHECK(code_of([&] { ds.commit_index_segments_with_options("vec_idx", "vec", independent, replace); }) ==
           LANCE_ERR_MODEL_MISMATCH);
     uint64_t before = ds.version();
     ds.commit_index_segments("vec_idx", "vec", independent);
@@ -245,9 +254,10 @@ static void test_upstream_scalar_and_bad_input() {
           LANCE_ERR_INVALID_ARGUMENT);
 
     // Upstream's commit: every problem with the set is INVALID_ARGUMENT
-    // (the RFC's form keeps its own codes).
+    // (the commit with options keeps this library's codes).
     CHECK(code_of([&] { ds.commit_index_segments("x", "id", {}); }) == LANCE_ERR_INVALID_ARGUMENT);
-    CHECK(code_of([&] { ds.commit_index_segments_rfc("x", "id", {}); }) == LANCE_ERR_NO_SEGMENTS);
+    CHECK(code_of([&] { ds.commit_index_segments_with_options("x", "id", {}, lance::CommitOptions{}); }) ==
+          LANCE_ERR_NO_SEGMENTS);
     CHECK(code_of([&] { ds.commit_index_segments("x", "id", {{1, 2, 3}}); }) == LANCE_ERR_INVALID_ARGUMENT);
     LanceIndexSegmentBuildOptions one{};
     uint32_t fragment0 = 0;
@@ -256,8 +266,9 @@ static void test_upstream_scalar_and_bad_input() {
     std::vector<uint8_t> seg =
         ds.new_scalar_index_segment_builder("tag", LANCE_SCALAR_BITMAP, "tag_idx", "", &one).execute_uncommitted();
     CHECK(code_of([&] { ds.commit_index_segments("tag_idx", "tag", {seg, seg}); }) == LANCE_ERR_INVALID_ARGUMENT);
-    CHECK(code_of([&] { ds.commit_index_segments_rfc("tag_idx", "tag", {seg, seg}); }) ==
-          LANCE_ERR_DUPLICATE_SEGMENT);
+    CHECK(code_of([&] {
+              ds.commit_index_segments_with_options("tag_idx", "tag", {seg, seg}, lance::CommitOptions{});
+          }) == LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(code_of([&] { ds.commit_index_segments("tag_idx", "no_such", {seg}); }) != LANCE_OK);
 
     CHECK(code_of([&] { lance::IndexSegmentMetadata::parse(std::vector<uint8_t>{1, 2, 3}); }) ==
@@ -271,10 +282,11 @@ static void test_upstream_scalar_and_bad_input() {
     CHECK(ds.index_count() == 1);
 }
 
-// This library's forms: shared VectorModel, the RFC builders, std::function
-// progress, cancel tokens, the commit with options and its retry.
-static void test_rfc_forms() {
-    lance::Dataset ds = make_dataset("rfc.lance");
+// This library's forms: a shared VectorModel given by set_model,
+// std::function progress, cancel tokens, the commit with options and its
+// retry.
+static void test_own_forms() {
+    lance::Dataset ds = make_dataset("own.lance");
     LanceVectorIndexParams p{};
     p.index_type = LANCE_INDEX_IVF_PQ;
     p.num_partitions = 4;
@@ -295,26 +307,30 @@ static void test_rfc_forms() {
         std::vector<uint32_t> frags = plan.group(w, &rows);
         // Equal fragments go round-robin: group w = {w, w + 4}.
         CHECK(frags == std::vector<uint32_t>({w, w + 4}) && rows == 500);
-        LanceIndexSegmentBuildOptionsRfc o{};
+        LanceIndexSegmentBuildOptions o{};
         o.fragment_ids = frags.data();
         o.fragment_count = frags.size();
-        o.model = moved.c_handle();
-        o.train = LANCE_TRAIN_NEVER;
-        lance::SegmentBuilder builder = ds.vector_segment_builder("vec", p, o);
+        lance::IndexSegmentBuilder builder = ds.new_vector_index_segment_builder("vec", p, "", &o);
+        CHECK(&builder.set_model(moved) == &builder);
         std::vector<std::string> stages;
-        builder.set_progress([&](const lance::ProgressEvent& e) {
-            if (e.event == LANCE_PROGRESS_STAGE_START) stages.push_back(e.stage);
+        int training_steps = 0;
+        builder.progress_callback([&](const lance::ProgressEvent& e) {
+            if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) stages.push_back(e.stage);
+            if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS && std::string(e.stage) == "train_ivf")
+                training_steps++;
         });
         segments.push_back(builder.execute_uncommitted());
-        CHECK(!stages.empty() && stages.back() == "merge_partitions");
-        // Single use: the second run throws with INVALID_ARGUMENT.
+        CHECK(!stages.empty() && stages.front() == "train_ivf" && stages.back() == "merge_partitions");
+        CHECK(training_steps == 0);  // given the model, the builder does not train
+        // Single use: the second run and a later model are refused with INVALID_ARGUMENT.
         CHECK(code_of([&] { builder.execute_uncommitted(); }) == LANCE_ERR_INVALID_ARGUMENT);
-        auto meta = lance::SegmentMetadata::parse(segments.back());
+        CHECK(code_of([&] { builder.set_model(moved); }) == LANCE_ERR_INVALID_ARGUMENT);
+        auto meta = lance::IndexSegmentMetadata::parse(segments.back());
         CHECK(meta.fragment_ids() == frags);
-        CHECK(meta.index_type() == "IVF_PQ");
+        CHECK(meta.index_type() == LANCE_INDEX_IVF_PQ && meta.index_type_name() == "IVF_PQ");
         CHECK(meta.model_fingerprint() == model.fingerprint());
         CHECK(meta.dataset_version() == 1);
-        CHECK(lance::IndexSegmentMetadata::parse(segments.back()).model_fingerprint() == model.fingerprint());
+        CHECK(meta.name() == "vec_idx");
     }
     CHECK(ds.latest_version() == 1);
     lance::CommitOptions copts;
@@ -325,17 +341,18 @@ static void test_rfc_forms() {
     CHECK(ds.index_segments("vec_idx").size() == 4);
     CHECK(ds.index_segments_json().find("\"job_id\":\"cpp-job\"") != std::string::npos);
     CHECK(ds.index_coverage_json("vec_idx").find("\"num_segments\":4") != std::string::npos);
+    CHECK(knn_is_exact(ds, 4, 200));
     r = ds.commit_index_segments_with_options("vec_idx", "vec", segments, copts);
     CHECK(r.version == 2 && r.already_committed);
-    CHECK(code_of([&] { ds.commit_index_segments_rfc("vec_idx", "vec", segments); }) == LANCE_OK);
+    r = ds.commit_index_segments_with_options("vec_idx", "vec", segments, lance::CommitOptions{});
+    CHECK(r.version == 2 && r.already_committed);
     CHECK(ds.version() == 2);
 
     // A callback's exception comes back out of execute_uncommitted().
     {
-        LanceIndexSegmentBuildOptionsRfc o{};
-        o.model = moved.c_handle();
-        lance::SegmentBuilder builder = ds.vector_segment_builder("vec", p, o);
-        builder.set_progress([](const lance::ProgressEvent&) { throw std::runtime_error("from the callback"); });
+        lance::IndexSegmentBuilder builder = ds.new_vector_index_segment_builder("vec", p);
+        builder.set_model(moved).progress_callback(
+            [](const lance::ProgressEvent&) { throw std::runtime_error("from the callback"); });
         try {
             builder.execute_uncommitted();
             CHECK(false);
@@ -343,19 +360,65 @@ static void test_rfc_forms() {
             CHECK(std::string(e.what()) == "from the callback");
         }
     }
-    // Cancelled from its own progress callback.
+    // A C callback set after the throwing std::function replaces it, and a
+    // std::function set after a C callback replaces that.
+    {
+        lance::IndexSegmentBuilder builder = ds.new_vector_index_segment_builder("vec", p);
+        ProgressCount counts;
+        builder.set_model(moved)
+            .progress_callback([](const lance::ProgressEvent&) { throw std::runtime_error("replaced"); })
+            .progress_callback(&count_progress, &counts);
+        CHECK(code_of([&] { builder.execute_uncommitted(); }) == LANCE_OK);
+        CHECK(counts.starts > 0 && counts.completes == counts.starts && !counts.complete_nonzero);
+
+        lance::IndexSegmentBuilder second = ds.new_vector_index_segment_builder("vec", p);
+        ProgressCount unused;
+        int completes = 0;
+        second.set_model(moved).progress_callback(&count_progress, &unused).progress_callback(
+            [&](const lance::ProgressEvent& e) {
+                if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE && e.completed == 0) completes++;
+            });
+        CHECK(code_of([&] { second.execute_uncommitted(); }) == LANCE_OK);
+        CHECK(unused.starts == 0 && completes == counts.completes);
+    }
+    // Cancelled from its own progress callback (trained locally: no model).
     {
         lance::CancelToken token;
-        LanceIndexSegmentBuildOptionsRfc o{};
-        lance::SegmentBuilder builder = ds.vector_segment_builder("vec", p, o);
+        lance::IndexSegmentBuilder builder = ds.new_vector_index_segment_builder("vec", p);
         builder.set_cancel_token(token);
-        builder.set_progress([&](const lance::ProgressEvent& e) {
-            if (e.event == LANCE_PROGRESS_STAGE_START) token.cancel();
+        builder.progress_callback([&](const lance::ProgressEvent& e) {
+            if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) token.cancel();
         });
         CHECK(code_of([&] { builder.execute_uncommitted(); }) == LANCE_ERR_CANCELLED);
         CHECK(token.cancelled());
     }
     CHECK(ds.latest_version() == 2);
+
+    // set_model's refusals, each leaving the builder as it was; a later
+    // model replaces the one set before.
+    {
+        lance::IndexSegmentBuilder builder = ds.new_vector_index_segment_builder("vec", p);
+        CHECK(code_of([&] { builder.set_model(shipped); }) == LANCE_ERR_INVALID_ARGUMENT);  // no model
+        LanceVectorIndexParams flat = p;
+        flat.index_type = LANCE_INDEX_IVF_FLAT;
+        CHECK(code_of([&] { ds.new_vector_index_segment_builder("vec", flat).set_model(moved); }) ==
+              LANCE_ERR_INVALID_ARGUMENT);  // a codebook IVF_FLAT has no use for
+        LanceVectorIndexParams eight = p;
+        eight.num_partitions = 8;
+        CHECK(code_of([&] { ds.new_vector_index_segment_builder("vec", eight).set_model(moved); }) ==
+              LANCE_ERR_INVALID_ARGUMENT);  // 4 partitions for 8
+        LanceIndexSegmentBuildOptions local{};
+        local.mode = LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN;
+        CHECK(code_of([&] { ds.new_vector_index_segment_builder("vec", p, "", &local).set_model(moved); }) ==
+              LANCE_ERR_INVALID_ARGUMENT);
+        CHECK(code_of([&] { ds.new_scalar_index_segment_builder("id", LANCE_SCALAR_BTREE).set_model(moved); }) ==
+              LANCE_ERR_INVALID_ARGUMENT);
+        lance::VectorModel other = ds.train_vector_model("vec", p, {2, 3});
+        CHECK(other.fingerprint() != model.fingerprint());
+        builder.set_model(other).set_model(moved);
+        auto meta = lance::IndexSegmentMetadata::parse(builder.execute_uncommitted());
+        CHECK(meta.model_fingerprint() == model.fingerprint());
+    }
 
     // Delete and compaction through the wrapper.
     {
@@ -371,10 +434,12 @@ static void test_rfc_forms() {
         CHECK(m.fragments_added == 1 && m.fragments_removed == 3);
         CHECK(small.count_rows() == 750);
     }
-    CHECK(code_of([&] { lance::SegmentMetadata::parse(lance::Bytes{1, 2, 3}); }) == LANCE_ERR_INVALID_ARGUMENT);
-    LanceIndexSegmentBuildOptionsRfc never{};
-    never.train = LANCE_TRAIN_NEVER;
-    CHECK(code_of([&] { ds.vector_segment_builder("vec", p, never); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { lance::IndexSegmentMetadata::parse(lance::Bytes{1, 2, 3}); }) == LANCE_ERR_INVALID_ARGUMENT);
+    // A worker that must not train gives the model; PRECOMPUTED without one is refused.
+    LanceIndexSegmentBuildOptions precomputed{};
+    precomputed.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
+    CHECK(code_of([&] { ds.new_vector_index_segment_builder("vec", p, "", &precomputed); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
 }
 
 // Dataset::merge_index_segments(): four IVF_FLAT segments of one model
@@ -388,26 +453,25 @@ static void test_merge() {
     lance::VectorModel model = ds.train_vector_model("vec", p, {});
     std::vector<lance::Bytes> segments;
     for (const auto& frags : groups_of_two()) {
-        LanceIndexSegmentBuildOptionsRfc o{};
+        LanceIndexSegmentBuildOptions o{};
         o.fragment_ids = frags.data();
         o.fragment_count = frags.size();
-        o.model = model.c_handle();
-        o.train = LANCE_TRAIN_NEVER;
-        segments.push_back(ds.vector_segment_builder("vec", p, o).execute_uncommitted());
+        segments.push_back(ds.new_vector_index_segment_builder("vec", p, "", &o).set_model(model).execute_uncommitted());
     }
     const lance::Dataset& reader = ds;  // merging reads; it needs no mutable handle
     lance::Bytes merged = reader.merge_index_segments(segments);
-    auto meta = lance::SegmentMetadata::parse(merged);
+    auto meta = lance::IndexSegmentMetadata::parse(merged);
     CHECK(meta.fragment_ids() == std::vector<uint32_t>({0, 1, 2, 3, 4, 5, 6, 7}));
     CHECK(meta.model_fingerprint() == model.fingerprint());
-    CHECK(meta.index_type() == "IVF_FLAT");
+    CHECK(meta.index_type() == LANCE_INDEX_IVF_FLAT && meta.index_type_name() == "IVF_FLAT");
     lance::Bytes first = reader.merge_index_segments({segments[0], segments[1]});
     lance::Bytes second = reader.merge_index_segments({segments[2], segments[3]});
     lance::Bytes again = reader.merge_index_segments({first, second});
-    CHECK(lance::SegmentMetadata::parse(again).fragment_ids().size() == 8);
+    CHECK(lance::IndexSegmentMetadata::parse(again).fragment_ids().size() == 8);
     CHECK(ds.latest_version() == 1);
 
-    ds.commit_index_segments_rfc("vec_idx", "vec", {merged});
+    LanceCommitIndexResult r = ds.commit_index_segments_with_options("vec_idx", "vec", {merged}, lance::CommitOptions{});
+    CHECK(r.version == 2 && !r.already_committed);
     CHECK(ds.version() == 2 && ds.index_segments("vec_idx").size() == 1);
     CHECK(knn_is_exact(ds, 4, 0));
     lance::CommitOptions replace;
@@ -431,7 +495,7 @@ int main() {
     RUN(test_upstream_ivf_flat);
     RUN(test_upstream_ivf_pq);
     RUN(test_upstream_scalar_and_bad_input);
-    RUN(test_rfc_forms);
+    RUN(test_own_forms);
     RUN(test_merge);
     tu_remove_tree(dir);
     free(dir);

@@ -1,4 +1,4 @@
-// Helpers the C++ tests share, on top of tests/c/test_util.h.
+// Helpers the C++ tests share, on top of tests/support/test_util.h.
 #ifndef LANCE_TEST_UTIL_HPP
 #define LANCE_TEST_UTIL_HPP
 

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "mutate.h"
+#include "segment_params.h"
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/common_interface_defs.h>
 #endif
@@ -409,14 +410,13 @@ static int vector_segment(LanceDataset* ds, int32_t type, const LanceVectorModel
     }
     uint8_t uuid[16];
     tu_uuid(uuid_seed, uuid);
-    LanceIndexSegmentBuildOptionsRfc o = {.fragment_ids = frags, .fragment_count = n, .index_uuid = uuid, .model = model,
-                                       .train = model ? LANCE_TRAIN_NEVER : LANCE_TRAIN_AUTO};
-    return execute_into(lance_index_segment_builder_new_vector_rfc(ds, "vec", NULL, &p, &o), out);
+    /* With a model the builder never trains; without one it trains locally. */
+    LanceIndexSegmentBuildOptions o = {.fragment_ids = frags, .fragment_count = n, .index_uuid = uuid};
+    return execute_into(vector_segment_builder_new(ds, "vec", NULL, &p, &o, model), out);
 }
 
 static int scalar_segment(LanceDataset* ds, const char* column, int32_t type, FzBuf* out) {
-    return execute_into(lance_index_segment_builder_new_scalar_rfc(ds, column, NULL, (LanceScalarIndexType)type, NULL, NULL),
-                        out);
+    return execute_into(lance_index_segment_builder_new_scalar(ds, column, NULL, type, NULL, NULL), out);
 }
 
 static int save_model(const LanceVectorModel* m, const char* path) {

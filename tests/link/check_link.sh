@@ -21,9 +21,12 @@ if [ ! -f "$zstd" ] || [ ! -f "$lz4" ]; then
   echo "check_link: the static libzstd.a and liblz4.a are required (scripts/setup.sh installs libzstd-dev and liblz4-dev)" >&2
   exit 1
 fi
-sources=("$src/tests/link/engine.c" "$src/tests/c/test_util.c" "$src/common/files.c" "$src/common/uuid_hex.c"
-         "$src/common/measure.c")
-flags=(-std=gnu11 -O2 -Wall -Wextra -Werror -I"$src/include" -I"$src/tests/c" -I"$src/common")
+# test_util.c and the common/ files it builds on (its data, k-NN, scratch
+# directories, clock and Arrow nodes are common/'s).
+sources=("$src/tests/link/engine.c" "$src/tests/support/test_util.c" "$src/common/files.c" "$src/common/uuid_hex.c"
+         "$src/common/measure.c" "$src/common/demo_data.c" "$src/common/arrow_c.c" "$src/common/temp_dir.c"
+         "$src/common/segment_params.c")
+flags=(-std=gnu11 -O2 -Wall -Wextra -Werror -I"$src/include" -I"$src/tests/support" -I"$src/common")
 
 # link NAME ARCHIVE ORDER: builds $work/NAME; ORDER is engine-first (the
 # engine's libraries before the archive) or lance-first.

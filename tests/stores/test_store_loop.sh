@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The distributed index build on Google Cloud Storage and Azure Blob storage,
-# each against a local emulator (issue 24): tests/s3/'s loop on gs:// and
+# each against a local emulator (issue 24): test_s3.sh's loop on gs:// and
 # az:// instead of s3://.
 #
 #   tests/stores/test_store_loop.sh STORE LANCE_INDEX S3_DATASET
@@ -51,7 +51,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 if [ -z "${LANCE_STORES_ISOLATED:-}" ]; then
   LANCE_STORES_ISOLATED=1 exec bash "$HERE/isolated.sh" bash "$0" "$STORE" "$TOOL" "$DATA"
 fi
-source "$HERE/../s3/lib.sh"
+source "$HERE/lib.sh"
 
 BIN=$HOME/.cache/lance-c/bin
 FAKE_GCS=${LANCE_C_FAKE_GCS:-$BIN/fake-gcs-server}

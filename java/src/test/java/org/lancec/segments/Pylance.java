@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * pylance 14.0.2 (the Lance release lance-c pins) through ../python/java_coordinator_oracle.py,
+ * pylance 14.0.2 (the Lance release lance-c pins) through src/test/python/java_coordinator_oracle.py,
  * run with the Python ctest names. Missing Python or script is a set-up failure, never a skip.
  */
 final class Pylance {
@@ -27,7 +27,7 @@ final class Pylance {
   static String oracle() {
     String p = System.getProperty("lance.oracle", "");
     if (p.isEmpty() || !Files.isRegularFile(Path.of(p))) {
-      throw new IllegalStateException("-Dlance.oracle=<python/java_coordinator_oracle.py> is required; got '" + p + "'");
+      throw new IllegalStateException("-Dlance.oracle=<java/src/test/python/java_coordinator_oracle.py> is required; got '" + p + "'");
     }
     return p;
   }

@@ -1,0 +1,195 @@
+/* What a host process sees of the library: a caught panic prints nothing on
+ * its stderr, and vector builds spill only under TMPDIR and leave nothing
+ * there, whether they succeed or are cancelled mid-build.  Each case runs in
+ * a child process (this program run again with the case's name) so that
+ * its stderr and its TMPDIR are its own. */
+#include <dirent.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "segment_params.h"
+#include "test_util.h"
+
+static const char* self;
+
+/* Runs this program with `args` (NULL-terminated, after the program name),
+ * TMPDIR = `tmpdir` (NULL = unchanged) and stderr sent to `err_path`;
+ * returns its exit status, or -1. */
+static int run_child(const char* const* args, const char* tmpdir, const char* err_path) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        FILE* err = freopen(err_path, "w", stderr);
+        if (!err) _exit(97);
+        if (tmpdir) setenv("TMPDIR", tmpdir, 1);
+        const char* argv[8] = {self};
+        for (int i = 0; args[i] && i < 6; i++) argv[i + 1] = args[i];
+        execv(self, (char* const*)argv);
+        _exit(98);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
+}
+
+/* Number of entries in a directory (-1 if it cannot be read). */
+static int entries(const char* path) {
+    DIR* d = opendir(path);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent* e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    closedir(d);
+    return n;
+}
+
+/* ---- child: metadata bytes whose decoding panics inside the core ---- */
+
+static int child_panicking_metadata(void) {
+    /* IndexMetadata { uuid: { 16 bytes }, created_at (field 8) = 2^63-1 ms }:
+     * the core's conversion panics on the out-of-range timestamp. */
+    uint8_t bytes[2 + 2 + 16 + 1 + 9] = {0x0a, 18, 0x0a, 16};
+    for (int i = 0; i < 16; i++) bytes[4 + i] = (uint8_t)(i + 1);
+    bytes[20] = 0x40;
+    for (int i = 0; i < 8; i++) bytes[21 + i] = 0xff;
+    bytes[29] = 0x7f;
+    LanceIndexSegmentMetadata* m = NULL;
+    if (lance_index_segment_metadata_parse(bytes, sizeof bytes, &m) != -1) return 10;
+    if (lance_last_error_code() != LANCE_ERR_INVALID_ARGUMENT) return 11;
+    return m == NULL ? 0 : 12;
+}
+
+/* ---- child: builds under TMPDIR ---- */
+
+typedef struct {
+    const char* tmpdir;
+    LanceIndexBuildCancelToken* token;
+    int cancel_at_merge;
+    int max_spill_entries; /* entries seen in TMPDIR during the build */
+} Watch;
+
+static void watch_spill(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
+                        uint64_t completed) {
+    (void)total, (void)unit, (void)completed;
+    Watch* w = user;
+    int n = entries(w->tmpdir);
+    if (n > w->max_spill_entries) w->max_spill_entries = n;
+    if (w->cancel_at_merge && event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START && strcmp(stage, "merge_partitions") == 0)
+        lance_index_build_cancel(w->token);
+}
+
+/* Builds one IVF_PQ segment with a model set; `cancel` stops it when
+ * it starts writing partitions (after the shuffle).  Exit 0 when the build
+ * spilled under TMPDIR and ended as expected. */
+static int child_build(const char* dir, int cancel) {
+    const char* tmpdir = getenv("TMPDIR");
+    TuData data = tu_make_data(20000, 32, 16, 0.5f, 5);
+    char uri[600];
+    snprintf(uri, sizeof uri, "%s/spill-%d.lance", dir, cancel);
+    LanceDataset* ds = tu_write(uri, &data, 0, data.rows, LANCE_WRITE_CREATE, 5000);
+    if (!ds) return 20;
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = 16;
+    p.num_sub_vectors = 8;
+    LanceVectorModel* model = NULL;
+    if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) return 21;
+    LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, &p, NULL, model);
+    if (!b) return 22;
+    Watch w = {tmpdir, lance_index_build_cancel_token_new(), cancel, 0};
+    if (lance_index_segment_builder_set_progress_callback(b, watch_spill, &w) != 0 ||
+        lance_index_segment_builder_set_cancel_token(b, w.token) != 0)
+        return 26;
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, &len);
+    int code = lance_last_error_code();
+    lance_index_segment_builder_free(b);
+    lance_free_bytes(bytes);
+    lance_index_build_cancel_token_free(w.token);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+    tu_free_data(&data);
+    if (cancel ? (rc != -1 || code != LANCE_ERR_CANCELLED) : rc != 0) return 23;
+    if (w.max_spill_entries < 1) return 24; /* the build spilled elsewhere */
+    return entries(tmpdir) == 0 ? 0 : 25;  /* and left nothing behind */
+}
+
+/* ---- child: a TMPDIR that does not exist ---- */
+
+static int child_missing_tmpdir(const char* dir) {
+    TuData data = tu_make_data(2000, 8, 4, 0.5f, 5);
+    char uri[600];
+    snprintf(uri, sizeof uri, "%s/missing-tmp.lance", dir);
+    LanceDataset* ds = tu_write(uri, &data, 0, data.rows, LANCE_WRITE_CREATE, 1000);
+    if (!ds) return 30;
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    p.num_partitions = 4;
+    int rc = lance_dataset_create_vector_index(ds, "vec", NULL, &p, false);
+    int ok = rc == -1 && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT && tu_error_mentions("TMPDIR");
+    lance_dataset_close(ds);
+    tu_free_data(&data);
+    return ok ? 0 : 31;
+}
+
+/* ---- parent ---- */
+
+static char* dir;
+
+static void check_child(const char* const* args, const char* tmpdir, int expect_empty_stderr) {
+    char err_path[700];
+    snprintf(err_path, sizeof err_path, "%s/stderr-%s.txt", dir, args[0]);
+    int status = run_child(args, tmpdir, err_path);
+    CHECK(status == 0);
+    if (status != 0) fprintf(stderr, "    child %s exited with %d\n", args[0], status);
+    if (expect_empty_stderr) {
+        int64_t size = tu_file_size(err_path);
+        CHECK(size == 0);
+        if (size != 0) {
+            size_t n = 0;
+            char* text = (char*)read_whole_file(err_path, &n);
+            fprintf(stderr, "    child %s wrote to stderr: %.*s\n", args[0], (int)n, text ? text : "");
+            free(text);
+        }
+    }
+}
+
+static void test_caught_panic_is_silent(void) {
+    const char* args[] = {"panicking-metadata", NULL};
+    check_child(args, NULL, 1);
+}
+
+static void test_spill_cleaned_after_success_and_cancel(void) {
+    char tmp_ok[700], tmp_cancel[700];
+    snprintf(tmp_ok, sizeof tmp_ok, "%s/tmp-ok", dir);
+    snprintf(tmp_cancel, sizeof tmp_cancel, "%s/tmp-cancel", dir);
+    CHECK(mkdir(tmp_ok, 0700) == 0 && mkdir(tmp_cancel, 0700) == 0);
+    const char* ok[] = {"build", dir, "0", NULL};
+    check_child(ok, tmp_ok, 0);
+    const char* cancel[] = {"build", dir, "1", NULL};
+    check_child(cancel, tmp_cancel, 0);
+    CHECK(entries(tmp_ok) == 0 && entries(tmp_cancel) == 0);
+}
+
+static void test_missing_tmpdir_refused(void) {
+    char missing[700];
+    snprintf(missing, sizeof missing, "%s/no-such-dir", dir);
+    const char* args[] = {"missing-tmpdir", dir, NULL};
+    check_child(args, missing, 0);
+}
+
+int main(int argc, char** argv) {
+    self = argv[0];
+    if (argc >= 2 && strcmp(argv[1], "panicking-metadata") == 0) return child_panicking_metadata();
+    if (argc >= 4 && strcmp(argv[1], "build") == 0) return child_build(argv[2], atoi(argv[3]));
+    if (argc >= 3 && strcmp(argv[1], "missing-tmpdir") == 0) return child_missing_tmpdir(argv[2]);
+    dir = tu_temp_dir("process");
+    RUN(test_caught_panic_is_silent);
+    RUN(test_spill_cleaned_after_success_and_cancel);
+    RUN(test_missing_tmpdir_refused);
+    tu_remove_tree(dir);
+    free(dir);
+    return tu_finish("test_process");
+}
