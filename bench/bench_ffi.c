@@ -2,6 +2,7 @@
  *
  *   bench_ffi URI CENTROIDS.f32 DIM FRAGMENTS(0,1,...)
  *   bench_ffi --train URI PARTITIONS SUB_VECTORS
+ *   bench_ffi --oneshot-train URI PARTITIONS SUB_VECTORS
  *
  * The first form builds one IVF_FLAT segment through lance.h with the given
  * centroids (CENTROIDS.f32: raw little-endian float32, DIM per row); nothing
@@ -11,7 +12,13 @@
  * train_pq do by default.  The training runs twice and prints the second
  * run's time in seconds; the segment build runs 1 + 5 times and prints the
  * median of the last 5 (the first run warms the process up, as a
- * long-lived worker would be; a sub-second build needs several samples). */
+ * long-lived worker would be; a sub-second build needs several samples).
+ * The third runs the one-shot IVF_PQ build (lance_dataset_create_vector_
+ * index_with_control, replacing the index each time: URI should be a
+ * scratch copy) twice and prints, for the second, its training phase (from
+ * the call to the end of "train_quantizer", read from its progress events)
+ * and the whole build, in seconds: what standalone training is compared
+ * with. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,8 +55,52 @@ static int train(int argc, char** argv) {
     return 0;
 }
 
+/* When the one-shot build's quantizer training ended. */
+static void on_progress(void* ctx, int32_t event, const char* stage, uint64_t total, const char* unit,
+                        uint64_t completed) {
+    (void)total;
+    (void)unit;
+    (void)completed;
+    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE && strcmp(stage, "train_quantizer") == 0) {
+        *(double*)ctx = monotonic_seconds();
+    }
+}
+
+static int oneshot_train(int argc, char** argv) {
+    uint64_t partitions = 0, subs = 0;
+    if (argc != 5 || decimal_parse(argv[3], INT32_MAX, &partitions) != 0 ||
+        decimal_parse(argv[4], INT32_MAX, &subs) != 0) {
+        fprintf(stderr, "usage: bench_ffi --oneshot-train URI PARTITIONS SUB_VECTORS\n");
+        return 2;
+    }
+    LanceDataset* ds = lance_dataset_open(argv[2], NULL, 0);
+    if (!ds) die("open");
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = (uint32_t)partitions;
+    p.num_sub_vectors = (uint32_t)subs;
+    double trained = 0, t0 = 0, t1 = 0;
+    for (int round = 0; round < 2; round++) {
+        trained = 0;
+        LanceIndexBuildControl control = {on_progress, &trained, NULL};
+        t0 = monotonic_seconds();
+        if (lance_dataset_create_vector_index_with_control(ds, "vec", "bench_oneshot", &p, true, &control) != 0) {
+            die("one-shot build");
+        }
+        t1 = monotonic_seconds();
+        if (trained == 0) {
+            fprintf(stderr, "bench_ffi: the one-shot build reported no end of \"train_quantizer\"\n");
+            return 1;
+        }
+    }
+    printf("%.4f %.4f\n", trained - t0, t1 - t0);
+    lance_dataset_close(ds);
+    return 0;
+}
+
 int main(int argc, char** argv) {
     if (argc > 1 && !strcmp(argv[1], "--train")) return train(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "--oneshot-train")) return oneshot_train(argc, argv);
     if (argc != 5) {
         fprintf(stderr, "usage: bench_ffi URI CENTROIDS.f32 DIM FRAGMENTS\n");
         return 2;

@@ -12,7 +12,9 @@ sections, by the names --only takes (a comma list; default: all of them):
    built through lance-c and through pylance, and the same IVF_PQ model
    trained through both, interleaved, median of 5 pairs each (a segment
    sample is itself the median of 5 builds in one warm process; needs
-   --rows >= 65536: pylance trains PQ on 256 rows per centroid).
+   --rows >= 65536: pylance trains PQ on 256 rows per centroid).  In the
+   same interleaving, the one-shot IVF_PQ build's own training phase
+   (bench_ffi --oneshot-train): standalone training should cost no more.
 2. scaling: the one-shot build against the distributed loop (train, N
    segment builds as processes, 2 at a time, commit) for N = 1, 2, 4, 8:
    wall time and CPU time, as ratios to one-shot.
@@ -128,10 +130,12 @@ def bench_ffi(build: str, work: str, uri: str, vectors: np.ndarray) -> dict:
     return {"lance-c s": c, "pylance s": py, "ratio": c / py}
 
 
-def bench_ffi_train(build: str, uri: str) -> dict:
+def bench_ffi_train(build: str, uri: str, scratch: str) -> dict:
     """The same IVF_PQ model trained through lance-c and through pylance
     (IndicesBuilder.train_ivf then train_pq, the core's defaults in both),
-    interleaved, median of 5 pairs; each side's time is its second run."""
+    and the one-shot build's training phase on `scratch` (a copy: the build
+    commits), interleaved, median of 5 triples; each time is the second run
+    of its process."""
     builder = lance.indices.IndicesBuilder(lance.dataset(uri), "vec")
 
     def py_train() -> float:
@@ -141,14 +145,17 @@ def bench_ffi_train(build: str, uri: str) -> dict:
         return time.perf_counter() - t0
 
     py_train()
-    c_times, py_times = [], []
+    c_times, py_times, phase_times = [], [], []
     for _ in range(5):
         out = subprocess.run([os.path.join(build, "bench_ffi"), "--train", uri, str(PARTITIONS), str(SUBVECTORS)],
                              capture_output=True, text=True, check=True)
         c_times.append(float(out.stdout))
         py_times.append(py_train())
-    c, py = statistics.median(c_times), statistics.median(py_times)
-    return {"lance-c s": c, "pylance s": py, "ratio": c / py}
+        out = subprocess.run([os.path.join(build, "bench_ffi"), "--oneshot-train", scratch, str(PARTITIONS),
+                              str(SUBVECTORS)], capture_output=True, text=True, check=True)
+        phase_times.append(float(out.stdout.split()[0]))
+    c, py, phase = statistics.median(c_times), statistics.median(py_times), statistics.median(phase_times)
+    return {"lance-c s": c, "pylance s": py, "ratio": c / py, "one-shot phase s": phase}
 
 
 def distributed(build: str, uri: str, n: int, model: str | None) -> tuple:
@@ -402,9 +409,12 @@ def main() -> None:
         ffi = bench_ffi(build, work, copy("ffi"), vectors)
         rows.append(("FFI cost: IVF_FLAT segment, lance-c / pylance",
                      f"{ffi['lance-c s']:.2f} s / {ffi['pylance s']:.2f} s", f"ratio {ffi['ratio']:.2f}"))
-        ffi = bench_ffi_train(build, copy("ffi-train"))
+        ffi = bench_ffi_train(build, copy("ffi-train"), copy("ffi-oneshot"))
         rows.append((f"FFI cost: IVF_PQ {PARTITIONS}x{SUBVECTORS} training, lance-c / pylance",
                      f"{ffi['lance-c s']:.2f} s / {ffi['pylance s']:.2f} s", f"ratio {ffi['ratio']:.2f}"))
+        rows.append(("training: standalone / the one-shot build's training phase",
+                     f"{ffi['lance-c s']:.2f} s / {ffi['one-shot phase s']:.2f} s",
+                     f"ratio {ffi['lance-c s'] / ffi['one-shot phase s']:.2f}"))
 
     # 2. scaling (and the indices for 3 and 5)
     if "scaling" in only:
