@@ -13,8 +13,18 @@
 #                 fragments each (planned by `lance-index plan --groups 2`)
 #   commit        the two segments as one index
 #   one-shot      `lance-index create` on one core: trains, builds, commits
-# and reports the segment phase's speedup (x1 / x2) and the whole build's
-# (one-shot / (train + segments x2 + commit)), with each worker's peak RSS.
+#   dist train x1 the same model trained by one `lance-index train-worker`
+#                 on one core, driven by bench_train (lance.h "distributed
+#                 training")
+#   dist train x2 the same by two workers, each on its own core
+# and reports the segment phase's speedup (x1 / x2), the whole build's
+# (one-shot / (train + segments x2 + commit)), with each worker's peak RSS,
+# the distributed training's ratios to the one-node training, the whole
+# build with it (one-shot / (dist train x2 + segments x2 + commit)), the
+# rounds and bytes it exchanged, and recall@10 (100 queries, nprobes 16,
+# refine 5) of the index built from each model (one-node, 2 workers), with
+# each model's k-means loss (IVF: squared distance to the nearest
+# centroid; PQ: of the residual to its nearest codewords) on 20,000 rows.
 # Lance sizes its thread pools from the CPUs a process may run on, so a
 # process pinned to one core also computes with one thread.
 # --csv adds, after the human table, a line "# csv" and then one record
@@ -23,7 +33,11 @@
 # segments_x1_rss_mib, segments_x2_s, segments_x2_rss_mib_0,
 # segments_x2_rss_mib_1, commit_s, oneshot_s, distributed_s (train +
 # segments x2 + commit), segment_speedup (x1 / x2), whole_build_ratio
-# (one-shot / distributed).
+# (one-shot / distributed), dist_train_x1_s, dist_train_x2_s,
+# dist_train_rounds, dist_train_bytes, dist_x1_ratio (dist x1 / train),
+# dist_x2_ratio (dist x2 / train), whole_build_dist_ratio (one-shot /
+# (dist x2 + segments x2 + commit)), recall_one_node, recall_dist,
+# ivf_loss_one_node, ivf_loss_dist, pq_loss_one_node, pq_loss_dist.
 set -euo pipefail
 build=$(cd "$1" && pwd)
 shift
@@ -78,6 +92,9 @@ lance.write_dataset(pa.RecordBatchReader.from_batches(schema, batches()), uri,
                     max_rows_per_file=(rows + 15) // 16, max_rows_per_group=8192)
 EOF
 echo "dataset: $rows x $dim float32 in 16 fragments, written in $(since "$t") s"
+# Copies without an index, for an index from each model (below).
+cp -r "$uri" "$work/model.lance"
+cp -r "$uri" "$work/model-d2.lance"
 
 plan=$("$tool" plan "$uri" --groups 2)
 version=$(sed -n 's/.*"dataset_version": *\([0-9]*\).*/\1/p' <<<"$plan")
@@ -113,10 +130,75 @@ t=$(now)
 timed 0 "$work/oneshot.out" "$tool" create "$uri" "${vec[@]}" --name oneshot_idx --quiet
 oneshot=$(since "$t")
 
+# The same model trained by the workers together, with 1 and 2 of them.
+"$build/bench_train" "$uri" 1 "$parts" "$subs" "$tool" "$work/model-d1.bin" >"$work/d1.out" ||
+  { echo "scale_bench: bench_train with 1 worker failed" >&2; exit 1; }
+"$build/bench_train" "$uri" 2 "$parts" "$subs" "$tool" "$work/model-d2.bin" >"$work/d2.out" ||
+  { echo "scale_bench: bench_train with 2 workers failed" >&2; exit 1; }
+read -r dist1 _ _ _ _ <"$work/d1.out"
+read -r dist2 rounds bytes _ _ <"$work/d2.out"
+
+# An index from each model, on the copies of the dataset, and their recall@10
+# and k-means losses.
+for m in model model-d2; do
+  for g in 0 1; do
+    taskset -c "$g" "$tool" build "$work/$m.lance" --column vec --model "$work/$m.bin" \
+      --version "$version" --fragments "${groups[$g]}" --quiet -o "$work/$m-seg-$g.bin" &
+  done
+  wait
+  "$tool" commit "$work/$m.lance" --name vec_idx --column vec "$work/$m-seg-0.bin" "$work/$m-seg-1.bin" \
+    >/dev/null
+done
+read -r recall1 recall2 ivf1 ivf2 pq1 pq2 < <("$python" - "$work" "$dim" <<'EOF'
+import struct, sys
+import numpy as np
+import lance
+work, dim = sys.argv[1], int(sys.argv[2])
+def model(path):
+    b = open(path, "rb").read()
+    d, k = struct.unpack_from("<QQ", b, 12)
+    c = np.frombuffer(b, "<f4", d * k, 28).reshape(k, d)
+    m, bits, n = struct.unpack_from("<QQQ", b, 28 + 4 * d * k + 1)
+    book = np.frombuffer(b, "<f4", n, 28 + 4 * d * k + 25).reshape(m, 1 << bits, d // m)
+    return c, book
+base = lance.dataset(f"{work}/vectors.lance")
+vecs = base.to_table(columns=["vec"], limit=200000).column("vec")
+vecs = vecs.combine_chunks().values.to_numpy().reshape(-1, dim)[::10][:20000]
+out = {}
+for name in ("model", "model-d2"):
+    ds = lance.dataset(f"{work}/{name}.lance")
+    hits = 0
+    for q in range(100):
+        v = vecs[(q * 7919 + 13) % len(vecs)]
+        got = ds.to_table(columns=["id"], nearest={"column": "vec", "q": v, "k": 10, "nprobes": 16,
+                                                   "refine_factor": 5, "use_index": True})
+        truth = ds.to_table(columns=["id"], nearest={"column": "vec", "q": v, "k": 10, "use_index": False})
+        hits += len(set(got.column("id").to_pylist()) & set(truth.column("id").to_pylist()))
+    out["recall " + name] = hits / 1000
+    c, book = model(f"{work}/{name}.bin")
+    d2 = (vecs ** 2).sum(1)[:, None] - 2 * vecs @ c.T + (c ** 2).sum(1)[None, :]
+    near = d2.argmin(1)
+    r = vecs - c[near]
+    out["ivf " + name] = float(((vecs - c[near]) ** 2).sum())
+    m, _, sub = book.shape
+    pq = 0.0
+    for i in range(m):
+        part = r[:, i * sub:(i + 1) * sub]
+        e = (part ** 2).sum(1)[:, None] - 2 * part @ book[i].T + (book[i] ** 2).sum(1)[None, :]
+        pq += float(np.maximum(e.min(1), 0).sum())
+    out["pq " + name] = pq
+print(out["recall model"], out["recall model-d2"], out["ivf model"], out["ivf model-d2"], out["pq model"],
+      out["pq model-d2"])
+EOF
+)
+
 awk -v csv="$csv" -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs" -v train="$train" -v seg1="$seg1" \
     -v seg2="$seg2" -v commit="$commit" -v oneshot="$oneshot" -v r1="$(rss "$work/one.out")" \
-    -v r0="$(rss "$work/w0.out")" -v r2="$(rss "$work/w1.out")" -v rt="$(rss "$work/train.out")" 'BEGIN {
+    -v r0="$(rss "$work/w0.out")" -v r2="$(rss "$work/w1.out")" -v rt="$(rss "$work/train.out")" \
+    -v dist1="$dist1" -v dist2="$dist2" -v rounds="$rounds" -v bytes="$bytes" -v recall1="$recall1" \
+    -v recall2="$recall2" -v ivf1="$ivf1" -v ivf2="$ivf2" -v pq1="$pq1" -v pq2="$pq2" 'BEGIN {
   dist = train + seg2 + commit
+  distd = dist2 + seg2 + commit
   printf "scale: %d x %d, IVF_PQ %d x %d, one core per process (taskset)\n", rows, dim, parts, subs
   printf "  train (coordinator, 1 core)                %8.2f s   peak RSS %s MiB\n", train, rt
   printf "  segment phase, 1 worker x 1 core           %8.2f s   peak RSS %s MiB\n", seg1, r1
@@ -125,13 +207,23 @@ awk -v csv="$csv" -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs
   printf "  one-shot build (1 core)                    %8.2f s\n", oneshot
   printf "  segment phase speedup, 2 workers vs 1      %8.2fx  (target >= 1.8x)\n", seg1 / seg2
   printf "  whole build, distributed vs one-shot       %8.2fx  (train + 2 workers + commit = %.2f s)\n", oneshot / dist, dist
+  printf "  distributed training, 1 worker x 1 core    %8.2f s   %.2fx the one-node training (target <= 1.05)\n", dist1, dist1 / train
+  printf "  distributed training, 2 workers x 1 core   %8.2f s   %.2fx the one-node training (target <= 0.55); %d rounds, %.1f MB exchanged\n", dist2, dist2 / train, rounds, bytes / 1e6
+  printf "  whole build with distributed training      %8.2fx  one-shot / (dist train x2 + 2 workers + commit = %.2f s) (target >= 1.8)\n", oneshot / distd, distd
+  printf "  recall@10, one-node model / distributed    %.3f / %.3f\n", recall1, recall2
+  printf "  k-means loss IVF, one-node / distributed   %.5g / %.5g (%.3fx)\n", ivf1, ivf2, ivf2 / ivf1
+  printf "  k-means loss PQ, one-node / distributed    %.5g / %.5g (%.3fx)\n", pq1, pq2, pq2 / pq1
   if (csv) {
     print "# csv"
     split("rows dim partitions sub_vectors train_s train_rss_mib segments_x1_s segments_x1_rss_mib segments_x2_s " \
           "segments_x2_rss_mib_0 segments_x2_rss_mib_1 commit_s oneshot_s distributed_s segment_speedup " \
-          "whole_build_ratio", names, " ")
+          "whole_build_ratio dist_train_x1_s dist_train_x2_s dist_train_rounds dist_train_bytes dist_x1_ratio " \
+          "dist_x2_ratio whole_build_dist_ratio recall_one_node recall_dist ivf_loss_one_node ivf_loss_dist " \
+          "pq_loss_one_node pq_loss_dist", names, " ")
     split(rows " " dim " " parts " " subs " " train " " rt " " seg1 " " r1 " " seg2 " " r0 " " r2 " " commit " " \
-          oneshot " " dist " " seg1 / seg2 " " oneshot / dist, values, " ")
+          oneshot " " dist " " seg1 / seg2 " " oneshot / dist " " dist1 " " dist2 " " rounds " " bytes " " \
+          dist1 / train " " dist2 / train " " oneshot / distd " " recall1 " " recall2 " " ivf1 " " ivf2 " " \
+          pq1 " " pq2, values, " ")
     for (i = 1; i in names; i++) printf "figure,%s,%s\n", names[i], values[i]
   }
 }'

@@ -3,8 +3,8 @@
     python bench/suite.py BUILD_DIR [--rows N] [--text-rows N] [--merge-rows N]
         [--cancel-rows N] [--scale-rows N] [--scale-dim D] [--only SECTIONS] [--out DIR]
 
-BUILD_DIR holds lance-index, bench_ffi, bench_commit_scaling, bench_merge and
-bench_cancel (scripts/bench.sh suite builds them and runs this).  Prints one
+BUILD_DIR holds lance-index, bench_ffi, bench_commit_scaling, bench_merge,
+bench_cancel and bench_train (scripts/bench.sh suite builds them and runs this).  Prints one
 table and writes PNG plots to --out (default BUILD_DIR/bench-plots).  The
 sections, by the names --only takes (a comma list; default: all of them):
 
@@ -47,7 +47,9 @@ the human output goes to stderr as they run):
 8. scale (bench/scale_bench.sh, --scale-rows, default 1000000, 0 skips it;
    --scale-dim, default 128): one core per process, train, the segment phase
    with 1 and 2 workers (speedup target >= 1.8x), commit, one-shot, and the
-   whole build's ratio.
+   whole build's ratio; the model trained by 1 and 2 workers together
+   (bench_train: ratios to the one-node training, rounds, bytes), the whole
+   build with it, and recall@10 and k-means losses of both models.
 Plots: scaling, recall, latency, commit, memory, merge, cancel, scale (.png).
 A benchmark program that fails stops the suite with a non-zero exit.
 """
@@ -366,7 +368,8 @@ def scale_bench(build: str, rows: int, dim: int) -> dict:
     recs = run_csv([script, build, "--rows", str(rows), "--dim", str(dim), "--csv"], env)
     figures = {r[1]: float(r[2]) for r in recs if r[0] == "figure"}
     missing = {"train_s", "segments_x1_s", "segments_x2_s", "commit_s", "oneshot_s", "segment_speedup",
-               "whole_build_ratio"} - set(figures)
+               "whole_build_ratio", "dist_train_x1_s", "dist_train_x2_s", "whole_build_dist_ratio",
+               "recall_one_node", "recall_dist"} - set(figures)
     if missing:
         raise RuntimeError(f"scale_bench.sh: figures missing: {sorted(missing)}")
     return figures
@@ -572,6 +575,19 @@ def main() -> None:
         rows.append(("scale: one-shot build (1 core)", f"{f['oneshot_s']:.2f} s", ""))
         rows.append(("scale: distributed build (train + 2 workers + commit)", f"{dist:.2f} s",
                      f"one-shot / distributed {f['whole_build_ratio']:.2f}x"))
+        rows.append(("scale: distributed training, 1 worker x 1 core", f"{f['dist_train_x1_s']:.2f} s",
+                     f"{f['dist_x1_ratio']:.2f}x the one-node training (target <= 1.05)"))
+        rows.append(("scale: distributed training, 2 workers x 1 core each", f"{f['dist_train_x2_s']:.2f} s",
+                     f"{f['dist_x2_ratio']:.2f}x the one-node training (target <= 0.55); "
+                     f"{f['dist_train_rounds']:.0f} rounds, {f['dist_train_bytes'] / 1e6:.1f} MB exchanged"))
+        rows.append(("scale: whole build, distributed training + 2 workers + commit",
+                     f"{f['dist_train_x2_s'] + f['segments_x2_s'] + f['commit_s']:.2f} s",
+                     f"one-shot / distributed {f['whole_build_dist_ratio']:.2f}x (target >= 1.8x)"))
+        rows.append(("scale: recall@10, one-node model / distributed-trained model",
+                     f"{f['recall_one_node']:.3f} / {f['recall_dist']:.3f}", "target: within 0.01"))
+        rows.append(("scale: k-means loss, IVF and PQ, distributed / one-node",
+                     f"{f['ivf_loss_dist'] / f['ivf_loss_one_node']:.3f}x / "
+                     f"{f['pq_loss_dist'] / f['pq_loss_one_node']:.3f}x", "target: within 2%"))
         plots.append(bars(out, "scale.png", f"One core per process, {args.scale_rows} x {args.scale_dim}, IVF_PQ "
                           f"{f['partitions']:.0f} x {f['sub_vectors']:.0f}", "s",
                           {"train": f["train_s"], "segments\nx1": f["segments_x1_s"],

@@ -1,9 +1,15 @@
 """A distributed index build driven by Ray, with the lance-index tool.
 
-The plan / train / build / commit loop as Ray tasks: the shared model and
-every segment's metadata travel through Ray's object store as bytes, as
-they would between the machines of a cluster (each task writes them to a
-local temporary file for the tool and reads the tool's output back).
+The plan / train / build / commit loop on Ray: the shared model is trained
+by Ray actors together (one per fragment group, each keeping a
+`lance-index train-worker` process, and with it its sample, for the whole
+training; the driver reduces their statistics with `lance-index
+train-reduce`), or with --one-node-training by one task; the segments are
+built by Ray tasks and committed by one.  The requests, the statistics, the
+model and every segment's metadata travel through Ray's object store as
+bytes, as they would between the machines of a cluster (each task writes
+them to a local temporary file for the tool and reads the tool's output
+back).
 
     python examples/ray_build.py PATH-TO-lance-index [--rows N] [--workers W]
 
@@ -64,6 +70,65 @@ def train(tool: str, uri: str, version: int, index_type: str, partitions: int):
             return f.read(), ray.util.get_node_ip_address()
 
 
+@ray.remote
+class TrainingWorker:
+    """One worker of a distributed training: a `lance-index train-worker`
+    process over its fragments, kept for the whole training."""
+
+    def __init__(self, tool: str, uri: str, version: int, fragments: list):
+        self.tmp = tempfile.mkdtemp(prefix="lance-train-")
+        self.proc = subprocess.Popen([tool, "train-worker", uri, "--version", str(version),
+                                      "--fragments", ",".join(map(str, fragments))],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def run(self, request: bytes) -> bytes:
+        req, stats = os.path.join(self.tmp, "request.bin"), os.path.join(self.tmp, "stats.bin")
+        with open(req, "wb") as f:
+            f.write(request)
+        self.proc.stdin.write(f"{req} {stats}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        if line != "ok\n":
+            raise RuntimeError(f"lance-index train-worker: {line.strip() or 'exited'}")
+        with open(stats, "rb") as f:
+            return f.read()
+
+    def node_ip(self) -> str:
+        return ray.util.get_node_ip_address()
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+        shutil.rmtree(self.tmp)
+
+
+def train_across(tool: str, uri: str, version: int, index_type: str, partitions: int, groups: list,
+                 placement: dict) -> tuple:
+    """The shared model trained by one actor per fragment group; the driver
+    is the coordinator.  Returns (model bytes, rounds, the actors' IPs)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        req = os.path.join(tmp, "request.bin")
+        info = json.loads(run_tool(tool, "train-start", "--column", "vec", *type_args(index_type), "--partitions",
+                                   str(partitions), "--seed", "1", "-o", req))
+        workers = [TrainingWorker.options(**placement).remote(tool, uri, version, g["fragments"]) for g in groups]
+        while not info["done"]:
+            with open(req, "rb") as f:
+                request = f.read()
+            paths = []
+            for i, stats in enumerate(ray.get([w.run.remote(request) for w in workers])):
+                paths.append(os.path.join(tmp, f"stats-{i}.bin"))
+                with open(paths[-1], "wb") as f:
+                    f.write(stats)
+            info = json.loads(run_tool(tool, "train-reduce", req, *paths, "-o", req))
+        with open(req, "rb") as f:
+            model = f.read()
+        ips = ray.get([w.node_ip.remote() for w in workers])
+        ray.get([w.close.remote() for w in workers])
+        for w in workers:
+            ray.kill(w)  # frees their resources for the builds now
+        return model, info["rounds"], ips
+
+
 @ray.remote(num_returns=2)
 def build(tool: str, uri: str, version: int, index_type: str, fragments: list, model: bytes):
     with tempfile.TemporaryDirectory() as tmp:
@@ -106,6 +171,8 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=64)
     parser.add_argument("--train-resource", help="custom resource that train and commit need one unit of")
     parser.add_argument("--build-resource", help="custom resource that each build needs one unit of")
+    parser.add_argument("--one-node-training", action="store_true",
+                        help="train the shared model in one task instead of across the workers")
     args = parser.parse_args()
     tool = os.path.abspath(args.tool)
 
@@ -137,14 +204,21 @@ def main() -> None:
     plan = json.loads(run_tool(tool, "plan", uri, "--groups", str(args.workers)))
     version = plan["dataset_version"]
     on_train = on_resource(args.train_resource)
-    model, train_ip = train.options(**on_train).remote(tool, uri, version, args.index_type, args.partitions)
     on_build = on_resource(args.build_resource)
     if args.build_resource:
         on_build["scheduling_strategy"] = "SPREAD"
+    if args.one_node_training:
+        model, train_ip = train.options(**on_train).remote(tool, uri, version, args.index_type, args.partitions)
+        train_ips = [train_ip]
+    else:
+        model, rounds, train_ips = train_across(tool, uri, version, args.index_type, args.partitions,
+                                                plan["groups"], on_build)
+        print(json.dumps({"task": "train", "workers": len(plan["groups"]), "rounds": rounds}))
     built = [build.options(**on_build).remote(tool, uri, version, args.index_type, g["fragments"], model)
              for g in plan["groups"]]
     result = ray.get(commit.options(**on_train).remote(tool, uri, "ray-example", *[seg for seg, _ in built]))
-    print(json.dumps({"task": "train", "node_ip": ray.get(train_ip)}))
+    for ip in train_ips:
+        print(json.dumps({"task": "train", "node_ip": ray.get(ip) if isinstance(ip, ray.ObjectRef) else ip}))
     for g, (_, ip) in zip(plan["groups"], built):
         print(json.dumps({"task": "build", "fragments": g["fragments"], "node_ip": ray.get(ip)}))
     print(json.dumps({"task": "commit", **result}))

@@ -22,7 +22,7 @@
 # --cancel-rows 0, --scale-rows N, ...; see its docstring).
 source "$(dirname "$0")/configure.sh"
 cmake --build "$build" --target bench_segment bench_commit bench_merge bench_cancel bench_ffi bench_commit_scaling \
-  lance_coordinator lance_worker lance_index_tool s3_dataset data_cache_bench
+  bench_train lance_coordinator lance_worker lance_index_tool s3_dataset data_cache_bench
 venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 which=("$@")
 [ ${#which[@]} -eq 0 ] && which=(segment commit merge cancel loop suite)

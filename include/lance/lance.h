@@ -63,6 +63,8 @@
  *                                only when no other call uses it.
  *   LanceScanner, LanceBatch     one thread at a time (any thread); a
  *                                scanner's Arrow streams likewise.
+ *   LanceVectorTraining,         one thread at a time (any thread).
+ *   LanceVectorTrainingWorker
  *   LanceIndexSegmentBuilder     one thread at a time, settings included:
  *                                nothing may touch a builder while its
  *                                execute runs (a cancel goes through the
@@ -2025,6 +2027,186 @@ int32_t lance_vector_model_codebook(const LanceVectorModel* model, struct ArrowA
 
 /** Frees a model.  NULL is a no-op. */
 void lance_vector_model_free(LanceVectorModel* model);
+
+/* ========================================================================
+ * Distributed index builds: distributed training
+ *
+ * The shared model of the section above, trained by the workers together
+ * instead of on one node: each worker holds a LanceVectorTrainingWorker over
+ * its own fragments (the same disjoint sets its segment builds take) and a
+ * coordinator holds one LanceVectorTraining.  Every round, the coordinator
+ * sends the same request bytes to every worker, each worker answers with
+ * statistics bytes computed on its share of the sample, and the coordinator
+ * reduces all of them into the next request, until the training is done:
+ *
+ *     lance_vector_training_new(column, &params, seed, &t);
+ *     for (;;) {
+ *         LanceVectorTrainingInfo info;
+ *         lance_vector_training_info(t, &info);
+ *         if (info.phase == LANCE_TRAINING_DONE) break;
+ *         lance_vector_training_request(t, &req, &req_len);
+ *         // on worker i: lance_vector_training_worker_run(w_i, req, req_len,
+ *         //                                               &stats[i], &lens[i]);
+ *         lance_vector_training_reduce(t, stats, lens, num_workers);
+ *     }
+ *     lance_vector_training_model(t, &model);   // as lance_dataset_train_vector_model's
+ *
+ * What the rounds compute is the core's one-node training, step by step: a
+ * sample of num_partitions * sample_rate rows (each worker draws the share
+ * its rows hold), IVF centroids by the core's balanced k-means (the core's
+ * own assignment kernel runs on the workers; the coordinator takes the
+ * means, splits empty clusters as the core does, and stops when the loss
+ * changes by less than 1e-4 of itself or at max_iterations), then for the PQ
+ * index types one k-means per sub-vector on the residuals, all sub-vectors in
+ * the same rounds.  Cosine vectors are normalized first, as the core does.
+ * Initial centroids are the sampled vectors with the smallest keys (a
+ * SHA-256 of the seed and the vector).  When the workers together sample
+ * every row (a dataset of at most max(num_partitions, 2^num_bits) *
+ * sample_rate rows), the result does not depend on how the fragments are
+ * split among the workers: one worker and sixteen give the same model up to
+ * float summation order.  With more than 256 partitions the one-node trainer
+ * uses the core's hierarchical k-means; the rounds here run flat k-means
+ * (each round costs rows * partitions * dimension, divided among the
+ * workers).
+ *
+ * The request carries the whole state of the training: a coordinator that
+ * dies can be rebuilt from the last request it sent
+ * (lance_vector_training_resume()).  Statistics name the request they answer
+ * and are refused, with the training unchanged, when they answer another
+ * (other centroids, another round, column, parameters or seed:
+ * LANCE_ERR_MODEL_MISMATCH), come from another dataset version
+ * (LANCE_ERR_MODEL_MISMATCH), share a fragment with other statistics
+ * (LANCE_ERR_OVERLAPPING_SEGMENTS), leave rows uncovered (a worker's
+ * statistics missing: LANCE_ERR_INVALID_ARGUMENT) or are truncated or
+ * corrupted (LANCE_ERR_INVALID_ARGUMENT).  A worker that failed is replaced
+ * by a new worker over the same fragments, which answers the same request;
+ * over fragments holding more rows than its share of the sample it draws a
+ * new sample of the same size.
+ * ======================================================================== */
+
+typedef struct LanceVectorTraining LanceVectorTraining;
+typedef struct LanceVectorTrainingWorker LanceVectorTrainingWorker;
+
+/** Where a training is; the rounds run the phases in this order. */
+typedef enum {
+    LANCE_TRAINING_IVF_INIT = 0, /* the workers send candidates for the initial centroids */
+    LANCE_TRAINING_IVF = 1,      /* IVF k-means rounds */
+    LANCE_TRAINING_PQ_INIT = 2,  /* candidates for the initial PQ codebook (PQ types only) */
+    LANCE_TRAINING_PQ = 3,       /* PQ k-means rounds, every sub-vector at once */
+    LANCE_TRAINING_DONE = 4      /* lance_vector_training_model() gives the model */
+} LanceVectorTrainingPhase;
+
+typedef struct LanceVectorTrainingInfo {
+    LanceVectorTrainingPhase phase;
+    uint32_t rounds;          /* reductions so far */
+    uint32_t ivf_iterations;  /* IVF k-means iterations so far */
+    uint32_t pq_iterations;   /* the most iterations any PQ sub-vector ran */
+    uint32_t dimension;       /* 0 until the first reduction */
+    uint32_t reserved;        /* 0 */
+    uint64_t ivf_sample_rows; /* rows the IVF k-means trains on, all workers */
+    uint64_t pq_sample_rows;  /* rows the PQ k-means trains on (0 before) */
+    double ivf_loss;          /* the last IVF round's loss, as the core counts it */
+    double pq_loss;           /* the last PQ round's loss, summed over sub-vectors */
+} LanceVectorTrainingInfo;
+
+/**
+ * Starts a training (coordinator side; needs no dataset).
+ *
+ * @param column  Borrowed: the vector column every worker samples.
+ * @param params  Borrowed: as for lance_dataset_train_vector_model():
+ *                index_type (an IVF type; PQ types also train a codebook),
+ *                metric (L2, cosine or dot), num_partitions (required),
+ *                num_sub_vectors and num_bits for PQ, max_iterations and
+ *                sample_rate (0 = the core's defaults: 50 and 256).
+ * @param seed    Chooses the initial centroids; the same seed over the same
+ *                sample gives the same model.
+ * @param out_training  Produced: free with lance_vector_training_free().
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, no num_partitions, a
+ *         non-IVF type, the Hamming metric, bad PQ parameters).
+ */
+int32_t lance_vector_training_new(const char* column, const LanceVectorIndexParams* params,
+                                  uint64_t seed, LanceVectorTraining** out_training);
+
+/**
+ * Rebuilds a coordinator from the last request it made (the request bytes
+ * hold the whole state).  Corrupted bytes are LANCE_ERR_INVALID_ARGUMENT.
+ * @param out_training  Produced: free with lance_vector_training_free().
+ */
+int32_t lance_vector_training_resume(const uint8_t* request, size_t len,
+                                     LanceVectorTraining** out_training);
+
+/**
+ * The current round's request, for every worker.  Calling it again without
+ * a reduction in between gives the same bytes (a round retried on another
+ * worker gets the same request).
+ * @param out_bytes  Produced: free with lance_free_bytes().
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, or the training is done).
+ */
+int32_t lance_vector_training_request(const LanceVectorTraining* training, uint8_t** out_bytes,
+                                      size_t* out_len);
+
+/**
+ * Reduces one round: the statistics of every worker, for the current
+ * request, into the next request.  All of them at once: together they must
+ * cover every row of the dataset exactly once.  On any refusal (see the
+ * section's introduction for the codes) nothing changes and the round can
+ * be reduced again with the right statistics.
+ *
+ * @param stats, stats_lens, count  Borrowed: `count` buffers.
+ */
+int32_t lance_vector_training_reduce(LanceVectorTraining* training, const uint8_t* const* stats,
+                                     const size_t* stats_lens, size_t count);
+
+/** Where the training is (see LanceVectorTrainingInfo). */
+int32_t lance_vector_training_info(const LanceVectorTraining* training,
+                                   LanceVectorTrainingInfo* out);
+
+/**
+ * The trained model, once the phase is LANCE_TRAINING_DONE (before it:
+ * LANCE_ERR_INVALID_ARGUMENT).  Segment builds take it as they take a model
+ * trained on one node.
+ * @param out_model  Produced: free with lance_vector_model_free().
+ */
+int32_t lance_vector_training_model(const LanceVectorTraining* training,
+                                    LanceVectorModel** out_model);
+
+/** Frees a training.  NULL is a no-op. */
+void lance_vector_training_free(LanceVectorTraining* training);
+
+/**
+ * A worker over some fragments of a dataset.  It samples on its first
+ * request and keeps its sample in memory for the later rounds, so keep the
+ * worker for the whole training (a new worker over the same fragments can
+ * take over any round).
+ *
+ * @param dataset  Borrowed: the worker keeps the handle's current version.
+ *                 Every worker must see the same version.
+ * @param fragment_ids, fragment_count
+ *                 Borrowed: the worker's fragments; NULL and 0 = all of
+ *                 them (one worker).  Non-empty, without duplicates, of
+ *                 existing fragments.
+ * @param out_worker  Produced: free with lance_vector_training_worker_free().
+ */
+int32_t lance_vector_training_worker_new(const LanceDataset* dataset, const uint32_t* fragment_ids,
+                                         size_t fragment_count,
+                                         LanceVectorTrainingWorker** out_worker);
+
+/**
+ * Answers a request with this worker's statistics.
+ * @param request, len  Borrowed: the coordinator's request bytes.
+ * @param out_stats     Produced: free with lance_free_bytes().
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, corrupted request, a
+ *         finished training), LANCE_ERR_NOT_FOUND (no such column),
+ *         LANCE_ERR_MODEL_MISMATCH (the worker's dataset is at another
+ *         version than the training's, or its column has another
+ *         dimension), LANCE_ERR_IO.
+ */
+int32_t lance_vector_training_worker_run(LanceVectorTrainingWorker* worker,
+                                         const uint8_t* request, size_t len,
+                                         uint8_t** out_stats, size_t* out_len);
+
+/** Frees a worker.  NULL is a no-op. */
+void lance_vector_training_worker_free(LanceVectorTrainingWorker* worker);
 
 /* ========================================================================
  * Distributed index builds: uncommitted segments (RFC E1)

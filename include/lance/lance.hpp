@@ -275,6 +275,56 @@ private:
     Handle<LanceVectorModel, lance_vector_model_free> handle_;
 };
 
+/// A distributed training's coordinator (lance.h "Distributed index builds:
+/// distributed training"): send request() to every worker, reduce() all of
+/// their statistics, until done(); then model().
+class VectorTraining {
+public:
+    VectorTraining(const std::string& column, const LanceVectorIndexParams& params, uint64_t seed) {
+        LanceVectorTraining* out = nullptr;
+        detail::check(lance_vector_training_new(column.c_str(), &params, seed, &out));
+        handle_ = Handle<LanceVectorTraining, lance_vector_training_free>(out);
+    }
+    /// A coordinator rebuilt from the last request it made.
+    static VectorTraining resume(const Bytes& request) {
+        LanceVectorTraining* out = nullptr;
+        detail::check(lance_vector_training_resume(request.data(), request.size(), &out));
+        return VectorTraining(out);
+    }
+    Bytes request() const {
+        uint8_t* data = nullptr;
+        size_t len = 0;
+        detail::check(lance_vector_training_request(handle_.get(), &data, &len));
+        return detail::take_bytes(data, len);
+    }
+    /// Every worker's statistics of the current round, all at once.
+    void reduce(const std::vector<Bytes>& stats) {
+        std::vector<const uint8_t*> ptrs;
+        std::vector<size_t> lens;
+        for (const auto& s : stats) {
+            ptrs.push_back(s.data());
+            lens.push_back(s.size());
+        }
+        detail::check(lance_vector_training_reduce(handle_.get(), ptrs.data(), lens.data(), stats.size()));
+    }
+    LanceVectorTrainingInfo info() const {
+        LanceVectorTrainingInfo out{};
+        detail::check(lance_vector_training_info(handle_.get(), &out));
+        return out;
+    }
+    bool done() const { return info().phase == LANCE_TRAINING_DONE; }
+    VectorModel model() const {
+        LanceVectorModel* out = nullptr;
+        detail::check(lance_vector_training_model(handle_.get(), &out));
+        return VectorModel(out);
+    }
+    LanceVectorTraining* c_handle() const noexcept { return handle_.get(); }
+
+private:
+    explicit VectorTraining(LanceVectorTraining* handle) : handle_(handle) {}
+    Handle<LanceVectorTraining, lance_vector_training_free> handle_;
+};
+
 class Dataset;
 
 /// A model part as Arrow arrays (upstream's form): IVF centroids from
@@ -1322,6 +1372,30 @@ private:
         std::vector<size_t> lens;
     };
     Handle<LanceDataset, lance_dataset_close> handle_;
+};
+
+/// A distributed training's worker over some fragments of a dataset: keep it
+/// for the whole training (it holds its sample between rounds).
+class VectorTrainingWorker {
+public:
+    /// `fragments` empty = all of them.
+    VectorTrainingWorker(const Dataset& dataset, const std::vector<uint32_t>& fragments) {
+        LanceVectorTrainingWorker* out = nullptr;
+        detail::check(lance_vector_training_worker_new(dataset.c_handle(), fragments.empty() ? nullptr : fragments.data(),
+                                                       fragments.size(), &out));
+        handle_ = Handle<LanceVectorTrainingWorker, lance_vector_training_worker_free>(out);
+    }
+    /// This worker's statistics for a request.
+    Bytes run(const Bytes& request) {
+        uint8_t* data = nullptr;
+        size_t len = 0;
+        detail::check(lance_vector_training_worker_run(handle_.get(), request.data(), request.size(), &data, &len));
+        return detail::take_bytes(data, len);
+    }
+    LanceVectorTrainingWorker* c_handle() const noexcept { return handle_.get(); }
+
+private:
+    Handle<LanceVectorTrainingWorker, lance_vector_training_worker_free> handle_;
 };
 
 }  // namespace lance

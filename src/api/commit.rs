@@ -32,7 +32,7 @@ use crate::floor::codec::{
     set_vector_hints, vector_hint, MERGED_FROM_HINT, MODEL_FINGERPRINT_HINT,
 };
 use crate::floor::error::{invalid, not_found, not_supported, status, CError, CResult, Code, Context};
-use crate::floor::ffi::{into_c_bytes, optional_str, require_out, required_nonempty_str, slice_arg, write_out};
+use crate::floor::ffi::{optional_str, require_out, required_nonempty_str, slice_arg, write_bytes_out, write_out};
 use crate::floor::handle::{dataset_ref, LanceDataset};
 use crate::floor::runtime::block_on;
 
@@ -599,8 +599,7 @@ pub unsafe extern "C" fn lance_dataset_merge_index_segments(
         }
         let segments = decode_set(segment_metadata_bytes, segment_metadata_lens, segment_count)?;
         let bytes = encode_metadata(&merge(&ds, segments)?);
-        write_out(out_metadata_len, bytes.len());
-        write_out(out_metadata_bytes, into_c_bytes(bytes));
+        write_bytes_out(out_metadata_bytes, out_metadata_len, bytes);
         Ok(())
     })
 }

@@ -15,6 +15,7 @@ mod scan_async; //    Async scan
 mod fts; //           Full-text search
 mod index; //         Indices
 mod model; //         Distributed index builds: shared models (E1)
+mod training; //      Distributed index builds: distributed training
 mod segment; //       Distributed index builds: uncommitted segments (E1)
 mod control; //       Build progress and cancellation (E3, E4)
 mod metadata; //      Distributed index builds: segment metadata (E2)

@@ -20,7 +20,10 @@ use lance_linalg::distance::DistanceType;
 use crate::floor::arrow::{export_array, read_f32_list};
 use crate::floor::catalog::{check_partitions, check_vector_column, require_column};
 use crate::floor::error::{guard, invalid, status, CResult, Context};
-use crate::floor::ffi::{free_handle, handle_ref, into_c_bytes, into_c_string, into_handle, require_out, required_nonempty_str, slice_arg, write_out};
+use crate::floor::ffi::{
+    free_handle, handle_ref, into_c_string, into_handle, require_out, required_nonempty_str, slice_arg,
+    write_bytes_out, write_out,
+};
 use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
 use crate::floor::params::{
     ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_FLAT, IVF_PQ,
@@ -314,8 +317,7 @@ pub unsafe extern "C" fn lance_vector_model_serialize(
         require_out(out_bytes, "out_bytes")?;
         require_out(out_len, "out_len")?;
         let bytes = model.serialize();
-        write_out(out_len, bytes.len());
-        write_out(out_bytes, into_c_bytes(bytes));
+        write_bytes_out(out_bytes, out_len, bytes);
         Ok(())
     })
 }

@@ -17,7 +17,7 @@ use crate::floor::build::{BuildRequest, LanceIndexSegmentBuilder, VectorSegment}
 use crate::floor::catalog::{check_partitions, check_vector_column, optional_index_name, require_column};
 use crate::floor::codec::{encode_metadata, MODEL_FINGERPRINT_HINT};
 use crate::floor::error::{guard_handle, invalid, not_supported, status, CResult, Context};
-use crate::floor::ffi::{free_handle, handle_mut, handle_ref, into_c_bytes, optional_str, require_out, required_nonempty_str, slice_arg, write_out};
+use crate::floor::ffi::{free_handle, handle_mut, handle_ref, optional_str, require_out, required_nonempty_str, slice_arg, write_bytes_out};
 use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
 use crate::floor::params::{
     build_mode, ivf_params, pq_params, scalar_kind, scalar_params, uses_pq, vector_params_with_ivf, BuildMode,
@@ -411,8 +411,7 @@ pub unsafe extern "C" fn lance_index_segment_builder_execute_uncommitted(
         require_out(out_metadata_len, "out_metadata_len")?;
         let metadata = builder.execute()?;
         let bytes = encode_metadata(&metadata);
-        write_out(out_metadata_len, bytes.len());
-        write_out(out_metadata_bytes, into_c_bytes(bytes));
+        write_bytes_out(out_metadata_bytes, out_metadata_len, bytes);
         Ok(())
     })
 }

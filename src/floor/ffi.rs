@@ -233,6 +233,13 @@ pub fn into_c_bytes(bytes: Vec<u8>) -> *mut u8 {
     unsafe { base.add(BYTES_HEADER) }
 }
 
+/// Hands `bytes` to the caller through checked out parameters (`bytes`,
+/// freed with `lance_free_bytes`, and its length).
+pub unsafe fn write_bytes_out(out_bytes: *mut *mut u8, out_len: *mut usize, bytes: Vec<u8>) {
+    write_out(out_len, bytes.len());
+    write_out(out_bytes, into_c_bytes(bytes));
+}
+
 pub unsafe fn free_c_bytes(ptr: *mut u8) {
     const HEADER: usize = BYTES_HEADER;
     if ptr.is_null() {

@@ -8,6 +8,7 @@ use arrow_array::{FixedSizeListArray, Float32Array};
 use arrow_schema::{DataType, Field};
 use sha2::{Digest, Sha256};
 
+use crate::floor::bytes::{hex, ByteReader, ByteWriter};
 use crate::floor::error::{invalid, CResult};
 use crate::floor::params::metric_from_c;
 
@@ -54,56 +55,38 @@ impl LanceVectorModel {
             pq,
             fingerprint: String::new(),
         };
-        let digest = Sha256::digest(model.body());
-        model.fingerprint = digest.iter().map(|b| format!("{b:02x}")).collect();
+        model.fingerprint = hex(&Sha256::digest(model.body().body()));
         Ok(model)
     }
 
     /// The canonical encoding: little-endian integers and floats after a magic.
-    fn body(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + 4 * (self.centroids.len() + self.pq.as_ref().map_or(0, |p| p.codebook.len())));
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&self.metric.to_le_bytes());
-        for v in [self.dim as u64, self.num_partitions as u64] {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out.extend(self.centroids.iter().flat_map(|f| f.to_le_bytes()));
+    fn body(&self) -> ByteWriter {
+        let mut w = ByteWriter::new(MAGIC);
+        w.i32(self.metric).u64(self.dim as u64).u64(self.num_partitions as u64).floats(&self.centroids);
         match &self.pq {
-            None => out.push(0),
-            Some(pq) => {
-                out.push(1);
-                for v in [pq.num_sub_vectors as u64, pq.num_bits as u64, pq.codebook.len() as u64] {
-                    out.extend_from_slice(&v.to_le_bytes());
-                }
-                out.extend(pq.codebook.iter().flat_map(|f| f.to_le_bytes()));
-            }
-        }
-        out
+            None => w.u8(0),
+            Some(pq) => w
+                .u8(1)
+                .u64(pq.num_sub_vectors as u64)
+                .u64(pq.num_bits as u64)
+                .u64(pq.codebook.len() as u64)
+                .floats(&pq.codebook),
+        };
+        w
     }
 
     /// Serialized form: the body followed by its 32-byte SHA-256.
     pub fn serialize(&self) -> Vec<u8> {
-        let mut out = self.body();
-        let digest = Sha256::digest(&out);
-        out.extend_from_slice(&digest);
-        out
+        self.body().seal()
     }
 
     pub fn parse(bytes: &[u8]) -> CResult<Self> {
-        let bad = |what: &str| invalid(format!("model bytes are not a lance-c vector model: {what}"));
-        if bytes.len() < MAGIC.len() + 32 || &bytes[..MAGIC.len()] != MAGIC {
-            return Err(bad("wrong magic or too short"));
-        }
-        let (body, digest) = bytes.split_at(bytes.len() - 32);
-        if Sha256::digest(body).as_slice() != digest {
-            return Err(bad("checksum mismatch (truncated or corrupted)"));
-        }
-        let mut r = Reader { bytes: body, pos: MAGIC.len() };
+        let (mut r, _) = ByteReader::unseal(bytes, MAGIC, "a lance-c vector model", "the model bytes")?;
         let metric = r.i32()?;
         metric_from_c(metric, "model metric")?;
         let dim = r.len()?;
         let num_partitions = r.len()?;
-        let centroids = r.floats(num_partitions.checked_mul(dim).ok_or_else(|| bad("sizes overflow"))?)?;
+        let centroids = r.floats(num_partitions.checked_mul(dim).ok_or_else(|| r.bad("sizes overflow"))?)?;
         let pq = match r.u8()? {
             0 => None,
             1 => {
@@ -112,41 +95,10 @@ impl LanceVectorModel {
                 let n = r.len()?;
                 Some(PqModel { num_sub_vectors, num_bits, codebook: r.floats(n)? })
             }
-            _ => return Err(bad("unknown section")),
+            _ => return Err(r.bad("unknown section")),
         };
-        if r.pos != body.len() {
-            return Err(bad("trailing bytes"));
-        }
+        r.finish()?;
         LanceVectorModel::new(metric, dim, centroids, pq)
-    }
-}
-
-struct Reader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
-
-impl Reader<'_> {
-    fn take(&mut self, n: usize) -> CResult<&[u8]> {
-        let end = self.pos.checked_add(n).filter(|e| *e <= self.bytes.len());
-        let end = end.ok_or_else(|| invalid("model bytes are not a lance-c vector model: truncated"))?;
-        let out = &self.bytes[self.pos..end];
-        self.pos = end;
-        Ok(out)
-    }
-    fn u8(&mut self) -> CResult<u8> {
-        Ok(self.take(1)?[0])
-    }
-    fn i32(&mut self) -> CResult<i32> {
-        Ok(i32::from_le_bytes(self.take(4)?.try_into().expect("4 bytes")))
-    }
-    fn len(&mut self) -> CResult<usize> {
-        let v = u64::from_le_bytes(self.take(8)?.try_into().expect("8 bytes"));
-        usize::try_from(v).map_err(|_| invalid("model bytes are not a lance-c vector model: size overflow"))
-    }
-    fn floats(&mut self, n: usize) -> CResult<Vec<f32>> {
-        let raw = self.take(n.checked_mul(4).ok_or_else(|| invalid("model size overflow"))?)?;
-        Ok(raw.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes"))).collect())
     }
 }
 

@@ -28,6 +28,16 @@
     X(int32_t, lance_vector_model_centroids, (const LanceVectorModel* model, struct ArrowArray* out_array, struct ArrowSchema* out_schema)) \
     X(int32_t, lance_vector_model_codebook, (const LanceVectorModel* model, struct ArrowArray* out_array, struct ArrowSchema* out_schema)) \
     X(void, lance_vector_model_free, (LanceVectorModel* model)) \
+    X(int32_t, lance_vector_training_new, (const char* column, const LanceVectorIndexParams* params, uint64_t seed, LanceVectorTraining** out_training)) \
+    X(int32_t, lance_vector_training_resume, (const uint8_t* request, size_t len, LanceVectorTraining** out_training)) \
+    X(int32_t, lance_vector_training_request, (const LanceVectorTraining* training, uint8_t** out_bytes, size_t* out_len)) \
+    X(int32_t, lance_vector_training_reduce, (LanceVectorTraining* training, const uint8_t* const* stats, const size_t* stats_lens, size_t count)) \
+    X(int32_t, lance_vector_training_info, (const LanceVectorTraining* training, LanceVectorTrainingInfo* out)) \
+    X(int32_t, lance_vector_training_model, (const LanceVectorTraining* training, LanceVectorModel** out_model)) \
+    X(void, lance_vector_training_free, (LanceVectorTraining* training)) \
+    X(int32_t, lance_vector_training_worker_new, (const LanceDataset* dataset, const uint32_t* fragment_ids, size_t fragment_count, LanceVectorTrainingWorker** out_worker)) \
+    X(int32_t, lance_vector_training_worker_run, (LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len, uint8_t** out_stats, size_t* out_len)) \
+    X(void, lance_vector_training_worker_free, (LanceVectorTrainingWorker* worker)) \
     X(int32_t, lance_index_segment_builder_set_model, (LanceIndexSegmentBuilder* builder, const LanceVectorModel* model)) \
     X(LanceIndexBuildCancelToken*, lance_index_build_cancel_token_new, (void)) \
     X(void, lance_index_build_cancel_token_free, (LanceIndexBuildCancelToken* token)) \
@@ -71,6 +81,25 @@ OWN_FUNCTIONS(CHECK_FUNCTION)
 _Static_assert(sizeof(void*) == 8, "the offsets above are LP64's");
 CONTROL_FIELDS(CHECK_CONTROL_FIELD)
 _Static_assert(sizeof(LanceIndexBuildControl) == 24, "LanceIndexBuildControl changed its size: it was 24 bytes");
+
+/* LanceVectorTrainingInfo, likewise. */
+#define TRAINING_INFO_FIELDS(X) \
+    X(phase, 0, LanceVectorTrainingPhase) \
+    X(rounds, 4, uint32_t) \
+    X(ivf_iterations, 8, uint32_t) \
+    X(pq_iterations, 12, uint32_t) \
+    X(dimension, 16, uint32_t) \
+    X(reserved, 20, uint32_t) \
+    X(ivf_sample_rows, 24, uint64_t) \
+    X(pq_sample_rows, 32, uint64_t) \
+    X(ivf_loss, 40, double) \
+    X(pq_loss, 48, double)
+#define CHECK_TRAINING_INFO_FIELD(field, offset, type) \
+    _Static_assert(offsetof(LanceVectorTrainingInfo, field) == (offset) && \
+                       _Generic(((LanceVectorTrainingInfo*)0)->field, type: 1, default: 0), \
+                   "LanceVectorTrainingInfo." #field " changed: it was " #type " at offset " #offset);
+TRAINING_INFO_FIELDS(CHECK_TRAINING_INFO_FIELD)
+_Static_assert(sizeof(LanceVectorTrainingInfo) == 56, "LanceVectorTrainingInfo changed its size: it was 56 bytes");
 
 typedef void (*AnyFunction)(void);
 #define FUNCTION_ENTRY(ret, name, params) (AnyFunction)&name,

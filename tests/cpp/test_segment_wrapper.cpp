@@ -7,6 +7,7 @@
 //     std::function progress (progress_callback), cancel tokens, the commit
 //     with options and result, and merging segments (merge_index_segments).
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -488,6 +489,61 @@ static void test_merge() {
           LANCE_ERR_INVALID_ARGUMENT);
 }
 
+// Distributed training through the wrappers: a coordinator and two workers
+// (2000 rows: every row is in the sample, so the split does not matter),
+// the same model as one worker over all fragments, statistics of another
+// round refused with their code, a coordinator resumed from its request.
+// The centroid values of a model.
+static std::vector<float> centroids_of(const lance::VectorModel& model) {
+    ArrowArray a{};
+    ArrowSchema s{};
+    if (lance_vector_model_centroids(model.c_handle(), &a, &s) != 0) return {};
+    const ArrowArray* child = a.children[0];
+    const float* values = static_cast<const float*>(child->buffers[1]) + child->offset;
+    std::vector<float> out(values, values + child->length);
+    a.release(&a);
+    s.release(&s);
+    return out;
+}
+
+static lance::VectorModel train_across(lance::Dataset& ds, const LanceVectorIndexParams& p,
+                                       const std::vector<std::vector<uint32_t>>& groups) {
+    lance::VectorTraining training("vec", p, 5);
+    std::vector<lance::VectorTrainingWorker> workers;
+    for (const auto& g : groups) workers.emplace_back(ds, g);
+    while (!training.done()) {
+        lance::Bytes request = training.request();
+        std::vector<lance::Bytes> stats;
+        for (auto& w : workers) stats.push_back(w.run(request));
+        training.reduce(stats);
+    }
+    return training.model();
+}
+
+static void test_distributed_training() {
+    lance::Dataset ds = make_dataset("training.lance");
+    LanceVectorIndexParams p{};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = 4;
+    p.num_sub_vectors = 4;
+    lance::VectorModel split = train_across(ds, p, {{0, 2, 4, 6}, {1, 3, 5, 7}});
+    lance::VectorModel whole = train_across(ds, p, {{}});
+    CHECK(split.info().num_partitions == 4 && split.info().has_pq_codebook);
+    std::vector<float> a = centroids_of(split), b = centroids_of(whole);
+    CHECK(a.size() == 4 * 16 && a.size() == b.size());
+    for (size_t i = 0; i < a.size() && i < b.size(); i++) CHECK(std::fabs(a[i] - b[i]) <= 1e-5f * (1 + std::fabs(a[i])));
+
+    lance::VectorTraining training("vec", p, 5);
+    lance::VectorTrainingWorker worker(ds, {});
+    lance::Bytes first = worker.run(training.request());
+    training.reduce({first});
+    CHECK(training.info().phase == LANCE_TRAINING_IVF && training.info().rounds == 1);
+    CHECK(code_of([&] { training.reduce({first}); }) == LANCE_ERR_MODEL_MISMATCH);
+    lance::VectorTraining resumed = lance::VectorTraining::resume(training.request());
+    CHECK(resumed.request() == training.request());
+    CHECK(code_of([&] { training.model(); }) == LANCE_ERR_INVALID_ARGUMENT);
+}
+
 int main() {
     g_data = tu_make_data(2000, 16, 8, 0.5f, 11);
     char* dir = tu_temp_dir("cppseg");
@@ -497,6 +553,7 @@ int main() {
     RUN(test_upstream_scalar_and_bad_input);
     RUN(test_own_forms);
     RUN(test_merge);
+    RUN(test_distributed_training);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&g_data);

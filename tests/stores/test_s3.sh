@@ -38,8 +38,9 @@
 #                    it (`ray start --address`, {"worker": 2} each, started
 #                    one after the other), waited for until the GCS lists 3
 #                    live nodes; examples/ray_build.py, the driver on head,
-#                    runs plan, train and commit on head and the 4 builds on
-#                    w1 and w2, the dataset on s3:// only and the storage
+#                    runs plan, the coordinator of the training and commit
+#                    on head, the 4 training actors (lance-index
+#                    train-worker processes) and the 4 builds on w1 and w2, the dataset on s3:// only and the storage
 #                    options handed to the tasks by the job (the raylets
 #                    never had them).  Checks the version committed, where
 #                    each task ran (the IPs the tasks report), k-NN from
@@ -655,8 +656,9 @@ PY
   local strays
   strays=$(run_pids | grep -v -e " $(s3_ns head)\$" -e " $(s3_ns w1)\$" -e " $(s3_ns w2)\$" -e " $(s3_ns store)\$" || true)
   check "every process of the run is inside a host's namespace${strays:+ (outside: $(echo $strays))}" test -z "$strays"
-  # The whole loop driven from head: the driver plans there; train and
-  # commit need "head", the 4 builds "worker" (spread over w1 and w2).
+  # The whole loop driven from head: the driver plans there and reduces
+  # the training's rounds; commit needs "head", the 4 training actors and
+  # the 4 builds "worker" (spread over w1 and w2).
   # Only the driver has the storage options; its job hands them on.
   t0=$(s3_now)
   local out rc=0 watch=$S3_WORK/rss.watch rss
@@ -679,7 +681,11 @@ PY
   builds=$(grep '"task": "build"' <<<"$out" | sed -n 's/.*"node_ip": "\([^"]*\)".*/\1/p' | sort)
   check "the Ray job's commit made version 2" \
     test "$(json_field "$commit" version)-$(json_field "$commit" already_committed)" = 2-false
-  check "train ran on head ($head_ip)" grep -q "\"node_ip\": \"$head_ip\"" <<<"$train"
+  local trainers
+  trainers=$(sed -n 's/.*"node_ip": "\([^"]*\)".*/\1/p' <<<"$train" | sort)
+  check "the model was trained by 4 actors, each on w1 ($w1_ip) or w2 ($w2_ip): $(echo $trainers)" \
+    test "$(grep -cx -e "$w1_ip" -e "$w2_ip" <<<"$trainers")" = 4
+  check "the training took rounds" grep -q '"workers": 4, "rounds": [1-9]' <<<"$train"
   check "commit ran on head ($head_ip)" grep -q "\"node_ip\": \"$head_ip\"" <<<"$commit"
   check "4 builds ran, each on w1 ($w1_ip) or w2 ($w2_ip): $(echo $builds)" \
     test "$(grep -cx -e "$w1_ip" -e "$w2_ip" <<<"$builds")" = 4

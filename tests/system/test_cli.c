@@ -3,8 +3,9 @@
  * build / commit / list / search loop, its errors and exit codes, the
  * coverage report after an append, the index type taken from the model,
  * strict --uuid and fragment lists (also the example worker's), a model
- * given as raw float32 files, a build cancelled by SIGINT, and merging
- * segments.  Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
+ * given as raw float32 files, a build cancelled by SIGINT, merging
+ * segments, and the distributed training commands.
+ * Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -534,6 +535,151 @@ static void test_merge(void) {
     CHECK(stat(path, &st) != 0);
 }
 
+/* Writes dir/name from a format (the lines a train-worker reads). */
+static int lines_file(const char* name, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+static int lines_file(const char* name, const char* fmt, ...) {
+    TuText t = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    tu_text_vappend(&t, fmt, ap);
+    va_end(ap);
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int rc = write_whole_file(path, t.text, strlen(t.text));
+    free(t.text);
+    return rc;
+}
+
+/* Copies dir/from to dir/to. */
+static int copy_file(const char* from, const char* to) {
+    char a[700], b[700];
+    snprintf(a, sizeof a, "%s/%s", dir, from);
+    snprintf(b, sizeof b, "%s/%s", dir, to);
+    size_t len = 0;
+    unsigned char* bytes = read_whole_file(a, &len);
+    int rc = bytes ? write_whole_file(b, bytes, len) : -1;
+    free(bytes);
+    return rc;
+}
+
+/* The distributed training commands: train-start, a train-worker per
+ * group (a process per round, and one answering two lines), train-reduce
+ * until done; the model they make equals the library's for the same split
+ * and seed, and builds a segment; each refusal's exit status. */
+static void test_distributed_training(void) {
+    CHECK(run("plan %s --groups 2", uri) == 0);
+    JValue* plan = json_parse(out);
+    const JValue* groups = plan ? json_get(plan, "groups") : NULL;
+    CHECK(groups && groups->count == 2);
+    char lists[2][256];
+    uint32_t ids[2][64];
+    size_t counts[2] = {0, 0};
+    for (size_t g = 0; groups && g < 2; g++) {
+        const JValue* f = json_get(groups->items[g], "fragments");
+        size_t used = 0;
+        lists[g][0] = 0;
+        for (size_t i = 0; f && i < f->count && i < 64; i++) {
+            ids[g][counts[g]++] = (uint32_t)f->items[i]->number;
+            used += (size_t)snprintf(lists[g] + used, sizeof lists[g] - used, "%s%d", i ? "," : "",
+                                     (int)f->items[i]->number);
+        }
+    }
+    json_free(plan);
+
+    CHECK(run("train-start --column vec --type IVF_PQ --partitions 8 --sub-vectors 4 --seed 3 -o %s/req.bin", dir) == 0);
+    CHECK(strstr(out, "\"phase\": \"ivf_init\"") && strstr(out, "\"done\": false"));
+    int rounds = 0, done = 0;
+    while (!done && rounds < 300) {
+        for (int g = 0; g < 2; g++) {
+            CHECK(lines_file("lines.txt", "%s/req.bin %s/stats%d.bin\n", dir, dir, g) == 0);
+            CHECK(run("train-worker %s --fragments %s < %s/lines.txt", uri, lists[g], dir) == 0 && !strcmp(out, "ok\n"));
+        }
+        if (rounds == 1) {
+            /* Refusals: one worker's statistics missing, one twice, a malformed worker line. */
+            CHECK(run("train-reduce %s/req.bin %s/stats0.bin -o %s/next.bin", dir, dir, dir) == 11);
+            CHECK(stderr_mentions("a worker's statistics are missing"));
+            CHECK(run("train-reduce %s/req.bin %s/stats0.bin %s/stats0.bin -o %s/next.bin", dir, dir, dir, dir) == 23);
+            CHECK(lines_file("lines.txt", "only-one-path\n") == 0);
+            CHECK(run("train-worker %s < %s/lines.txt", uri, dir) == 0 && !strncmp(out, "error 2 ", 8));
+            /* The worker keeps its sample: two lines, two equal answers. */
+            CHECK(lines_file("lines.txt", "%s/req.bin %s/a.bin\n%s/req.bin %s/b.bin\n", dir, dir, dir, dir) == 0);
+            CHECK(run("train-worker %s --fragments %s < %s/lines.txt", uri, lists[0], dir) == 0 &&
+                  !strcmp(out, "ok\nok\n"));
+            size_t la = 0, lb = 0;
+            char pa[700], pb[700];
+            snprintf(pa, sizeof pa, "%s/a.bin", dir);
+            snprintf(pb, sizeof pb, "%s/b.bin", dir);
+            unsigned char* a = read_whole_file(pa, &la);
+            unsigned char* b = read_whole_file(pb, &lb);
+            CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+            free(a);
+            free(b);
+        }
+        CHECK(copy_file("stats0.bin", "old0.bin") == 0 && copy_file("stats1.bin", "old1.bin") == 0);
+        CHECK(run("train-reduce %s/req.bin %s/stats0.bin %s/stats1.bin -o %s/req.bin", dir, dir, dir, dir) == 0);
+        done = strstr(out, "\"done\": true") != NULL;
+        rounds++;
+        if (rounds == 2) {
+            /* The previous round's statistics answer another request. */
+            CHECK(run("train-reduce %s/req.bin %s/old0.bin %s/old1.bin -o %s/next.bin", dir, dir, dir, dir) == 25);
+        }
+    }
+    CHECK(done);
+
+    /* The library, with the same split and seed, makes the same model. */
+    LanceDataset* ds = lance_dataset_open(uri, NULL, 0);
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = 8;
+    p.num_sub_vectors = 4;
+    LanceVectorTraining* t = NULL;
+    CHECK_OK(lance_vector_training_new("vec", &p, 3, &t));
+    LanceVectorTrainingWorker* w[2] = {NULL, NULL};
+    for (int g = 0; g < 2; g++) CHECK_OK(lance_vector_training_worker_new(ds, ids[g], counts[g], &w[g]));
+    LanceVectorTrainingInfo info;
+    int guard = 0;
+    while (lance_vector_training_info(t, &info) == 0 && info.phase != LANCE_TRAINING_DONE && guard++ < 300) {
+        uint8_t *req = NULL, *st[2] = {NULL, NULL};
+        size_t len = 0, lens[2] = {0, 0};
+        CHECK_OK(lance_vector_training_request(t, &req, &len));
+        for (int g = 0; g < 2; g++) CHECK_OK(lance_vector_training_worker_run(w[g], req, len, &st[g], &lens[g]));
+        CHECK_OK(lance_vector_training_reduce(t, (const uint8_t* const*)st, lens, 2));
+        lance_free_bytes(req);
+        lance_free_bytes(st[0]);
+        lance_free_bytes(st[1]);
+    }
+    CHECK((int)info.rounds == rounds);
+    LanceVectorModel* m = NULL;
+    CHECK_OK(lance_vector_training_model(t, &m));
+    char path[700];
+    snprintf(path, sizeof path, "%s/req.bin", dir);
+    size_t len = 0;
+    unsigned char* bytes = read_whole_file(path, &len);
+    LanceVectorModel* from_tool = NULL;
+    CHECK(bytes && lance_vector_model_parse(bytes, len, &from_tool) == 0);
+    const char* f1 = lance_vector_model_fingerprint(m);
+    const char* f2 = lance_vector_model_fingerprint(from_tool);
+    CHECK(f1 && f2 && !strcmp(f1, f2));
+    lance_free_string(f1);
+    lance_free_string(f2);
+    free(bytes);
+    lance_vector_model_free(m);
+    lance_vector_model_free(from_tool);
+    for (int g = 0; g < 2; g++) lance_vector_training_worker_free(w[g]);
+    lance_vector_training_free(t);
+    lance_dataset_close(ds);
+
+    /* The model builds a segment; a finished training has no request. */
+    CHECK(run("build %s --column vec --fragments %s --model %s/req.bin -o %s/dseg.bin --quiet", uri, lists[0], dir,
+              dir) == 0);
+    CHECK(lines_file("lines.txt", "%s/req.bin %s/x.bin\n", dir, dir) == 0);
+    CHECK(run("train-worker %s < %s/lines.txt", uri, dir) == 0 && !strncmp(out, "error 11 ", 9));
+    for (int i = 0; i < 3; i++) {
+        const char* cmds[] = {"train-start", "train-worker", "train-reduce"};
+        CHECK(run("%s --help", cmds[i]) == 0 && strstr(out, cmds[i]) != NULL);
+    }
+}
+
 int main(int argc, char** argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker\n");
@@ -554,6 +700,7 @@ int main(int argc, char** argv) {
     RUN(test_coverage_after_append);
     RUN(test_sigint);
     RUN(test_merge);
+    RUN(test_distributed_training);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&data);

@@ -1,0 +1,208 @@
+/* Distributed training against one-node training, one core per process.
+ *
+ *   bench_train --one-node URI PARTITIONS SUB_VECTORS [MODEL_OUT]
+ *   bench_train URI WORKERS PARTITIONS SUB_VECTORS LANCE_INDEX [MODEL_OUT]
+ *
+ * The first trains the IVF_PQ model with lance_dataset_train_vector_model()
+ * (run it under `taskset -c 0` with RAYON_NUM_THREADS=1 for one core) and
+ * prints "SECONDS".  The second is a coordinator: it splits the fragments
+ * into WORKERS groups of balanced rows, starts one `LANCE_INDEX train-worker`
+ * process per group, pinned to core (i mod cores) with RAYON_NUM_THREADS=1,
+ * and drives the rounds over their stdin/stdout, reducing in this process.
+ * It prints "SECONDS ROUNDS BYTES IVF_LOSS PQ_LOSS": the time from the first
+ * request to the model (the workers' sampling included, their start not),
+ * the rounds, the bytes exchanged (every request sent to every worker and
+ * every statistics file) and the final losses.  Both write the model to
+ * MODEL_OUT when given (for a build and a recall measurement). */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "die.h"
+#include "files.h"
+#include "id_list.h"
+#include "lance/lance.h"
+#include "measure.h"
+#include "temp_dir.h"
+
+static LanceVectorIndexParams params(uint64_t partitions, uint64_t subs) {
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.metric = LANCE_METRIC_L2;
+    p.num_partitions = (uint32_t)partitions;
+    p.num_sub_vectors = (uint32_t)subs;
+    p.num_bits = 8;
+    return p;
+}
+
+static void save_model(const LanceVectorModel* model, const char* path) {
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    if (lance_vector_model_serialize(model, &bytes, &len) != 0) die("serialize");
+    if (write_whole_file(path, bytes, len) != 0) die_errno(path);
+    lance_free_bytes(bytes);
+}
+
+static int one_node(int argc, char** argv) {
+    uint64_t partitions = 0, subs = 0;
+    if ((argc != 5 && argc != 6) || decimal_parse(argv[3], INT32_MAX, &partitions) != 0 ||
+        decimal_parse(argv[4], INT32_MAX, &subs) != 0) {
+        fprintf(stderr, "usage: bench_train --one-node URI PARTITIONS SUB_VECTORS [MODEL_OUT]\n");
+        return 2;
+    }
+    LanceDataset* ds = lance_dataset_open(argv[2], NULL, 0);
+    if (!ds) die("open");
+    LanceVectorIndexParams p = params(partitions, subs);
+    LanceVectorModel* model = NULL;
+    double t0 = monotonic_seconds();
+    if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
+    printf("%.4f\n", monotonic_seconds() - t0);
+    if (argc == 6) save_model(model, argv[5]);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+    return 0;
+}
+
+typedef struct {
+    pid_t pid;
+    FILE* in;  /* its stdin */
+    FILE* out; /* its stdout */
+} Worker;
+
+static Worker start_worker(const char* tool, const char* uri, const uint32_t* ids, size_t n, int core) {
+    int to[2], from[2];
+    /* Close-on-exec: a worker started later must not hold this one's pipes open. */
+    if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0) die_errno("pipe");
+    char* frags = id_list_format(ids, n);
+    if (!frags) die("out of memory");
+    pid_t pid = fork();
+    if (pid < 0) die_errno("fork");
+    if (pid == 0) {
+        dup2(to[0], 0);
+        dup2(from[1], 1);
+        close(to[0]);
+        close(to[1]);
+        close(from[0]);
+        close(from[1]);
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(core, &one);
+        sched_setaffinity(0, sizeof one, &one);
+        setenv("RAYON_NUM_THREADS", "1", 1);
+        execl(tool, tool, "train-worker", uri, "--fragments", frags, (char*)NULL);
+        _exit(127);
+    }
+    free(frags);
+    close(to[0]);
+    close(from[1]);
+    Worker w = {pid, fdopen(to[1], "w"), fdopen(from[0], "r")};
+    if (!w.in || !w.out) die_errno("fdopen");
+    return w;
+}
+
+static int distributed(int argc, char** argv) {
+    uint64_t workers = 0, partitions = 0, subs = 0;
+    if ((argc != 6 && argc != 7) || decimal_parse(argv[2], 64, &workers) != 0 || workers == 0 ||
+        decimal_parse(argv[3], INT32_MAX, &partitions) != 0 || decimal_parse(argv[4], INT32_MAX, &subs) != 0) {
+        fprintf(stderr, "usage: bench_train URI WORKERS PARTITIONS SUB_VECTORS LANCE_INDEX [MODEL_OUT]\n");
+        return 2;
+    }
+    const char* uri = argv[1];
+    LanceDataset* ds = lance_dataset_open(uri, NULL, 0);
+    if (!ds) die("open");
+    LanceFragmentPlan* plan = NULL;
+    if (lance_dataset_plan_fragment_groups(ds, (size_t)workers, &plan) != 0) die("plan");
+    size_t n = lance_fragment_plan_group_count(plan);
+    cpu_set_t mine;
+    int cores = sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : 1;
+    Worker* w = calloc(n, sizeof *w);
+    if (!w) die("out of memory");
+    for (size_t g = 0; g < n; g++) {
+        const uint32_t* ids = NULL;
+        size_t count = 0;
+        uint64_t rows = 0;
+        if (lance_fragment_plan_group(plan, g, &ids, &count, &rows) != 0) die("plan group");
+        w[g] = start_worker(argv[5], uri, ids, count, (int)(g % (size_t)cores));
+    }
+    char* dir = temp_dir_create("bench-train");
+    if (!dir) die_errno("temp dir");
+    char request_path[4200];
+    snprintf(request_path, sizeof request_path, "%s/request", dir);
+
+    LanceVectorIndexParams p = params(partitions, subs);
+    LanceVectorTraining* t = NULL;
+    /* BENCH_TRAIN_SEED picks another seed (the initial centroids). */
+    uint64_t seed = 1;
+    const char* seed_text = getenv("BENCH_TRAIN_SEED");
+    if (seed_text && decimal_parse(seed_text, UINT64_MAX, &seed) != 0) die("BENCH_TRAIN_SEED is not a number");
+    if (lance_vector_training_new("vec", &p, seed, &t) != 0) die("training");
+    uint64_t bytes_exchanged = 0;
+    double t0 = monotonic_seconds();
+    LanceVectorTrainingInfo info;
+    const uint8_t** stats = calloc(n, sizeof *stats);
+    size_t* lens = calloc(n, sizeof *lens);
+    if (!stats || !lens) die("out of memory");
+    for (;;) {
+        if (lance_vector_training_info(t, &info) != 0) die("info");
+        if (info.phase == LANCE_TRAINING_DONE) break;
+        uint8_t* req = NULL;
+        size_t req_len = 0;
+        if (lance_vector_training_request(t, &req, &req_len) != 0) die("request");
+        if (write_whole_file(request_path, req, req_len) != 0) die_errno(request_path);
+        lance_free_bytes(req);
+        for (size_t g = 0; g < n; g++) {
+            fprintf(w[g].in, "%s %s/stats%zu\n", request_path, dir, g);
+            fflush(w[g].in);
+        }
+        for (size_t g = 0; g < n; g++) {
+            char line[4096];
+            if (!fgets(line, sizeof line, w[g].out) || strncmp(line, "ok", 2) != 0) {
+                fprintf(stderr, "bench_train: worker %zu: %s", g, line);
+                return 1;
+            }
+            char path[4300];
+            snprintf(path, sizeof path, "%s/stats%zu", dir, g);
+            stats[g] = read_whole_file(path, &lens[g]);
+            if (!stats[g]) die_errno(path);
+            bytes_exchanged += req_len + lens[g];
+        }
+        if (lance_vector_training_reduce(t, stats, lens, n) != 0) die("reduce");
+        for (size_t g = 0; g < n; g++) free((void*)stats[g]);
+    }
+    double seconds = monotonic_seconds() - t0;
+    printf("%.4f %u %llu %.6g %.6g\n", seconds, info.rounds, (unsigned long long)bytes_exchanged, info.ivf_loss,
+           info.pq_loss);
+    if (argc == 7) {
+        LanceVectorModel* model = NULL;
+        if (lance_vector_training_model(t, &model) != 0) die("model");
+        save_model(model, argv[6]);
+        lance_vector_model_free(model);
+    }
+    for (size_t g = 0; g < n; g++) {
+        fclose(w[g].in);
+        fclose(w[g].out);
+        int status = 0;
+        waitpid(w[g].pid, &status, 0);
+    }
+    remove_tree(dir);
+    free(dir);
+    free(stats);
+    free(lens);
+    free(w);
+    lance_vector_training_free(t);
+    lance_fragment_plan_free(plan);
+    lance_dataset_close(ds);
+    return 0;
+}
+
+int main(int argc, char** argv) {
+    if (argc > 1 && !strcmp(argv[1], "--one-node")) return one_node(argc, argv);
+    return distributed(argc, argv);
+}

@@ -1,0 +1,262 @@
+//! lance.h section "Distributed index builds: distributed training": the C
+//! surface of a coordinator's training and a worker's rounds; the protocol
+//! and the arithmetic are floor/training.rs.
+
+use std::ffi::c_char;
+
+use crate::floor::error::{invalid, status, CResult};
+use crate::floor::ffi::{
+    free_handle, handle_mut, handle_ref, into_handle, require_out, required_nonempty_str, slice_arg, write_bytes_out,
+    write_out,
+};
+use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
+use crate::floor::params::{
+    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, METRIC_HAMMING,
+};
+use crate::floor::training::{reduce, Phase, Plan, Request, Stats, Worker};
+use crate::floor::vector_model::LanceVectorModel;
+
+/// A coordinator's training: the request of the current round.
+pub struct LanceVectorTraining {
+    request: Request,
+}
+
+pub struct LanceVectorTrainingWorker {
+    worker: Worker,
+}
+
+#[repr(C)]
+pub struct LanceVectorTrainingInfo {
+    pub phase: i32,
+    pub rounds: u32,
+    pub ivf_iterations: u32,
+    pub pq_iterations: u32,
+    pub dimension: u32,
+    pub reserved: u32,
+    pub ivf_sample_rows: u64,
+    pub pq_sample_rows: u64,
+    pub ivf_loss: f64,
+    pub pq_loss: f64,
+}
+crate::c_layout!(LanceVectorTrainingInfo, 56;
+    phase @ 0,
+    rounds @ 4,
+    ivf_iterations @ 8,
+    pq_iterations @ 12,
+    dimension @ 16,
+    reserved @ 20,
+    ivf_sample_rows @ 24,
+    pq_sample_rows @ 32,
+    ivf_loss @ 40,
+    pq_loss @ 48,
+);
+
+unsafe fn plan(column: *const c_char, params: *const LanceVectorIndexParams, seed: u64) -> CResult<Plan> {
+    let column = required_nonempty_str(column, "column")?;
+    if params.is_null() {
+        return Err(invalid("params must not be NULL"));
+    }
+    let p = &*params;
+    metric_from_c(p.metric, "params->metric")?;
+    if p.metric == METRIC_HAMMING {
+        return Err(invalid(
+            "distributed training trains float vectors with the l2, cosine or dot metric, not hamming",
+        ));
+    }
+    if p.num_partitions == 0 {
+        return Err(invalid(
+            "params->num_partitions must be set to train a shared model (every segment must agree on it)",
+        ));
+    }
+    // Validates the index type and the rest the way a build does.
+    vector_params(p)?;
+    let ivf = ivf_params(p);
+    let (num_sub_vectors, num_bits) = if uses_pq(p.index_type) {
+        let pq = pq_params(p);
+        if pq.num_bits != 4 && pq.num_bits != 8 {
+            return Err(invalid(format!("params->num_bits = {}: PQ codes have 4 or 8 bits (0 = 8)", pq.num_bits)));
+        }
+        // num_sub_vectors must divide the dimension: checked when the
+        // first statistics tell the dimension.
+        (pq.num_sub_vectors as u32, pq.num_bits as u32)
+    } else {
+        (0, 0)
+    };
+    Ok(Plan {
+        column: column.to_string(),
+        metric: p.metric,
+        num_partitions: p.num_partitions,
+        num_sub_vectors,
+        num_bits,
+        max_iters: u32::try_from(ivf.max_iters).map_err(|_| invalid("params->max_iterations is out of range"))?,
+        sample_rate: u32::try_from(ivf.sample_rate).map_err(|_| invalid("params->sample_rate is out of range"))?,
+        seed,
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_new(
+    column: *const c_char,
+    params: *const LanceVectorIndexParams,
+    seed: u64,
+    out_training: *mut *mut LanceVectorTraining,
+) -> i32 {
+    status(|| {
+        require_out(out_training, "out_training")?;
+        let plan = plan(column, params, seed)?;
+        write_out(out_training, into_handle(LanceVectorTraining { request: Request::new(plan) }));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_resume(
+    request: *const u8,
+    len: usize,
+    out_training: *mut *mut LanceVectorTraining,
+) -> i32 {
+    status(|| {
+        require_out(out_training, "out_training")?;
+        let request = Request::parse(slice_arg(request, len, "request")?, "the request bytes")?;
+        write_out(out_training, into_handle(LanceVectorTraining { request }));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_request(
+    training: *const LanceVectorTraining,
+    out_bytes: *mut *mut u8,
+    out_len: *mut usize,
+) -> i32 {
+    status(|| {
+        let t = handle_ref(training, "training")?;
+        require_out(out_bytes, "out_bytes")?;
+        require_out(out_len, "out_len")?;
+        if t.request.phase == Phase::Done {
+            return Err(invalid("the training is done: take its model with lance_vector_training_model()"));
+        }
+        let bytes = t.request.serialize();
+        write_bytes_out(out_bytes, out_len, bytes);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_reduce(
+    training: *mut LanceVectorTraining,
+    stats: *const *const u8,
+    stats_lens: *const usize,
+    count: usize,
+) -> i32 {
+    status(|| {
+        let t = handle_mut(training, "training")?;
+        if count == 0 {
+            return Err(invalid("count is 0: every worker's statistics of this round are needed"));
+        }
+        let buffers = slice_arg(stats, count, "stats")?;
+        let lens = slice_arg(stats_lens, count, "stats_lens")?;
+        let parsed = buffers
+            .iter()
+            .zip(lens)
+            .enumerate()
+            .map(|(i, (ptr, len))| Stats::parse(slice_arg(*ptr, *len, &format!("stats[{i}]"))?, &format!("stats[{i}]")))
+            .collect::<CResult<Vec<_>>>()?;
+        t.request = reduce(&t.request, &parsed)?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_info(
+    training: *const LanceVectorTraining,
+    out: *mut LanceVectorTrainingInfo,
+) -> i32 {
+    status(|| {
+        let q = &handle_ref(training, "training")?.request;
+        require_out(out, "out")?;
+        let pq_phase = matches!(q.phase, Phase::Pq | Phase::Done) && q.plan.num_sub_vectors > 0;
+        let ivf = (q.phase == Phase::Ivf).then(|| &q.problems[0]);
+        let info = LanceVectorTrainingInfo {
+            phase: q.phase as i32,
+            rounds: q.round,
+            ivf_iterations: ivf.map_or(q.ivf_iterations, |p| p.iterations),
+            pq_iterations: if pq_phase { q.problems.iter().map(|p| p.iterations).max().unwrap_or(0) } else { 0 },
+            dimension: u32::try_from(q.dim).unwrap_or(u32::MAX),
+            reserved: 0,
+            ivf_sample_rows: q.ivf_rows,
+            pq_sample_rows: q.pq_rows,
+            ivf_loss: ivf.map_or(q.ivf_loss, |p| if p.iterations == 0 { 0.0 } else { p.loss }),
+            pq_loss: if pq_phase && q.problems.iter().all(|p| p.iterations > 0) {
+                q.problems.iter().map(|p| p.loss).sum()
+            } else {
+                0.0
+            },
+        };
+        write_out(out, info);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_model(
+    training: *const LanceVectorTraining,
+    out_model: *mut *mut LanceVectorModel,
+) -> i32 {
+    status(|| {
+        let t = handle_ref(training, "training")?;
+        require_out(out_model, "out_model")?;
+        let model = t.request.model()?;
+        write_out(out_model, into_handle(model));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_free(training: *mut LanceVectorTraining) {
+    free_handle(training)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_worker_new(
+    dataset: *const LanceDataset,
+    fragment_ids: *const u32,
+    fragment_count: usize,
+    out_worker: *mut *mut LanceVectorTrainingWorker,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        require_out(out_worker, "out_worker")?;
+        let fragments = match fragment_list(&ds, fragment_ids, fragment_count, "fragment_ids")? {
+            Some(ids) => ids,
+            None => ds.get_fragments().iter().map(|f| f.id() as u32).collect(),
+        };
+        let worker = Worker::new(ds, fragments)?;
+        write_out(out_worker, into_handle(LanceVectorTrainingWorker { worker }));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_worker_run(
+    worker: *mut LanceVectorTrainingWorker,
+    request: *const u8,
+    len: usize,
+    out_stats: *mut *mut u8,
+    out_len: *mut usize,
+) -> i32 {
+    status(|| {
+        let w = handle_mut(worker, "worker")?;
+        require_out(out_stats, "out_stats")?;
+        require_out(out_len, "out_len")?;
+        let request = Request::parse(slice_arg(request, len, "request")?, "the request bytes")?;
+        let bytes = w.worker.run(&request)?.serialize();
+        write_bytes_out(out_stats, out_len, bytes);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_worker_free(worker: *mut LanceVectorTrainingWorker) {
+    free_handle(worker)
+}

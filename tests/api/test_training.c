@@ -1,0 +1,532 @@
+/* Distributed training (lance.h "Distributed index builds: distributed
+ * training"): statistics of a split sample reduce to the same model as the
+ * whole sample (1, 2 and 3 workers, in any order), the model is as good as
+ * the core's one-node training on the same data, it builds segments that
+ * commit as one index and answer k-NN exactly, a coordinator rebuilt from
+ * its last request finishes with the same model, and every refusal (bytes
+ * corrupted or truncated, statistics of an earlier round or of another
+ * training, a fragment in two workers' statistics, a worker's statistics
+ * missing, a worker on another dataset version, bad parameters, too few
+ * rows) has its exact code and leaves the training able to finish with the
+ * same model as an undisturbed one. */
+#include <math.h>
+#include <string.h>
+
+#include "test_util.h"
+
+#define ROWS 4000
+#define DIM 32
+#define FRAGS 8
+#define PARTITIONS 16
+#define SUB_VECTORS 4
+
+static TuFixture fixture;
+static LanceDataset* ds; /* fixture.ds */
+
+#define IA LANCE_ERR_INVALID_ARGUMENT
+
+static LanceVectorIndexParams pq_params(void) {
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.metric = LANCE_METRIC_L2;
+    p.num_partitions = PARTITIONS;
+    p.num_sub_vectors = SUB_VECTORS;
+    p.num_bits = 8;
+    return p;
+}
+
+/* A set of workers over fragment groups: group g holds frags[g][0..n[g]). */
+typedef struct {
+    int count;
+    LanceVectorTrainingWorker* w[FRAGS];
+} Workers;
+
+static Workers workers_new(LanceDataset* d, const uint32_t* const* frags, const size_t* n, int count) {
+    Workers ws = {count, {0}};
+    for (int g = 0; g < count; g++) {
+        CHECK_OK(lance_vector_training_worker_new(d, frags ? frags[g] : NULL, frags ? n[g] : 0, &ws.w[g]));
+    }
+    return ws;
+}
+
+static void workers_free(Workers* ws) {
+    for (int g = 0; g < ws->count; g++) {
+        lance_vector_training_worker_free(ws->w[g]);
+    }
+}
+
+/* Every worker's statistics for the current request (produced; free with
+ * stats_free). */
+typedef struct {
+    int count;
+    uint8_t* bytes[FRAGS];
+    size_t lens[FRAGS];
+} Stats;
+
+static Stats run_round(LanceVectorTraining* t, Workers* ws) {
+    Stats s = {ws->count, {0}, {0}};
+    uint8_t* req = NULL;
+    size_t req_len = 0;
+    CHECK_OK(lance_vector_training_request(t, &req, &req_len));
+    for (int g = 0; g < ws->count; g++) {
+        CHECK_OK(lance_vector_training_worker_run(ws->w[g], req, req_len, &s.bytes[g], &s.lens[g]));
+    }
+    lance_free_bytes(req);
+    return s;
+}
+
+static void stats_free(Stats* s) {
+    for (int g = 0; g < s->count; g++) {
+        lance_free_bytes(s->bytes[g]);
+    }
+}
+
+static int32_t reduce(LanceVectorTraining* t, const Stats* s) {
+    return lance_vector_training_reduce(t, (const uint8_t* const*)s->bytes, s->lens, (size_t)s->count);
+}
+
+static LanceVectorTrainingPhase phase_of(const LanceVectorTraining* t) {
+    LanceVectorTrainingInfo info;
+    CHECK_OK(lance_vector_training_info(t, &info));
+    return info.phase;
+}
+
+/* Runs rounds to the end. */
+static void finish(LanceVectorTraining* t, Workers* ws) {
+    for (int guard = 0; guard < 500 && phase_of(t) != LANCE_TRAINING_DONE; guard++) {
+        Stats s = run_round(t, ws);
+        CHECK_OK(reduce(t, &s));
+        stats_free(&s);
+    }
+    CHECK(phase_of(t) == LANCE_TRAINING_DONE);
+}
+
+static LanceVectorModel* train(const LanceVectorIndexParams* p, uint64_t seed, const uint32_t* const* frags,
+                               const size_t* n, int count, LanceVectorTrainingInfo* out_info) {
+    LanceVectorTraining* t = NULL;
+    CHECK_OK(lance_vector_training_new("vec", p, seed, &t));
+    Workers ws = workers_new(ds, frags, n, count);
+    finish(t, &ws);
+    LanceVectorModel* m = NULL;
+    CHECK_OK(lance_vector_training_model(t, &m));
+    if (out_info) {
+        CHECK_OK(lance_vector_training_info(t, out_info));
+    }
+    workers_free(&ws);
+    lance_vector_training_free(t);
+    return m;
+}
+
+/* The values of a model's centroids (part 0) or codebook (part 1), malloc'd. */
+static float* model_values(const LanceVectorModel* m, int part, int64_t* out_n) {
+    struct ArrowArray a;
+    struct ArrowSchema s;
+    if (part == 0) {
+        CHECK_OK(lance_vector_model_centroids(m, &a, &s));
+    } else {
+        CHECK_OK(lance_vector_model_codebook(m, &a, &s));
+    }
+    const struct ArrowArray* child = a.children[0];
+    int64_t n = child->length;
+    float* out = malloc((size_t)n * sizeof(float));
+    memcpy(out, (const float*)child->buffers[1] + child->offset, (size_t)n * sizeof(float));
+    a.release(&a);
+    s.release(&s);
+    *out_n = n;
+    return out;
+}
+
+/* Largest |a - b| / (1 + |a|) over both parts of two models. */
+static double model_distance(const LanceVectorModel* a, const LanceVectorModel* b) {
+    double worst = 0;
+    for (int part = 0; part < 2; part++) {
+        int64_t na, nb;
+        float* va = model_values(a, part, &na);
+        float* vb = model_values(b, part, &nb);
+        CHECK(na == nb);
+        for (int64_t i = 0; i < na && i < nb; i++) {
+            double d = fabs((double)va[i] - vb[i]) / (1.0 + fabs((double)va[i]));
+            worst = d > worst ? d : worst;
+        }
+        free(va);
+        free(vb);
+    }
+    return worst;
+}
+
+/* The k-means loss of a model's centroids over every row: the sum of
+ * squared distances to the nearest centroid. */
+static double ivf_loss(const LanceVectorModel* m) {
+    int64_t n;
+    float* c = model_values(m, 0, &n);
+    int64_t k = n / DIM;
+    double loss = 0;
+    for (int64_t r = 0; r < ROWS; r++) {
+        const float* v = fixture.data.vectors + r * DIM;
+        double best = INFINITY;
+        for (int64_t j = 0; j < k; j++) {
+            double d = 0;
+            for (int i = 0; i < DIM; i++) {
+                double x = (double)v[i] - c[j * DIM + i];
+                d += x * x;
+            }
+            best = d < best ? d : best;
+        }
+        loss += best;
+    }
+    free(c);
+    return loss;
+}
+
+static char* fingerprint(const LanceVectorModel* m) {
+    char* f = lance_vector_model_fingerprint(m);
+    CHECK(f != NULL && strlen(f) == 64);
+    return f;
+}
+
+static const uint32_t lo[] = {0, 1, 2, 3}, hi[] = {4, 5, 6, 7};
+static const uint32_t one[] = {0}, four[] = {1, 2, 3, 4}, three[] = {7, 6, 5};
+
+static void test_split_sample_reduces_to_the_same_model(void) {
+    LanceVectorIndexParams p = pq_params();
+    LanceVectorTrainingInfo i1, i2, i3;
+    LanceVectorModel* whole = train(&p, 7, NULL, NULL, 1, &i1);
+    const uint32_t* halves[] = {hi, lo}; /* the order of workers does not matter either */
+    size_t half_n[] = {4, 4};
+    LanceVectorModel* two = train(&p, 7, halves, half_n, 2, &i2);
+    const uint32_t* uneven[] = {three, one, four};
+    size_t uneven_n[] = {3, 1, 4};
+    LanceVectorModel* three_w = train(&p, 7, uneven, uneven_n, 3, &i3);
+
+    /* Every row is in the sample (ROWS < partitions * 256 and 256 * 256). */
+    CHECK(i1.ivf_sample_rows == ROWS && i2.ivf_sample_rows == ROWS && i3.ivf_sample_rows == ROWS);
+    CHECK(i1.pq_sample_rows == ROWS && i2.pq_sample_rows == ROWS);
+    CHECK(i1.dimension == DIM && i1.phase == LANCE_TRAINING_DONE);
+    CHECK(i1.ivf_iterations >= 1 && i1.ivf_iterations <= 50 && i1.pq_iterations >= 1 && i1.pq_iterations <= 50);
+    /* The same rounds, the same centroids and codebook up to float summation order. */
+    CHECK(i1.ivf_iterations == i2.ivf_iterations && i1.ivf_iterations == i3.ivf_iterations);
+    CHECK(i1.pq_iterations == i2.pq_iterations && i1.pq_iterations == i3.pq_iterations);
+    CHECK(i1.rounds == i2.rounds && i1.rounds == 2 + i1.ivf_iterations + i1.pq_iterations);
+    double d2 = model_distance(whole, two), d3 = model_distance(whole, three_w);
+    if (d2 > 1e-5 || d3 > 1e-5) {
+        fprintf(stderr, "split training differs: %g (2 workers), %g (3 workers)\n", d2, d3);
+    }
+    CHECK(d2 <= 1e-5 && d3 <= 1e-5);
+    CHECK(fabs(i1.ivf_loss - i2.ivf_loss) <= 1e-6 * i1.ivf_loss);
+
+    /* A model as lance_dataset_train_vector_model's. */
+    LanceVectorModelInfo mi;
+    CHECK_OK(lance_vector_model_info(whole, &mi));
+    CHECK(mi.metric == LANCE_METRIC_L2 && mi.dimension == DIM && mi.num_partitions == PARTITIONS);
+    CHECK(mi.has_pq_codebook && mi.num_sub_vectors == SUB_VECTORS && mi.num_bits == 8);
+
+    /* Another seed starts from other centroids. */
+    LanceVectorModel* other = train(&p, 8, NULL, NULL, 1, NULL);
+    CHECK(model_distance(whole, other) > 1e-3);
+
+    lance_vector_model_free(whole);
+    lance_vector_model_free(two);
+    lance_vector_model_free(three_w);
+    lance_vector_model_free(other);
+}
+
+static void test_as_good_as_one_node(void) {
+    LanceVectorIndexParams p = pq_params();
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    const uint32_t* halves[] = {lo, hi};
+    size_t half_n[] = {4, 4};
+    LanceVectorModel* dist = train(&p, 11, halves, half_n, 2, NULL);
+    LanceVectorModel* node = NULL;
+    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &node));
+    double ld = ivf_loss(dist), ln = ivf_loss(node);
+    if (ld > 1.10 * ln) {
+        fprintf(stderr, "distributed loss %.1f, one-node %.1f\n", ld, ln);
+    }
+    CHECK(ld <= 1.10 * ln);
+    LanceVectorModelInfo mi;
+    CHECK_OK(lance_vector_model_info(dist, &mi));
+    CHECK(!mi.has_pq_codebook);
+    lance_vector_model_free(dist);
+    lance_vector_model_free(node);
+}
+
+/* Trains on two workers, checking a refusal at each phase; returns the model. */
+static LanceVectorModel* train_with_refusals(void) {
+    LanceVectorIndexParams p = pq_params();
+    LanceVectorTraining* t = NULL;
+    CHECK_OK(lance_vector_training_new("vec", &p, 21, &t));
+    const uint32_t* halves[] = {lo, hi};
+    size_t half_n[] = {4, 4};
+    Workers ws = workers_new(ds, halves, half_n, 2);
+    LanceVectorTraining* other = NULL;
+    CHECK_OK(lance_vector_training_new("vec", &p, 22, &other));
+    Stats previous = {0};
+    int seen[5] = {0};
+    while (phase_of(t) != LANCE_TRAINING_DONE) {
+        LanceVectorTrainingPhase ph = phase_of(t);
+        Stats s = run_round(t, &ws);
+        if (!seen[ph]) {
+            seen[ph] = 1;
+            /* A corrupted byte, then a truncated buffer. */
+            s.bytes[1][s.lens[1] / 2] ^= 0x40;
+            CHECK_ERR(reduce(t, &s), IA);
+            CHECK(tu_error_mentions("checksum"));
+            s.bytes[1][s.lens[1] / 2] ^= 0x40;
+            s.lens[0] -= 1;
+            CHECK_ERR(reduce(t, &s), IA);
+            s.lens[0] += 1;
+            /* One worker's statistics twice; one worker's missing. */
+            Stats twice = s;
+            twice.bytes[1] = s.bytes[0];
+            twice.lens[1] = s.lens[0];
+            CHECK_ERR(reduce(t, &twice), LANCE_ERR_OVERLAPPING_SEGMENTS);
+            CHECK(tu_error_mentions("fragment 0"));
+            Stats half = s;
+            half.count = 1;
+            CHECK_ERR(reduce(t, &half), IA);
+            CHECK(tu_error_mentions("cover 2000 of the dataset's 4000 rows"));
+            /* Statistics of another training (another seed) and of the
+               previous round. */
+            Stats foreign = run_round(other, &ws);
+            CHECK_ERR(reduce(t, &foreign), LANCE_ERR_MODEL_MISMATCH);
+            CHECK(tu_error_mentions("another request"));
+            stats_free(&foreign);
+            if (previous.count) {
+                CHECK_ERR(reduce(t, &previous), LANCE_ERR_MODEL_MISMATCH);
+            }
+            /* A request taken again is the same bytes. */
+            uint8_t *r1, *r2;
+            size_t l1, l2;
+            CHECK_OK(lance_vector_training_request(t, &r1, &l1));
+            CHECK_OK(lance_vector_training_request(t, &r2, &l2));
+            CHECK(l1 == l2 && memcmp(r1, r2, l1) == 0);
+            lance_free_bytes(r1);
+            lance_free_bytes(r2);
+        }
+        CHECK_OK(reduce(t, &s));
+        stats_free(&previous);
+        previous = s;
+        /* The other training's workers share ours: keep it at its start. */
+    }
+    stats_free(&previous);
+    CHECK(seen[LANCE_TRAINING_IVF_INIT] && seen[LANCE_TRAINING_IVF] && seen[LANCE_TRAINING_PQ_INIT] &&
+          seen[LANCE_TRAINING_PQ]);
+    LanceVectorModel* m = NULL;
+    CHECK_OK(lance_vector_training_model(t, &m));
+    /* Done: no request, no reduction. */
+    uint8_t* bytes;
+    size_t len;
+    CHECK_ERR(lance_vector_training_request(t, &bytes, &len), IA);
+    Stats none = {0};
+    CHECK_ERR(lance_vector_training_reduce(t, (const uint8_t* const*)none.bytes, none.lens, 0), IA);
+    workers_free(&ws);
+    lance_vector_training_free(t);
+    lance_vector_training_free(other);
+    return m;
+}
+
+static void test_refusals_change_nothing(void) {
+    LanceVectorModel* disturbed = train_with_refusals();
+    LanceVectorIndexParams p = pq_params();
+    const uint32_t* halves[] = {lo, hi};
+    size_t half_n[] = {4, 4};
+    LanceVectorModel* calm = train(&p, 21, halves, half_n, 2, NULL);
+    char* a = fingerprint(disturbed);
+    char* b = fingerprint(calm);
+    CHECK(strcmp(a, b) == 0);
+    lance_free_string(a);
+    lance_free_string(b);
+    lance_vector_model_free(disturbed);
+    lance_vector_model_free(calm);
+}
+
+static void test_resume_and_retry(void) {
+    LanceVectorIndexParams p = pq_params();
+    const uint32_t* halves[] = {lo, hi};
+    size_t half_n[] = {4, 4};
+    LanceVectorModel* calm = train(&p, 31, halves, half_n, 2, NULL);
+
+    LanceVectorTraining* t = NULL;
+    CHECK_OK(lance_vector_training_new("vec", &p, 31, &t));
+    Workers ws = workers_new(ds, halves, half_n, 2);
+    for (int r = 0; r < 4; r++) {
+        Stats s = run_round(t, &ws);
+        CHECK_OK(reduce(t, &s));
+        stats_free(&s);
+    }
+    /* The coordinator dies; a new one starts from its last request. */
+    uint8_t* req;
+    size_t len;
+    CHECK_OK(lance_vector_training_request(t, &req, &len));
+    lance_vector_training_free(t);
+    t = NULL;
+    CHECK_OK(lance_vector_training_resume(req, len, &t));
+    LanceVectorTraining* bad = NULL;
+    req[len - 1] ^= 1;
+    CHECK_ERR(lance_vector_training_resume(req, len, &bad), IA);
+    CHECK(bad == NULL);
+    lance_free_bytes(req);
+    /* A worker dies; a new one over the same fragments takes its place. */
+    lance_vector_training_worker_free(ws.w[1]);
+    CHECK_OK(lance_vector_training_worker_new(ds, hi, 4, &ws.w[1]));
+    finish(t, &ws);
+    LanceVectorModel* m = NULL;
+    CHECK_OK(lance_vector_training_model(t, &m));
+    char* a = fingerprint(m);
+    char* b = fingerprint(calm);
+    CHECK(strcmp(a, b) == 0);
+    lance_free_string(a);
+    lance_free_string(b);
+    lance_vector_model_free(m);
+    lance_vector_model_free(calm);
+    workers_free(&ws);
+    lance_vector_training_free(t);
+}
+
+static void test_bad_arguments(void) {
+    LanceVectorIndexParams p = pq_params();
+    LanceVectorTraining* t = NULL;
+    CHECK_ERR(lance_vector_training_new(NULL, &p, 1, &t), IA);
+    CHECK_ERR(lance_vector_training_new("vec", NULL, 1, &t), IA);
+    CHECK_ERR(lance_vector_training_new("vec", &p, 1, NULL), IA);
+    LanceVectorIndexParams q = p;
+    q.num_partitions = 0;
+    CHECK_ERR(lance_vector_training_new("vec", &q, 1, &t), IA);
+    CHECK(tu_error_mentions("num_partitions"));
+    q = p;
+    q.metric = LANCE_METRIC_HAMMING;
+    CHECK_ERR(lance_vector_training_new("vec", &q, 1, &t), IA);
+    CHECK(tu_error_mentions("hamming"));
+    q = p;
+    q.num_bits = 6;
+    CHECK_ERR(lance_vector_training_new("vec", &q, 1, &t), IA);
+    CHECK(t == NULL);
+
+    /* num_sub_vectors must divide the dimension: known at the first reduction. */
+    q = p;
+    q.num_sub_vectors = 5;
+    CHECK_OK(lance_vector_training_new("vec", &q, 1, &t));
+    Workers ws = workers_new(ds, NULL, NULL, 1);
+    Stats s = run_round(t, &ws);
+    CHECK_ERR(reduce(t, &s), IA);
+    CHECK(tu_error_mentions("num_sub_vectors = 5"));
+    stats_free(&s);
+    LanceVectorModel* m = NULL;
+    CHECK_ERR(lance_vector_training_model(t, &m), IA);
+    CHECK(tu_error_mentions("not done"));
+    lance_vector_training_free(t);
+
+    /* A column the dataset does not have, or that holds no vectors. */
+    CHECK_OK(lance_vector_training_new("nope", &p, 1, &t));
+    uint8_t *req, *out;
+    size_t len, out_len;
+    CHECK_OK(lance_vector_training_request(t, &req, &len));
+    CHECK_ERR(lance_vector_training_worker_run(ws.w[0], req, len, &out, &out_len), LANCE_ERR_NOT_FOUND);
+    CHECK_ERR(lance_vector_training_worker_run(ws.w[0], req, len - 1, &out, &out_len), IA);
+    CHECK_ERR(lance_vector_training_worker_run(ws.w[0], NULL, 0, &out, &out_len), IA);
+    CHECK_ERR(lance_vector_training_worker_run(NULL, req, len, &out, &out_len), IA);
+    lance_free_bytes(req);
+    lance_vector_training_free(t);
+    CHECK_OK(lance_vector_training_new("id", &p, 1, &t));
+    CHECK_OK(lance_vector_training_request(t, &req, &len));
+    CHECK_ERR(lance_vector_training_worker_run(ws.w[0], req, len, &out, &out_len), IA);
+    lance_free_bytes(req);
+    lance_vector_training_free(t);
+    workers_free(&ws);
+
+    /* Fragments a worker cannot have. */
+    LanceVectorTrainingWorker* w = NULL;
+    uint32_t missing[] = {0, 99};
+    CHECK_ERR(lance_vector_training_worker_new(ds, missing, 2, &w), IA);
+    CHECK_ERR(lance_vector_training_worker_new(ds, missing, 0, &w), IA);
+    CHECK_ERR(lance_vector_training_worker_new(NULL, NULL, 0, &w), IA);
+    CHECK(w == NULL);
+    LanceVectorTrainingInfo info;
+    CHECK_ERR(lance_vector_training_info(NULL, &info), IA);
+    lance_vector_training_free(NULL);
+    lance_vector_training_worker_free(NULL);
+}
+
+static void test_too_few_rows(void) {
+    char* dir = tu_temp_dir("training-small");
+    char uri[700];
+    snprintf(uri, sizeof uri, "%s/small.lance", dir);
+    LanceDataset* small = tu_write(uri, &fixture.data, 0, 10, LANCE_WRITE_CREATE, 10);
+    CHECK(small != NULL);
+    LanceVectorIndexParams p = pq_params();
+    LanceVectorTraining* t = NULL;
+    CHECK_OK(lance_vector_training_new("vec", &p, 1, &t));
+    Workers ws = workers_new(small, NULL, NULL, 1);
+    Stats s = run_round(t, &ws);
+    CHECK_ERR(reduce(t, &s), IA);
+    CHECK(tu_error_mentions("needs 16 sample rows"));
+    stats_free(&s);
+    workers_free(&ws);
+    lance_vector_training_free(t);
+    lance_dataset_close(small);
+    tu_remove_tree(dir);
+    free(dir);
+}
+
+/* The model builds segments that commit as one index and search exactly;
+ * then the dataset is at another version, which a training refuses. */
+static void test_segments_from_the_model(void) {
+    LanceVectorIndexParams p = pq_params();
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    LanceVectorTraining* t = NULL;
+    CHECK_OK(lance_vector_training_new("vec", &p, 41, &t));
+    const uint32_t* halves[] = {lo, hi};
+    size_t half_n[] = {4, 4};
+    Workers ws = workers_new(ds, halves, half_n, 2);
+    Stats s = run_round(t, &ws);
+    CHECK_OK(reduce(t, &s)); /* the version is now recorded */
+    stats_free(&s);
+    uint8_t* req;
+    size_t len;
+    CHECK_OK(lance_vector_training_request(t, &req, &len));
+    finish(t, &ws);
+    LanceVectorModel* m = NULL;
+    CHECK_OK(lance_vector_training_model(t, &m));
+
+    size_t la, lb;
+    uint8_t* sa = tu_vector_segment(ds, &p, m, lo, 4, 900, &la);
+    uint8_t* sb = tu_vector_segment(ds, &p, m, hi, 4, 901, &lb);
+    CHECK(sa && sb);
+    const uint8_t* segs[] = {sa, sb};
+    size_t lens[] = {la, lb};
+    CHECK_OK(lance_dataset_commit_index_segments(ds, "vec_idx", "vec", segs, lens, 2));
+    int mismatches = -1;
+    CHECK(tu_recall(ds, &fixture.data, 8, PARTITIONS, 0, &mismatches) == 1.0);
+    CHECK(mismatches == 0);
+    lance_free_bytes(sa);
+    lance_free_bytes(sb);
+
+    /* A worker on the new version answers no request of the old one. */
+    LanceVectorTrainingWorker* late = NULL;
+    CHECK_OK(lance_vector_training_worker_new(ds, NULL, 0, &late));
+    uint8_t* out;
+    size_t out_len;
+    CHECK_ERR(lance_vector_training_worker_run(late, req, len, &out, &out_len), LANCE_ERR_MODEL_MISMATCH);
+    CHECK(tu_error_mentions("version"));
+    lance_vector_training_worker_free(late);
+    lance_free_bytes(req);
+    lance_vector_model_free(m);
+    workers_free(&ws);
+    lance_vector_training_free(t);
+}
+
+int main(void) {
+    tu_fixture_begin(&fixture, "training", tu_make_data(ROWS, DIM, PARTITIONS, 1.0f, 91), ROWS / FRAGS);
+    ds = fixture.ds;
+    CHECK(lance_dataset_fragment_count(ds) == FRAGS);
+    RUN(test_split_sample_reduces_to_the_same_model);
+    RUN(test_as_good_as_one_node);
+    RUN(test_refusals_change_nothing);
+    RUN(test_resume_and_retry);
+    RUN(test_bad_arguments);
+    RUN(test_too_few_rows);
+    /* Training never commits. */
+    CHECK(lance_dataset_latest_version(ds) == 1);
+    RUN(test_segments_from_the_model);
+    return tu_fixture_end(&fixture, "test_training");
+}
