@@ -16,14 +16,10 @@
  * MODEL_OUT when given (for a build and a recall measurement). */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "die.h"
 #include "files.h"
@@ -31,6 +27,7 @@
 #include "lance/lance.h"
 #include "measure.h"
 #include "temp_dir.h"
+#include "training_rounds.h"
 
 static LanceVectorIndexParams params(uint64_t partitions, uint64_t subs) {
     LanceVectorIndexParams p = {0};
@@ -70,43 +67,6 @@ static int one_node(int argc, char** argv) {
     return 0;
 }
 
-typedef struct {
-    pid_t pid;
-    FILE* in;  /* its stdin */
-    FILE* out; /* its stdout */
-} Worker;
-
-static Worker start_worker(const char* tool, const char* uri, const uint32_t* ids, size_t n, int core) {
-    int to[2], from[2];
-    /* Close-on-exec: a worker started later must not hold this one's pipes open. */
-    if (pipe2(to, O_CLOEXEC) != 0 || pipe2(from, O_CLOEXEC) != 0) die_errno("pipe");
-    char* frags = id_list_format(ids, n);
-    if (!frags) die("out of memory");
-    pid_t pid = fork();
-    if (pid < 0) die_errno("fork");
-    if (pid == 0) {
-        dup2(to[0], 0);
-        dup2(from[1], 1);
-        close(to[0]);
-        close(to[1]);
-        close(from[0]);
-        close(from[1]);
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(core, &one);
-        sched_setaffinity(0, sizeof one, &one);
-        setenv("RAYON_NUM_THREADS", "1", 1);
-        execl(tool, tool, "train-worker", uri, "--fragments", frags, (char*)NULL);
-        _exit(127);
-    }
-    free(frags);
-    close(to[0]);
-    close(from[1]);
-    Worker w = {pid, fdopen(to[1], "w"), fdopen(from[0], "r")};
-    if (!w.in || !w.out) die_errno("fdopen");
-    return w;
-}
-
 static int distributed(int argc, char** argv) {
     uint64_t workers = 0, partitions = 0, subs = 0;
     if ((argc != 6 && argc != 7) || decimal_parse(argv[2], 64, &workers) != 0 || workers == 0 ||
@@ -122,19 +82,21 @@ static int distributed(int argc, char** argv) {
     size_t n = lance_fragment_plan_group_count(plan);
     cpu_set_t mine;
     int cores = sched_getaffinity(0, sizeof mine, &mine) == 0 ? CPU_COUNT(&mine) : 1;
-    Worker* w = calloc(n, sizeof *w);
+    TrainingProcess* w = calloc(n, sizeof *w);
     if (!w) die("out of memory");
     for (size_t g = 0; g < n; g++) {
         const uint32_t* ids = NULL;
         size_t count = 0;
         uint64_t rows = 0;
         if (lance_fragment_plan_group(plan, g, &ids, &count, &rows) != 0) die("plan group");
-        w[g] = start_worker(argv[5], uri, ids, count, (int)(g % (size_t)cores));
+        char* frags = id_list_format(ids, count);
+        if (!frags) die("out of memory");
+        char* args[] = {argv[5], "train-worker", (char*)uri, "--fragments", frags, NULL};
+        if (training_process_start(args, (int)(g % (size_t)cores), &w[g]) != 0) die_errno("starting a worker");
+        free(frags);
     }
     char* dir = temp_dir_create("bench-train");
     if (!dir) die_errno("temp dir");
-    char request_path[4200];
-    snprintf(request_path, sizeof request_path, "%s/request", dir);
 
     LanceVectorIndexParams p = params(partitions, subs);
     LanceVectorTraining* t = NULL;
@@ -145,37 +107,9 @@ static int distributed(int argc, char** argv) {
     if (lance_vector_training_new("vec", &p, seed, &t) != 0) die("training");
     uint64_t bytes_exchanged = 0;
     double t0 = monotonic_seconds();
+    if (training_run(t, w, n, dir, &bytes_exchanged) != 0) return 1;
     LanceVectorTrainingInfo info;
-    const uint8_t** stats = calloc(n, sizeof *stats);
-    size_t* lens = calloc(n, sizeof *lens);
-    if (!stats || !lens) die("out of memory");
-    for (;;) {
-        if (lance_vector_training_info(t, &info) != 0) die("info");
-        if (info.phase == LANCE_TRAINING_DONE) break;
-        uint8_t* req = NULL;
-        size_t req_len = 0;
-        if (lance_vector_training_request(t, &req, &req_len) != 0) die("request");
-        if (write_whole_file(request_path, req, req_len) != 0) die_errno(request_path);
-        lance_free_bytes(req);
-        for (size_t g = 0; g < n; g++) {
-            fprintf(w[g].in, "%s %s/stats%zu\n", request_path, dir, g);
-            fflush(w[g].in);
-        }
-        for (size_t g = 0; g < n; g++) {
-            char line[4096];
-            if (!fgets(line, sizeof line, w[g].out) || strncmp(line, "ok", 2) != 0) {
-                fprintf(stderr, "bench_train: worker %zu: %s", g, line);
-                return 1;
-            }
-            char path[4300];
-            snprintf(path, sizeof path, "%s/stats%zu", dir, g);
-            stats[g] = read_whole_file(path, &lens[g]);
-            if (!stats[g]) die_errno(path);
-            bytes_exchanged += req_len + lens[g];
-        }
-        if (lance_vector_training_reduce(t, stats, lens, n) != 0) die("reduce");
-        for (size_t g = 0; g < n; g++) free((void*)stats[g]);
-    }
+    if (lance_vector_training_info(t, &info) != 0) die("info");
     double seconds = monotonic_seconds() - t0;
     printf("%.4f %u %llu %.6g %.6g\n", seconds, info.rounds, (unsigned long long)bytes_exchanged, info.ivf_loss,
            info.pq_loss);
@@ -185,16 +119,9 @@ static int distributed(int argc, char** argv) {
         save_model(model, argv[6]);
         lance_vector_model_free(model);
     }
-    for (size_t g = 0; g < n; g++) {
-        fclose(w[g].in);
-        fclose(w[g].out);
-        int status = 0;
-        waitpid(w[g].pid, &status, 0);
-    }
+    if (training_processes_stop(w, n) != 0) fprintf(stderr, "bench_train: a worker did not exit cleanly\n");
     remove_tree(dir);
     free(dir);
-    free(stats);
-    free(lens);
     free(w);
     lance_vector_training_free(t);
     lance_fragment_plan_free(plan);

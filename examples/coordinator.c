@@ -2,15 +2,17 @@
  *
  *   lance_coordinator [--rows N] [--dim D] [--fragments F] [--workers W]
  *                     [--parallel P] [--index IVF_PQ|IVF_FLAT] [--partitions K]
- *                     [--check] [--compare] [--kill-first]
+ *                     [--check] [--compare] [--kill-first] [--one-node-training]
  *                     [--uri URI] [--storage-option key=value]...
  *
  * 1. writes a dataset of N clustered vectors in F fragments (a stand-in for
  *    the engine's table);
- * 2. trains one shared model (IVF centroids, and the PQ codebook) and
- *    writes it to a file every worker reads;
- * 3. plans W fragment groups of balanced row counts and pre-assigns each a
+ * 2. plans W fragment groups of balanced row counts and pre-assigns each a
  *    segment UUID;
+ * 3. trains one shared model (IVF centroids, and the PQ codebook) across
+ *    the W workers (a `lance_worker --train` process per group, in rounds
+ *    of requests and statistics; --one-node-training: in this process) and
+ *    writes it to a file every worker reads;
  * 4. starts W worker processes (fork + exec of lance_worker), at most P at a
  *    time, each pinned to the planned dataset version; a worker writes its
  *    segment's metadata bytes to a file;
@@ -53,6 +55,7 @@
 #include "measure.h"
 #include "storage_options.h"
 #include "temp_dir.h"
+#include "training_rounds.h"
 #include "uuid_hex.h"
 
 /* A fresh segment UUID, and the hex text a worker's command line takes. */
@@ -111,6 +114,43 @@ static pid_t spawn(const char* program, const char* uri, uint64_t version, const
     return pid;
 }
 
+/* The shared model trained across the workers: one `lance_worker --train`
+ * per group, driven in rounds (common/training_rounds.h).  Returns the
+ * rounds; dies on failure. */
+static uint32_t train_across(const char* program, const char* uri, uint64_t version, const Worker* w, int workers,
+                             const LanceVectorIndexParams* p, const char* dir, LanceVectorModel** out_model) {
+    char version_text[32];
+    snprintf(version_text, sizeof version_text, "%llu", (unsigned long long)version);
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int cores = online > 0 ? (int)online : 1;
+    TrainingProcess* procs = calloc((size_t)workers, sizeof *procs);
+    char** args = calloc(6 + storage.count, sizeof *args);
+    if (!procs || !args) die("out of memory");
+    for (int i = 0; i < workers; i++) {
+        size_t n = 0;
+        const char* fixed[] = {program, "--train", uri, version_text, w[i].frags};
+        for (size_t k = 0; k < 5; k++) args[n++] = (char*)fixed[k];
+        for (size_t k = 0; k < storage.count; k++) args[n++] = storage_args[k];
+        args[n] = NULL;
+        /* One core each, as many to a core as it takes (they all compute at once). */
+        if (training_process_start(args, i % cores, &procs[i]) != 0) die_errno("starting a training worker");
+    }
+    LanceVectorTraining* t = NULL;
+    if (lance_vector_training_new("vec", p, 1, &t) != 0) die("training");
+    if (training_run(t, procs, (size_t)workers, dir, NULL) != 0) exit(1);
+    LanceVectorTrainingInfo info;
+    if (lance_vector_training_info(t, &info) != 0 || lance_vector_training_model(t, out_model) != 0)
+        die("training model");
+    if (training_processes_stop(procs, (size_t)workers) != 0) {
+        fprintf(stderr, "coordinator: a training worker did not exit cleanly\n");
+        exit(1);
+    }
+    lance_vector_training_free(t);
+    free(args);
+    free(procs);
+    return info.rounds;
+}
+
 /* Recall@10 over 50 queries; dies on error. */
 static double recall(const LanceDataset* ds, const DemoData* data, uint32_t nprobes, int exact, int* mismatches) {
     double r = demo_data_recall(ds, data, 50, nprobes, exact ? 0 : 5, mismatches);
@@ -130,7 +170,7 @@ static int count_option(const char* name, const char* text) {
 
 int main(int argc, char** argv) {
     int64_t rows = 100000;
-    int dim = 128, fragments = 16, workers = 4, parallel = 2, partitions = 64, check = 0, compare = 0, kill_first = 0;
+    int dim = 128, fragments = 16, workers = 4, parallel = 2, partitions = 64, check = 0, compare = 0, kill_first = 0, one_node = 0;
     const char* type_name = "IVF_PQ";
     const char* uri_given = NULL;
     char why[200];
@@ -167,6 +207,7 @@ int main(int argc, char** argv) {
         else if (!strcmp(a, "--check")) check = 1;
         else if (!strcmp(a, "--compare")) compare = 1;
         else if (!strcmp(a, "--kill-first")) kill_first = 1;
+        else if (!strcmp(a, "--one-node-training")) one_node = 1;
         else {
             fprintf(stderr, "coordinator: unknown argument %s\n", a);
             return 2;
@@ -198,28 +239,7 @@ int main(int argc, char** argv) {
     printf("dataset: %lld rows x %d dims, %llu fragments, version %llu\n", (long long)rows, dim,
            (unsigned long long)lance_dataset_fragment_count(ds), (unsigned long long)lance_dataset_version(ds));
 
-    /* 2. The shared model. */
-    double t0 = monotonic_seconds();
-    LanceVectorIndexParams p = {0};
-    p.index_type = flat ? LANCE_INDEX_IVF_FLAT : LANCE_INDEX_IVF_PQ;
-    p.num_partitions = (uint32_t)partitions;
-    p.num_sub_vectors = (uint32_t)(dim / 8 < 16 ? dim / 8 : 16);
-    LanceVectorModel* model = NULL;
-    if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
-    uint8_t* model_bytes = NULL;
-    size_t model_len = 0;
-    if (lance_vector_model_serialize(model, &model_bytes, &model_len) != 0) die("serialize model");
-    if (write_whole_file(model_file, model_bytes, model_len) != 0) {
-        perror("coordinator: cannot write the model");
-        return 1;
-    }
-    lance_free_bytes(model_bytes);
-    const char* fingerprint = lance_vector_model_fingerprint(model);
-    double t1 = monotonic_seconds();
-    printf("trained the shared model (%d partitions): %.2f s, fingerprint %.16s...\n", partitions, t1 - t0,
-           fingerprint);
-
-    /* 3. Plan the groups and their UUIDs. */
+    /* 2. Plan the groups and their UUIDs. */
     LanceFragmentPlan* plan = NULL;
     if (lance_dataset_plan_fragment_groups(ds, (size_t)workers, &plan) != 0) die("plan");
     uint64_t version = lance_fragment_plan_dataset_version(plan);
@@ -241,9 +261,42 @@ int main(int argc, char** argv) {
     }
     lance_fragment_plan_free(plan);
 
-    /* 4. Worker processes, at most `parallel` at a time. */
+    /* 3. The shared model: trained by the workers together (one
+     *    `lance_worker --train` process per group, over the group's
+     *    fragments, all at once), or with --one-node-training here. */
     char program[1100];
     worker_path(program, sizeof program);
+    double t0 = monotonic_seconds();
+    LanceVectorIndexParams p = {0};
+    p.index_type = flat ? LANCE_INDEX_IVF_FLAT : LANCE_INDEX_IVF_PQ;
+    p.num_partitions = (uint32_t)partitions;
+    p.num_sub_vectors = (uint32_t)(dim / 8 < 16 ? dim / 8 : 16);
+    LanceVectorModel* model = NULL;
+    uint32_t rounds = 0;
+    if (one_node) {
+        if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
+    } else {
+        rounds = train_across(program, uri, version, w, workers, &p, dir, &model);
+    }
+    uint8_t* model_bytes = NULL;
+    size_t model_len = 0;
+    if (lance_vector_model_serialize(model, &model_bytes, &model_len) != 0) die("serialize model");
+    if (write_whole_file(model_file, model_bytes, model_len) != 0) {
+        perror("coordinator: cannot write the model");
+        return 1;
+    }
+    lance_free_bytes(model_bytes);
+    const char* fingerprint = lance_vector_model_fingerprint(model);
+    double t1 = monotonic_seconds();
+    if (one_node)
+        printf("trained the shared model (%d partitions) in this process: %.2f s, fingerprint %.16s...\n",
+               partitions, t1 - t0, fingerprint);
+    else
+        printf("trained the shared model (%d partitions) across the %d workers in %u rounds: %.2f s, "
+               "fingerprint %.16s...\n",
+               partitions, workers, rounds, t1 - t0, fingerprint);
+
+    /* 4. Worker processes, at most `parallel` at a time. */
     int bad = 0;
     if (kill_first) {
         int fds[2];

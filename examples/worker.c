@@ -19,7 +19,15 @@
  * Progress goes to stderr: a line when a stage starts and one when it is
  * done, with the count its last progress event reported.  SIGTERM (or
  * SIGINT) cancels the build through a cancel token: the worker removes its
- * partial segment and exits with status 3. */
+ * partial segment and exits with status 3.
+ *
+ *   lance_worker --train <dataset uri> <version> <fragment ids>
+ *
+ * is the same worker's part in training the shared model across the
+ * workers (lance.h "Distributed index builds: distributed training"): it
+ * answers the coordinator's requests for its fragments, one line
+ * "REQUEST STATS" at a time on stdin (common/training_rounds.h), keeping its
+ * sample between rounds, until its stdin ends. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +39,7 @@
 #include "lance/lance.h"
 #include "segment_params.h"
 #include "storage_options.h"
+#include "training_rounds.h"
 #include "uuid_hex.h"
 
 /* Exit statuses: 0 built, 1 the build failed, 2 bad arguments, 3 cancelled. */
@@ -62,6 +71,7 @@ static void progress(void* ctx, int32_t event, const char* stage, uint64_t total
 }
 
 static int run(int argc, char** argv, const char* const* storage_opts);
+static int train(int argc, char** argv, const char* const* storage_opts);
 
 int main(int argc, char** argv) {
     StorageOptions storage = {0};
@@ -72,7 +82,8 @@ int main(int argc, char** argv) {
         storage_options_free(&storage);
         return EXIT_ARGUMENTS;
     }
-    int rc = run(argc, argv, storage_options_array(&storage));
+    int rc = argc > 1 && !strcmp(argv[1], "--train") ? train(argc, argv, storage_options_array(&storage))
+                                                      : run(argc, argv, storage_options_array(&storage));
     storage_options_free(&storage);
     return rc;
 }
@@ -165,6 +176,34 @@ static int run(int argc, char** argv, const char* const* storage_opts) {
     cancel_signal_stop();
     lance_vector_model_free(model);
     free(model_bytes);
+    lance_dataset_close(ds);
+    free(frags);
+    return rc;
+}
+
+/* The training line's EXIT: 0 is never printed; any error is a failure. */
+static int training_exit(LanceErrorCode code) {
+    return code == LANCE_ERR_CANCELLED ? EXIT_CANCELLED : EXIT_FAILED;
+}
+
+static int train(int argc, char** argv, const char* const* storage_opts) {
+    uint64_t version = 0;
+    uint32_t* frags = NULL;
+    size_t nfrags = 0;
+    char why[160];
+    if (argc != 5 || decimal_parse(argv[3], UINT64_MAX, &version) != 0 ||
+        id_list_parse(argv[4], ID_LIST_UNIQUE, &frags, &nfrags, why, sizeof why) != 0) {
+        fprintf(stderr, "usage: %s --train uri version frag,frag,... [--storage-option key=value]...\n", argv[0]);
+        free(frags);
+        return EXIT_ARGUMENTS;
+    }
+    int rc = 0;
+    LanceVectorTrainingWorker* w = NULL;
+    LanceDataset* ds = lance_dataset_open(argv[2], storage_opts, version);
+    if (!ds) rc = fail("open");
+    else if (lance_vector_training_worker_new(ds, frags, nfrags, &w) != 0) rc = fail("training worker");
+    else training_serve(w, stdin, stdout, training_exit, EXIT_ARGUMENTS);
+    lance_vector_training_worker_free(w);
     lance_dataset_close(ds);
     free(frags);
     return rc;

@@ -43,6 +43,7 @@
 #include "measure.h"
 #include "segment_params.h"
 #include "storage_options.h"
+#include "training_rounds.h"
 #include "uuid_hex.h"
 
 /* Exit codes (docs/lance-index.md, "Exit status", has the same table):
@@ -1183,17 +1184,6 @@ static int cmd_train_start(int argc, char** argv) {
     return rc;
 }
 
-/* Strips the line end; splits "REQUEST STATS" at its first blank. */
-static int split_paths(char* line, char** request, char** stats) {
-    line[strcspn(line, "\r\n")] = 0;
-    char* blank = strchr(line, ' ');
-    if (!blank) return -1;
-    *blank = 0;
-    *request = line;
-    *stats = blank + 1;
-    return **request && **stats ? 0 : -1;
-}
-
 static int cmd_train_worker(int argc, char** argv) {
     Opt o[] = {{"--fragments", 1, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
@@ -1221,36 +1211,7 @@ static int cmd_train_worker(int argc, char** argv) {
         rc = lib_error("train-worker");
         goto out;
     }
-    char* line = NULL;
-    size_t cap = 0;
-    while (getline(&line, &cap, stdin) > 0) {
-        char *request_path, *stats_path;
-        if (split_paths(line, &request_path, &stats_path) != 0) {
-            printf("error %d expected a line \"REQUEST STATS\"\n", EXIT_USAGE);
-            fflush(stdout);
-            continue;
-        }
-        size_t len = 0;
-        uint8_t* request = read_whole_file(request_path, &len);
-        uint8_t* stats = NULL;
-        size_t stats_len = 0;
-        if (!request) {
-            printf("error %d cannot read %s: %s\n", EXIT_USAGE, request_path, strerror(errno));
-        } else if (lance_vector_training_worker_run(w, request, len, &stats, &stats_len) != 0) {
-            int code = (int)lance_last_error_code();
-            const char* msg = lance_last_error_message();
-            printf("error %d %s\n", exit_status((LanceErrorCode)code), msg ? msg : "");
-            lance_free_string(msg);
-        } else if (write_whole_file(stats_path, stats, stats_len) != 0) {
-            printf("error %d cannot write %s: %s\n", EXIT_USAGE, stats_path, strerror(errno));
-        } else {
-            printf("ok\n");
-        }
-        fflush(stdout);
-        free(request);
-        lance_free_bytes(stats);
-    }
-    free(line);
+    training_serve(w, stdin, stdout, exit_status, EXIT_USAGE);
 out:
     lance_vector_training_worker_free(w);
     lance_dataset_close(ds);

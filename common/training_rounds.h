@@ -1,0 +1,56 @@
+/* A distributed training (lance.h "Distributed index builds: distributed
+ * training") run over worker processes, with one line protocol on the
+ * workers' stdin and stdout: the coordinator writes "REQUEST STATS\n" (two
+ * file paths), the worker answers the request with its statistics in STATS
+ * and prints "ok\n", or prints "error EXIT MESSAGE\n" and goes on.  The
+ * tool's `train-worker` and the example worker's `--train` serve it; the
+ * example coordinator and the benchmarks drive it. */
+#ifndef LANCE_COMMON_TRAINING_ROUNDS_H
+#define LANCE_COMMON_TRAINING_ROUNDS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "lance/lance.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Worker side: answers the lines of `in` on `out` until the end of `in`.
+ * `exit_status` turns a library error code into the EXIT of an error
+ * line; a line that is not two paths, or a file that cannot be read or
+ * written, is EXIT `usage_status`. */
+void training_serve(LanceVectorTrainingWorker* worker, FILE* in, FILE* out, int (*exit_status)(LanceErrorCode),
+                    int usage_status);
+
+/* Coordinator side: one worker process and its pipes. */
+typedef struct {
+    pid_t pid;
+    FILE* in;  /* the worker's stdin */
+    FILE* out; /* the worker's stdout */
+} TrainingProcess;
+
+/* Starts argv[0] with argv (NULL-terminated) and pipes on its stdin and
+ * stdout; core >= 0 pins it to that core, with RAYON_NUM_THREADS=1.
+ * Returns 0, or -1 with errno set. */
+int training_process_start(char* const* argv, int core, TrainingProcess* out);
+
+/* Runs the training's rounds over `count` started workers until it is done,
+ * with the request and statistics files in `dir`.  Adds to *bytes (when
+ * not NULL) every request sent to every worker and every statistics file.
+ * Returns 0, or -1 after saying on stderr what failed (a worker's error
+ * line, or the library's error). */
+int training_run(LanceVectorTraining* training, TrainingProcess* workers, size_t count, const char* dir,
+                 uint64_t* bytes);
+
+/* Closes the workers' stdin (they end) and waits for them.  Returns 0 when
+ * every one exited with status 0. */
+int training_processes_stop(TrainingProcess* workers, size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
