@@ -11,6 +11,9 @@ lance-index tool (built on lance.h); the Python side is pylance.
    lance-index equals brute force.
 3. C workers build BTREE segments; pylance commits them; a filter through
    pylance finds exactly the rows.
+4. A distributed training driven from Python over lance-index train-worker
+   processes, its requests and statistics read with
+   python/lance_c_training.py (fingerprints, fragments, rows, refusals).
 Every check is on exact ids and exact fragment sets.
 """
 
@@ -30,6 +33,7 @@ import lance
 # The product's segment codec, python/lance_c_segments.py.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "python"))
 import lance_c_segments as codec  # noqa: E402
+import lance_c_training as training  # noqa: E402
 
 ROWS, DIM, FRAGS, K = 16000, 32, 16, 10
 TOOL = sys.argv[1] if len(sys.argv) > 1 else "lance-index"
@@ -188,10 +192,72 @@ def test_btree_c_to_python(work: str) -> None:
     check("ScalarIndexQuery" in plan or "MaterializeIndex" in plan or "id_idx" in plan, f"the filter uses the index: {plan}")
 
 
+def test_training_bytes(work: str) -> None:
+    """A distributed training driven from Python with the tool, its bytes
+    read with python/lance_c_training.py: the request's plan and phase, the
+    statistics naming the request they answer, their fragments covering
+    the dataset once, the finished model's centroids, refusals."""
+    uri = os.path.join(work, "training.lance")
+    make_dataset(uri)
+    groups = planned_groups(uri)
+    req = os.path.join(work, "req.bin")
+    info = json.loads(tool("train-start", "--column", "vec", "--type", "IVF_PQ", "--partitions", "8",
+                           "--sub-vectors", "4", "--seed", "9", "-o", req))
+    workers = [subprocess.Popen([TOOL, "train-worker", uri, "--fragments", ",".join(map(str, g))],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for g in groups]
+    seen = set()
+    while not info["done"]:
+        with open(req, "rb") as f:
+            request = training.decode_request(f.read())
+        check(request["column"] == "vec" and request["metric"] == "l2" and request["num_partitions"] == 8,
+              f"the request's plan: {request['column']} {request['metric']} {request['num_partitions']}")
+        check(request["phase"] == info["phase"] and request["round"] == info["rounds"],
+              f"the request's phase and round as the tool printed: {request['phase']} {request['round']}")
+        paths = []
+        for i, w in enumerate(workers):
+            paths.append(os.path.join(work, f"stats-{i}.bin"))
+            w.stdin.write(f"{req} {paths[-1]}\n")
+            w.stdin.flush()
+            check(w.stdout.readline() == "ok\n", "a worker answered")
+        stats = []
+        for p in paths:
+            with open(p, "rb") as f:
+                stats.append(training.decode_statistics(f.read()))
+        check(all(s["request"] == request["fingerprint"] for s in stats), "the statistics answer this request")
+        frags = sorted(x for s in stats for x in s["fragments"])
+        check(frags == sorted(x for g in groups for x in g), "the workers' fragments cover the dataset once")
+        check(sum(s["rows"] for s in stats) == stats[0]["total_rows"], "the workers' rows add up to the dataset's")
+        if request["phase"] not in seen:
+            seen.add(request["phase"])
+            with open(paths[0], "rb") as f:
+                raw = bytearray(f.read())
+            raw[len(raw) // 2] ^= 1
+            try:
+                training.decode_statistics(bytes(raw))
+                check(False, "corrupted statistics are refused")
+            except ValueError as e:
+                check("checksum" in str(e), f"corrupted statistics: {e}")
+        info = json.loads(tool("train-reduce", req, *paths, "-o", req))
+    for w in workers:
+        w.stdin.close()
+        check(w.wait() == 0, "a worker ended with its input")
+    check(seen == {"ivf_init", "ivf", "pq_init", "pq"}, f"every phase ran: {sorted(seen)}")
+    with open(req, "rb") as f:
+        model = f.read()
+    try:
+        training.decode_request(model)
+        check(False, "a model is not a request")
+    except ValueError as e:
+        check("magic" in str(e), f"a model is not a request: {e}")
+    tool("build", uri, "--column", "vec", "--fragments", ",".join(map(str, groups[0])), "--model", req,
+         "-o", os.path.join(work, "tseg.bin"), "--quiet")
+
+
 def main() -> int:
     print(f"pylance {lance.__version__}, pyarrow {pa.__version__}")
     with tempfile.TemporaryDirectory(prefix="lance-c-interop-") as work:
-        for test in (test_c_segments_python_commit, test_python_segments_c_commit, test_btree_c_to_python):
+        for test in (test_c_segments_python_commit, test_python_segments_c_commit, test_btree_c_to_python,
+                     test_training_bytes):
             before = failures
             test(work)
             print(f"{'ok  ' if failures == before else 'FAIL'} {test.__name__}")
