@@ -29,19 +29,29 @@
 #include "lance/lance.h"
 #include "measure.h"
 
-static int train(int argc, char** argv) {
+/* The arguments both training modes take, "MODE URI PARTITIONS SUB_VECTORS":
+ * the dataset (dies when it cannot open) and IVF_PQ params, or NULL after
+ * printing the usage. */
+static LanceDataset* train_args(int argc, char** argv, LanceVectorIndexParams* p) {
     uint64_t partitions = 0, subs = 0;
     if (argc != 5 || decimal_parse(argv[3], INT32_MAX, &partitions) != 0 ||
         decimal_parse(argv[4], INT32_MAX, &subs) != 0) {
-        fprintf(stderr, "usage: bench_ffi --train URI PARTITIONS SUB_VECTORS\n");
-        return 2;
+        fprintf(stderr, "usage: bench_ffi %s URI PARTITIONS SUB_VECTORS\n", argc > 1 ? argv[1] : "--train");
+        return NULL;
     }
     LanceDataset* ds = lance_dataset_open(argv[2], NULL, 0);
     if (!ds) die("open");
-    LanceVectorIndexParams p = {0};
-    p.index_type = LANCE_INDEX_IVF_PQ;
-    p.num_partitions = (uint32_t)partitions;
-    p.num_sub_vectors = (uint32_t)subs;
+    memset(p, 0, sizeof *p);
+    p->index_type = LANCE_INDEX_IVF_PQ;
+    p->num_partitions = (uint32_t)partitions;
+    p->num_sub_vectors = (uint32_t)subs;
+    return ds;
+}
+
+static int train(int argc, char** argv) {
+    LanceVectorIndexParams p;
+    LanceDataset* ds = train_args(argc, argv, &p);
+    if (!ds) return 2;
     double took = 0;
     for (int round = 0; round < 2; round++) {
         double t0 = monotonic_seconds();
@@ -67,18 +77,9 @@ static void on_progress(void* ctx, int32_t event, const char* stage, uint64_t to
 }
 
 static int oneshot_train(int argc, char** argv) {
-    uint64_t partitions = 0, subs = 0;
-    if (argc != 5 || decimal_parse(argv[3], INT32_MAX, &partitions) != 0 ||
-        decimal_parse(argv[4], INT32_MAX, &subs) != 0) {
-        fprintf(stderr, "usage: bench_ffi --oneshot-train URI PARTITIONS SUB_VECTORS\n");
-        return 2;
-    }
-    LanceDataset* ds = lance_dataset_open(argv[2], NULL, 0);
-    if (!ds) die("open");
-    LanceVectorIndexParams p = {0};
-    p.index_type = LANCE_INDEX_IVF_PQ;
-    p.num_partitions = (uint32_t)partitions;
-    p.num_sub_vectors = (uint32_t)subs;
+    LanceVectorIndexParams p;
+    LanceDataset* ds = train_args(argc, argv, &p);
+    if (!ds) return 2;
     double trained = 0, t0 = 0, t1 = 0;
     for (int round = 0; round < 2; round++) {
         trained = 0;

@@ -2063,7 +2063,7 @@ void lance_vector_model_free(LanceVectorModel* model);
  * SHA-256 of the seed and the vector).  When the workers together sample
  * every row (a dataset of at most max(num_partitions, 2^num_bits) *
  * sample_rate rows), the result does not depend on how the fragments are
- * split among the workers: one worker and sixteen give the same model up to
+ * split among the workers: one worker or several give the same model up to
  * float summation order.  With more than 256 partitions the one-node trainer
  * uses the core's hierarchical k-means; the rounds here run flat k-means
  * (each round costs rows * partitions * dimension, divided among the

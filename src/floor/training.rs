@@ -194,6 +194,9 @@ impl Problem {
 #[derive(Clone, Debug)]
 pub struct Request {
     pub plan: Plan,
+    /// The SHA-256 of the request as it was parsed (statistics name it);
+    /// `fingerprint()` computes it for a request made here.
+    parsed_fingerprint: Option<[u8; 32]>,
     pub phase: Phase,
     /// Reductions so far.
     pub round: u32,
@@ -214,6 +217,7 @@ impl Request {
     pub fn new(plan: Plan) -> Self {
         Self {
             plan,
+            parsed_fingerprint: None,
             phase: Phase::IvfInit,
             round: 0,
             dim: 0,
@@ -246,15 +250,16 @@ impl Request {
 
     /// The SHA-256 of the request: statistics name the request they answer.
     pub fn fingerprint(&self) -> [u8; 32] {
-        Sha256::digest(self.writer().body()).into()
+        self.parsed_fingerprint.unwrap_or_else(|| Sha256::digest(self.writer().body()).into())
     }
 
     pub fn parse(bytes: &[u8], name: &str) -> CResult<Self> {
-        let (mut r, _) = ByteReader::unseal(bytes, REQUEST_MAGIC, "a lance-c training request", name)?;
+        let (mut r, digest) = ByteReader::unseal(bytes, REQUEST_MAGIC, "a lance-c training request", name)?;
         let plan = Plan::read(&mut r)?;
         let phase = Phase::from_u8(r.u8()?).ok_or_else(|| r.bad("unknown phase"))?;
         let mut q = Self {
             plan,
+            parsed_fingerprint: Some(digest),
             phase,
             round: r.u32()?,
             dim: r.u64()?,
@@ -421,7 +426,16 @@ struct Sample {
     keys: Vec<u64>,
     vectors: Vec<f32>,
     /// Residuals of the PQ rows to the IVF centroids they were computed for.
-    residuals: Option<(Vec<f32>, Vec<f32>)>,
+    residuals: Option<Residuals>,
+}
+
+struct Residuals {
+    ivf: Vec<f32>,
+    /// Whole rows (the PQ candidates come from them).
+    rows: Vec<f32>,
+    /// The same values one sub-vector at a time, contiguous, as each PQ
+    /// round assigns them.
+    parts: Vec<Vec<f32>>,
 }
 
 /// A training worker: a dataset snapshot and the fragments it samples.
@@ -566,23 +580,19 @@ impl Worker {
             }
             Phase::PqInit | Phase::Pq => {
                 out.sample_rows = pq_rows as u64;
-                compute_residuals(sample, &q.ivf, pq_rows)?;
-                let residuals = &sample.residuals.as_ref().expect("just computed").1;
+                compute_residuals(sample, &q.ivf, pq_rows, q.plan.num_sub_vectors as usize)?;
+                let residuals = sample.residuals.as_ref().expect("just computed");
                 if q.phase == Phase::PqInit {
                     let n = pq_rows.min(q.plan.pq_centroids());
                     out.keys = sample.keys[..n].to_vec();
-                    out.vectors = residuals[..n * dim].to_vec();
+                    out.vectors = residuals.rows[..n * dim].to_vec();
                 } else {
-                    let m = q.problems.len();
-                    let sub = dim / m;
-                    for (i, p) in q.problems.iter().enumerate() {
+                    for (p, part) in q.problems.iter().zip(&residuals.parts) {
                         if p.done {
                             out.problems.push(ProblemStats::default());
-                            continue;
+                        } else {
+                            out.problems.push(assign(p, part, DistanceType::L2)?);
                         }
-                        let part: Vec<f32> =
-                            residuals.chunks_exact(dim).flat_map(|r| r[i * sub..(i + 1) * sub].iter().copied()).collect();
-                        out.problems.push(assign(p, &part, DistanceType::L2)?);
                     }
                 }
             }
@@ -593,19 +603,24 @@ impl Worker {
 }
 
 /// The residuals of the first `rows` sampled vectors to their nearest IVF
-/// centroid (the core's transformer), kept while the centroids stay the same.
-fn compute_residuals(sample: &mut Sample, ivf: &[f32], rows: usize) -> CResult<()> {
+/// centroid (the core's transformer), whole and split into `m` sub-vectors,
+/// kept while the centroids stay the same.
+fn compute_residuals(sample: &mut Sample, ivf: &[f32], rows: usize, m: usize) -> CResult<()> {
     let dim = sample.dim;
-    if ivf.is_empty() || ivf.len() % dim != 0 {
-        return Err(invalid("the request carries no IVF centroids of the column's dimension"));
+    if ivf.is_empty() || ivf.len() % dim != 0 || m == 0 || dim % m != 0 {
+        return Err(invalid("the request carries no IVF centroids and PQ shape of the column's dimension"));
     }
-    let fresh = sample.residuals.as_ref().is_some_and(|(c, r)| c == ivf && r.len() == rows * dim);
+    let fresh = sample.residuals.as_ref().is_some_and(|r| r.ivf == ivf && r.rows.len() == rows * dim);
     if !fresh {
         let transformer = new_ivf_transformer(fsl(ivf.to_vec(), dim)?, DistanceType::L2, vec![]);
         let data = fsl(sample.vectors[..rows * dim].to_vec(), dim)?;
         let r = transformer.compute_residual(&data)?;
         let values = r.values().as_primitive::<Float32Type>().values().to_vec();
-        sample.residuals = Some((ivf.to_vec(), values));
+        let sub = dim / m;
+        let parts = (0..m)
+            .map(|i| values.chunks_exact(dim).flat_map(|row| row[i * sub..(i + 1) * sub].iter().copied()).collect())
+            .collect();
+        sample.residuals = Some(Residuals { ivf: ivf.to_vec(), rows: values, parts });
     }
     Ok(())
 }
@@ -805,6 +820,7 @@ pub fn reduce(q: &Request, stats: &[Stats]) -> CResult<Request> {
     let dim64 = check_stats(q, stats)?;
     let dim = dim64 as usize;
     let mut next = q.clone();
+    next.parsed_fingerprint = None;
     next.round += 1;
     let sample_rows: u64 = stats.iter().map(|s| s.sample_rows).sum();
     let plan = &q.plan;

@@ -383,6 +383,42 @@ static void test_resume_and_retry(void) {
     lance_vector_training_free(t);
 }
 
+/* A dataset larger than the sample: each worker draws its share with the
+ * core's sampler; a worker replaced mid-training draws a new sample of the
+ * same size and the training finishes with a model of the right shape. */
+static void test_sampled_and_replaced(void) {
+    LanceVectorIndexParams p = pq_params();
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    p.num_partitions = 4;
+    p.sample_rate = 16; /* a sample of 4 x 16 = 64 of the 4000 rows: 32 from each half */
+    LanceVectorTraining* t = NULL;
+    CHECK_OK(lance_vector_training_new("vec", &p, 51, &t));
+    const uint32_t* halves[] = {lo, hi};
+    size_t half_n[] = {4, 4};
+    Workers ws = workers_new(ds, halves, half_n, 2);
+    for (int r = 0; r < 2 && phase_of(t) != LANCE_TRAINING_DONE; r++) {
+        Stats s = run_round(t, &ws);
+        CHECK_OK(reduce(t, &s));
+        stats_free(&s);
+    }
+    LanceVectorTrainingInfo info;
+    CHECK_OK(lance_vector_training_info(t, &info));
+    CHECK(info.ivf_sample_rows == 64);
+    lance_vector_training_worker_free(ws.w[1]);
+    CHECK_OK(lance_vector_training_worker_new(ds, hi, 4, &ws.w[1]));
+    finish(t, &ws);
+    CHECK_OK(lance_vector_training_info(t, &info));
+    CHECK(info.ivf_sample_rows == 64 && info.ivf_iterations >= 1);
+    LanceVectorModel* m = NULL;
+    CHECK_OK(lance_vector_training_model(t, &m));
+    LanceVectorModelInfo mi;
+    CHECK_OK(lance_vector_model_info(m, &mi));
+    CHECK(mi.num_partitions == 4 && mi.dimension == DIM && !mi.has_pq_codebook);
+    lance_vector_model_free(m);
+    workers_free(&ws);
+    lance_vector_training_free(t);
+}
+
 static void test_bad_arguments(void) {
     LanceVectorIndexParams p = pq_params();
     LanceVectorTraining* t = NULL;
@@ -523,6 +559,7 @@ int main(void) {
     RUN(test_as_good_as_one_node);
     RUN(test_refusals_change_nothing);
     RUN(test_resume_and_retry);
+    RUN(test_sampled_and_replaced);
     RUN(test_bad_arguments);
     RUN(test_too_few_rows);
     /* Training never commits. */
