@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The distributed build at scale, with per-host CPU limits (issue 18).
 #
-#   bench/scale_bench.sh BUILD_DIR [--rows N] [--dim D] [--partitions K] [--sub-vectors M] [--csv]
+#   bench/scale_bench.sh BUILD_DIR [--rows N] [--dim D] [--partitions K] [--sub-vectors M]
+#                        [--quality-seeds S] [--csv]
 #
 # N x D float32 vectors (default 1,000,000 x 128, clustered), 16 fragments,
 # IVF_PQ K x M (default 256 x 16).  Each "host" is one core (taskset), so
@@ -27,6 +28,12 @@
 # centroid; PQ: of the residual to its nearest codewords) on 20,000 rows.
 # Lance sizes its thread pools from the CPUs a process may run on, so a
 # process pinned to one core also computes with one thread.
+# --quality-seeds S then repeats the comparison of quality S times: S
+# one-node trainings (the core starts each from its own random centroids)
+# and S distributed ones (seeds 1..S), each model indexed and evaluated as
+# above, and prints each training's recall@10 and losses with the means and
+# standard deviations (the initial centroids move recall by more than the
+# trainer does: compare means, not single runs).
 # --csv adds, after the human table, a line "# csv" and then one record
 # `figure,NAME,VALUE` per figure (seconds, MiB, or a ratio): rows, dim,
 # partitions, sub_vectors, train_s, train_rss_mib, segments_x1_s,
@@ -37,11 +44,14 @@
 # dist_train_rounds, dist_train_bytes, dist_x1_ratio (dist x1 / train),
 # dist_x2_ratio (dist x2 / train), whole_build_dist_ratio (one-shot /
 # (dist x2 + segments x2 + commit)), recall_one_node, recall_dist,
-# ivf_loss_one_node, ivf_loss_dist, pq_loss_one_node, pq_loss_dist.
+# ivf_loss_one_node, ivf_loss_dist, pq_loss_one_node, pq_loss_dist; with
+# --quality-seeds: quality_trainings, quality_recall_one_node_mean / _sd,
+# quality_recall_dist_mean / _sd, quality_ivf_loss_ratio and
+# quality_pq_loss_ratio (distributed mean / one-node mean).
 set -euo pipefail
 build=$(cd "$1" && pwd)
 shift
-rows=1000000 dim=128 parts=256 subs=16 csv=0
+rows=1000000 dim=128 parts=256 subs=16 csv=0 seeds=0
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) rows=$2; shift 2 ;;
@@ -49,6 +59,7 @@ while [ $# -gt 0 ]; do
     --partitions) parts=$2; shift 2 ;;
     --sub-vectors) subs=$2; shift 2 ;;
     --csv) csv=1; shift ;;
+    --quality-seeds) seeds=$2; shift 2 ;;
     *) echo "scale_bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -139,21 +150,14 @@ read -r dist1 _ _ _ _ <"$work/d1.out"
 read -r dist2 rounds bytes _ _ <"$work/d2.out"
 
 # An index from each model, on the copies of the dataset, and their recall@10
-# and k-means losses.
-for m in model model-d2; do
-  for g in 0 1; do
-    taskset -c "$g" "$tool" build "$work/$m.lance" --column vec --model "$work/$m.bin" \
-      --version "$version" --fragments "${groups[$g]}" --quiet -o "$work/$m-seg-$g.bin" &
-  done
-  wait
-  "$tool" commit "$work/$m.lance" --name vec_idx --column vec "$work/$m-seg-0.bin" "$work/$m-seg-1.bin" \
-    >/dev/null
-done
-read -r recall1 recall2 ivf1 ivf2 pq1 pq2 < <("$python" - "$work" "$dim" <<'EOF'
-import struct, sys
+# and k-means losses.  evaluate.py DATASET MODEL prints "RECALL IVF_LOSS
+# PQ_LOSS" (the exact neighbours of the 100 queries are computed once and
+# kept in the work directory).
+cat >"$work/evaluate.py" <<'EOF'
+import json, os, struct, sys
 import numpy as np
 import lance
-work, dim = sys.argv[1], int(sys.argv[2])
+work, dim, dataset, model_path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 def model(path):
     b = open(path, "rb").read()
     d, k = struct.unpack_from("<QQ", b, 12)
@@ -164,33 +168,65 @@ def model(path):
 base = lance.dataset(f"{work}/vectors.lance")
 vecs = base.to_table(columns=["vec"], limit=200000).column("vec")
 vecs = vecs.combine_chunks().values.to_numpy().reshape(-1, dim)[::10][:20000]
-out = {}
-for name in ("model", "model-d2"):
-    ds = lance.dataset(f"{work}/{name}.lance")
-    hits = 0
-    for q in range(100):
-        v = vecs[(q * 7919 + 13) % len(vecs)]
-        got = ds.to_table(columns=["id"], nearest={"column": "vec", "q": v, "k": 10, "nprobes": 16,
-                                                   "refine_factor": 5, "use_index": True})
-        truth = ds.to_table(columns=["id"], nearest={"column": "vec", "q": v, "k": 10, "use_index": False})
-        hits += len(set(got.column("id").to_pylist()) & set(truth.column("id").to_pylist()))
-    out["recall " + name] = hits / 1000
-    c, book = model(f"{work}/{name}.bin")
-    d2 = (vecs ** 2).sum(1)[:, None] - 2 * vecs @ c.T + (c ** 2).sum(1)[None, :]
-    near = d2.argmin(1)
-    r = vecs - c[near]
-    out["ivf " + name] = float(((vecs - c[near]) ** 2).sum())
-    m, _, sub = book.shape
-    pq = 0.0
-    for i in range(m):
-        part = r[:, i * sub:(i + 1) * sub]
-        e = (part ** 2).sum(1)[:, None] - 2 * part @ book[i].T + (book[i] ** 2).sum(1)[None, :]
-        pq += float(np.maximum(e.min(1), 0).sum())
-    out["pq " + name] = pq
-print(out["recall model"], out["recall model-d2"], out["ivf model"], out["ivf model-d2"], out["pq model"],
-      out["pq model-d2"])
+queries = [vecs[(q * 7919 + 13) % len(vecs)] for q in range(100)]
+truth_path = f"{work}/truth.json"
+if not os.path.exists(truth_path):
+    truth = [base.to_table(columns=["id"], nearest={"column": "vec", "q": v, "k": 10, "use_index": False})
+             .column("id").to_pylist() for v in queries]
+    json.dump(truth, open(truth_path, "w"))
+truth = json.load(open(truth_path))
+ds = lance.dataset(dataset)
+hits = 0
+for v, t in zip(queries, truth):
+    got = ds.to_table(columns=["id"], nearest={"column": "vec", "q": v, "k": 10, "nprobes": 16,
+                                               "refine_factor": 5, "use_index": True})
+    hits += len(set(got.column("id").to_pylist()) & set(t))
+c, book = model(model_path)
+d2 = (vecs ** 2).sum(1)[:, None] - 2 * vecs @ c.T + (c ** 2).sum(1)[None, :]
+near = d2.argmin(1)
+r = vecs - c[near]
+ivf = float((r ** 2).sum())
+m, _, sub = book.shape
+pq = 0.0
+for i in range(m):
+    part = r[:, i * sub:(i + 1) * sub]
+    e = (part ** 2).sum(1)[:, None] - 2 * part @ book[i].T + (book[i] ** 2).sum(1)[None, :]
+    pq += float(np.maximum(e.min(1), 0).sum())
+print(hits / 1000, ivf, pq)
 EOF
-)
+# index_and_evaluate COPY MODEL [--replace]: segments on both cores, one
+# commit, then evaluate.py's figures.
+index_and_evaluate() {
+  local copy=$1 m=$2
+  shift 2
+  for g in 0 1; do
+    taskset -c "$g" "$tool" build "$work/$copy.lance" --column vec --model "$work/$m.bin" \
+      --version "$version" --fragments "${groups[$g]}" --quiet -o "$work/$copy-seg-$g.bin" &
+  done
+  wait
+  "$tool" commit "$work/$copy.lance" --name vec_idx --column vec "$work/$copy-seg-0.bin" "$work/$copy-seg-1.bin" \
+    "$@" >/dev/null
+  # (pylance logs a deprecation warning per query: kept out of the report)
+  "$python" "$work/evaluate.py" "$work" "$dim" "$work/$copy.lance" "$work/$m.bin" 2>"$work/evaluate.err" ||
+    { cat "$work/evaluate.err" >&2; exit 1; }
+}
+read -r recall1 ivf1 pq1 < <(index_and_evaluate model model)
+read -r recall2 ivf2 pq2 < <(index_and_evaluate model-d2 model-d2)
+
+# Quality over seeds: one-node trainings (each with the core's own random
+# start) against distributed trainings with seeds 1..S (2 workers), each
+# model indexed and evaluated as above.  One line per training, then the
+# means and standard deviations.
+if [ "$seeds" -gt 0 ]; then
+  : >"$work/quality.txt"
+  for i in $(seq 1 "$seeds"); do
+    "$tool" train "$uri" "${vec[@]}" --version "$version" --quiet -o "$work/q-one-$i.bin"
+    BENCH_TRAIN_SEED=$i "$build/bench_train" "$uri" 2 "$parts" "$subs" "$tool" "$work/q-dist-$i.bin" >/dev/null ||
+      { echo "scale_bench: bench_train with seed $i failed" >&2; exit 1; }
+    echo "one-node $i $(index_and_evaluate model "q-one-$i" --replace)" >>"$work/quality.txt"
+    echo "distributed $i $(index_and_evaluate model-d2 "q-dist-$i" --replace)" >>"$work/quality.txt"
+  done
+fi
 
 awk -v csv="$csv" -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs" -v train="$train" -v seg1="$seg1" \
     -v seg2="$seg2" -v commit="$commit" -v oneshot="$oneshot" -v r1="$(rss "$work/one.out")" \
@@ -227,3 +263,29 @@ awk -v csv="$csv" -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs
     for (i = 1; i in names; i++) printf "figure,%s,%s\n", names[i], values[i]
   }
 }'
+if [ "$seeds" -gt 0 ]; then
+  awk -v csv="$csv" '{
+    k = $1; n[k]++; r[k] += $3; r2[k] += $3 * $3; iv[k] += $4; iv2[k] += $4 * $4; pq[k] += $5; pq2[k] += $5 * $5
+    line[NR] = sprintf("    %-11s %2d   recall@10 %.3f   loss IVF %.5g   PQ %.5g", $1, $2, $3, $4, $5)
+  }
+  function mean(s, k) { return s / n[k] }
+  function sd(s, s2, k) { v = s2 / n[k] - (s / n[k]) ^ 2; return n[k] > 1 && v > 0 ? sqrt(v * n[k] / (n[k] - 1)) : 0 }
+  END {
+    o = "one-node"; d = "distributed"
+    printf "quality over %d trainings each (one-node: the core'"'"'s random start; distributed: seeds 1..%d, 2 workers)\n", n[o], n[d]
+    for (i = 1; i <= NR; i++) print line[i]
+    printf "  recall@10 mean (sd), one-node / distributed  %.3f (%.3f) / %.3f (%.3f)   difference %+.3f\n",
+      mean(r[o], o), sd(r[o], r2[o], o), mean(r[d], d), sd(r[d], r2[d], d), mean(r[d], d) - mean(r[o], o)
+    printf "  loss IVF mean (sd), one-node / distributed  %.5g (%.2g) / %.5g (%.2g)   %.3fx\n",
+      mean(iv[o], o), sd(iv[o], iv2[o], o), mean(iv[d], d), sd(iv[d], iv2[d], d), iv[d] / n[d] / (iv[o] / n[o])
+    printf "  loss PQ mean (sd), one-node / distributed   %.5g (%.2g) / %.5g (%.2g)   %.3fx\n",
+      mean(pq[o], o), sd(pq[o], pq2[o], o), mean(pq[d], d), sd(pq[d], pq2[d], d), pq[d] / n[d] / (pq[o] / n[o])
+    if (csv) {
+      printf "figure,quality_trainings,%d\n", n[o]
+      printf "figure,quality_recall_one_node_mean,%.4f\nfigure,quality_recall_one_node_sd,%.4f\n", mean(r[o], o), sd(r[o], r2[o], o)
+      printf "figure,quality_recall_dist_mean,%.4f\nfigure,quality_recall_dist_sd,%.4f\n", mean(r[d], d), sd(r[d], r2[d], d)
+      printf "figure,quality_ivf_loss_ratio,%.4f\nfigure,quality_pq_loss_ratio,%.4f\n", iv[d] / n[d] / (iv[o] / n[o]),
+        pq[d] / n[d] / (pq[o] / n[o])
+    }
+  }' "$work/quality.txt"
+fi

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cancel_signal.h"
 #include "die.h"
 #include "files.h"
 
@@ -24,23 +25,30 @@ static int split_paths(char* line, char** request, char** stats) {
     return **request && **stats ? 0 : -1;
 }
 
-void training_serve(LanceVectorTrainingWorker* worker, FILE* in, FILE* out, int (*exit_status)(LanceErrorCode),
-                    int usage_status) {
+int training_serve(LanceVectorTrainingWorker* worker, FILE* in, FILE* out, int (*exit_status)(LanceErrorCode),
+                   int usage_status) {
     char* line = NULL;
     size_t cap = 0;
-    while (getline(&line, &cap, in) > 0) {
+    int status = 0;
+    while (status == 0 && getline(&line, &cap, in) > 0) {
         char *request_path, *stats_path;
         if (split_paths(line, &request_path, &stats_path) != 0) {
             fprintf(out, "error %d expected a line \"REQUEST STATS\"\n", usage_status);
             fflush(out);
             continue;
         }
+        /* From here to the answer, SIGINT and SIGTERM cancel the round. */
+        LanceIndexBuildControl control = {NULL, NULL, cancel_signal_start()};
+        if (!control.cancel_token) {
+            fprintf(stderr, "warning: SIGINT and SIGTERM will not cancel this round (%s)\n", strerror(errno));
+        }
         size_t len = 0, stats_len = 0;
         unsigned char* request = read_whole_file(request_path, &len);
         uint8_t* stats = NULL;
         if (!request) {
             fprintf(out, "error %d cannot read %s: %s\n", usage_status, request_path, strerror(errno));
-        } else if (lance_vector_training_worker_run(worker, request, len, &stats, &stats_len) != 0) {
+        } else if (lance_vector_training_worker_run_with_control(worker, request, len, &control, &stats,
+                                                                 &stats_len) != 0) {
             LanceErrorCode code = lance_last_error_code();
             const char* message = lance_last_error_message();
             fprintf(out, "error %d %s\n", exit_status(code), message ? message : "");
@@ -51,10 +59,14 @@ void training_serve(LanceVectorTrainingWorker* worker, FILE* in, FILE* out, int 
             fprintf(out, "ok\n");
         }
         fflush(out);
+        /* A signal during the round ends the worker, whatever the round's
+         * outcome (it was cancelled, or had just finished). */
+        if (control.cancel_token && cancel_signal_stop()) status = exit_status(LANCE_ERR_CANCELLED);
         free(request);
         lance_free_bytes(stats);
     }
     free(line);
+    return status;
 }
 
 int training_process_start(char* const* argv, int core, TrainingProcess* out) {

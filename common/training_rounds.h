@@ -21,9 +21,15 @@ extern "C" {
 /* Worker side: answers the lines of `in` on `out` until the end of `in`.
  * `exit_status` turns a library error code into the EXIT of an error
  * line; a line that is not two paths, or a file that cannot be read or
- * written, is EXIT `usage_status`. */
-void training_serve(LanceVectorTrainingWorker* worker, FILE* in, FILE* out, int (*exit_status)(LanceErrorCode),
-                    int usage_status);
+ * written, is EXIT `usage_status`.  From a line's arrival to its answer,
+ * SIGINT and SIGTERM cancel the round
+ * (lance_vector_training_worker_run_with_control()): the worker answers
+ * the line (the error line of LANCE_ERR_CANCELLED, or "ok" when the round
+ * had just finished) and stops serving; between lines the signals act as
+ * they did before the call.  Returns 0 at the end of `in`, or, after such a
+ * signal, exit_status(LANCE_ERR_CANCELLED). */
+int training_serve(LanceVectorTrainingWorker* worker, FILE* in, FILE* out, int (*exit_status)(LanceErrorCode),
+                   int usage_status);
 
 /* Coordinator side: one worker process and its pipes. */
 typedef struct {

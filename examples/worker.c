@@ -202,7 +202,7 @@ static int train(int argc, char** argv, const char* const* storage_opts) {
     LanceDataset* ds = lance_dataset_open(argv[2], storage_opts, version);
     if (!ds) rc = fail("open");
     else if (lance_vector_training_worker_new(ds, frags, nfrags, &w) != 0) rc = fail("training worker");
-    else training_serve(w, stdin, stdout, training_exit, EXIT_ARGUMENTS);
+    else rc = training_serve(w, stdin, stdout, training_exit, EXIT_ARGUMENTS);
     lance_vector_training_worker_free(w);
     lance_dataset_close(ds);
     free(frags);

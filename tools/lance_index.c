@@ -1196,7 +1196,8 @@ static int cmd_train_worker(int argc, char** argv) {
                         "  request with this worker's statistics in STATS and prints \"ok\", or prints\n"
                         "  \"error EXIT MESSAGE\" (EXIT as the exit status table) and goes on.  Ends at the end\n"
                         "  of input.  It keeps its sample between lines: keep one running for the whole\n"
-                        "  training (a new one over the same fragments can take over any round).", &np);
+                        "  training (a new one over the same fragments can take over any round).\n"
+                        "  SIGINT or SIGTERM during a round cancels it: \"error 20 ...\", exit status 20.", &np);
     if (done >= 0) return done;
     if (np != 1) return usage("train-worker needs URI");
     uint32_t* frags = NULL;
@@ -1211,7 +1212,7 @@ static int cmd_train_worker(int argc, char** argv) {
         rc = lib_error("train-worker");
         goto out;
     }
-    training_serve(w, stdin, stdout, exit_status, EXIT_USAGE);
+    rc = training_serve(w, stdin, stdout, exit_status, EXIT_USAGE);
 out:
     lance_vector_training_worker_free(w);
     lance_dataset_close(ds);

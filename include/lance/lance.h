@@ -2205,6 +2205,37 @@ int32_t lance_vector_training_worker_run(LanceVectorTrainingWorker* worker,
                                          const uint8_t* request, size_t len,
                                          uint8_t** out_stats, size_t* out_len);
 
+/**
+ * lance_vector_training_worker_run() with progress and cancellation
+ * (`control` as for lance_dataset_create_vector_index_with_control(); NULL
+ * or zeroed = none; section "Build progress and cancellation" has the
+ * callback's threading contract).  The round runs on the calling thread,
+ * which also makes the callback's calls.  Stages, each with total and
+ * completed in "rows":
+ *   "training_sample"     the worker draws its sample (its first request,
+ *                         or after a cancel interrupted the draw);
+ *                         completed = rows drawn (finite, non-null)
+ *   "training_residuals"  the sample's residuals to the IVF centroids
+ *                         (the first PQ round)
+ *   "training_ivf_round"  an IVF k-means round's assignment
+ *   "training_pq_round"   a PQ round's assignment, every sub-vector still
+ *                         training (total = rows x those sub-vectors)
+ * Initial-centroid rounds only draw the sample.  The token is looked at
+ * when the call starts and before every event: a cancelled token makes the
+ * call return
+ * LANCE_ERR_CANCELLED within one assignment chunk (about 1.3e8
+ * multiply-adds: tens of milliseconds on one core), or at once while the
+ * sample is being read.  Nothing is sent and nothing changes for the
+ * coordinator: run the same request again (on this worker, which keeps
+ * the sample it finished drawing, or on a new one).  The coordinator's side
+ * needs no control: lance_vector_training_reduce() takes milliseconds, and
+ * LanceVectorTrainingInfo counts the rounds.
+ */
+int32_t lance_vector_training_worker_run_with_control(LanceVectorTrainingWorker* worker,
+                                                      const uint8_t* request, size_t len,
+                                                      const LanceIndexBuildControl* control,
+                                                      uint8_t** out_stats, size_t* out_len);
+
 /** Frees a worker.  NULL is a no-op. */
 void lance_vector_training_worker_free(LanceVectorTrainingWorker* worker);
 

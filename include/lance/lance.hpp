@@ -477,10 +477,12 @@ using ProgressCallback = std::function<void(const ProgressEvent&)>;
 
 namespace detail {
 /// Calls a ProgressCallback; an exception cannot cross the C library, so
-/// the first one is kept and rethrown when the build returns.
+/// the first one is kept, the work is cancelled through `stop` (the token
+/// it runs with), and the exception is rethrown when the call returns.
 struct ProgressTrampoline {
     ProgressCallback callback;
     std::exception_ptr error;
+    const LanceIndexBuildCancelToken* stop = nullptr;
     static void call(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
                      uint64_t completed) {
         auto* self = static_cast<ProgressTrampoline*>(user);
@@ -489,6 +491,7 @@ struct ProgressTrampoline {
             self->callback(ProgressEvent{static_cast<LanceIndexBuildProgressEvent>(event), stage, total, unit, completed});
         } catch (...) {
             self->error = std::current_exception();
+            if (self->stop) lance_index_build_cancel(self->stop);
         }
     }
     /// Rethrows the kept exception once (a later call starts clean).
@@ -510,10 +513,17 @@ public:
     explicit IndexSegmentBuilder(LanceIndexSegmentBuilder* builder) : handle_(builder) {}
 
     /// Builds the segment without committing; returns its metadata bytes.
-    /// An exception thrown by a ProgressCallback is rethrown here.
+    /// An exception thrown by a ProgressCallback cancels the build (through
+    /// the token of set_cancel_token(), else one of the builder's own) and
+    /// is rethrown here once the build has stopped and removed its files.
     std::vector<uint8_t> execute_uncommitted() {
         uint8_t* data = nullptr;
         size_t len = 0;
+        if (progress_ && !progress_->stop) {
+            own_token_ = std::make_unique<CancelToken>();
+            detail::check(lance_index_segment_builder_set_cancel_token(handle_.get(), own_token_->c_handle()));
+            progress_->stop = own_token_->c_handle();
+        }
         int32_t rc = lance_index_segment_builder_execute_uncommitted(handle_.get(), &data, &len);
         // Own the bytes before anything can throw.
         Handle<uint8_t, lance_free_bytes> owned(data);
@@ -544,6 +554,7 @@ public:
     IndexSegmentBuilder& progress_callback(ProgressCallback callback) {
         auto trampoline = std::make_unique<detail::ProgressTrampoline>();
         trampoline->callback = std::move(callback);
+        trampoline->stop = token_;
         detail::check(lance_index_segment_builder_set_progress_callback(
             handle_.get(), &detail::ProgressTrampoline::call, trampoline.get()));
         progress_ = std::move(trampoline);
@@ -555,14 +566,19 @@ public:
         detail::check(lance_index_segment_builder_set_model(handle_.get(), model.c_handle()));
         return *this;
     }
-    /// The builder keeps its own reference to the token.
+    /// The builder keeps its own reference to the token.  A ProgressCallback
+    /// that throws cancels this token.
     void set_cancel_token(const CancelToken& token) {
         detail::check(lance_index_segment_builder_set_cancel_token(handle_.get(), token.c_handle()));
+        token_ = token.c_handle();
+        if (progress_) progress_->stop = token_;
     }
 
 private:
     Handle<LanceIndexSegmentBuilder, lance_index_segment_builder_free> handle_;
     std::unique_ptr<detail::ProgressTrampoline> progress_;
+    const LanceIndexBuildCancelToken* token_ = nullptr;
+    std::unique_ptr<CancelToken> own_token_;
 };
 
 /// Balanced fragment groups for N workers.
@@ -1390,6 +1406,31 @@ public:
         uint8_t* data = nullptr;
         size_t len = 0;
         detail::check(lance_vector_training_worker_run(handle_.get(), request.data(), request.size(), &data, &len));
+        return detail::take_bytes(data, len);
+    }
+    /// run() with progress events on the calling thread and a cancel token
+    /// (NULL = none); see lance_vector_training_worker_run_with_control().
+    /// A callback that throws cancels the round (through `token`, else a
+    /// token of the call's own) and its exception comes out of this call.
+    Bytes run(const Bytes& request, ProgressCallback callback, const CancelToken* token = nullptr) {
+        detail::ProgressTrampoline trampoline;
+        trampoline.callback = std::move(callback);
+        std::unique_ptr<CancelToken> own;
+        if (!token) {
+            own = std::make_unique<CancelToken>();
+            token = own.get();
+        }
+        trampoline.stop = token->c_handle();
+        LanceIndexBuildControl control = {trampoline.callback ? &detail::ProgressTrampoline::call : nullptr,
+                                          &trampoline, token->c_handle()};
+        uint8_t* data = nullptr;
+        size_t len = 0;
+        int32_t rc = lance_vector_training_worker_run_with_control(handle_.get(), request.data(), request.size(),
+                                                                   &control, &data, &len);
+        Handle<uint8_t, lance_free_bytes> owned(data);
+        trampoline.rethrow();
+        detail::check(rc);
+        owned.release();
         return detail::take_bytes(data, len);
     }
     LanceVectorTrainingWorker* c_handle() const noexcept { return handle_.get(); }

@@ -13,6 +13,7 @@ use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
 use crate::floor::params::{
     ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, METRIC_HAMMING,
 };
+use crate::floor::progress::{BuildControl, LanceIndexBuildControl};
 use crate::floor::training::{reduce, Phase, Plan, Request, Stats, Worker};
 use crate::floor::vector_model::LanceVectorModel;
 
@@ -245,12 +246,25 @@ pub unsafe extern "C" fn lance_vector_training_worker_run(
     out_stats: *mut *mut u8,
     out_len: *mut usize,
 ) -> i32 {
+    lance_vector_training_worker_run_with_control(worker, request, len, std::ptr::null(), out_stats, out_len)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_worker_run_with_control(
+    worker: *mut LanceVectorTrainingWorker,
+    request: *const u8,
+    len: usize,
+    control: *const LanceIndexBuildControl,
+    out_stats: *mut *mut u8,
+    out_len: *mut usize,
+) -> i32 {
     status(|| {
         let w = handle_mut(worker, "worker")?;
         require_out(out_stats, "out_stats")?;
         require_out(out_len, "out_len")?;
         let request = Request::parse(slice_arg(request, len, "request")?, "the request bytes")?;
-        let bytes = w.worker.run(&request)?.serialize();
+        let mut steps = BuildControl::from_c(control).steps("the training round");
+        let bytes = w.worker.run(&request, &mut steps)?.serialize();
         write_bytes_out(out_stats, out_len, bytes);
         Ok(())
     })

@@ -439,3 +439,73 @@ impl Session {
     }
 }
 
+
+/// Progress and cancellation for work that runs on the caller's thread in
+/// steps (a distributed-training round): each checkpoint looks at the token
+/// and then calls the C callback directly, so the callback runs on the
+/// caller's thread, never twice at once, never after the call returned.
+pub struct Steps {
+    delivery: Delivery,
+    cancel: Option<Arc<CancelState>>,
+    what: &'static str,
+}
+
+impl BuildControl {
+    /// Checkpoints for steps run on this thread; `what` names the work in
+    /// the cancel error ("the training round").
+    pub fn steps(&self, what: &'static str) -> Steps {
+        Steps {
+            delivery: Delivery { callback: self.progress, last: HashMap::new() },
+            cancel: self.cancel.clone(),
+            what,
+        }
+    }
+}
+
+impl Steps {
+    fn cancelled(&self) -> CError {
+        CError::new(Code::Cancelled, format!("{} was cancelled through its cancel token", self.what))
+    }
+
+    /// A checkpoint without an event: LANCE_ERR_CANCELLED once the token is set.
+    pub fn check(&self) -> CResult<()> {
+        match self.cancel.as_ref().is_some_and(|c| c.is_set()) {
+            true => Err(self.cancelled()),
+            false => Ok(()),
+        }
+    }
+
+    pub fn start(&mut self, stage: &str, total: u64, unit: &str) -> CResult<()> {
+        self.check()?;
+        self.delivery.deliver(Event::Start { stage: stage.to_string(), total: Some(total), unit: unit.to_string() });
+        Ok(())
+    }
+
+    pub fn progress(&mut self, stage: &str, completed: u64) -> CResult<()> {
+        self.check()?;
+        self.delivery.deliver(Event::Progress { stage: stage.to_string(), completed });
+        Ok(())
+    }
+
+    pub fn complete(&mut self, stage: &str) -> CResult<()> {
+        self.check()?;
+        self.delivery.deliver(Event::Complete { stage: stage.to_string() });
+        Ok(())
+    }
+
+    /// Runs `fut` on this thread and drops it at once when the token is
+    /// cancelled (for futures that only read: nothing is left half-done).
+    pub fn block_on<T>(&self, fut: impl Future<Output = T>) -> CResult<T> {
+        self.check()?;
+        let Some(cancel) = self.cancel.clone() else { return block_on(fut) };
+        let mut fut = std::pin::pin!(fut);
+        let out = block_on(std::future::poll_fn(|cx| {
+            cancel.wait(cx.waker());
+            if cancel.is_set() {
+                return Poll::Ready(None);
+            }
+            fut.as_mut().poll(cx).map(Some)
+        }))?;
+        out.ok_or_else(|| self.cancelled())
+    }
+}

@@ -46,11 +46,23 @@ use sha2::{Digest, Sha256};
 use crate::floor::bytes::{hex, ByteReader, ByteWriter};
 use crate::floor::error::{invalid, CError, CResult, Code, Context};
 use crate::floor::params::{metric_from_c, METRIC_COSINE, METRIC_DOT};
+use crate::floor::progress::Steps;
 use crate::floor::runtime::block_on;
 use crate::floor::vector_model::{fsl, LanceVectorModel, PqModel};
 
 const REQUEST_MAGIC: &[u8; 8] = b"LCTRAIN1";
 const STATS_MAGIC: &[u8; 8] = b"LCTSTAT1";
+/// Progress stages of a worker's round (lance.h lists them).
+const STAGE_SAMPLE: &str = "training_sample";
+const STAGE_RESIDUALS: &str = "training_residuals";
+const STAGE_IVF_ROUND: &str = "training_ivf_round";
+const STAGE_PQ_ROUND: &str = "training_pq_round";
+
+/// Multiply-adds between two checkpoints of an assignment (tens of
+/// milliseconds on one core), and the fewest rows a chunk holds.
+const CHUNK_WORK: usize = 1 << 27;
+const MIN_CHUNK_ROWS: usize = 256;
+
 /// The core's convergence threshold (`KMeansParams::default().tolerance`).
 const TOLERANCE: f64 = 1e-4;
 /// The core trains one k-means on at most this many rows per centroid
@@ -487,7 +499,7 @@ impl Worker {
         self.total_rows.min(plan.ivf_sample().max(plan.pq_sample()) as u64)
     }
 
-    fn sample(&mut self, plan: &Plan) -> CResult<&mut Sample> {
+    fn sample(&mut self, plan: &Plan, steps: &mut Steps) -> CResult<&mut Sample> {
         if self.sample.as_ref().is_some_and(|s| s.plan == *plan) {
             return Ok(self.sample.as_mut().expect("checked"));
         }
@@ -501,7 +513,9 @@ impl Worker {
             ((pool as u128 * self.rows as u128).div_ceil(self.total_rows as u128)) as usize
         };
         let frags = self.fragments.clone();
-        let data = block_on(maybe_sample_training_data(&self.ds, &plan.column, share, Some(&frags)))?
+        steps.start(STAGE_SAMPLE, share as u64, "rows")?;
+        let data = steps
+            .block_on(maybe_sample_training_data(&self.ds, &plan.column, share, Some(&frags)))?
             .context(format!("sampling column '{}' of fragments {frags:?}", plan.column))?;
         let f32_list = DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dim as i32);
         let data = if data.value_type() == DataType::Float32 {
@@ -524,11 +538,16 @@ impl Worker {
         let keys = order.iter().map(|(k, _)| *k).collect();
         let vectors = order.iter().flat_map(|(_, i)| values[i * dim..(i + 1) * dim].iter().copied()).collect();
         self.sample = Some(Sample { plan: plan.clone(), dim, keys, vectors, residuals: None });
+        steps.progress(STAGE_SAMPLE, data.len() as u64)?;
+        steps.complete(STAGE_SAMPLE)?;
         Ok(self.sample.as_mut().expect("just set"))
     }
 
-    /// Answers one request with this worker's statistics.
-    pub fn run(&mut self, q: &Request) -> CResult<Stats> {
+    /// Answers one request with this worker's statistics, reporting to and
+    /// stopping at `steps`' checkpoints (a cancelled round leaves the worker
+    /// as it was, with the sample it had finished drawing).
+    pub fn run(&mut self, q: &Request, steps: &mut Steps) -> CResult<Stats> {
+        steps.check()?;
         metric_from_c(q.plan.metric, "the request's metric")?;
         let version = self.ds.version().version;
         if q.version != 0 && (q.version != version || q.total_rows != self.total_rows) {
@@ -555,7 +574,7 @@ impl Worker {
             vectors: Vec::new(),
             problems: Vec::new(),
         };
-        let sample = self.sample(&q.plan)?;
+        let sample = self.sample(&q.plan, steps)?;
         let dim = sample.dim;
         if q.dim != 0 && q.dim != dim as u64 {
             return Err(mismatch(format!(
@@ -576,24 +595,31 @@ impl Worker {
             Phase::Ivf => {
                 out.sample_rows = ivf_rows as u64;
                 let p = &q.problems[0];
-                out.problems.push(assign(p, &sample.vectors[..ivf_rows * dim], q.plan.ivf_distance())?);
+                steps.start(STAGE_IVF_ROUND, ivf_rows as u64, "rows")?;
+                let (data, mut done) = (&sample.vectors[..ivf_rows * dim], 0);
+                out.problems.push(assign(p, data, q.plan.ivf_distance(), steps, STAGE_IVF_ROUND, &mut done)?);
+                steps.complete(STAGE_IVF_ROUND)?;
             }
             Phase::PqInit | Phase::Pq => {
                 out.sample_rows = pq_rows as u64;
-                compute_residuals(sample, &q.ivf, pq_rows, q.plan.num_sub_vectors as usize)?;
+                compute_residuals(sample, &q.ivf, pq_rows, q.plan.num_sub_vectors as usize, steps)?;
                 let residuals = sample.residuals.as_ref().expect("just computed");
                 if q.phase == Phase::PqInit {
                     let n = pq_rows.min(q.plan.pq_centroids());
                     out.keys = sample.keys[..n].to_vec();
                     out.vectors = residuals.rows[..n * dim].to_vec();
                 } else {
+                    let active = q.problems.iter().filter(|p| !p.done).count();
+                    steps.start(STAGE_PQ_ROUND, (pq_rows * active) as u64, "rows")?;
+                    let mut done = 0;
                     for (p, part) in q.problems.iter().zip(&residuals.parts) {
                         if p.done {
                             out.problems.push(ProblemStats::default());
                         } else {
-                            out.problems.push(assign(p, part, DistanceType::L2)?);
+                            out.problems.push(assign(p, part, DistanceType::L2, steps, STAGE_PQ_ROUND, &mut done)?);
                         }
                     }
+                    steps.complete(STAGE_PQ_ROUND)?;
                 }
             }
             Phase::Done => unreachable!("refused above"),
@@ -605,13 +631,14 @@ impl Worker {
 /// The residuals of the first `rows` sampled vectors to their nearest IVF
 /// centroid (the core's transformer), whole and split into `m` sub-vectors,
 /// kept while the centroids stay the same.
-fn compute_residuals(sample: &mut Sample, ivf: &[f32], rows: usize, m: usize) -> CResult<()> {
+fn compute_residuals(sample: &mut Sample, ivf: &[f32], rows: usize, m: usize, steps: &mut Steps) -> CResult<()> {
     let dim = sample.dim;
     if ivf.is_empty() || ivf.len() % dim != 0 || m == 0 || dim % m != 0 {
         return Err(invalid("the request carries no IVF centroids and PQ shape of the column's dimension"));
     }
     let fresh = sample.residuals.as_ref().is_some_and(|r| r.ivf == ivf && r.rows.len() == rows * dim);
     if !fresh {
+        steps.start(STAGE_RESIDUALS, rows as u64, "rows")?;
         let transformer = new_ivf_transformer(fsl(ivf.to_vec(), dim)?, DistanceType::L2, vec![]);
         let data = fsl(sample.vectors[..rows * dim].to_vec(), dim)?;
         let r = transformer.compute_residual(&data)?;
@@ -621,35 +648,67 @@ fn compute_residuals(sample: &mut Sample, ivf: &[f32], rows: usize, m: usize) ->
             .map(|i| values.chunks_exact(dim).flat_map(|row| row[i * sub..(i + 1) * sub].iter().copied()).collect())
             .collect();
         sample.residuals = Some(Residuals { ivf: ivf.to_vec(), rows: values, parts });
+        steps.progress(STAGE_RESIDUALS, rows as u64)?;
+        steps.complete(STAGE_RESIDUALS)?;
     }
     Ok(())
 }
 
-/// One problem's statistics over `data`, with the core's assignment kernel.
-fn assign(p: &Problem, data: &[f32], distance: DistanceType) -> CResult<ProblemStats> {
+/// One problem's statistics over `data`, with the core's assignment kernel,
+/// in chunks of about `CHUNK_WORK` multiply-adds with a checkpoint after
+/// each (`done` counts the rows of the stage so far).  Rows are assigned
+/// independently, so chunks change nothing but the order of the sums.
+fn assign(
+    p: &Problem,
+    data: &[f32],
+    distance: DistanceType,
+    steps: &mut Steps,
+    stage: &str,
+    done: &mut u64,
+) -> CResult<ProblemStats> {
     let dim = p.dim;
     let sizes: Vec<usize> = p.sizes.iter().map(|s| *s as usize).collect();
-    let (membership, radius, losses) = <KMeansAlgoFloat<Float32Type> as KMeansAlgo<f32>>::compute_membership_and_loss(
-        &p.centroids,
-        data,
-        dim,
-        distance,
-        p.balance(),
-        Some(&sizes),
-        None,
-    );
-    let mut sums = vec![0f64; p.k * dim];
-    let mut counts = vec![0u64; p.k];
-    for (row, cluster) in data.chunks_exact(dim).zip(&membership) {
-        if let Some(c) = cluster {
-            let c = *c as usize;
-            counts[c] += 1;
-            for (s, v) in sums[c * dim..(c + 1) * dim].iter_mut().zip(row) {
-                *s += *v as f64;
+    let chunk_rows = (CHUNK_WORK / (p.k * dim).max(1)).max(MIN_CHUNK_ROWS);
+    let mut out = ProblemStats {
+        sums: vec![0f64; p.k * dim],
+        counts: vec![0u64; p.k],
+        losses: vec![0f64; p.k],
+        radius: vec![0f32; p.k],
+    };
+    for chunk in data.chunks(chunk_rows * dim) {
+        let (membership, radius, losses) =
+            <KMeansAlgoFloat<Float32Type> as KMeansAlgo<f32>>::compute_membership_and_loss(
+                &p.centroids,
+                chunk,
+                dim,
+                distance,
+                p.balance(),
+                Some(&sizes),
+                None,
+            );
+        let mut counts = vec![0u64; p.k];
+        for (row, cluster) in chunk.chunks_exact(dim).zip(&membership) {
+            if let Some(c) = cluster {
+                let c = *c as usize;
+                counts[c] += 1;
+                for (s, v) in out.sums[c * dim..(c + 1) * dim].iter_mut().zip(row) {
+                    *s += *v as f64;
+                }
             }
         }
+        // A cluster's radius is the largest distance of its members (the
+        // kernel gives 0 to a cluster without members in the chunk).
+        for c in 0..p.k {
+            if counts[c] > 0 {
+                out.radius[c] = if out.counts[c] == 0 { radius[c] } else { out.radius[c].max(radius[c]) };
+                out.counts[c] += counts[c];
+                out.losses[c] += losses[c];
+            }
+        }
+        *done += (chunk.len() / dim) as u64;
+        steps.progress(stage, *done)?;
     }
-    Ok(ProblemStats { sums, counts, losses, radius })
+    Ok(out)
 }
 
 // ---- the coordinator ---------------------------------------------------------

@@ -37,6 +37,7 @@
     X(void, lance_vector_training_free, (LanceVectorTraining* training)) \
     X(int32_t, lance_vector_training_worker_new, (const LanceDataset* dataset, const uint32_t* fragment_ids, size_t fragment_count, LanceVectorTrainingWorker** out_worker)) \
     X(int32_t, lance_vector_training_worker_run, (LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len, uint8_t** out_stats, size_t* out_len)) \
+    X(int32_t, lance_vector_training_worker_run_with_control, (LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len, const LanceIndexBuildControl* control, uint8_t** out_stats, size_t* out_len)) \
     X(void, lance_vector_training_worker_free, (LanceVectorTrainingWorker* worker)) \
     X(int32_t, lance_index_segment_builder_set_model, (LanceIndexSegmentBuilder* builder, const LanceVectorModel* model)) \
     X(LanceIndexBuildCancelToken*, lance_index_build_cancel_token_new, (void)) \

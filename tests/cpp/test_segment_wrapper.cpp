@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -349,9 +350,17 @@ static void test_own_forms() {
     CHECK(r.version == 2 && r.already_committed);
     CHECK(ds.version() == 2);
 
-    // A callback's exception comes back out of execute_uncommitted().
-    {
-        lance::IndexSegmentBuilder builder = ds.new_vector_index_segment_builder("vec", p);
+    // A callback's exception cancels the build (it stops and removes its
+    // files: only the UUID's claim stays) and comes back out of
+    // execute_uncommitted(); with a token of the caller's, through that token.
+    for (int with_token = 0; with_token < 2; with_token++) {
+        uint8_t uuid[16] = {0x5e, 0x6d, 0x00, 0x01, 0x22, 0x33, 0x44, 0x55,
+                            0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, static_cast<uint8_t>(with_token)};
+        LanceIndexSegmentBuildOptions o{};
+        o.index_uuid = uuid;
+        lance::IndexSegmentBuilder builder = ds.new_vector_index_segment_builder("vec", p, "", &o);
+        lance::CancelToken token;
+        if (with_token) builder.set_cancel_token(token);
         builder.set_model(moved).progress_callback(
             [](const lance::ProgressEvent&) { throw std::runtime_error("from the callback"); });
         try {
@@ -360,6 +369,13 @@ static void test_own_forms() {
         } catch (const std::runtime_error& e) {
             CHECK(std::string(e.what()) == "from the callback");
         }
+        CHECK(token.cancelled() == (with_token == 1));
+        std::string dir = g_dir + "/own.lance/_indices/5e6d0001-2233-4455-6677-8899aabbcc0" + std::to_string(with_token);
+        std::vector<std::string> left;
+        if (std::filesystem::exists(dir)) {
+            for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) left.push_back(f.path().filename());
+        }
+        CHECK(left.empty() || left == std::vector<std::string>({"lance-c.claim"}));
     }
     // A C callback set after the throwing std::function replaces it, and a
     // std::function set after a C callback replaces that.
@@ -542,6 +558,38 @@ static void test_distributed_training() {
     lance::VectorTraining resumed = lance::VectorTraining::resume(training.request());
     CHECK(resumed.request() == training.request());
     CHECK(code_of([&] { training.model(); }) == LANCE_ERR_INVALID_ARGUMENT);
+
+    // A round with progress: the events, then a callback that throws
+    // (the round stops, the exception comes out, the worker answers again
+    // with the same bytes), then a cancel token.
+    lance::VectorTrainingWorker fresh(ds, {});
+    std::vector<std::string> stages;
+    uint64_t total = 0, last = 0;
+    lance::Bytes with_progress = fresh.run(training.request(), [&](const lance::ProgressEvent& e) {
+        if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) stages.push_back(e.stage), total = e.total;
+        if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS) last = e.completed;
+    });
+    // The first run draws the sample (all 2000 rows), then assigns the IVF
+    // sample (the rows whose keys fall under the 4 x 256 rows' threshold).
+    CHECK(stages == std::vector<std::string>({"training_sample", "training_ivf_round"}));
+    CHECK(last == total && total > 800 && total < 1300);
+    CHECK(with_progress == worker.run(training.request()));
+    int events = 0;
+    try {
+        fresh.run(training.request(), [&](const lance::ProgressEvent&) {
+            events++;
+            throw std::runtime_error("stop the round");
+        });
+        CHECK(false);
+    } catch (const std::runtime_error& e) {
+        CHECK(std::string(e.what()) == "stop the round");
+    }
+    CHECK(events == 1);
+    CHECK(fresh.run(training.request()) == with_progress);
+    lance::CancelToken token;
+    token.cancel();
+    CHECK(code_of([&] { fresh.run(training.request(), nullptr, &token); }) == LANCE_ERR_CANCELLED);
+    CHECK(fresh.run(training.request(), nullptr) == with_progress);
 }
 
 int main() {

@@ -6,6 +6,7 @@
  * given as raw float32 files, a build cancelled by SIGINT, merging
  * segments, and the distributed training commands.
  * Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "training_rounds.h"
 #include "test_util.h"
 
 #define ROWS 16000
@@ -566,6 +568,41 @@ static int copy_file(const char* from, const char* to) {
  * group (a process per round, and one answering two lines), train-reduce
  * until done; the model they make equals the library's for the same split
  * and seed, and builds a segment; each refusal's exit status. */
+/* SIGTERM while a train-worker answers a line cancels its round: the
+ * worker answers "error 20" and exits 20.  The request is read from a FIFO,
+ * so the signal lands while the worker is inside the round (waiting for the
+ * request's bytes) and before the library runs it. */
+static void test_train_worker_signal(void) {
+    char fifo[700], first[700];
+    snprintf(fifo, sizeof fifo, "%s/request.fifo", dir);
+    snprintf(first, sizeof first, "%s/first.bin", dir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    char* argv[] = {(char*)tool, "train-worker", uri, NULL};
+    TrainingProcess p;
+    CHECK(training_process_start(argv, -1, &p) == 0);
+    fprintf(p.in, "%s %s/never.bin\n", fifo, dir);
+    fflush(p.in);
+    int fd = open(fifo, O_WRONLY); /* returns once the worker opened it */
+    CHECK(fd >= 0);
+    CHECK(kill(p.pid, SIGTERM) == 0);
+    usleep(300 * 1000); /* the worker's signal thread cancels the round's token */
+    size_t len = 0;
+    unsigned char* request = read_whole_file(first, &len);
+    CHECK(request && write(fd, request, len) == (ssize_t)len);
+    free(request);
+    close(fd);
+    char line[512] = "";
+    CHECK(fgets(line, sizeof line, p.out) != NULL);
+    CHECK(!strncmp(line, "error 20 ", 9) && strstr(line, "cancel"));
+    int st = 0;
+    fclose(p.in);
+    fclose(p.out);
+    CHECK(waitpid(p.pid, &st, 0) == p.pid && WIFEXITED(st) && WEXITSTATUS(st) == 20);
+    snprintf(line, sizeof line, "%s/never.bin", dir);
+    CHECK(access(line, F_OK) != 0);
+    unlink(fifo);
+}
+
 static void test_distributed_training(void) {
     CHECK(run("plan %s --groups 2", uri) == 0);
     JValue* plan = json_parse(out);
@@ -588,6 +625,7 @@ static void test_distributed_training(void) {
 
     CHECK(run("train-start --column vec --type IVF_PQ --partitions 8 --sub-vectors 4 --seed 3 -o %s/req.bin", dir) == 0);
     CHECK(strstr(out, "\"phase\": \"ivf_init\"") && strstr(out, "\"done\": false"));
+    CHECK(copy_file("req.bin", "first.bin") == 0);
     int rounds = 0, done = 0;
     while (!done && rounds < 300) {
         for (int g = 0; g < 2; g++) {
@@ -674,6 +712,7 @@ static void test_distributed_training(void) {
               dir) == 0);
     CHECK(lines_file("lines.txt", "%s/req.bin %s/x.bin\n", dir, dir) == 0);
     CHECK(run("train-worker %s < %s/lines.txt", uri, dir) == 0 && !strncmp(out, "error 11 ", 9));
+    test_train_worker_signal();
     for (int i = 0; i < 3; i++) {
         const char* cmds[] = {"train-start", "train-worker", "train-reduce"};
         CHECK(run("%s --help", cmds[i]) == 0 && strstr(out, cmds[i]) != NULL);
