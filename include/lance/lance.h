@@ -2406,14 +2406,21 @@ int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder,
  * claim file stays beside the segment's files.  Give every attempt of a
  * task a fresh UUID.
  *
- * Temporary files: vector builds spill their shuffle to the system's
- * temporary directory (TMPDIR, else /tmp) and remove it when the build ends,
- * whether it succeeded, failed or was cancelled.  A worker killed with
- * SIGKILL cannot remove it: its directory (a ".tmp" prefix, holding
- * shuffle_data files about the size of the group's vectors) stays behind.
- * Point TMPDIR at a per-worker directory and remove that directory when a
- * worker dies; lance_dataset_cleanup_old_versions() reclaims only what is
- * under the dataset.
+ * Temporary files: vector builds spill their shuffle (shuffle_data files
+ * about the size of the group's vectors) to a directory of their own under
+ * the process's directory, lance-c-process-<pid>-<random> in the system's
+ * temporary directory (TMPDIR as it was at the process's first lance-c
+ * call, else /tmp), and remove it when the build ends, whether it
+ * succeeded, failed or was cancelled.  The process holds a lock (flock) on
+ * its directory while it lives and removes the directory when it exits
+ * (exit() or a return from main), which also removes the spill of a build
+ * abandoned in training whose computation had not ended.  A process killed
+ * with SIGKILL cannot remove its directory, but its lock dies with it: the
+ * first lance-c call of the next process on the machine removes every
+ * lance-c-process-* directory that no process holds (locks decide, not process
+ * ids, so containers sharing /tmp never lose a live directory).
+ * lance_dataset_cleanup_old_versions() reclaims only what is under the
+ * dataset.
  *
  * @param out_metadata_bytes  Produced: free with lance_free_bytes().
  * @param out_metadata_len    Receives the byte count.

@@ -4,6 +4,7 @@
 pub mod cpu;
 pub mod error;
 pub mod ffi;
+pub mod temp;
 pub mod runtime;
 pub mod poll;
 pub mod arrow;

@@ -19,6 +19,8 @@ static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
 fn install_store_clients() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(opendal::install_default);
+    // And the process's own temporary directory (floor/temp.rs).
+    crate::floor::temp::install();
 }
 
 fn runtime() -> CResult<&'static Runtime> {

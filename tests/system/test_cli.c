@@ -6,6 +6,7 @@
  * given as raw float32 files, a build cancelled by SIGINT, merging
  * segments, and the distributed training commands.
  * Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -719,6 +720,47 @@ static void test_distributed_training(void) {
     }
 }
 
+/* lance.h, "Temporary files": the tools ran above, builds cancelled in
+ * training among them, and left nothing in TMPDIR; this process's own
+ * directory (lance-c-process-<pid>-...) is empty, and a child
+ * forked without exec does not remove it when it exits. */
+static void check_temp_dirs(const char* tmpdir) {
+    char mine[64];
+    snprintf(mine, sizeof mine, "lance-c-process-%d-", (int)getpid());
+    DIR* d = opendir(tmpdir);
+    CHECK(d != NULL);
+    int entries = 0, own = 0;
+    char own_path[900] = "";
+    for (struct dirent* e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        entries++;
+        if (!strncmp(e->d_name, mine, strlen(mine))) {
+            own++;
+            snprintf(own_path, sizeof own_path, "%s/%s", tmpdir, e->d_name);
+        } else {
+            printf("    left in TMPDIR: %s\n", e->d_name);
+        }
+    }
+    if (d) closedir(d);
+    CHECK(entries == 1 && own == 1);
+    int inside = 0;
+    DIR* o = own_path[0] ? opendir(own_path) : NULL;
+    for (struct dirent* e; o && (e = readdir(o));) {
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            inside++;
+            printf("    left in this process's directory: %s\n", e->d_name);
+        }
+    }
+    if (o) closedir(o);
+    CHECK(o != NULL && inside == 0);
+    fflush(NULL);
+    pid_t child = fork();
+    if (child == 0) exit(0); /* runs the atexit handlers */
+    int st = 0;
+    CHECK(child > 0 && waitpid(child, &st, 0) == child && WIFEXITED(st));
+    CHECK(access(own_path, F_OK) == 0);
+}
+
 int main(int argc, char** argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker\n");
@@ -728,6 +770,10 @@ int main(int argc, char** argv) {
     worker = argv[2];
     data = tu_make_data(ROWS, DIM, 16, 0.5f, 21);
     dir = tu_temp_dir("cli");
+    /* From the first lance-c call on, every process here, this one and the
+     * tools it runs, gets this TMPDIR: what they leave is checked at the end. */
+    char* tmpdir = tu_temp_dir("cli-tmpdir");
+    CHECK(setenv("TMPDIR", tmpdir, 1) == 0);
     snprintf(uri, sizeof uri, "%s/ds.lance", dir);
     LanceDataset* ds = tu_write(uri, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / 16);
     CHECK(ds != NULL);
@@ -740,6 +786,9 @@ int main(int argc, char** argv) {
     RUN(test_sigint);
     RUN(test_merge);
     RUN(test_distributed_training);
+    check_temp_dirs(tmpdir);
+    tu_remove_tree(tmpdir);
+    free(tmpdir);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&data);

@@ -1,6 +1,7 @@
 /* What a host process sees of the library: a caught panic prints nothing on
- * its stderr, and vector builds spill only under TMPDIR and leave nothing
- * there, whether they succeed or are cancelled mid-build.  Each case runs in
+ * its stderr, and vector builds spill only under the process's directory in
+ * TMPDIR and leave nothing there, whether they succeed or are cancelled
+ * mid-build; the directory itself is gone once the process exited.  Each case runs in
  * a child process (this program run again with the case's name) so that
  * its stderr and its TMPDIR are its own. */
 #include <dirent.h>
@@ -63,17 +64,35 @@ static int child_panicking_metadata(void) {
 /* ---- child: builds under TMPDIR ---- */
 
 typedef struct {
-    const char* tmpdir;
+    const char* spill_root; /* this process's directory in TMPDIR */
     LanceIndexBuildCancelToken* token;
     int cancel_at_merge;
-    int max_spill_entries; /* entries seen in TMPDIR during the build */
+    int max_spill_entries; /* entries seen there during the build */
 } Watch;
+
+/* This process's own directory in `tmpdir` (lance.h, "Temporary files"),
+ * made by its first lance-c call; 0 when found. */
+static int find_process_dir(const char* tmpdir, char* out, size_t cap) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "lance-c-process-%d-", (int)getpid());
+    DIR* d = opendir(tmpdir);
+    if (!d) return -1;
+    int found = -1;
+    for (struct dirent* e; (e = readdir(d));) {
+        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+            snprintf(out, cap, "%s/%s", tmpdir, e->d_name);
+            found = 0;
+        }
+    }
+    closedir(d);
+    return found;
+}
 
 static void watch_spill(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
                         uint64_t completed) {
     (void)total, (void)unit, (void)completed;
     Watch* w = user;
-    int n = entries(w->tmpdir);
+    int n = entries(w->spill_root);
     if (n > w->max_spill_entries) w->max_spill_entries = n;
     if (w->cancel_at_merge && event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START && strcmp(stage, "merge_partitions") == 0)
         lance_index_build_cancel(w->token);
@@ -89,6 +108,8 @@ static int child_build(const char* dir, int cancel) {
     snprintf(uri, sizeof uri, "%s/spill-%d.lance", dir, cancel);
     LanceDataset* ds = tu_write(uri, &data, 0, data.rows, LANCE_WRITE_CREATE, 5000);
     if (!ds) return 20;
+    char spill_root[800];
+    if (find_process_dir(tmpdir, spill_root, sizeof spill_root) != 0) return 27;
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_PQ;
     p.num_partitions = 16;
@@ -97,7 +118,7 @@ static int child_build(const char* dir, int cancel) {
     if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) return 21;
     LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, &p, NULL, model);
     if (!b) return 22;
-    Watch w = {tmpdir, lance_index_build_cancel_token_new(), cancel, 0};
+    Watch w = {spill_root, lance_index_build_cancel_token_new(), cancel, 0};
     if (lance_index_segment_builder_set_progress_callback(b, watch_spill, &w) != 0 ||
         lance_index_segment_builder_set_cancel_token(b, w.token) != 0)
         return 26;
@@ -113,7 +134,9 @@ static int child_build(const char* dir, int cancel) {
     tu_free_data(&data);
     if (cancel ? (rc != -1 || code != LANCE_ERR_CANCELLED) : rc != 0) return 23;
     if (w.max_spill_entries < 1) return 24; /* the build spilled elsewhere */
-    return entries(tmpdir) == 0 ? 0 : 25;  /* and left nothing behind */
+    /* It left nothing behind: TMPDIR holds this process's directory alone
+     * (removed when the process exits: the parent checks), and it is empty. */
+    return entries(tmpdir) == 1 && entries(spill_root) == 0 ? 0 : 25;
 }
 
 /* ---- child: a TMPDIR that does not exist ---- */

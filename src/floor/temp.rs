@@ -1,0 +1,103 @@
+//! The process's own temporary directory.  Every temporary directory the
+//! core makes through the `tempfile` crate (a vector build's shuffle spill
+//! and partition scratch) goes under `$TMPDIR/lance-c-process-<pid>-<random>/`,
+//! made at the first call that starts the runtime.  The process holds an
+//! exclusive `flock` on the directory for its whole life and
+//! removes the directory when it exits (so a build abandoned in training,
+//! whose computation still holds its spill directory, leaves nothing when
+//! the process ends).  A process killed with SIGKILL cannot remove its
+//! directory, but the kernel drops its lock: the next process's first call
+//! takes the lock of every unlocked `lance-c-process-*` directory and removes it.
+//! Locks, not process ids, decide, so hosts whose processes share one
+//! temporary directory across PID namespaces never remove a live one.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+const PREFIX: &str = "lance-c-process-";
+
+struct Owned {
+    dir: PathBuf,
+    pid: u32,
+    /// The directory itself, open and locked for the life of the process.
+    _lock: File,
+}
+
+static OWNED: OnceLock<Option<Owned>> = OnceLock::new();
+
+/// Sets up the process's directory and reclaims those of dead processes,
+/// once.  Failures leave the core's default (the system's temporary
+/// directory) in place: temporary files still work, only the cleanup
+/// after a kill is lost.
+pub fn install() {
+    OWNED.get_or_init(|| {
+        let base = std::env::temp_dir();
+        reclaim(&base);
+        // A reclaim by another process can take a directory in the moment
+        // between its creation and its lock: then try a new one.
+        let owned = (0..3).find_map(|_| create(&base).ok().flatten())?;
+        if tempfile::env::override_temp_dir(&owned.dir).is_err() {
+            // Someone in this process chose a directory first: keep theirs.
+            let _ = std::fs::remove_dir_all(&owned.dir);
+            return None;
+        }
+        // SAFETY: registering a plain extern "C" function with atexit.
+        unsafe { libc::atexit(remove_at_exit) };
+        Some(owned)
+    });
+}
+
+/// Makes and locks a new directory; None when it was reclaimed before the
+/// lock was taken.
+fn create(base: &Path) -> std::io::Result<Option<Owned>> {
+    let pid = std::process::id();
+    let dir = tempfile::Builder::new().prefix(&format!("{PREFIX}{pid}-")).tempdir_in(base)?.keep();
+    let lock = File::open(&dir)?;
+    if !try_lock(&lock) {
+        return Ok(None);
+    }
+    // Still the directory this process made (not reclaimed and made anew)?
+    let same = std::fs::metadata(&dir).ok().zip(lock.metadata().ok());
+    if !same.is_some_and(|(path, held)| path.ino() == held.ino() && path.dev() == held.dev()) {
+        return Ok(None);
+    }
+    Ok(Some(Owned { dir, pid, _lock: lock }))
+}
+
+fn try_lock(file: &File) -> bool {
+    // SAFETY: flock on a descriptor the caller owns.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// Removes every `lance-c-process-*` directory under `base` that no
+/// process holds locked; returns how many.  (One whose creator is between
+/// making it and locking it may be taken too: that creator then makes
+/// another.)
+pub fn reclaim(base: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(base) else { return 0 };
+    let mut removed = 0;
+    for entry in entries.flatten() {
+        if !entry.file_name().to_string_lossy().starts_with(PREFIX) {
+            continue;
+        }
+        let dir = entry.path();
+        let Ok(lock) = File::open(&dir) else { continue };
+        if try_lock(&lock) && std::fs::remove_dir_all(&dir).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
+}
+
+extern "C" fn remove_at_exit() {
+    if let Some(Some(owned)) = OWNED.get() {
+        // A child forked without exec shares the directory: only its
+        // creator removes it.
+        if owned.pid == std::process::id() {
+            let _ = std::fs::remove_dir_all(&owned.dir);
+        }
+    }
+}
