@@ -2222,13 +2222,12 @@ int32_t lance_vector_training_worker_run(LanceVectorTrainingWorker* worker,
  *                         training (total = rows x those sub-vectors)
  * Initial-centroid rounds only draw the sample.  The token is looked at
  * when the call starts and before every event: a cancelled token makes the
- * call return
- * LANCE_ERR_CANCELLED within one assignment chunk (about 1.3e8
- * multiply-adds: tens of milliseconds on one core), or at once while the
- * sample is being read.  Nothing is sent and nothing changes for the
- * coordinator: run the same request again (on this worker, which keeps
+ * call return LANCE_ERR_CANCELLED at the next event (the assignment reports
+ * one every 2^27 multiply-adds: rows x centroids x dimension), or at once
+ * while the sample is being read.  Nothing is sent and nothing changes for
+ * the coordinator: run the same request again (on this worker, which keeps
  * the sample it finished drawing, or on a new one).  The coordinator's side
- * needs no control: lance_vector_training_reduce() takes milliseconds, and
+ * has no control: its reductions only add up the workers' statistics, and
  * LanceVectorTrainingInfo counts the rounds.
  */
 int32_t lance_vector_training_worker_run_with_control(LanceVectorTrainingWorker* worker,
@@ -2417,8 +2416,8 @@ int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder,
  * abandoned in training whose computation had not ended.  A process killed
  * with SIGKILL cannot remove its directory, but its lock dies with it: the
  * first lance-c call of the next process on the machine removes every
- * lance-c-process-* directory that no process holds (locks decide, not process
- * ids, so containers sharing /tmp never lose a live directory).
+ * lance-c-process-* directory that no process holds locked (a lock, not a
+ * process id, marks a directory as live).
  * lance_dataset_cleanup_old_versions() reclaims only what is under the
  * dataset.
  *

@@ -439,7 +439,6 @@ impl Session {
     }
 }
 
-
 /// Progress and cancellation for work that runs on the caller's thread in
 /// steps (a distributed-training round): each checkpoint looks at the token
 /// and then calls the C callback directly, so the callback runs on the
@@ -469,10 +468,10 @@ impl Steps {
 
     /// A checkpoint without an event: LANCE_ERR_CANCELLED once the token is set.
     pub fn check(&self) -> CResult<()> {
-        match self.cancel.as_ref().is_some_and(|c| c.is_set()) {
-            true => Err(self.cancelled()),
-            false => Ok(()),
+        if self.cancel.as_ref().is_some_and(|c| c.is_set()) {
+            return Err(self.cancelled());
         }
+        Ok(())
     }
 
     pub fn start(&mut self, stage: &str, total: u64, unit: &str) -> CResult<()> {

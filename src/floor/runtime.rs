@@ -12,19 +12,22 @@ use crate::floor::error::{CError, CResult, Code, RUNTIME_THREAD_NAME};
 
 static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
 
-/// What the dependencies would set up in load-time constructors, done at
-/// first use instead: a host that links the static archive with
-/// `--gc-sections` drops those constructors (OpenDAL's HTTP transport and
-/// service registry, which the oss://, cos://, tos:// and hf:// stores use).
-fn install_store_clients() {
+/// What the library sets up once, before the first runtime starts: what the
+/// dependencies would set up in load-time constructors (a host that links
+/// the static archive with `--gc-sections` drops those: OpenDAL's HTTP
+/// transport and service registry, which the oss://, cos://, tos:// and
+/// hf:// stores use), and the process's own temporary directory
+/// (floor/temp.rs).
+fn first_use() {
     static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(opendal::install_default);
-    // And the process's own temporary directory (floor/temp.rs).
-    crate::floor::temp::install();
+    ONCE.call_once(|| {
+        opendal::install_default();
+        crate::floor::temp::install();
+    });
 }
 
 fn runtime() -> CResult<&'static Runtime> {
-    install_store_clients();
+    first_use();
     RUNTIME
         .get_or_init(|| {
             Builder::new_multi_thread()
@@ -68,7 +71,7 @@ where
 /// it spawned: shut it down with `shut_down`.  Its threads carry the
 /// library's thread name (panics there are the library's to report).
 pub fn build_runtime() -> CResult<Runtime> {
-    install_store_clients();
+    first_use();
     Builder::new_multi_thread()
         .enable_all()
         .thread_name(format!("{RUNTIME_THREAD_NAME}-build"))

@@ -8,8 +8,8 @@
 //! the process ends).  A process killed with SIGKILL cannot remove its
 //! directory, but the kernel drops its lock: the next process's first call
 //! takes the lock of every unlocked `lance-c-process-*` directory and removes it.
-//! Locks, not process ids, decide, so hosts whose processes share one
-//! temporary directory across PID namespaces never remove a live one.
+//! Locks, not process ids, decide (process ids repeat across PID
+//! namespaces sharing one temporary directory).
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -28,8 +28,8 @@ struct Owned {
 
 static OWNED: OnceLock<Option<Owned>> = OnceLock::new();
 
-/// Sets up the process's directory and reclaims those of dead processes,
-/// once.  Failures leave the core's default (the system's temporary
+/// Sets up the process's directory and reclaims those of dead processes
+/// (once: floor/runtime.rs calls it at first use).  Failures leave the core's default (the system's temporary
 /// directory) in place: temporary files still work, only the cleanup
 /// after a kill is lost.
 pub fn install() {
@@ -73,23 +73,20 @@ fn try_lock(file: &File) -> bool {
 }
 
 /// Removes every `lance-c-process-*` directory under `base` that no
-/// process holds locked; returns how many.  (One whose creator is between
-/// making it and locking it may be taken too: that creator then makes
-/// another.)
-pub fn reclaim(base: &Path) -> usize {
-    let Ok(entries) = std::fs::read_dir(base) else { return 0 };
-    let mut removed = 0;
+/// process holds locked.  (One whose creator is between making it and
+/// locking it may be taken too: that creator then makes another.)
+fn reclaim(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else { return };
     for entry in entries.flatten() {
         if !entry.file_name().to_string_lossy().starts_with(PREFIX) {
             continue;
         }
         let dir = entry.path();
         let Ok(lock) = File::open(&dir) else { continue };
-        if try_lock(&lock) && std::fs::remove_dir_all(&dir).is_ok() {
-            removed += 1;
+        if try_lock(&lock) {
+            let _ = std::fs::remove_dir_all(&dir);
         }
     }
-    removed
 }
 
 extern "C" fn remove_at_exit() {
