@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Builds lance-c and runs the benchmarks, one after another (never two
 # builds or benchmarks at once: this machine has 2 cores).
-# Usage: scripts/bench.sh [segment|commit|merge|cancel|loop|suite|scale|cancel-1m|s3|data-cache ...]
-#        (default: segment commit merge cancel loop suite)
+# Usage: scripts/bench.sh [segment|commit|merge|cancel|budget|loop|suite|scale|cancel-1m|s3|data-cache ...]
+#        (default: segment commit merge cancel budget loop suite)
+# `budget`: 8 segment builds in one process, in sequence and at once, with
+# and without a process budget of 2 compute and 2 I/O threads (time,
+# threads, peak RSS).
 # `scale` (bench/scale_bench.sh): 1M x 128 IVF_PQ, one core per process
 # (taskset): one one-core worker against two, and against the one-shot
 # build; SCALE_ARGS passes options (--rows, --dim, ...).  `cancel-1m`: the
@@ -22,10 +25,10 @@
 # --cancel-rows 0, --scale-rows N, ...; see its docstring).
 source "$(dirname "$0")/configure.sh"
 cmake --build "$build" --target bench_segment bench_commit bench_merge bench_cancel bench_ffi bench_commit_scaling \
-  bench_train lance_coordinator lance_worker lance_index_tool s3_dataset data_cache_bench
+  bench_train bench_budget lance_coordinator lance_worker lance_index_tool s3_dataset data_cache_bench
 venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 which=("$@")
-[ ${#which[@]} -eq 0 ] && which=(segment commit merge cancel loop suite)
+[ ${#which[@]} -eq 0 ] && which=(segment commit merge cancel budget loop suite)
 for b in "${which[@]}"; do
   echo "== $b"
   case $b in
@@ -36,6 +39,7 @@ for b in "${which[@]}"; do
     merge)   "$build/bench_merge" ;;
     cancel)  "$build/bench_cancel" ;;
     cancel-1m) "$build/bench_cancel" 1000000 1 20 ;;
+    budget)  "$build/bench_budget" ;;
     scale)
       [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
       # shellcheck disable=SC2086

@@ -53,7 +53,7 @@
  * shared multi-threaded runtime that the library starts on first use (an
  * index build on the local file system given a cancel token runs on a
  * runtime of its own, shut down when it returns: "Build progress and
- * cancellation").  Any number of threads may call the library at once.
+ * cancellation"; "Process budget" bounds them).  Any number of threads may call the library at once.
  * Per handle type:
  *   LanceDataset                 shared between threads freely.  Reads take
  *                                the handle's current snapshot and never
@@ -257,6 +257,73 @@ void lance_free_string(const char* s);
 
 /** Frees a byte buffer the library produced.  NULL is a no-op. */
 void lance_free_bytes(uint8_t* bytes);
+
+/* ========================================================================
+ * Process budget
+ *
+ * What lance-c may use of its host process, for a host that runs many
+ * builds and scans at once and must bound them (a database backend).
+ * Without a budget the library sizes itself to the machine:
+ *   - the shared runtime ("Threads" above): one worker thread per core, and
+ *     up to 512 more threads for blocking file operations, started as
+ *     needed and ended after 10 s idle;
+ *   - the Lance core's compute pool: cores - 2 threads, at least 1 (the
+ *     LANCE_CPU_THREADS environment variable sets it), and the pool its
+ *     k-means and PQ training run on, one thread per core
+ *     (RAYON_NUM_THREADS sets it);
+ *   - an index build on the local file system given a cancel token: a
+ *     runtime of its own with one worker thread per core ("Build progress
+ *     and cancellation"), so N such builds at once start N x cores threads;
+ *   - temporary files (a vector build's shuffle spill, which grows with
+ *     the rows it shuffles) under a directory of the process's own in
+ *     TMPDIR, removed when the process exits (or by the next process's
+ *     first call, after a kill).
+ * ======================================================================== */
+
+typedef struct LanceProcessBudget {
+    /* 0 = the defaults above.  Else each of the core's two compute pools
+       has this many threads: the library sets LANCE_CPU_THREADS and
+       RAYON_NUM_THREADS to it in the process environment when it starts
+       (below), over any value the host set. */
+    uint32_t compute_threads;
+    /* 0 = the defaults above.  Else the shared runtime has this many worker
+       threads and at most this many threads for blocking file operations,
+       and a build with a cancel token on the local file system has no
+       worker thread of its own: its tasks run on the thread that called it
+       (which waits for it anyway) and at most one thread of its own does
+       its file operations, so N such builds at once add at most N threads.
+       Cancelling such a build works as without a budget. */
+    uint32_t io_threads;
+    /* NULL = TMPDIR (/tmp when unset).  Else an absolute path to an
+       existing directory, under which the process's directory of temporary
+       files is made instead.  To bound the space builds may spill, put it
+       on a file system of that size: a build that fills it fails with
+       LANCE_ERR_IO and removes its files. */
+    const char* temp_dir;
+} LanceProcessBudget;
+
+/**
+ * Sets the process's budget.  The library applies it once, when it starts
+ * its threads: at the first call that reads, writes or builds (opening a
+ * dataset is the usual first); calls that only handle bytes, tokens or
+ * errors do not start it.  So call this first thing in the process; before
+ * that, a second call replaces the budget.
+ *
+ * With both counts set, the library's threads are at most
+ * 2 x compute_threads + 2 x io_threads + 1, plus one for each build with a
+ * cancel token on the local file system running at that moment
+ * (tests/api/test_budget.c counts them under 8 concurrent builds).
+ * Setting the environment variables happens at start, from the calling
+ * thread: a host whose other threads call setenv() or getenv() at that
+ * moment races with it (as with any setenv()).
+ *
+ * @param budget  Borrowed; its temp_dir is copied.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, a count above 4096,
+ *         a temp_dir that is not an absolute path to an existing directory
+ *         or not UTF-8), LANCE_ERR_NOT_SUPPORTED (the library has started:
+ *         the budget in force stays).
+ */
+int32_t lance_process_budget_set(const LanceProcessBudget* budget);
 
 /* ========================================================================
  * Datasets
@@ -2448,7 +2515,10 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *   - While a callback or a cancel token is set, the build runs on a
  *     library thread and the calling thread delivers its events; the build
  *     does not wait for the callback (events queue), so a slow callback
- *     only delays later events and the return of the call.  The callback
+ *     only delays later events and the return of the call (under a
+ *     process budget with io_threads set, a build with a cancel token on
+ *     the local file system runs on the calling thread itself, between
+ *     deliveries: a slow callback then delays the build too).  The callback
  *     must not call lance-c functions other than lance_index_build_cancel()
  *     and lance_index_build_cancel_requested() (others fail with
  *     LANCE_ERR_INVALID_ARGUMENT instead of deadlocking).

@@ -54,6 +54,10 @@ inline void check_error() {
     throw Error(code, std::move(text));
 }
 
+/// Sets the process's budget (lance.h "Process budget"): first thing in the
+/// process, before any call that reads, writes or builds.  Throws Error.
+inline void set_process_budget(const LanceProcessBudget& budget);
+
 /// Frees a stream that lance_scanner_scan_async() handed to its callback
 /// (running its release first when still set).  NULL is a no-op.
 inline void scanner_async_stream_free(ArrowArrayStream* stream) noexcept { lance_scanner_async_stream_free(stream); }
@@ -184,6 +188,8 @@ struct SchemaGuard {
     ArrowSchema* schema;
 };
 }  // namespace detail
+
+inline void set_process_budget(const LanceProcessBudget& budget) { detail::check(lance_process_budget_set(&budget)); }
 
 // ---- value types --------------------------------------------------------------
 

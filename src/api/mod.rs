@@ -2,6 +2,7 @@
 //! header's order.
 
 mod errors; //        Version; Errors and memory
+mod budget; //        Process budget
 mod dataset; //       Datasets
 mod history; //       Versions, restore and statistics
 mod session; //       Sessions

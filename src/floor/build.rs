@@ -369,14 +369,15 @@ pub fn reclaim_unfinished_segments(ds: &Dataset, older_than: std::time::Duration
     Ok((files, bytes))
 }
 
-/// Vector builds spill their shuffle under the system's temporary directory
-/// (the core creates it with `tempfile::tempdir`, which cannot fail
-/// gracefully): a TMPDIR that is not a directory is refused up front.
+/// Vector builds spill their shuffle under the temporary directory
+/// (floor/temp.rs; the core creates it with `tempfile::tempdir`, which
+/// cannot fail gracefully): one that is not a directory is refused up front.
 fn check_spill_dir() -> CResult<()> {
-    let dir = std::env::temp_dir();
+    let dir = crate::floor::temp::base();
     if !dir.is_dir() {
         return Err(invalid(format!(
-            "the temporary directory {} (TMPDIR) does not exist or is not a directory; index builds spill there",
+            "the temporary directory {} (the process budget's, else TMPDIR) does not exist or is not a directory; \
+             index builds spill there",
             dir.display()
         )));
     }

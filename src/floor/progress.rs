@@ -50,7 +50,7 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use crate::floor::error::{CError, CResult, CallbackScope, Code};
 use crate::floor::ffi::c_text;
-use crate::floor::runtime::{block_on, build_runtime, shut_down, spawn};
+use crate::floor::runtime::{block_on, block_on_build, build_runtime, shut_down, spawn};
 
 /// Mirrors `LanceIndexBuildProgressCallback` in lance.h.
 pub type ProgressFn =
@@ -371,7 +371,7 @@ impl Session {
         let mut delivery = Delivery { callback: self.callback, last: HashMap::new() };
         let mut rx = self.rx.take();
         let cancel = bridge.cancel.clone();
-        let outcome = block_on(std::future::poll_fn(|cx| {
+        let drive = std::future::poll_fn(|cx| {
             if let Some(rx) = rx.as_mut() {
                 while let Poll::Ready(Some(event)) = rx.poll_recv(cx) {
                     delivery.deliver(event);
@@ -397,7 +397,11 @@ impl Session {
                 }
             }
             out.map(Some)
-        }));
+        });
+        let outcome = match &own_runtime {
+            Some(rt) => block_on_build(rt, drive),
+            None => block_on(drive),
+        };
         let outcome = match outcome {
             Ok(outcome) => outcome,
             Err(err) => {

@@ -1,6 +1,7 @@
 //! The process's own temporary directory.  Every temporary directory the
 //! core makes through the `tempfile` crate (a vector build's shuffle spill
-//! and partition scratch) goes under `$TMPDIR/lance-c-process-<pid>-<random>/`,
+//! and partition scratch) goes under `<base>/lance-c-process-<pid>-<random>/`
+//! (base: the host's budget directory, else TMPDIR),
 //! made at the first call that starts the runtime.  The process holds an
 //! exclusive `flock` on the directory for its whole life and
 //! removes the directory when it exits (so a build abandoned in training,
@@ -28,17 +29,28 @@ struct Owned {
 
 static OWNED: OnceLock<Option<Owned>> = OnceLock::new();
 
-/// Sets up the process's directory and reclaims those of dead processes
-/// (once: floor/runtime.rs calls it at first use).  Failures leave the core's default (the system's temporary
-/// directory) in place: temporary files still work, only the cleanup
-/// after a kill is lost.
-pub fn install() {
+/// Where temporary files go: the directory of the host's budget (lance.h
+/// "Process budget"), else TMPDIR (the system's default when unset).
+pub fn base() -> PathBuf {
+    crate::floor::runtime::budget().temp_dir.unwrap_or_else(std::env::temp_dir)
+}
+
+/// Sets up the process's directory under `chosen` (the budget's directory,
+/// else TMPDIR) and reclaims those of dead processes (once: floor/runtime.rs
+/// calls it at first use).  Failures leave temporary files directly in the
+/// base directory: they still work, only the cleanup after a kill is lost.
+pub fn install(chosen: Option<PathBuf>) {
     OWNED.get_or_init(|| {
-        let base = std::env::temp_dir();
+        let base = chosen.clone().unwrap_or_else(std::env::temp_dir);
         reclaim(&base);
         // A reclaim by another process can take a directory in the moment
         // between its creation and its lock: then try a new one.
-        let owned = (0..3).find_map(|_| create(&base).ok().flatten())?;
+        let Some(owned) = (0..3).find_map(|_| create(&base).ok().flatten()) else {
+            if chosen.is_some() {
+                let _ = tempfile::env::override_temp_dir(&base);
+            }
+            return None;
+        };
         if tempfile::env::override_temp_dir(&owned.dir).is_err() {
             // Someone in this process chose a directory first: keep theirs.
             let _ = std::fs::remove_dir_all(&owned.dir);

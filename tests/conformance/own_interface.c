@@ -13,6 +13,7 @@
 /* X(return type, name, (parameters)) */
 #define OWN_FUNCTIONS(X) \
     X(const char*, lance_version, (void)) \
+    X(int32_t, lance_process_budget_set, (const LanceProcessBudget* budget)) \
     X(int32_t, lance_dataset_fragment_ids_bounded, (const LanceDataset* dataset, uint64_t* out_ids, size_t capacity, size_t* out_count)) \
     X(int32_t, lance_dataset_fragment_row_counts, (const LanceDataset* dataset, uint64_t* out_row_counts, size_t capacity)) \
     X(int32_t, lance_dataset_cleanup_old_versions, (LanceDataset* dataset, uint64_t older_than_seconds, bool delete_unverified, LanceCleanupStats* out_stats)) \
@@ -101,6 +102,18 @@ _Static_assert(sizeof(LanceIndexBuildControl) == 24, "LanceIndexBuildControl cha
                    "LanceVectorTrainingInfo." #field " changed: it was " #type " at offset " #offset);
 TRAINING_INFO_FIELDS(CHECK_TRAINING_INFO_FIELD)
 _Static_assert(sizeof(LanceVectorTrainingInfo) == 56, "LanceVectorTrainingInfo changed its size: it was 56 bytes");
+
+/* LanceProcessBudget, likewise. */
+#define BUDGET_FIELDS(X) \
+    X(compute_threads, 0, uint32_t) \
+    X(io_threads, 4, uint32_t) \
+    X(temp_dir, 8, const char*)
+#define CHECK_BUDGET_FIELD(field, offset, type) \
+    _Static_assert(offsetof(LanceProcessBudget, field) == (offset) && \
+                       _Generic(((LanceProcessBudget*)0)->field, type: 1, default: 0), \
+                   "LanceProcessBudget." #field " changed: it was " #type " at offset " #offset);
+BUDGET_FIELDS(CHECK_BUDGET_FIELD)
+_Static_assert(sizeof(LanceProcessBudget) == 16, "LanceProcessBudget changed its size: it was 16 bytes");
 
 typedef void (*AnyFunction)(void);
 #define FUNCTION_ENTRY(ret, name, params) (AnyFunction)&name,

@@ -280,6 +280,16 @@ static void test_errors_and_handles() {
     lance_dataset_close(released);
     lance::Handle<LanceDataset, lance_dataset_close> empty;
     CHECK(!empty && empty.get() == nullptr);
+
+    // The library has started (it wrote above): a process budget is refused.
+    LanceProcessBudget budget = {2, 2, nullptr};
+    try {
+        lance::set_process_budget(budget);
+        CHECK(false);
+    } catch (const lance::Error& e) {
+        CHECK(e.code == LANCE_ERR_NOT_SUPPORTED);
+        CHECK(std::string(e.what()).find("budget") != std::string::npos);
+    }
 }
 
 // Full-text search and the async scan through the wrapper: the rows equal

@@ -1,11 +1,13 @@
 #define _GNU_SOURCE
 #include "test_util.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "arrow_c.h"
 
@@ -182,6 +184,47 @@ void tu_f32_list(const float* values, int64_t n, int32_t dim, int64_t null_row,
 int64_t tu_file_size(const char* path) {
     struct stat st;
     return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
+}
+
+int tu_dir_entries(const char* path) {
+    DIR* d = opendir(path);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent* e; (e = readdir(d));)
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    closedir(d);
+    return n;
+}
+
+int tu_process_dir(const char* base, char* out, size_t cap) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "lance-c-process-%d-", (int)getpid());
+    DIR* d = opendir(base);
+    if (!d) return -1;
+    int found = -1;
+    for (struct dirent* e; (e = readdir(d));) {
+        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
+            snprintf(out, cap, "%s/%s", base, e->d_name);
+            found = 0;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+int tu_run_self(const char* self, const char* const* args, const char* tmpdir, const char* err_path) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (err_path && !freopen(err_path, "w", stderr)) _exit(97);
+        if (tmpdir) setenv("TMPDIR", tmpdir, 1);
+        const char* argv[8] = {self};
+        for (int i = 0; args[i] && i < 6; i++) argv[i + 1] = args[i];
+        execv(self, (char* const*)argv);
+        _exit(98);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+    return WEXITSTATUS(status);
 }
 
 /* ---- streams ---- */

@@ -171,6 +171,21 @@ void tu_f32_list(const float* values, int64_t n, int32_t dim, int64_t null_row,
 /* Size of a file in bytes, or -1. */
 int64_t tu_file_size(const char* path);
 
+/* Entries of a directory, "." and ".." aside; -1 if it cannot be read. */
+int tu_dir_entries(const char* path);
+
+/* This process's own directory of temporary files under `base`
+ * (lance-c-process-<pid>-..., made by its first lance-c call that starts
+ * the library) into `out`; 0 when found, -1 otherwise. */
+int tu_process_dir(const char* base, char* out, size_t cap);
+
+/* Runs the program `self` again with `args` (NULL-terminated, at most 6,
+ * after the program name) in a child process, with TMPDIR = `tmpdir` (NULL
+ * = unchanged) and stderr sent to `err_path` (NULL = unchanged): the way a
+ * test gives a case a process of its own.  Returns its exit status, or -1
+ * when it did not exit normally. */
+int tu_run_self(const char* self, const char* const* args, const char* tmpdir, const char* err_path);
+
 /* temp_dir_create() and remove_tree(): a fresh temporary directory
  * (malloc'd path, NULL when it cannot be made) and recursive removal. */
 static inline char* tu_temp_dir(const char* tag) {

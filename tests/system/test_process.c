@@ -15,36 +15,6 @@
 
 static const char* self;
 
-/* Runs this program with `args` (NULL-terminated, after the program name),
- * TMPDIR = `tmpdir` (NULL = unchanged) and stderr sent to `err_path`;
- * returns its exit status, or -1. */
-static int run_child(const char* const* args, const char* tmpdir, const char* err_path) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        FILE* err = freopen(err_path, "w", stderr);
-        if (!err) _exit(97);
-        if (tmpdir) setenv("TMPDIR", tmpdir, 1);
-        const char* argv[8] = {self};
-        for (int i = 0; args[i] && i < 6; i++) argv[i + 1] = args[i];
-        execv(self, (char* const*)argv);
-        _exit(98);
-    }
-    int status = 0;
-    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
-    return WEXITSTATUS(status);
-}
-
-/* Number of entries in a directory (-1 if it cannot be read). */
-static int entries(const char* path) {
-    DIR* d = opendir(path);
-    if (!d) return -1;
-    int n = 0;
-    for (struct dirent* e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
-    closedir(d);
-    return n;
-}
-
 /* ---- child: metadata bytes whose decoding panics inside the core ---- */
 
 static int child_panicking_metadata(void) {
@@ -70,29 +40,11 @@ typedef struct {
     int max_spill_entries; /* entries seen there during the build */
 } Watch;
 
-/* This process's own directory in `tmpdir` (lance.h, "Temporary files"),
- * made by its first lance-c call; 0 when found. */
-static int find_process_dir(const char* tmpdir, char* out, size_t cap) {
-    char prefix[64];
-    snprintf(prefix, sizeof prefix, "lance-c-process-%d-", (int)getpid());
-    DIR* d = opendir(tmpdir);
-    if (!d) return -1;
-    int found = -1;
-    for (struct dirent* e; (e = readdir(d));) {
-        if (!strncmp(e->d_name, prefix, strlen(prefix))) {
-            snprintf(out, cap, "%s/%s", tmpdir, e->d_name);
-            found = 0;
-        }
-    }
-    closedir(d);
-    return found;
-}
-
 static void watch_spill(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
                         uint64_t completed) {
     (void)total, (void)unit, (void)completed;
     Watch* w = user;
-    int n = entries(w->spill_root);
+    int n = tu_dir_entries(w->spill_root);
     if (n > w->max_spill_entries) w->max_spill_entries = n;
     if (w->cancel_at_merge && event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START && strcmp(stage, "merge_partitions") == 0)
         lance_index_build_cancel(w->token);
@@ -109,7 +61,7 @@ static int child_build(const char* dir, int cancel) {
     LanceDataset* ds = tu_write(uri, &data, 0, data.rows, LANCE_WRITE_CREATE, 5000);
     if (!ds) return 20;
     char spill_root[800];
-    if (find_process_dir(tmpdir, spill_root, sizeof spill_root) != 0) return 27;
+    if (tu_process_dir(tmpdir, spill_root, sizeof spill_root) != 0) return 27;
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_PQ;
     p.num_partitions = 16;
@@ -136,7 +88,7 @@ static int child_build(const char* dir, int cancel) {
     if (w.max_spill_entries < 1) return 24; /* the build spilled elsewhere */
     /* It left nothing behind: TMPDIR holds this process's directory alone
      * (removed when the process exits: the parent checks), and it is empty. */
-    return entries(tmpdir) == 1 && entries(spill_root) == 0 ? 0 : 25;
+    return tu_dir_entries(tmpdir) == 1 && tu_dir_entries(spill_root) == 0 ? 0 : 25;
 }
 
 /* ---- child: a TMPDIR that does not exist ---- */
@@ -164,7 +116,7 @@ static char* dir;
 static void check_child(const char* const* args, const char* tmpdir, int expect_empty_stderr) {
     char err_path[700];
     snprintf(err_path, sizeof err_path, "%s/stderr-%s.txt", dir, args[0]);
-    int status = run_child(args, tmpdir, err_path);
+    int status = tu_run_self(self, args, tmpdir, err_path);
     CHECK(status == 0);
     if (status != 0) fprintf(stderr, "    child %s exited with %d\n", args[0], status);
     if (expect_empty_stderr) {
@@ -193,7 +145,7 @@ static void test_spill_cleaned_after_success_and_cancel(void) {
     check_child(ok, tmp_ok, 0);
     const char* cancel[] = {"build", dir, "1", NULL};
     check_child(cancel, tmp_cancel, 0);
-    CHECK(entries(tmp_ok) == 0 && entries(tmp_cancel) == 0);
+    CHECK(tu_dir_entries(tmp_ok) == 0 && tu_dir_entries(tmp_cancel) == 0);
 }
 
 static void test_missing_tmpdir_refused(void) {
