@@ -1268,7 +1268,10 @@ static int cmd_cleanup(int argc, char** argv) {
                         "  never the latest) and the files no remaining version references, among them the\n"
                         "  segments of builds that were never committed.  Unreferenced files younger than 7\n"
                         "  days are kept unless --delete-unverified is given: then no build of this dataset may\n"
-                        "  be running.  Prints what was removed as JSON.", &np);
+                        "  be running, and on s3:// the incomplete multipart uploads under the dataset older\n"
+                        "  than S (left by killed writers) are aborted too (\"uploads_aborted\"; null on stores\n"
+                        "  where lance-c cannot list them: see docs/object-storage.md).  Prints what was removed\n"
+                        "  as JSON.", &np);
     if (done >= 0) return done;
     if (np != 1) return usage("cleanup needs URI");
     const char* older = opt(o, no, "--older-than");
@@ -1278,14 +1281,33 @@ static int cmd_cleanup(int argc, char** argv) {
     int rc = open_dataset(pos[0], NULL, &ds);
     if (rc) return rc;
     LanceCleanupStats st;
-    if (lance_dataset_cleanup_old_versions(ds, (uint64_t)seconds, opt(o, no, "--delete-unverified") != NULL, &st) != 0)
+    int unverified = opt(o, no, "--delete-unverified") != NULL;
+    if (lance_dataset_cleanup_old_versions(ds, (uint64_t)seconds, unverified, &st) != 0) {
         rc = lib_error("cleanup");
-    else
+        lance_dataset_close(ds);
+        return rc;
+    }
+    char uploads[32] = "0";
+    uint64_t aborted = 0;
+    if (!unverified) {
+        snprintf(uploads, sizeof uploads, "null");
+    } else if (lance_dataset_abort_incomplete_uploads(ds, (uint64_t)seconds, &aborted) == 0) {
+        snprintf(uploads, sizeof uploads, "%llu", (unsigned long long)aborted);
+    } else if (lance_last_error_code() == LANCE_ERR_NOT_SUPPORTED) {
+        const char* why = lance_last_error_message();
+        fprintf(stderr, "lance-index: incomplete uploads not checked: %s\n", why ? why : "");
+        lance_free_string(why);
+        snprintf(uploads, sizeof uploads, "null");
+    } else {
+        rc = lib_error("aborting incomplete uploads");
+    }
+    if (rc == 0)
         printf("{\"bytes_removed\": %llu, \"old_versions\": %llu, \"data_files_removed\": %llu, "
-               "\"transaction_files_removed\": %llu, \"index_files_removed\": %llu, \"deletion_files_removed\": %llu}\n",
+               "\"transaction_files_removed\": %llu, \"index_files_removed\": %llu, \"deletion_files_removed\": %llu, "
+               "\"uploads_aborted\": %s}\n",
                (unsigned long long)st.bytes_removed, (unsigned long long)st.old_versions,
                (unsigned long long)st.data_files_removed, (unsigned long long)st.transaction_files_removed,
-               (unsigned long long)st.index_files_removed, (unsigned long long)st.deletion_files_removed);
+               (unsigned long long)st.index_files_removed, (unsigned long long)st.deletion_files_removed, uploads);
     lance_dataset_close(ds);
     return rc;
 }

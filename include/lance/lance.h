@@ -504,6 +504,36 @@ typedef struct LanceCleanupStats {
 int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older_than_seconds,
                                            bool delete_unverified, LanceCleanupStats* out_stats);
 
+/**
+ * Aborts the incomplete multipart uploads under the dataset's prefix that
+ * started more than `older_than_seconds` ago.  A writer killed in the
+ * middle of a large file (a segment build's index file, a data file)
+ * leaves one: the object store keeps its parts, and bills them, until it
+ * is aborted, and no listing of objects shows it (so
+ * lance_dataset_cleanup_old_versions() cannot).  An upload still in
+ * progress is aborted too if it is older than the cutoff (its writer then
+ * fails with LANCE_ERR_IO): as with delete_unverified, make sure no worker
+ * writes to this dataset, or give a cutoff longer than any write takes.
+ *
+ * On s3:// it lists the uploads (S3's ListMultipartUploads, signed with the
+ * dataset's storage options: aws_endpoint, aws_region, the access key or
+ * the AWS_* environment, allow_http; credentials from an AWS profile are
+ * not read) and aborts each.  On the local file system there are none (0).
+ * Other stores are LANCE_ERR_NOT_SUPPORTED: Azure discards uncommitted
+ * blocks itself after about a week; for gs://, oss://, cos:// and tos://
+ * configure the bucket's lifecycle rule that aborts incomplete uploads
+ * (docs/object-storage.md).
+ *
+ * @param dataset      Borrowed.
+ * @param out_aborted  Nullable; receives how many uploads were aborted.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL dataset),
+ *         LANCE_ERR_IO (the listing or an abort failed; the message names
+ *         the upload; those aborted before it stay aborted),
+ *         LANCE_ERR_NOT_SUPPORTED (a store other than s3:// or local).
+ */
+int32_t lance_dataset_abort_incomplete_uploads(const LanceDataset* dataset, uint64_t older_than_seconds,
+                                               uint64_t* out_aborted);
+
 /* ========================================================================
  * Versions, restore and statistics
  * ======================================================================== */

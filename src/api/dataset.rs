@@ -12,6 +12,7 @@ use lance::Dataset;
 
 use crate::floor::arrow::export_schema;
 use crate::floor::build::reclaim_unfinished_segments;
+use crate::floor::uploads::abort_incomplete_uploads;
 use crate::floor::error::{guard, invalid, status, CResult, Context};
 use crate::floor::ffi::{
     copy_to_caller, free_handle, into_handle, optional_str, require_out, required_nonempty_str, slice_arg, storage_options,
@@ -351,6 +352,22 @@ pub unsafe extern "C" fn lance_dataset_cleanup_old_versions(
                     deletion_files_removed: s.deletion_files_removed,
                 },
             );
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_abort_incomplete_uploads(
+    dataset: *const LanceDataset,
+    older_than_seconds: u64,
+    out_aborted: *mut u64,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let aborted = abort_incomplete_uploads(&ds, std::time::Duration::from_secs(older_than_seconds))?;
+        if !out_aborted.is_null() {
+            write_out(out_aborted, aborted);
         }
         Ok(())
     })

@@ -10,6 +10,7 @@ pub mod poll;
 pub mod arrow;
 pub mod params;
 pub mod data_cache;
+pub mod uploads;
 pub mod handle;
 pub mod catalog;
 pub mod codec;

@@ -239,6 +239,12 @@ static void test_delete_compact_cleanup(void) {
     CHECK_OK(lance_dataset_cleanup_old_versions(ds, 0, true, &stats));
     CHECK(stats.old_versions == 0 && stats.data_files_removed == 0 && stats.bytes_removed == 0);
     CHECK_ERR(lance_dataset_cleanup_old_versions(NULL, 0, true, &stats), LANCE_ERR_INVALID_ARGUMENT);
+    /* The local file system has no incomplete uploads (tests/stores: s3://). */
+    uint64_t aborted = 99;
+    CHECK_OK(lance_dataset_abort_incomplete_uploads(ds, 0, &aborted));
+    CHECK(aborted == 0);
+    CHECK_OK(lance_dataset_abort_incomplete_uploads(ds, 0, NULL));
+    CHECK_ERR(lance_dataset_abort_incomplete_uploads(NULL, 0, &aborted), LANCE_ERR_INVALID_ARGUMENT);
 
     lance_dataset_close(ds);
     tu_remove_tree(dir);

@@ -14,6 +14,7 @@
 #define OWN_FUNCTIONS(X) \
     X(const char*, lance_version, (void)) \
     X(int32_t, lance_process_budget_set, (const LanceProcessBudget* budget)) \
+    X(int32_t, lance_dataset_abort_incomplete_uploads, (const LanceDataset* dataset, uint64_t older_than_seconds, uint64_t* out_aborted)) \
     X(int32_t, lance_dataset_fragment_ids_bounded, (const LanceDataset* dataset, uint64_t* out_ids, size_t capacity, size_t* out_count)) \
     X(int32_t, lance_dataset_fragment_row_counts, (const LanceDataset* dataset, uint64_t* out_row_counts, size_t capacity)) \
     X(int32_t, lance_dataset_cleanup_old_versions, (LanceDataset* dataset, uint64_t older_than_seconds, bool delete_unverified, LanceCleanupStats* out_stats)) \

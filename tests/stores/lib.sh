@@ -18,6 +18,7 @@
 #   s3_ip HOST              HOST's address
 #   s3_limit_uplink HOST RATE   shapes what HOST sends to RATE (tc tbf, e.g. 8mbit)
 #   s3_list PREFIX          the bucket's keys under PREFIX, one a line
+#   s3_list_uploads PREFIX  its incomplete multipart uploads under PREFIX
 #   s3_put_if_absent KEY FILE [HOST]   PUT with If-None-Match: *; prints the HTTP status
 
 set -euo pipefail
@@ -241,6 +242,17 @@ s3_list() {
     grep -q '<IsTruncated>true</IsTruncated>' <<<"$page" || break
     token=$(grep -o '<NextContinuationToken>[^<]*' <<<"$page" | sed 's/<NextContinuationToken>//')
   done
+}
+
+# The incomplete multipart uploads of the bucket under PREFIX
+# (ListMultipartUploads, one page: the tests make a handful), as "KEY
+# UPLOADID" lines.
+s3_list_uploads() {
+  local page
+  page=$(s3_curl --fail "$S3_ENDPOINT/$S3_BUCKET?prefix=$(s3_urlencode "$1")&uploads=") ||
+    s3_fail "listing the uploads under s3://$S3_BUCKET/$1 failed"
+  grep -o '<Upload>.*</Upload>' <<<"$page" | sed 's/<\/Upload>/&\n/g' |
+    sed -n 's/.*<Key>\([^<]*\)<\/Key>.*<UploadId>\([^<]*\)<\/UploadId>.*/\1 \2/p' || true
 }
 
 s3_put_if_absent() {

@@ -31,6 +31,11 @@
 #   restart          the object store restarted between build and commit:
 #                    a commit while it is down fails with LANCE_ERR_IO (exit
 #                    12) and writes nothing; after the restart it succeeds
+#   uploads          builds SIGKILLed mid-upload on host w1 (slow uplink)
+#                    leave incomplete multipart uploads; a cleanup with a
+#                    cutoff younger than they are keeps them, `cleanup
+#                    --delete-unverified` aborts every one, and the dataset
+#                    then indexes and answers k-NN exactly
 #   ray              a real Ray cluster over the hosts: the head node on
 #                    host head (`ray start --head --node-ip-address` its
 #                    address, resource {"head": 1}, --temp-dir under the
@@ -709,8 +714,75 @@ PY
   check "no process of the run is left but the object store's${left:+ (left: $(echo $left))}" test -z "$left"
 }
 
+# Incomplete multipart uploads left by builds SIGKILLed mid-upload: listed
+# in the bucket, kept by a cleanup whose cutoff is younger than they are,
+# aborted by `cleanup --delete-unverified` with an older one (0 left), and
+# the dataset then indexes and answers k-NN exactly.
+case_uploads() {
+  s3_hosts store coord w1 w2 client
+  s3_start
+  s3_log "object store up in $S3_START_SECONDS s"
+  local uri="s3://$S3_BUCKET/uploads/vectors.lance" prefix="uploads/vectors.lance/"
+  # Each of the 2 groups' IVF_FLAT segments holds 8 MB of vectors: more
+  # than the 5 MiB a writer buffers before it starts a multipart upload.
+  ROWS=32000
+  DIM=128
+  write_dataset "$uri"
+  plan_groups "$uri" 2
+  train_model "$uri"
+  s3_limit_uplink w1 16mbit
+  local w1dir rounds=${LANCE_S3_UPLOAD_ROUNDS:-3} r killed=0
+  w1dir=$(s3_dir w1)
+  for r in $(seq 1 "$rounds"); do
+    local before u pid
+    before=$(s3_list_uploads "$prefix" | wc -l)
+    u=$(uuid)
+    on w1 "$TOOL" build "$uri" --column vec --model "$w1dir/model.bin" --fragments "${GROUPS_[$((r % 2))]}" \
+      --uuid "$u" -o "$w1dir/killed-$r.bin" 2>"$S3_WORK/upload-$r.log" &
+    pid=$!
+    # SIGKILL the worker host once its upload is listed (the slow link
+    # keeps it open for seconds).
+    for _ in $(seq 1 6000); do
+      [ "$(s3_list_uploads "$prefix" | wc -l)" -gt "$before" ] && break
+      kill -0 "$pid" 2>/dev/null || break
+      sleep 0.01
+    done
+    kill -9 $(ip netns pids "$(s3_ns w1)") 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    [ ! -e "$w1dir/killed-$r.bin" ] && killed=$((killed + 1))
+  done
+  local uploads
+  uploads=$(s3_list_uploads "$prefix")
+  s3_log "incomplete uploads after $rounds builds SIGKILLed mid-upload: $(grep -c . <<<"$uploads" || true)"
+  echo "$uploads" | sed 's/^/    /'
+  check "every build was killed before it finished ($killed of $rounds)" test "$killed" -eq "$rounds"
+  check "each killed build left an incomplete upload" test "$(grep -c . <<<"$uploads" || true)" -ge "$rounds"
+  local out
+  out=$(on coord "$TOOL" cleanup "$uri" --older-than 3600 --delete-unverified)
+  check "a cleanup whose cutoff is an hour aborts none ($out)" test "$(json_field "$out" uploads_aborted)" = 0
+  check "and the uploads are still there" test "$(s3_list_uploads "$prefix")" = "$uploads"
+  out=$(on coord "$TOOL" cleanup "$uri" --older-than 0)
+  check "a cleanup without --delete-unverified does not look ($out)" test "$(json_field "$out" uploads_aborted)" = null
+  out=$(on coord "$TOOL" cleanup "$uri" --older-than 0 --delete-unverified)
+  s3_log "cleanup: $out"
+  check "cleanup --delete-unverified aborted every one" \
+    test "$(json_field "$out" uploads_aborted)" = "$(grep -c . <<<"$uploads")"
+  check "no incomplete upload is left under the dataset" test -z "$(s3_list_uploads "$prefix")"
+  # The dataset indexes and answers as if nothing had happened.
+  local segs=() g
+  for g in 0 1; do
+    cp "$(s3_dir coord)/model.bin" "$w1dir/model.bin"
+    build_on w1 "$uri" "${GROUPS_[g]}" "$(uuid)" "seg-$g.bin" || s3_fail "building group $g"
+  done
+  mapfile -t segs < <(collect w1:seg-0.bin w1:seg-1.bin)
+  out=$(on coord "$TOOL" commit "$uri" --name vec_idx --column vec "${segs[@]}")
+  check "the segments built after the cleanup commit version 2" test "$(json_field "$out" version)" = 2
+  out=$(on client "$DATA" check "$uri" "$ROWS" "$DIM" "$SEED" "$PARTS") || true
+  check "k-NN equals brute force ($out)" test "$(json_field "$out" mismatches)" = 0
+}
+
 case "$case_name" in
-  conditional_put | loop | kill | race | restart | ray) "case_$case_name" ;;
+  conditional_put | loop | kill | race | restart | ray | uploads) "case_$case_name" ;;
   *) s3_fail "unknown case $case_name" ;;
 esac
 finish

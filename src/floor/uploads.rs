@@ -1,0 +1,177 @@
+//! Incomplete multipart uploads under a dataset: what a writer killed in the
+//! middle of a large file (an index segment's, a data file's) leaves on an
+//! object store.  The store keeps their parts, and bills them, until they
+//! are aborted, and no listing of objects shows them.  Neither the core nor
+//! object_store lists them (object_store 0.14.2 src/multipart.rs: its
+//! `MultipartStore` has `abort_multipart` but no listing; src/upload.rs
+//! recommends lifecycle rules), so on s3:// this module sends S3's
+//! ListMultipartUploads itself, as a URL presigned by object_store's own
+//! signer, and aborts each upload older than the cutoff with object_store.
+//! Other stores: Azure discards uncommitted blocks itself (after about a
+//! week, object_store src/azure/mod.rs), and the OpenDAL stores (oss://,
+//! cos://, tos://) expose no listing; there a lifecycle rule is the cure.
+
+use std::collections::HashMap;
+use std::str::FromStr;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use lance::Dataset;
+use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
+use object_store::client::{ClientConfigKey, ClientOptions, HttpConnector, HttpRequest, HttpRequestBody, ReqwestConnector};
+use object_store::multipart::MultipartStore;
+use object_store::path::Path;
+use object_store::signer::{Signer, SignedUrlOptions};
+use regex::Regex;
+use url::Url;
+
+use crate::floor::error::{not_supported, CError, CResult, Code};
+use crate::floor::runtime::block_on;
+
+/// How long a listing URL stays valid.
+const URL_LIFETIME: Duration = Duration::from_secs(300);
+
+/// One incomplete upload, as ListMultipartUploads reports it.
+struct Upload {
+    key: String,
+    id: String,
+    initiated: DateTime<Utc>,
+}
+
+fn io(what: &str, e: impl std::fmt::Display) -> CError {
+    CError::new(Code::Io, format!("{what}: {e}"))
+}
+
+/// Aborts every incomplete multipart upload under the dataset's prefix
+/// started more than `older_than` ago.  Returns how many were aborted; 0 on
+/// the local file system (which has none).
+pub fn abort_incomplete_uploads(ds: &Dataset, older_than: Duration) -> CResult<u64> {
+    let uri = ds.uri();
+    let Ok(url) = Url::parse(uri) else { return Ok(0) }; // a plain local path
+    match url.scheme() {
+        "file" | "file+uring" => return Ok(0),
+        "s3" | "s3a" => {}
+        scheme => {
+            return Err(not_supported(format!(
+                "listing incomplete multipart uploads is done on s3:// only, not {scheme}:// ({uri}); configure \
+                 the store's lifecycle rule that aborts them instead (docs/object-storage.md)"
+            )))
+        }
+    }
+    let bucket = url.host_str().ok_or_else(|| io("the dataset's URI has no bucket", uri))?.to_string();
+    let prefix = format!("{}/", url.path().trim_matches('/'));
+    let options = ds.store_params().and_then(|p| p.storage_options()).cloned().unwrap_or_default();
+    let cutoff = Utc::now()
+        - chrono::Duration::from_std(older_than).map_err(|_| io("older_than is too large", older_than.as_secs()))?;
+    block_on(async move {
+        let (s3, client) = s3_client(&bucket, &options)?;
+        let mut aborted = 0;
+        for upload in list_uploads(&s3, &client, &prefix).await? {
+            if upload.initiated >= cutoff {
+                continue;
+            }
+            s3.abort_multipart(&Path::from(upload.key.as_str()), &upload.id)
+                .await
+                .map_err(|e| io(&format!("aborting the incomplete upload of {}", upload.key), e))?;
+            aborted += 1;
+        }
+        Ok(aborted)
+    })?
+}
+
+/// The bucket's client, from the dataset's storage options (object_store's
+/// keys, e.g. aws_endpoint, aws_region, aws_access_key_id, allow_http) and
+/// the AWS_* environment, and an HTTP client with the same client options.
+fn s3_client(bucket: &str, options: &HashMap<String, String>) -> CResult<(AmazonS3, object_store::client::HttpClient)> {
+    let mut builder = AmazonS3Builder::from_env().with_url(format!("s3://{bucket}"));
+    let mut client_options = ClientOptions::new();
+    for (key, value) in options {
+        let key = key.to_ascii_lowercase();
+        if let Ok(k) = AmazonS3ConfigKey::from_str(&key) {
+            builder = builder.with_config(k, value);
+        }
+        if let Ok(k) = ClientConfigKey::from_str(&key) {
+            client_options = client_options.with_config(k, value);
+        }
+    }
+    let s3 = builder.with_client_options(client_options.clone()).build().map_err(|e| io("opening the bucket", e))?;
+    let client = ReqwestConnector::default().connect(&client_options).map_err(|e| io("opening an HTTP client", e))?;
+    Ok((s3, client))
+}
+
+/// Every incomplete upload whose key starts with `prefix`, page by page.
+async fn list_uploads(
+    s3: &AmazonS3,
+    client: &object_store::client::HttpClient,
+    prefix: &str,
+) -> CResult<Vec<Upload>> {
+    let mut uploads = Vec::new();
+    let (mut key_marker, mut id_marker) = (String::new(), String::new());
+    loop {
+        let mut query = vec![("uploads", String::new()), ("prefix", prefix.to_string())];
+        if !key_marker.is_empty() {
+            query.push(("key-marker", key_marker.clone()));
+            query.push(("upload-id-marker", id_marker.clone()));
+        }
+        let url = s3
+            .signed_url_opts(http::Method::GET, &Path::from(""), URL_LIFETIME, &SignedUrlOptions::default().with_query(query))
+            .await
+            .map_err(|e| io("signing the listing of incomplete uploads", e))?;
+        let mut request = HttpRequest::new(HttpRequestBody::empty());
+        *request.uri_mut() = url.as_str().parse().map_err(|e| io("the listing's URL", e))?;
+        let response = client.execute(request).await.map_err(|e| io("listing incomplete uploads", e))?;
+        let status = response.status();
+        let body = response.into_body().bytes().await.map_err(|e| io("reading the listing of incomplete uploads", e))?;
+        let text = String::from_utf8_lossy(&body);
+        if !status.is_success() {
+            return Err(io("listing incomplete uploads", format!("HTTP {status}: {}", text.trim())));
+        }
+        let page = parse_page(&text)?;
+        uploads.extend(page.uploads);
+        match page.next {
+            // A page that does not move the markers on would repeat forever.
+            Some((k, i)) if page.truncated && (k != key_marker || i != id_marker) => {
+                (key_marker, id_marker) = (k, i);
+            }
+            _ => return Ok(uploads),
+        }
+    }
+}
+
+struct Page {
+    uploads: Vec<Upload>,
+    truncated: bool,
+    next: Option<(String, String)>,
+}
+
+/// One ListMultipartUploadsResult document.
+fn parse_page(xml: &str) -> CResult<Page> {
+    let element = |name: &str, within: &str| -> Option<String> {
+        let re = Regex::new(&format!("<{name}>([^<]*)</{name}>")).ok()?;
+        re.captures(within).map(|c| unescape(&c[1]))
+    };
+    let upload = Regex::new(r"(?s)<Upload>(.*?)</Upload>").expect("a valid pattern");
+    let mut uploads = Vec::new();
+    for block in upload.captures_iter(xml) {
+        let block = &block[1];
+        let (Some(key), Some(id), Some(initiated)) =
+            (element("Key", block), element("UploadId", block), element("Initiated", block))
+        else {
+            return Err(io("an incomplete upload listed without Key, UploadId or Initiated", block));
+        };
+        let initiated = DateTime::parse_from_rfc3339(&initiated)
+            .map_err(|e| io(&format!("the start time '{initiated}' of the upload of {key}"), e))?
+            .with_timezone(&Utc);
+        uploads.push(Upload { key, id, initiated });
+    }
+    // The page's own fields come after its uploads are taken out.
+    let rest = upload.replace_all(xml, "");
+    let truncated = element("IsTruncated", &rest).is_some_and(|v| v == "true");
+    let next = element("NextKeyMarker", &rest).zip(element("NextUploadIdMarker", &rest));
+    Ok(Page { uploads, truncated, next })
+}
+
+/// XML's five predefined entities (keys are text content).
+fn unescape(s: &str) -> String {
+    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&apos;", "'").replace("&amp;", "&")
+}
