@@ -11,10 +11,10 @@
 # build one segment each, one at a time, on host w1, then one commit each.
 # Per store: median segment build wall time, the slowest, commit time, and
 # worker peak RSS; then the cancel latency of a segment build cancelled as
-# its shuffle starts (nothing written to the store yet) and as it starts
-# writing its partitions (s3_dataset cancel-at, 5 builds per store and
-# stage, each trained in its process): median and worst, from the cancel to
-# the return.
+# its shuffle starts (nothing written to the store yet), as it starts
+# writing its partitions, and with half of them written (s3_dataset
+# cancel-at, 5 builds per store and stage, each trained in its process):
+# median and worst, from the cancel to the return.
 set -euo pipefail
 TOOL=$(realpath "${1:?lance-index}")
 DATA=$(realpath "${2:?s3_dataset}")
@@ -63,7 +63,7 @@ for where in local s3; do
   commit_s[$where]=$(s3_elapsed "$t0")
 done
 declare -A cancel_med cancel_max
-for stage in shuffle merge_partitions; do
+for stage in shuffle merge_partitions merge_partitions+32; do
   for where in local s3; do
     uri=$([ $where = local ] && echo "$local_uri" || echo "$s3_uri")
     lat=()
@@ -86,7 +86,7 @@ printf '%-40s %12s %12s %10s\n' "segment build, median (s)" "${build_med[local]}
 printf '%-40s %12s %12s %10s\n' "segment build, slowest (s)" "${build_max[local]}" "${build_max[s3]}" "$(ratio "${build_max[s3]}" "${build_max[local]}")"
 printf '%-40s %12s %12s %10s\n' "commit of $SEGMENTS segments (s)" "${commit_s[local]}" "${commit_s[s3]}" "$(ratio "${commit_s[s3]}" "${commit_s[local]}")"
 printf '%-40s %12s %12s %10s\n' "worker peak RSS (MiB)" "$((rss_max[local] / 1024))" "$((rss_max[s3] / 1024))" "$(ratio "${rss_max[s3]}" "${rss_max[local]}")"
-for stage in shuffle merge_partitions; do
+for stage in shuffle merge_partitions merge_partitions+32; do
   for what in median worst; do
     if [ $what = median ]; then l=${cancel_med[$stage-local]} r=${cancel_med[$stage-s3]}
     else l=${cancel_max[$stage-local]} r=${cancel_max[$stage-s3]}; fi

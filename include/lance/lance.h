@@ -506,7 +506,7 @@ int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older
 
 /**
  * Aborts the incomplete multipart uploads under the dataset's prefix that
- * started more than `older_than_seconds` ago.  A writer killed in the
+ * started more than `older_than_seconds` ago (0 = every one).  A writer killed in the
  * middle of a large file (a segment build's index file, a data file)
  * leaves one: the object store keeps its parts, and bills them, until it
  * is aborted, and no listing of objects shows it (so
@@ -2571,21 +2571,23 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *   LABEL_LIST, INVERTED) further events
  *
  * Cancellation.  lance_index_build_cancel() sets the token, and then:
- *   - a build on the local file system whose UUID this library chose or
- *     was given (every build except the fragment-scoped BTREE and
- *     LABEL_LIST segment builds) returns at once, whatever stage it is in
- *     (tens of milliseconds at 1M rows; bench/README.md has the
- *     measured latencies).  Stopped in a stage that writes, its tasks are
- *     dropped
- *     and the file operations it had in flight end before the call
- *     returns, so nothing of it is written under _indices after the
- *     return.  A one-shot creation returns success exactly when its index
+ *   - a build whose UUID this library chose or was given (every build
+ *     except the fragment-scoped BTREE and LABEL_LIST segment builds) on
+ *     the local file system, and such a segment build on s3:// (one whose
+ *     dataset has no extra base paths), returns at once, whatever stage it
+ *     is in (bench/README.md has the measured latencies).  Stopped in a
+ *     stage that writes, its tasks are dropped and the file operations it
+ *     had in flight end before the call returns; on s3:// the build writes
+ *     through a store client of its own (its connections are dropped with
+ *     it), and the multipart uploads it left open under _indices/<uuid>/
+ *     are aborted before its files are removed.  A one-shot creation returns success exactly when its index
  *     was committed (a cancel that lands inside the commit is decided by
  *     whether the commit landed; the handle is then at the dataset's
  *     latest version), and LANCE_ERR_CANCELLED with nothing committed
  *     otherwise;
- *   - every other build (on an object store, or a fragment-scoped BTREE or
- *     LABEL_LIST segment) returns at once while it has written nothing to
+ *   - every other build (a one-shot build on an object store, a segment
+ *     build on another object store than s3://, or a fragment-scoped BTREE
+ *     or LABEL_LIST segment) returns at once while it has written nothing to
  *     the dataset's store: before its first stage, in "train_ivf",
  *     "train_quantizer", "load_data", and in "shuffle" (whose files go to
  *     a local temporary directory of the core's own).  Once it writes

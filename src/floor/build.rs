@@ -6,10 +6,12 @@
 
 use std::future::IntoFuture;
 use std::sync::Arc;
+use std::time::Duration;
 
 use lance::index::{CreateIndexBuilder, DatasetIndexExt};
 use lance::Dataset;
 use lance_index::IndexType;
+use lance_io::object_store::{ObjectStore, ObjectStoreRegistry};
 use lance_table::format::IndexMetadata;
 use uuid::Uuid;
 
@@ -19,6 +21,7 @@ use crate::floor::handle::LanceDataset;
 use crate::floor::params::{BuildMode, CoreParams, LanceVectorIndexParams};
 use crate::floor::progress::{cancelled_error, BuildControl};
 use crate::floor::runtime::block_on;
+use crate::floor::uploads::{abort_under, lists_uploads};
 
 /// What to build.
 pub struct BuildRequest {
@@ -129,7 +132,17 @@ impl BuildRequest {
             self.fragments.is_some() && matches!(self.index_type, IndexType::BTree | IndexType::LabelList);
         let uuid = self.uuid.or_else(|| (!core_picks_uuid).then(Uuid::new_v4));
         let session = control.start()?;
-        let abort_anywhere = uuid.is_some() && on_local_disk(&self.dataset)?;
+        // A segment build on s3:// whose files can be found writes through a
+        // store client of its own, so it too can be stopped anywhere: dropping
+        // its runtime drops only its own connections, and the multipart
+        // uploads it leaves open are listed and aborted after the stop
+        // (floor/uploads.rs).  (A dataset with extra base paths reaches them
+        // through the session's shared clients: it stops at checkpoints.)
+        let own_store = uuid.is_some()
+            && !commit
+            && lists_uploads(&self.dataset)
+            && self.dataset.manifest().base_paths.is_empty();
+        let abort_anywhere = uuid.is_some() && (own_store || on_local_disk(&self.dataset)?);
         // Last, since it writes (the claim): from here on every way out of a
         // cancelled build removes the segment's directory.
         if let Some(uuid) = self.uuid {
@@ -141,6 +154,9 @@ impl BuildRequest {
         let mut ds = Dataset::clone(&dataset);
         let what = format!("building an index on column '{column}'");
         let build = async move {
+            if own_store {
+                ds = with_own_store(&ds).await?;
+            }
             let columns = [column.as_str()];
             // A segment may extend an index of the same name (fragments
             // appended since it was built): the commit decides, not the build.
@@ -165,15 +181,15 @@ impl BuildRequest {
                 Ok(Built::Segment(builder.execute_uncommitted().await?))
             }
         };
-        // A build on the local file system whose files this library can find
-        // (it chose the UUID) may be stopped in any stage; the others are
-        // abandoned at once while they have written nothing to the store
-        // (training and the shuffle, floor/progress.rs) and otherwise run to
-        // a checkpoint.  On an object store an abort would drop multipart
-        // uploads without aborting them (their abort is spawned on the
-        // build's runtime, which is shutting down), could race a one-shot
-        // commit's conditional PUT, and would drop HTTP connections the
-        // dataset's shared pool still holds.
+        // A build on the local file system or a segment build on s3:// whose
+        // files this library can find (it chose the UUID) may be stopped in
+        // any stage; the others are abandoned at once while they have
+        // written nothing to the store (training and the shuffle,
+        // floor/progress.rs) and otherwise run to a checkpoint.  Elsewhere an
+        // abort would leave multipart uploads open that this library cannot
+        // list (their abort is spawned on the build's runtime, which is
+        // shutting down), and for a one-shot build could race its commit's
+        // conditional PUT.
         let built = match session.run(build, abort_anywhere) {
             Ok(built) => built,
             Err(err) if err.code == Code::Cancelled => {
@@ -407,6 +423,16 @@ fn remove_segment_files(ds: &Dataset, uuid: Uuid, err: CError) -> CError {
     let dir = ds.indices_dir().join(uuid.to_string());
     // The path as the caller named the dataset (the store's path has no scheme or leading '/').
     let shown = format!("{}/_indices/{uuid}", ds.uri().trim_end_matches('/'));
+    // First the uploads a build stopped mid-file left open (s3://), so that
+    // no part of them can be completed into a file after the removal.
+    if lists_uploads(ds) {
+        if let Err(e) = abort_under(ds, &format!("_indices/{uuid}/"), Duration::ZERO) {
+            return CError::new(
+                err.code,
+                format!("{}; aborting its incomplete uploads under {shown} failed, its files were kept: {}", err.message, e.message),
+            );
+        }
+    }
     let removed = block_on(async {
         let store = ds.object_store(None).await?;
         match store.remove_dir_all(dir.clone()).await {
@@ -419,6 +445,17 @@ fn remove_segment_files(ds: &Dataset, uuid: Uuid, err: CError) -> CError {
         Ok(Err(e)) => CError::new(err.code, format!("{}; removing its files under {shown} failed: {e}", err.message)),
         Err(e) => CError::new(err.code, format!("{}; removing its files under {shown} failed: {}", err.message, e.message)),
     }
+}
+
+/// The dataset bound to an object-store client of its own, made on the
+/// calling runtime (a build's), so that shutting that runtime down drops
+/// only connections nobody else uses.  The data cache wrapper, if any,
+/// comes along in the store parameters.
+async fn with_own_store(ds: &Dataset) -> lance::Result<Dataset> {
+    let params = ds.store_params().cloned().unwrap_or_default();
+    let registry = Arc::new(ObjectStoreRegistry::default());
+    let (store, _) = ObjectStore::from_uri_and_params(registry, ds.uri(), &params).await?;
+    Ok(ds.with_object_store(store, Some(params)))
 }
 
 /// A removal that failed only because there was nothing to remove.

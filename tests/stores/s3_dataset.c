@@ -15,7 +15,9 @@
  *       builds an IVF_FLAT segment over every fragment (trained here) with
  *       index UUID UUID, and cancels it from its progress callback as its
  *       stage STAGE starts ("shuffle": it has written nothing to the store
- *       yet; "merge_partitions": it writes its files).
+ *       yet; "merge_partitions": it writes its files), or, for STAGE+K, as
+ *       the stage reports K units done ("merge_partitions+8": in the middle
+ *       of writing, 8 partitions written).
  *       Once the call has returned, prints {"code": C, "abandoned": A,
  *       "ms": T} (A = 1 when the message says the build was abandoned at
  *       once, 0 when it stopped at a checkpoint; T the milliseconds from
@@ -105,12 +107,15 @@ static int cmd_rows(int n, char** a, const char* const* opts) {
 }
 
 static double cancelled_at;
-static const char* cancel_stage;
+static char cancel_stage[64];
+static uint64_t cancel_after; /* units of the stage done */
 
 static void cancel_at(void* token, int32_t event, const char* stage, uint64_t total, const char* unit,
                       uint64_t completed) {
-    (void)total, (void)unit, (void)completed;
-    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START && !strcmp(stage, cancel_stage) && cancelled_at == 0) {
+    (void)total, (void)unit;
+    int due = cancel_after == 0 ? event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START
+                                : event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS && completed >= cancel_after;
+    if (due && !strcmp(stage, cancel_stage) && cancelled_at == 0) {
         cancelled_at = monotonic_seconds();
         lance_index_build_cancel((const LanceIndexBuildCancelToken*)token);
     }
@@ -124,7 +129,14 @@ static int cmd_cancel_at(const char* stage, char** a, const char* const* opts) {
         fprintf(stderr, "s3_dataset: \"%s\" is not a UUID\n", a[2]);
         return 2;
     }
-    cancel_stage = stage;
+    const char* plus = strchr(stage, '+');
+    size_t name_len = plus ? (size_t)(plus - stage) : strlen(stage);
+    if (name_len >= sizeof cancel_stage || (plus && number(plus + 1, 1 << 20, &cancel_after))) {
+        fprintf(stderr, "s3_dataset: \"%s\" is not STAGE or STAGE+K\n", stage);
+        return 2;
+    }
+    memcpy(cancel_stage, stage, name_len);
+    cancel_stage[name_len] = 0;
     LanceDataset* ds = lance_dataset_open(a[0], opts, 0);
     if (!ds) die("open");
     LanceVectorIndexParams p = {0};

@@ -20,8 +20,10 @@
 #                    commits, cleanup removes the orphaned objects (the
 #                    bucket listed before and after); then a build there
 #                    cancelled (SIGTERM) while writing exits 20 and leaves
-#                    nothing of its UUID; one cancelled in its shuffle is
-#                    abandoned at once and writes nothing, then or later
+#                    nothing of its UUID; one cancelled in its shuffle
+#                    stops at once and writes nothing, then or later;
+#                    one cancelled mid-writing stops at once and leaves no
+#                    file and no incomplete upload, then or later
 #   race             coordinators on hosts coord and coord2 commit at the
 #                    same moment, 20 rounds of each: the same segment set
 #                    (one version, the other answered as already committed)
@@ -354,10 +356,10 @@ case_kill() {
   check "nothing of the cancelled build's UUID is in the bucket" \
     test -z "$(s3_list "$prefix" | grep -e "$cdashed" || true)"
   # A cancel while the build shuffles (its files then go to a local temp
-  # directory only): the call returns at once, abandoning the build, which
-  # runs on in the same process to its next checkpoint and fails there
-  # before writing.  Nothing of its UUID is in the bucket when the call
-  # returned, nor after the process lived on 3 s more.
+  # directory only): the call returns at once, the build stopped with its
+  # runtime (a segment build on s3:// runs on one of its own).  Nothing of
+  # its UUID is in the bucket when the call returned, nor after the process
+  # lived on 3 s more.
   local suuid sdashed spid
   suuid=$(uuid)
   sdashed=$(dashed_uuid "$suuid")
@@ -374,11 +376,37 @@ case_kill() {
   returned=$(s3_list "$prefix" | grep -e "$sdashed" || true)
   wait "$spid" || rc=$?
   s3_log "cancel in the shuffle: $(cat "$S3_WORK/shuffle-cancel.out") $(cat "$S3_WORK/shuffle-cancel.err")"
-  check "a build cancelled in its shuffle on s3:// returns CANCELLED, abandoned at once (exit $rc)" \
-    grep -qx '{"code": 1000, "abandoned": 1, "ms": [0-9.]*}' "$S3_WORK/shuffle-cancel.out"
+  check "a build cancelled in its shuffle on s3:// returns CANCELLED, stopped at once (exit $rc)" \
+    grep -qx '{"code": 1000, "abandoned": 0, "ms": [0-9.]*}' "$S3_WORK/shuffle-cancel.out"
   check "nothing of its UUID was in the bucket when the call returned" test -z "$returned"
-  check "nor after the abandoned build ran on to its checkpoint" \
+  check "nor 3 s later" \
     test -z "$(s3_list "$prefix" | grep -e "$sdashed" || true)"
+  # A cancel in the middle of writing (half its partitions written, its
+  # upload crawling over w1's slow link): the build is stopped at once, not
+  # at a checkpoint, and nothing of its UUID is in the bucket, neither files
+  # nor incomplete uploads, when the call returned nor 3 s later.
+  local muuid mdashed mpid
+  muuid=$(uuid)
+  mdashed=$(dashed_uuid "$muuid")
+  rc=0
+  on w1 "$DATA" cancel-at "merge_partitions+$((PARTS / 2))" "$uri" "$PARTS" "$muuid" 3000 \
+    >"$S3_WORK/mid-cancel.out" 2>"$S3_WORK/mid-cancel.err" &
+  mpid=$!
+  for _ in $(seq 1 18000); do
+    grep -q '"code"' "$S3_WORK/mid-cancel.out" 2>/dev/null && break
+    kill -0 "$mpid" 2>/dev/null || break
+    sleep 0.01
+  done
+  local files_then uploads_then
+  files_then=$(s3_list "$prefix" | grep -e "$mdashed" || true)
+  uploads_then=$(s3_list_uploads "$prefix" | grep -e "$mdashed" || true)
+  wait "$mpid" || rc=$?
+  s3_log "cancel mid-writing: $(cat "$S3_WORK/mid-cancel.out") $(cat "$S3_WORK/mid-cancel.err")"
+  check "a build cancelled mid-writing on s3:// returns CANCELLED at once (exit $rc)" \
+    grep -q '{"code": 1000, "abandoned": 0, "ms": [0-9.]*}' "$S3_WORK/mid-cancel.out"
+  check "nothing of its UUID was in the bucket when the call returned" test -z "$files_then$uploads_then"
+  check "nor 3 s later (files and incomplete uploads)" \
+    test -z "$(s3_list "$prefix" | grep -e "$mdashed" || true)$(s3_list_uploads "$prefix" | grep -e "$mdashed" || true)"
 }
 
 case_race() {
