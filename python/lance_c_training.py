@@ -24,11 +24,14 @@ import struct
 from array import array
 from typing import Any, Dict, List
 
-__all__ = ["decode_request", "decode_statistics", "PHASES", "METRICS"]
+__all__ = ["decode_request", "decode_statistics", "PHASES", "METRICS", "INDEX_TYPES"]
 
 PHASES = ["ivf_init", "ivf", "pq_init", "pq", "done"]
 METRICS = ["l2", "cosine", "dot", "hamming"]
-_REQUEST_MAGIC = b"LCTRAIN1"
+# lance.h's LanceVectorIndexType values.
+INDEX_TYPES = {101: "IVF_FLAT", 102: "IVF_SQ", 103: "IVF_PQ", 104: "IVF_HNSW_SQ", 105: "IVF_HNSW_PQ",
+               106: "IVF_HNSW_FLAT", 107: "IVF_RQ"}
+_REQUEST_MAGIC = b"LCTRAIN2"
 _STATS_MAGIC = b"LCTSTAT1"
 
 
@@ -88,10 +91,14 @@ def decode_request(data: bytes) -> Dict[str, Any]:
         "max_iterations": r.take("<I"),
         "sample_rate": r.take("<I"),
         "seed": r.take("<Q"),
+        "index_type": r.take("<i"),
     }
     if not 0 <= out["metric"] < len(METRICS):
         raise ValueError("not a lance-c training request: unknown metric")
     out["metric"] = METRICS[out["metric"]]
+    if out["index_type"] not in INDEX_TYPES:
+        raise ValueError("not a lance-c training request: unknown index type")
+    out["index_type"] = INDEX_TYPES[out["index_type"]]
     phase = r.take("<B")
     if phase >= len(PHASES):
         raise ValueError("not a lance-c training request: unknown phase")

@@ -270,6 +270,12 @@ static int vector_type(const char* name, LanceVectorIndexType* out) {
     return -1;
 }
 
+static const char* vector_type_name(int32_t type) {
+    for (size_t i = 0; i < sizeof vector_types / sizeof vector_types[0]; i++)
+        if (vector_types[i].type == (LanceVectorIndexType)type) return vector_types[i].name;
+    return "an unknown type";
+}
+
 /* The types whose segments use the model's PQ codebook. */
 static int uses_pq_codebook(LanceVectorIndexType type) {
     return type == LANCE_INDEX_IVF_PQ || type == LANCE_INDEX_IVF_HNSW_PQ;
@@ -436,9 +442,11 @@ done:
 }
 
 /* The model in `path` for a build: parsed, its settings filling what the
- * command line left open.  Without --type the model decides the type (its
- * PQ codebook means IVF_PQ, none IVF_FLAT); a --type the model cannot
- * build is a usage error naming both.  Returns 0 or an exit status. */
+ * command line left open.  Without --type the model decides the type: the
+ * one it was trained for, or, for a model that records none (made from
+ * Arrow arrays, or by lance-c before 0.4), IVF_PQ with a PQ codebook and
+ * IVF_FLAT without.  A --type the model cannot build is a usage error
+ * naming both.  Returns 0 or an exit status. */
 static int build_model(const char* path, const char* type_given, int metric_given, LanceVectorIndexParams* p,
                        LanceVectorModel** out) {
     size_t len = 0;
@@ -449,9 +457,15 @@ static int build_model(const char* path, const char* type_given, int metric_give
     if (parsed != 0) return lib_error("reading the model");
     LanceVectorModelInfo info;
     if (lance_vector_model_info(*out, &info) != 0) return lib_error("reading the model's settings");
+    int32_t trained_for = 0;
+    if (lance_vector_model_index_type(*out, &trained_for) != 0) return lib_error("reading the model's index type");
+    if (trained_for && type_given && p->index_type != (LanceVectorIndexType)trained_for)
+        return usage("--type %s conflicts with the model %s, trained for %s; leave --type out to use the model's type",
+                     type_given, path, vector_type_name(trained_for));
     const char* model_kind = info.has_pq_codebook ? "an IVF_PQ model (it has a PQ codebook)"
                                                   : "an IVF_FLAT model (it has no PQ codebook)";
-    if (!type_given) p->index_type = info.has_pq_codebook ? LANCE_INDEX_IVF_PQ : LANCE_INDEX_IVF_FLAT;
+    if (trained_for) p->index_type = (LanceVectorIndexType)trained_for;
+    else if (!type_given) p->index_type = info.has_pq_codebook ? LANCE_INDEX_IVF_PQ : LANCE_INDEX_IVF_FLAT;
     else if (uses_pq_codebook(p->index_type) != (int)info.has_pq_codebook)
         return usage("--type %s conflicts with the model %s, %s; leave --type out to use the model's type",
                      type_given, path, model_kind);
@@ -562,9 +576,9 @@ static int cmd_build(int argc, char** argv) {
                         "        [vector options as for train, or --scalar BTREE|BITMAP|LABEL_LIST|INVERTED]\n"
                         "  Builds one segment over the fragments WITHOUT committing and writes its metadata\n"
                         "  bytes to SEGMENT.  With --model the shared model is used and never retrained, and\n"
-                        "  the index type is the model's (IVF_PQ with a PQ codebook, else IVF_FLAT) unless\n"
-                        "  --type names another the model can build.  --uuid takes 32 hex digits, or the\n"
-                        "  dashed 8-4-4-4-12 form.\n"
+                        "  the index type is the one it was trained for (a model that records none: IVF_PQ\n"
+                        "  with a PQ codebook, else IVF_FLAT); --type may name only that one.\n"
+                        "  --uuid takes 32 hex digits, or the dashed 8-4-4-4-12 form.\n"
                         "  --ivf-centroids FILE and --pq-codebook FILE take a model trained elsewhere (the Lance\n"
                         "  Java SDK's VectorTrainer) as raw little-endian float32, never retrained:\n"
                         "    centroids: K rows of dim floats, row-major [K][dim]; give --partitions K;\n"

@@ -2114,6 +2114,23 @@ typedef struct LanceVectorModelInfo {
 
 int32_t lance_vector_model_info(const LanceVectorModel* model, LanceVectorModelInfo* out);
 
+/**
+ * The index type the model was trained for, a LanceVectorIndexType, or 0
+ * when it records none.  lance_dataset_train_vector_model() and a
+ * distributed training record params->index_type, and the model's bytes
+ * carry it; a model made by lance_vector_model_from_arrow(), or serialized
+ * by lance-c before 0.4, records none.  It is not part of the fingerprint
+ * (the fingerprint names the centroids and codebook segments are built
+ * from, which Arrow arrays carry without a type).  The segment builders
+ * build the params->index_type they are given, which may be any type the
+ * model's codebook fits (IVF_PQ and IVF_HNSW_PQ with one, the others
+ * without): a worker that must build what the coordinator trained for
+ * reads it here, as `lance-index build --model` does (it builds the
+ * recorded type and refuses a --type other than it).
+ * @param out_index_type  Borrowed out parameter.
+ */
+int32_t lance_vector_model_index_type(const LanceVectorModel* model, int32_t* out_index_type);
+
 /** Exports the centroids (produced; the caller releases both structs). */
 int32_t lance_vector_model_centroids(const LanceVectorModel* model, struct ArrowArray* out_array,
                                      struct ArrowSchema* out_schema);

@@ -269,7 +269,7 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model(
             .ok_or_else(|| invalid("the core returned centroids that are not float32"))?
             .values()
             .to_vec();
-        let model = LanceVectorModel::new(p.metric, dim, values, pq)?;
+        let model = LanceVectorModel::new(p.metric, dim, values, pq)?.trained_for(p.index_type)?;
         write_out(out_model, into_handle(model));
         Ok(())
     })
@@ -375,6 +375,16 @@ pub unsafe extern "C" fn lance_vector_model_info(model: *const LanceVectorModel,
             num_sub_vectors: m.pq.as_ref().map_or(0, |p| narrow(p.num_sub_vectors)),
             num_bits: m.pq.as_ref().map_or(0, |p| narrow(p.num_bits)),
         });
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_model_index_type(model: *const LanceVectorModel, out_index_type: *mut i32) -> i32 {
+    status(|| {
+        let m = model_ref(model)?;
+        require_out(out_index_type, "out_index_type")?;
+        write_out(out_index_type, m.index_type);
         Ok(())
     })
 }

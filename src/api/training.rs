@@ -92,6 +92,7 @@ unsafe fn plan(column: *const c_char, params: *const LanceVectorIndexParams, see
         max_iters: u32::try_from(ivf.max_iters).map_err(|_| invalid("params->max_iterations is out of range"))?,
         sample_rate: u32::try_from(ivf.sample_rate).map_err(|_| invalid("params->sample_rate is out of range"))?,
         seed,
+        index_type: p.index_type,
     })
 }
 

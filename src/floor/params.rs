@@ -206,6 +206,20 @@ fn hnsw_params(p: &LanceVectorIndexParams) -> HnswBuildParams {
         .ef_construction(or_default(p.hnsw_ef_construction, DEFAULT_HNSW_EF_CONSTRUCTION))
 }
 
+/// The name of a `LanceVectorIndexType` value, as lance.h spells it.
+pub fn vector_type_name(index_type: i32) -> Option<&'static str> {
+    Some(match index_type {
+        IVF_FLAT => "IVF_FLAT",
+        IVF_SQ => "IVF_SQ",
+        IVF_PQ => "IVF_PQ",
+        IVF_HNSW_SQ => "IVF_HNSW_SQ",
+        IVF_HNSW_PQ => "IVF_HNSW_PQ",
+        IVF_HNSW_FLAT => "IVF_HNSW_FLAT",
+        IVF_RQ => "IVF_RQ",
+        _ => return None,
+    })
+}
+
 /// Whether the index type quantizes with PQ (and so needs a codebook).
 pub fn uses_pq(index_type: i32) -> bool {
     matches!(index_type, IVF_PQ | IVF_HNSW_PQ)

@@ -50,7 +50,8 @@ use crate::floor::progress::Steps;
 use crate::floor::runtime::block_on;
 use crate::floor::vector_model::{fsl, LanceVectorModel, PqModel};
 
-const REQUEST_MAGIC: &[u8; 8] = b"LCTRAIN1";
+/// 2: the plan records the index type the model is trained for.
+const REQUEST_MAGIC: &[u8; 8] = b"LCTRAIN2";
 const STATS_MAGIC: &[u8; 8] = b"LCTSTAT1";
 /// Progress stages of a worker's round (lance.h lists them).
 const STAGE_SAMPLE: &str = "training_sample";
@@ -98,6 +99,8 @@ pub struct Plan {
     pub max_iters: u32,
     pub sample_rate: u32,
     pub seed: u64,
+    /// lance.h's LanceVectorIndexType the model is trained for (recorded in it).
+    pub index_type: i32,
 }
 
 impl Plan {
@@ -125,7 +128,7 @@ impl Plan {
     }
     fn write(&self, w: &mut ByteWriter) {
         w.str(&self.column).i32(self.metric).u32(self.num_partitions).u32(self.num_sub_vectors).u32(self.num_bits);
-        w.u32(self.max_iters).u32(self.sample_rate).u64(self.seed);
+        w.u32(self.max_iters).u32(self.sample_rate).u64(self.seed).i32(self.index_type);
     }
     fn read(r: &mut ByteReader) -> CResult<Self> {
         Ok(Self {
@@ -137,6 +140,7 @@ impl Plan {
             max_iters: r.u32()?,
             sample_rate: r.u32()?,
             seed: r.u64()?,
+            index_type: r.i32()?,
         })
     }
 }
@@ -342,7 +346,7 @@ impl Request {
             num_bits: self.plan.num_bits as usize,
             codebook: self.problems.iter().flat_map(|p| p.centroids.iter().copied()).collect(),
         });
-        LanceVectorModel::new(self.plan.metric, self.dim as usize, self.ivf.clone(), pq)
+        LanceVectorModel::new(self.plan.metric, self.dim as usize, self.ivf.clone(), pq)?.trained_for(self.plan.index_type)
     }
 }
 

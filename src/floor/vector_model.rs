@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::floor::bytes::{hex, ByteReader, ByteWriter};
 use crate::floor::error::{invalid, CResult};
-use crate::floor::params::metric_from_c;
+use crate::floor::params::{metric_from_c, uses_pq, vector_type_name};
 
 /// A trained IVF model, with a PQ codebook for the PQ index types.
 pub struct LanceVectorModel {
@@ -21,6 +21,9 @@ pub struct LanceVectorModel {
     pub centroids: Vec<f32>,
     /// Present for PQ models: `2^num_bits * dim` values in the core's order.
     pub pq: Option<PqModel>,
+    /// The `LanceVectorIndexType` it was trained for, 0 when not recorded
+    /// (a model made from Arrow arrays, or serialized before types were).
+    pub index_type: i32,
     /// SHA-256 of the serialized content, hex.
     pub fingerprint: String,
 }
@@ -32,6 +35,8 @@ pub struct PqModel {
 }
 
 const MAGIC: &[u8; 8] = b"LANCEVM1";
+/// The same encoding preceded by the index type the model was trained for.
+const MAGIC_TYPED: &[u8; 8] = b"LANCEVM2";
 
 impl LanceVectorModel {
     pub fn new(metric: i32, dim: usize, centroids: Vec<f32>, pq: Option<PqModel>) -> CResult<Self> {
@@ -53,15 +58,41 @@ impl LanceVectorModel {
             num_partitions: centroids.len() / dim,
             centroids,
             pq,
+            index_type: 0,
             fingerprint: String::new(),
         };
-        model.fingerprint = hex(&Sha256::digest(model.body().body()));
+        model.fingerprint = hex(&Sha256::digest(model.body(false).body()));
         Ok(model)
     }
 
-    /// The canonical encoding: little-endian integers and floats after a magic.
-    fn body(&self) -> ByteWriter {
-        let mut w = ByteWriter::new(MAGIC);
+    /// The model recording the index type it was trained for: a PQ type
+    /// needs the PQ codebook, every other type a model without one.  The
+    /// type is not part of the fingerprint, which names the content
+    /// segments are built from (the same centroids given as Arrow arrays,
+    /// which carry no type, must match).
+    pub fn trained_for(mut self, index_type: i32) -> CResult<Self> {
+        let name = vector_type_name(index_type)
+            .ok_or_else(|| invalid(format!("index type {index_type} is not a LanceVectorIndexType")))?;
+        if uses_pq(index_type) != self.pq.is_some() {
+            return Err(invalid(format!(
+                "a model for {name} {} a PQ codebook",
+                if uses_pq(index_type) { "needs" } else { "has no" }
+            )));
+        }
+        self.index_type = index_type;
+        Ok(self)
+    }
+
+    /// The canonical encoding: little-endian integers and floats after a
+    /// magic (and, `with_type`, the index type when recorded).
+    fn body(&self, with_type: bool) -> ByteWriter {
+        let mut w = if self.index_type == 0 || !with_type {
+            ByteWriter::new(MAGIC)
+        } else {
+            let mut w = ByteWriter::new(MAGIC_TYPED);
+            w.i32(self.index_type);
+            w
+        };
         w.i32(self.metric).u64(self.dim as u64).u64(self.num_partitions as u64).floats(&self.centroids);
         match &self.pq {
             None => w.u8(0),
@@ -77,11 +108,14 @@ impl LanceVectorModel {
 
     /// Serialized form: the body followed by its 32-byte SHA-256.
     pub fn serialize(&self) -> Vec<u8> {
-        self.body().seal()
+        self.body(true).seal()
     }
 
     pub fn parse(bytes: &[u8]) -> CResult<Self> {
-        let (mut r, _) = ByteReader::unseal(bytes, MAGIC, "a lance-c vector model", "the model bytes")?;
+        let typed = bytes.starts_with(MAGIC_TYPED);
+        let magic = if typed { MAGIC_TYPED } else { MAGIC };
+        let (mut r, _) = ByteReader::unseal(bytes, magic, "a lance-c vector model", "the model bytes")?;
+        let index_type = if typed { r.i32()? } else { 0 };
         let metric = r.i32()?;
         metric_from_c(metric, "model metric")?;
         let dim = r.len()?;
@@ -98,7 +132,11 @@ impl LanceVectorModel {
             _ => return Err(r.bad("unknown section")),
         };
         r.finish()?;
-        LanceVectorModel::new(metric, dim, centroids, pq)
+        let model = LanceVectorModel::new(metric, dim, centroids, pq)?;
+        if typed {
+            return model.trained_for(index_type).map_err(|e| r.bad(&e.message));
+        }
+        Ok(model)
     }
 }
 

@@ -3,7 +3,8 @@
  * output shapes, models made from Arrow arrays, what a model holds, its
  * byte form (a round trip gives the same bytes, the same arrays and the
  * same fingerprint; truncated or corrupted bytes are refused), fingerprint
- * stability and sensitivity, and every refusal with its exact code. */
+ * stability and sensitivity, the index type a model records, and every
+ * refusal with its exact code. */
 #include <ctype.h>
 #include <string.h>
 
@@ -366,6 +367,70 @@ static void test_refusals(void) {
     lance_vector_model_free(none);
 }
 
+/* ---- the index type a model was trained for ---- */
+
+static void test_index_type_recorded(void) {
+    /* Trained for IVF_SQ: recorded and kept through the bytes; not part of
+     * the fingerprint (the same centroids from Arrow record none, and match). */
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_SQ;
+    p.num_partitions = 4;
+    LanceVectorModel* sq = NULL;
+    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &sq));
+    if (!sq) return;
+    int32_t type = -1;
+    CHECK_OK(lance_vector_model_index_type(sq, &type));
+    CHECK(type == LANCE_INDEX_IVF_SQ);
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    CHECK_OK(lance_vector_model_serialize(sq, &bytes, &len));
+    LanceVectorModel* parsed = NULL;
+    CHECK_OK(lance_vector_model_parse(bytes, len, &parsed));
+    type = -1;
+    CHECK_OK(lance_vector_model_index_type(parsed, &type));
+    CHECK(type == LANCE_INDEX_IVF_SQ);
+    check_fingerprints(sq, parsed, 1);
+    struct ArrowArray cent;
+    struct ArrowSchema cent_s;
+    CHECK_OK(lance_vector_model_centroids(sq, &cent, &cent_s));
+    LanceVectorModel* untyped = NULL;
+    CHECK_OK(lance_vector_model_from_arrow(LANCE_METRIC_L2, &cent, &cent_s, 0, 0, NULL, NULL, &untyped));
+    cent.release(&cent);
+    cent_s.release(&cent_s);
+    type = -1;
+    CHECK_OK(lance_vector_model_index_type(untyped, &type));
+    CHECK(type == 0);
+    check_fingerprints(sq, untyped, 1);
+
+    /* A builder builds the type it is given (the tool reads the record:
+     * tests/system/test_cli.c); an IVF_PQ model's record is IVF_PQ. */
+    const uint32_t frags[] = {0, 1};
+    size_t seg_len = 0;
+    uint8_t* seg = tu_vector_segment(ds, &p, sq, frags, 2, 902, &seg_len);
+    CHECK(seg != NULL);
+    LanceIndexSegmentMetadata* meta = NULL;
+    if (seg) CHECK_OK(lance_index_segment_metadata_parse(seg, seg_len, &meta));
+    CHECK(meta && lance_index_segment_metadata_index_type(meta) == LANCE_INDEX_IVF_SQ);
+    lance_index_segment_metadata_free(meta);
+    lance_free_bytes(seg);
+    LanceVectorIndexParams pq = p;
+    pq.index_type = LANCE_INDEX_IVF_HNSW_PQ;
+    pq.num_sub_vectors = 8;
+    LanceVectorModel* hnsw_pq = NULL;
+    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &pq, NULL, 0, &hnsw_pq));
+    type = -1;
+    CHECK(hnsw_pq && lance_vector_model_index_type(hnsw_pq, &type) == 0 && type == LANCE_INDEX_IVF_HNSW_PQ);
+    lance_vector_model_free(hnsw_pq);
+
+    /* The getter's refusals. */
+    CHECK_ERR(lance_vector_model_index_type(NULL, &type), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_vector_model_index_type(sq, NULL), LANCE_ERR_INVALID_ARGUMENT);
+    lance_vector_model_free(untyped);
+    lance_vector_model_free(parsed);
+    lance_vector_model_free(sq);
+    lance_free_bytes(bytes);
+}
+
 int main(void) {
     tu_fixture_begin(&fixture, "model", tu_make_data(ROWS, DIM, 16, 1.0f, 77), ROWS / FRAGS);
     ds = fixture.ds;
@@ -375,6 +440,7 @@ int main(void) {
     RUN(test_round_trip);
     RUN(test_upstream_trainers);
     RUN(test_refusals);
+    RUN(test_index_type_recorded);
     /* Training never commits. */
     CHECK(lance_dataset_latest_version(ds) == 1);
     return tu_fixture_end(&fixture, "test_model");

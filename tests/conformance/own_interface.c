@@ -27,6 +27,7 @@
     X(int32_t, lance_vector_model_parse, (const uint8_t* bytes, size_t len, LanceVectorModel** out_model)) \
     X(char*, lance_vector_model_fingerprint, (const LanceVectorModel* model)) \
     X(int32_t, lance_vector_model_info, (const LanceVectorModel* model, LanceVectorModelInfo* out)) \
+    X(int32_t, lance_vector_model_index_type, (const LanceVectorModel* model, int32_t* out_index_type)) \
     X(int32_t, lance_vector_model_centroids, (const LanceVectorModel* model, struct ArrowArray* out_array, struct ArrowSchema* out_schema)) \
     X(int32_t, lance_vector_model_codebook, (const LanceVectorModel* model, struct ArrowArray* out_array, struct ArrowSchema* out_schema)) \
     X(void, lance_vector_model_free, (LanceVectorModel* model)) \

@@ -209,8 +209,10 @@ def test_training_bytes(work: str) -> None:
     while not info["done"]:
         with open(req, "rb") as f:
             request = training.decode_request(f.read())
-        check(request["column"] == "vec" and request["metric"] == "l2" and request["num_partitions"] == 8,
-              f"the request's plan: {request['column']} {request['metric']} {request['num_partitions']}")
+        check(request["column"] == "vec" and request["metric"] == "l2" and request["num_partitions"] == 8
+              and request["index_type"] == "IVF_PQ",
+              f"the request's plan: {request['column']} {request['metric']} {request['num_partitions']} "
+              f"{request['index_type']}")
         check(request["phase"] == info["phase"] and request["round"] == info["rounds"],
               f"the request's phase and round as the tool printed: {request['phase']} {request['round']}")
         paths = []

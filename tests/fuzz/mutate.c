@@ -580,7 +580,9 @@ void fz_sha256(const uint8_t* data, size_t len, uint8_t out[32]) {
 /* ---- the lance-c model layout ----
  * "LANCEVM1", metric i32, dim u64, num_partitions u64, centroids f32[dim *
  * num_partitions], then 0, or 1 + num_sub_vectors u64, num_bits u64, count
- * u64, codebook f32[count]; then the SHA-256 of all of it.  Little-endian. */
+ * u64, codebook f32[count]; then the SHA-256 of all of it.  Little-endian.
+ * "LANCEVM2" (a model that records the index type it was trained for): the
+ * same with an i32 index type after the magic, so every offset 4 later. */
 
 enum { MODEL_METRIC = 8, MODEL_DIM = 12, MODEL_PARTITIONS = 20, MODEL_CENTROIDS = 28 };
 
@@ -595,18 +597,24 @@ static void set_u64(uint8_t* p, uint64_t v) {
 }
 
 typedef struct {
+    size_t base;      /* 4 when an index type follows the magic, else 0 */
     size_t flag;      /* offset of the PQ flag byte */
     size_t floats[2]; /* offsets of centroids and codebook */
     size_t counts[2]; /* their float counts (codebook: 0 without PQ) */
 } ModelLayout;
 
 static int model_layout(const uint8_t* body, size_t len, ModelLayout* out) {
-    if (len < MODEL_CENTROIDS + 1 || memcmp(body, "LANCEVM1", 8) != 0) return -1;
-    uint64_t dim = get_u64(body + MODEL_DIM), parts = get_u64(body + MODEL_PARTITIONS);
+    if (len < 8) return -1;
+    if (!memcmp(body, "LANCEVM1", 8)) out->base = 0;
+    else if (!memcmp(body, "LANCEVM2", 8)) out->base = 4;
+    else return -1;
+    size_t b = out->base;
+    if (len < b + MODEL_CENTROIDS + 1) return -1;
+    uint64_t dim = get_u64(body + b + MODEL_DIM), parts = get_u64(body + b + MODEL_PARTITIONS);
     if (dim && parts > (len / 4) / dim) return -1;
-    out->floats[0] = MODEL_CENTROIDS;
+    out->floats[0] = b + MODEL_CENTROIDS;
     out->counts[0] = (size_t)(dim * parts);
-    out->flag = MODEL_CENTROIDS + 4 * out->counts[0];
+    out->flag = b + MODEL_CENTROIDS + 4 * out->counts[0];
     if (out->flag >= len) return -1;
     out->counts[1] = 0;
     out->floats[1] = out->flag + 1;
@@ -640,9 +648,17 @@ void fz_mutate_model(FzRng* rng, FzBuf* buf, const FzBuf* donor, FzLog* log) {
     if (model_layout(buf->data, buf->len, &m) != 0) {
         fz_mutate_bytes(rng, buf, NULL, log);
     } else {
-        uint8_t* b = buf->data;
+        uint8_t* b = buf->data + m.base; /* the fields after the magic (and the index type) */
         switch (fz_below(rng, 9)) {
         case 0: {
+            if (m.base && fz_chance(rng, 50)) { /* the index type, or the magic of the other layout */
+                static const int32_t types[] = {0, 100, 101, 102, 103, 104, 105, 106, 107, 108, -1};
+                int32_t v = types[fz_below(rng, 11)];
+                memcpy(buf->data + 8, &v, 4);
+                if (fz_chance(rng, 20)) memcpy(buf->data, "LANCEVM1", 8);
+                fz_log(log, "index-type=%d", v);
+                break;
+            }
             static const int32_t metrics[] = {-1, 0, 1, 2, 3, 4, 5, 6, 100, INT32_MIN};
             int32_t v = metrics[fz_below(rng, 10)];
             memcpy(b + MODEL_METRIC, &v, 4);
@@ -672,13 +688,13 @@ void fz_mutate_model(FzRng* rng, FzBuf* buf, const FzBuf* donor, FzLog* log) {
             if (!m.counts[which]) break;
             size_t k = (size_t)fz_below(rng, m.counts[which]);
             float v = interesting_float(rng);
-            memcpy(b + m.floats[which] + 4 * k, &v, 4);
+            memcpy(buf->data + m.floats[which] + 4 * k, &v, 4);
             fz_log(log, "float%d[%zu]", which, k);
             break;
         }
         case 5:
-            b[m.flag] = (uint8_t[]){0, 1, 2, 255}[fz_below(rng, 4)];
-            fz_log(log, "pq-flag=%u", b[m.flag]);
+            buf->data[m.flag] = (uint8_t[]){0, 1, 2, 255}[fz_below(rng, 4)];
+            fz_log(log, "pq-flag=%u", buf->data[m.flag]);
             break;
         case 6: { /* a PQ section of another shape, or none */
             buf->len = m.flag;
@@ -687,7 +703,7 @@ void fz_mutate_model(FzRng* rng, FzBuf* buf, const FzBuf* donor, FzLog* log) {
             if (flag) {
                 static const uint64_t subs[] = {0, 1, 2, 3, 4, 8, 16};
                 static const uint64_t nbits[] = {0, 1, 2, 4, 8, 16, 17};
-                uint64_t dim = get_u64(buf->data + MODEL_DIM);
+                uint64_t dim = get_u64(buf->data + m.base + MODEL_DIM);
                 uint64_t sub = subs[fz_below(rng, 7)], bits = nbits[fz_below(rng, 7)];
                 uint64_t count = bits <= 8 && dim <= 64 ? (1ull << bits) * dim : fz_below(rng, 64);
                 if (fz_chance(rng, 20)) count = fz_below(rng, 64);
@@ -711,8 +727,8 @@ void fz_mutate_model(FzRng* rng, FzBuf* buf, const FzBuf* donor, FzLog* log) {
             if (!m.counts[1]) break;
             {
                 size_t at = m.flag + 1 + 8 * (size_t)fz_below(rng, 3);
-                uint64_t v = interesting_varint(rng, get_u64(b + at));
-                set_u64(b + at, v);
+                uint64_t v = interesting_varint(rng, get_u64(buf->data + at));
+                set_u64(buf->data + at, v);
                 fz_log(log, "pq-header@%zu=%llu", at, (unsigned long long)v);
             }
             break;

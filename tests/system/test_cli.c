@@ -63,6 +63,19 @@ static int stderr_mentions(const char* needle) {
     return found;
 }
 
+/* The segment metadata the tool wrote to dir/`file`, parsed; NULL when it
+ * cannot be read or parsed.  Free with lance_index_segment_metadata_free(). */
+static LanceIndexSegmentMetadata* read_segment(const char* file) {
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    size_t len = 0;
+    unsigned char* bytes = read_whole_file(path, &len);
+    LanceIndexSegmentMetadata* m = NULL;
+    if (bytes && lance_index_segment_metadata_parse(bytes, len, &m) != 0) m = NULL;
+    free(bytes);
+    return m;
+}
+
 static void query_text(int64_t row, char* buf, size_t cap) {
     size_t used = 0;
     for (int j = 0; j < DIM; j++)
@@ -239,10 +252,10 @@ static void test_strict_arguments(void) {
     }
     free(long_list);
 
-    /* model.bin is an IVF_FLAT model: a PQ type conflicts with it. */
+    /* model.bin was trained for IVF_FLAT: a PQ type conflicts with it. */
     CHECK(run("build %s --column vec --fragments 0 --type IVF_PQ --model %s/model.bin -o %s/pq.bin --quiet", uri,
               dir, dir) == 2);
-    CHECK(stderr_mentions("--type IVF_PQ") && stderr_mentions("model.bin") && stderr_mentions("IVF_FLAT model"));
+    CHECK(stderr_mentions("--type IVF_PQ") && stderr_mentions("model.bin") && stderr_mentions("trained for IVF_FLAT"));
     snprintf(path, sizeof path, "%s/pq.bin", dir);
     CHECK(stat(path, &st) != 0);
 }
@@ -314,19 +327,13 @@ static void test_coverage_after_append(void) {
     CHECK(run("build %s --column vec --fragments %s --model %s/model.bin --uuid 5a0c3e1d-7b2f-4c8e-9d61-0f2a4b6c8e10 "
               "-o %s/seg-new.bin --quiet",
               uri, added_text, dir, dir) == 0);
-    char path[700];
-    snprintf(path, sizeof path, "%s/seg-new.bin", dir);
-    size_t len = 0;
-    unsigned char* bytes = read_whole_file(path, &len);
-    LanceIndexSegmentMetadata* m = NULL;
-    CHECK(bytes && lance_index_segment_metadata_parse(bytes, len, &m) == 0);
+    LanceIndexSegmentMetadata* m = read_segment("seg-new.bin");
     const char* type = m ? lance_index_segment_metadata_index_type_name(m) : NULL;
     CHECK(type && !strcmp(type, "IVF_FLAT"));
     uint8_t got[16], want[16];
     CHECK(m && lance_index_segment_metadata_uuid(m, got) == 0);
     CHECK(uuid_hex_parse("5a0c3e1d7b2f4c8e9d610f2a4b6c8e10", want) == 0 && memcmp(got, want, 16) == 0);
     lance_index_segment_metadata_free(m);
-    free(bytes);
     CHECK(run("commit %s --name vec_idx --column vec --replace %s/seg-new.bin", uri, dir) == 0);
     CHECK(run("list %s --json", uri) == 0);
     JValue* list = json_parse(out);
@@ -604,6 +611,19 @@ static void test_train_worker_signal(void) {
     unlink(fifo);
 }
 
+/* The index type a model was trained for travels with it: `build --model`
+ * builds that type, and refuses another --type, naming both. */
+static void test_model_type(void) {
+    CHECK(run("train %s --column vec --type IVF_SQ --partitions 4 --quiet -o %s/sq.bin", uri, dir) == 0);
+    CHECK(run("build %s --column vec --fragments 0 --model %s/sq.bin -o %s/sq-seg.bin --quiet", uri, dir, dir) == 0);
+    LanceIndexSegmentMetadata* meta = read_segment("sq-seg.bin");
+    CHECK(meta && lance_index_segment_metadata_index_type(meta) == LANCE_INDEX_IVF_SQ);
+    lance_index_segment_metadata_free(meta);
+    CHECK(run("build %s --column vec --fragments 1 --model %s/sq.bin --type IVF_FLAT -o %s/flat.bin --quiet", uri, dir,
+              dir) == 2);
+    CHECK(stderr_mentions("--type IVF_FLAT conflicts with the model") && stderr_mentions("trained for IVF_SQ"));
+}
+
 static void test_distributed_training(void) {
     CHECK(run("plan %s --groups 2", uri) == 0);
     JValue* plan = json_parse(out);
@@ -699,6 +719,8 @@ static void test_distributed_training(void) {
     const char* f1 = lance_vector_model_fingerprint(m);
     const char* f2 = lance_vector_model_fingerprint(from_tool);
     CHECK(f1 && f2 && !strcmp(f1, f2));
+    int32_t trained_for = 0;
+    CHECK(from_tool && lance_vector_model_index_type(from_tool, &trained_for) == 0 && trained_for == LANCE_INDEX_IVF_PQ);
     lance_free_string(f1);
     lance_free_string(f2);
     free(bytes);
@@ -786,6 +808,7 @@ int main(int argc, char** argv) {
     RUN(test_sigint);
     RUN(test_merge);
     RUN(test_distributed_training);
+    RUN(test_model_type);
     check_temp_dirs(tmpdir);
     tu_remove_tree(tmpdir);
     free(tmpdir);
