@@ -14,6 +14,9 @@
 #
 #   s3_hosts HOST...        creates the namespaces (store first)
 #   s3_start / s3_stop      starts (and waits for) / stops the object store
+#   s3_gateway_kill / s3_gateway_start   with S3_SPLIT_GATEWAY=1 set before
+#                           s3_start: SIGKILLs / restarts (and waits for) the
+#                           store's S3 gateway alone (see s3_start)
 #   on HOST CMD...          runs CMD on HOST with the storage options set
 #   s3_ip HOST              HOST's address
 #   s3_limit_uplink HOST RATE   shapes what HOST sends to RATE (tc tbf, e.g. 8mbit)
@@ -35,6 +38,7 @@ S3_TAG=lcs$$
 S3_WORK=$(mktemp -d "${TMPDIR:-/tmp}/lance-s3.XXXXXX")
 S3_HOSTS=()
 S3_WEED_PID=
+S3_GW_PID=
 S3_ENDPOINT=
 
 s3_fail() {
@@ -159,6 +163,14 @@ s3_curl() {
 }
 
 S3_START_SECONDS=
+# With S3_SPLIT_GATEWAY=1 the S3 gateway runs as a process of its own
+# (`weed s3`) beside a `weed server` holding master, volume and filer, so a
+# test can take the store's S3 service away and bring it back
+# (s3_gateway_kill, s3_gateway_start) in a fraction of a second, the data
+# and the filer's metadata (multipart uploads in progress too) kept: a whole
+# server needs 16-33 s to take writes again after a restart (its master's
+# leader election), too long to repeat; and it stops at once (its volume
+# server's 10 s grace before stopping, -volume.preStopSeconds, is 0).
 s3_start() {
   local data=$S3_WORK/weed-data
   mkdir -p "$data"
@@ -172,17 +184,26 @@ EOF
   # shares: the tests run one at a time (ctest RESOURCE_LOCK), and a socket
   # a killed run left behind would take the new server's place.
   rm -f /tmp/seaweedfs-{master,volume,filer,s3}-grpc-{19333,18080,18888,18333}.sock
-  ip netns exec "$(s3_ns store)" "$S3_WEED" server -ip="$S3_NET.1" -dir="$data" -filer -s3 \
-    -s3.port=$S3_PORT -s3.config="$S3_WORK/s3.json" -s3.port.iceberg=0 -s3.port.lance=0 \
-    -master.telemetry=false -master.volumeSizeLimitMB=256 -volume.max=0 \
-    -filer.localSocket="$S3_WORK/filer.sock" -s3.localSocket="$S3_WORK/s3.sock" \
-    >>"$S3_WORK/weed.log" 2>&1 &
-  S3_WEED_PID=$!
+  if [ "${S3_SPLIT_GATEWAY:-0}" = 1 ]; then
+    ip netns exec "$(s3_ns store)" "$S3_WEED" server -ip="$S3_NET.1" -dir="$data" -filer \
+      -master.telemetry=false -master.volumeSizeLimitMB=256 -volume.max=0 -volume.preStopSeconds=0 \
+      -filer.localSocket="$S3_WORK/filer.sock" >>"$S3_WORK/weed.log" 2>&1 &
+    S3_WEED_PID=$!
+    s3_gateway_launch
+  else
+    ip netns exec "$(s3_ns store)" "$S3_WEED" server -ip="$S3_NET.1" -dir="$data" -filer -s3 \
+      -s3.port=$S3_PORT -s3.config="$S3_WORK/s3.json" -s3.port.iceberg=0 -s3.port.lance=0 \
+      -master.telemetry=false -master.volumeSizeLimitMB=256 -volume.max=0 \
+      -filer.localSocket="$S3_WORK/filer.sock" -s3.localSocket="$S3_WORK/s3.sock" \
+      >>"$S3_WORK/weed.log" 2>&1 &
+    S3_WEED_PID=$!
+  fi
   # Ready when an authenticated request for the bucket is answered: create it
   # (200) or find it there after a restart (409).
   local code=000 deadline=$((SECONDS + 60))
   while [ $SECONDS -lt $deadline ]; do
     kill -0 "$S3_WEED_PID" 2>/dev/null || s3_fail "the object store exited at start (see its log)"
+    [ -z "$S3_GW_PID" ] || kill -0 "$S3_GW_PID" 2>/dev/null || s3_fail "the S3 gateway exited at start (see its log)"
     code=$(s3_curl --max-time 5 -o /dev/null -w '%{http_code}' -X PUT "$S3_ENDPOINT/$S3_BUCKET" 2>/dev/null || true)
     [ "$code" = 200 ] || [ "$code" = 409 ] && break
     sleep 0.1
@@ -203,7 +224,41 @@ EOF
   S3_START_SECONDS=$(s3_elapsed "$t0")
 }
 
+s3_gateway_launch() {
+  rm -f /tmp/seaweedfs-s3-grpc-18333.sock
+  ip netns exec "$(s3_ns store)" "$S3_WEED" s3 -filer="$S3_NET.1:8888" -ip="$S3_NET.1" -port=$S3_PORT \
+    -config="$S3_WORK/s3.json" -port.iceberg=0 -port.lance=0 -localSocket="$S3_WORK/s3.sock" \
+    >>"$S3_WORK/weed.log" 2>&1 &
+  S3_GW_PID=$!
+}
+
+# The gateway gone at once: connections in flight are reset, new ones refused.
+s3_gateway_kill() {
+  [ -n "$S3_GW_PID" ] || s3_fail "s3_gateway_kill needs S3_SPLIT_GATEWAY=1 and a running gateway"
+  kill -9 "$S3_GW_PID" 2>/dev/null || true
+  wait "$S3_GW_PID" 2>/dev/null || true
+  S3_GW_PID=
+}
+
+# Restarts the gateway and waits (30 s at most) until it lists the bucket.
+s3_gateway_start() {
+  s3_gateway_launch
+  local code=000 deadline=$((SECONDS + 30))
+  while [ $SECONDS -lt $deadline ]; do
+    kill -0 "$S3_GW_PID" 2>/dev/null || s3_fail "the S3 gateway exited at its restart (see its log)"
+    code=$(s3_curl --max-time 5 -o /dev/null -w '%{http_code}' "$S3_ENDPOINT/$S3_BUCKET?list-type=2&max-keys=1" 2>/dev/null || true)
+    [ "$code" = 200 ] && return 0
+    sleep 0.05
+  done
+  s3_fail "the S3 gateway did not answer within 30 s of its restart (last status $code)"
+}
+
 s3_stop() {
+  if [ -n "$S3_GW_PID" ]; then
+    kill -TERM "$S3_GW_PID" 2>/dev/null || true
+    wait "$S3_GW_PID" 2>/dev/null || true
+    S3_GW_PID=
+  fi
   [ -n "$S3_WEED_PID" ] || return 0
   kill -TERM "$S3_WEED_PID" 2>/dev/null || true
   for _ in $(seq 1 100); do
