@@ -499,7 +499,11 @@ typedef struct LanceCleanupStats {
  * and bytes_removed) -- when no segment of the latest version has that UUID
  * and nothing in the directory changed for `older_than_seconds`.
  * The handle stays at its version.
- * @param out_stats  Nullable.
+ * @param out_stats  Nullable; written on success only.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT, LANCE_ERR_IO (among them:
+ *         files that could not be deleted, on read-only storage or without
+ *         permission; the message counts them and what was removed, and the
+ *         next cleanup finds them again).
  */
 int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older_than_seconds,
                                            bool delete_unverified, LanceCleanupStats* out_stats);

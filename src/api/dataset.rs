@@ -13,7 +13,7 @@ use lance::Dataset;
 use crate::floor::arrow::export_schema;
 use crate::floor::build::reclaim_unfinished_segments;
 use crate::floor::uploads::abort_incomplete_uploads;
-use crate::floor::error::{guard, invalid, status, CResult, Context};
+use crate::floor::error::{guard, invalid, status, CError, CResult, Code, Context};
 use crate::floor::ffi::{
     copy_to_caller, free_handle, into_handle, optional_str, require_out, required_nonempty_str, slice_arg, storage_options,
     write_out,
@@ -334,6 +334,18 @@ pub unsafe extern "C" fn lance_dataset_cleanup_old_versions(
         let ds = handle.snapshot();
         let s = block_on(ds.cleanup_old_versions(seconds, Some(delete_unverified), None))?
             .context("cleaning up old versions")?;
+        // The core counts the deletes that failed (a read-only store, no
+        // permission) and goes on; the caller must hear of them.
+        if s.failed_deletes > 0 {
+            return Err(CError::new(
+                Code::Io,
+                format!(
+                    "cleaning up old versions: {} of the files to remove could not be deleted (read-only storage, or \
+                     no permission?); {} old versions and {} bytes were removed; the next cleanup finds the rest again",
+                    s.failed_deletes, s.old_versions, s.bytes_removed
+                ),
+            ));
+        }
         // The core's cleanup cannot see what a build killed mid-write leaves.
         let (unfinished_files, unfinished_bytes) = if delete_unverified {
             reclaim_unfinished_segments(&ds, std::time::Duration::from_secs(older_than_seconds))?

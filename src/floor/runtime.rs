@@ -12,7 +12,7 @@ use tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
 
 use crate::floor::error::{not_supported, CError, CResult, Code, RUNTIME_THREAD_NAME};
 
-static RUNTIME: OnceLock<Result<Runtime, String>> = OnceLock::new();
+static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
 /// What the host allows the library (lance.h `LanceProcessBudget`); zeros
 /// and None are the defaults.
@@ -82,20 +82,118 @@ fn first_use() {
     });
 }
 
+/// A runtime's builder: `workers` worker threads (None: the library's
+/// default, one per core; Some(0): none, the calling thread drives it) and at
+/// most `blocking` threads for blocking operations (None: tokio's default).
+/// Its threads block SIGPIPE (see `SigpipeBlocked`) and carry `name`.
+fn builder(workers: Option<usize>, blocking: Option<usize>, name: String) -> Builder {
+    let mut b = match workers {
+        Some(0) => Builder::new_current_thread(),
+        Some(n) => {
+            let mut b = Builder::new_multi_thread();
+            b.worker_threads(n);
+            b
+        }
+        None => Builder::new_multi_thread(),
+    };
+    if let Some(n) = blocking {
+        b.max_blocking_threads(n);
+    }
+    // Timers and I/O; no signal driver (the host's signals are the host's).
+    b.enable_io().enable_time().thread_name(name).on_thread_start(block_sigpipe_for_good);
+    b
+}
+
+/// Starting a runtime fails only for want of resources (threads, file
+/// descriptors): an I/O error of the host's environment.
+fn start_failed(what: &str, e: std::io::Error) -> CError {
+    CError::new(Code::Io, format!("cannot start {what}: {e}"))
+}
+
+static STARTING: Mutex<()> = Mutex::new(());
+
 fn runtime() -> CResult<&'static Runtime> {
     first_use();
-    RUNTIME
-        .get_or_init(|| {
-            let io = limits().budget.io_threads;
-            let mut builder = Builder::new_multi_thread();
-            if io > 0 {
-                builder.worker_threads(io).max_blocking_threads(io);
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt);
+    }
+    // One thread starts it; a start that failed (out of file descriptors,
+    // say) is tried again by the next call.
+    let _one = STARTING.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(rt) = RUNTIME.get() {
+        return Ok(rt);
+    }
+    let io = limits().budget.io_threads;
+    let rt = builder((io > 0).then_some(io), (io > 0).then_some(io), RUNTIME_THREAD_NAME.to_string())
+        .build()
+        .map_err(|e| start_failed("the async runtime", e))?;
+    Ok(RUNTIME.get_or_init(|| rt))
+}
+
+/// A write to a socket whose peer has gone raises SIGPIPE, whose default
+/// action ends the process; the host may not ignore it (a C program does
+/// not by default), so the library keeps it from ever reaching the host,
+/// without touching the process's signal dispositions.  Its own threads
+/// block SIGPIPE for good (such a write then just fails with EPIPE, an I/O
+/// error); a host thread blocks it for the length of a call, and a SIGPIPE
+/// the call raised is taken before the thread's mask is restored.
+fn sigpipe_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset initialise a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGPIPE);
+        set
+    }
+}
+
+fn block_sigpipe_for_good() {
+    let set = sigpipe_set();
+    // SAFETY: changes only the calling thread's mask.
+    unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+}
+
+fn sigpipe_pending() -> bool {
+    // SAFETY: sigpending fills a local set.
+    unsafe {
+        let mut pending: libc::sigset_t = std::mem::zeroed();
+        libc::sigpending(&mut pending) == 0 && libc::sigismember(&pending, libc::SIGPIPE) == 1
+    }
+}
+
+/// SIGPIPE blocked on the calling thread while it lives (see `sigpipe_set`).
+pub struct SigpipeBlocked {
+    old: libc::sigset_t,
+    /// Pending before the call, or blocked by the host itself: not ours to take.
+    leave_alone: bool,
+}
+
+impl SigpipeBlocked {
+    pub fn new() -> Self {
+        let set = sigpipe_set();
+        // SAFETY: changes only the calling thread's mask; `old` receives the previous one.
+        unsafe {
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old);
+            let leave_alone = libc::sigismember(&old, libc::SIGPIPE) == 1 || sigpipe_pending();
+            SigpipeBlocked { old, leave_alone }
+        }
+    }
+}
+
+impl Drop for SigpipeBlocked {
+    fn drop(&mut self) {
+        // SAFETY: takes a pending SIGPIPE without waiting, then restores the
+        // thread's own mask.
+        unsafe {
+            if !self.leave_alone && sigpipe_pending() {
+                let set = sigpipe_set();
+                let now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+                libc::sigtimedwait(&set, std::ptr::null_mut(), &now);
             }
-            builder.enable_all().thread_name(RUNTIME_THREAD_NAME).build()
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| CError::new(Code::Internal, format!("cannot start the async runtime: {e}")))
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, std::ptr::null_mut());
+        }
+    }
 }
 
 /// Runs `f`, which blocks, on the calling thread.  A thread that already
@@ -117,6 +215,7 @@ fn blocking<T>(f: impl FnOnce() -> T) -> CResult<T> {
 /// Runs `fut` to completion on the shared runtime (or, called from a
 /// runtime thread, on that thread's runtime), blocking the calling thread.
 pub fn block_on<F: Future>(fut: F) -> CResult<F::Output> {
+    let _sigpipe = SigpipeBlocked::new();
     match Handle::try_current() {
         Err(_) => Ok(runtime()?.block_on(fut)),
         Ok(handle) => blocking(|| handle.block_on(fut)),
@@ -141,18 +240,10 @@ where
 /// concurrent builds add one thread each at most, not one per core).
 pub fn build_runtime() -> CResult<Runtime> {
     first_use();
-    let mut builder = if limits().budget.io_threads > 0 {
-        let mut b = Builder::new_current_thread();
-        b.max_blocking_threads(1);
-        b
-    } else {
-        Builder::new_multi_thread()
-    };
-    builder
-        .enable_all()
-        .thread_name(format!("{RUNTIME_THREAD_NAME}-build"))
+    let budgeted = limits().budget.io_threads > 0;
+    builder(budgeted.then_some(0), budgeted.then_some(1), format!("{RUNTIME_THREAD_NAME}-build"))
         .build()
-        .map_err(|e| CError::new(Code::Internal, format!("cannot start a runtime for the build: {e}")))
+        .map_err(|e| start_failed("a runtime for the build", e))
 }
 
 /// Runs `fut` to completion, blocking the calling thread, on a build's
@@ -162,6 +253,7 @@ pub fn block_on_build<F: Future>(rt: &Runtime, fut: F) -> CResult<F::Output> {
     if rt.handle().runtime_flavor() != RuntimeFlavor::CurrentThread {
         return block_on(fut);
     }
+    let _sigpipe = SigpipeBlocked::new();
     blocking(|| rt.block_on(fut))
 }
 
@@ -175,6 +267,7 @@ pub fn shut_down(rt: Runtime, wait: Option<Duration>) {
     };
     // Waiting is blocking (a runtime thread hands its other work to
     // another thread first); where it cannot wait, it lets them end.
+    let _sigpipe = SigpipeBlocked::new();
     let mut rt = Some(rt);
     if blocking(|| rt.take().map(|rt| rt.shutdown_timeout(wait))).is_err() {
         if let Some(rt) = rt {

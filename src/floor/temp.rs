@@ -67,7 +67,14 @@ pub fn install(chosen: Option<PathBuf>) {
 fn create(base: &Path) -> std::io::Result<Option<Owned>> {
     let pid = std::process::id();
     let dir = tempfile::Builder::new().prefix(&format!("{PREFIX}{pid}-")).tempdir_in(base)?.keep();
-    let lock = File::open(&dir)?;
+    let lock = match File::open(&dir) {
+        Ok(lock) => lock,
+        Err(e) => {
+            // (Out of file descriptors, say): never leave an unlocked directory.
+            let _ = std::fs::remove_dir(&dir);
+            return Err(e);
+        }
+    };
     if !try_lock(&lock) {
         return Ok(None);
     }
