@@ -28,7 +28,11 @@
  * that is not UTF-8, or an enum value out of range gives
  * LANCE_ERR_INVALID_ARGUMENT; a panic inside the library is caught and
  * gives LANCE_ERR_PANIC (the handles involved stay usable: unlike upstream,
- * a scanner that saw a panic is not poisoned).  No argument is silently clamped or replaced: where a
+ * a scanner that saw a panic is not poisoned).  SIGPIPE, which a write to a
+ * connection the store has reset raises, never reaches the host: the
+ * library blocks it on its own threads, and on the calling thread for the
+ * length of a call (taking one the call raised), and never changes the
+ * process's signal dispositions; the write fails as LANCE_ERR_IO.  No argument is silently clamped or replaced: where a
  * 0 or NULL means "default", the default is written next to it here.
  *
  * CPU.  The library's Rust code is compiled for one CPU level (CMake's
