@@ -168,7 +168,7 @@ pub fn take_last_error_message() -> Option<String> {
     })
 }
 
-fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

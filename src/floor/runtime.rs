@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use tokio::runtime::{Builder, Handle, Runtime, RuntimeFlavor};
 
-use crate::floor::error::{not_supported, CError, CResult, Code, RUNTIME_THREAD_NAME};
+use crate::floor::error::{not_supported, panic_text, CError, CResult, Code, RUNTIME_THREAD_NAME};
 
 static RUNTIME: OnceLock<Runtime> = OnceLock::new();
 
@@ -99,15 +99,21 @@ fn builder(workers: Option<usize>, blocking: Option<usize>, name: String) -> Bui
     if let Some(n) = blocking {
         b.max_blocking_threads(n);
     }
-    // Timers and I/O; no signal driver (the host's signals are the host's).
     b.enable_io().enable_time().thread_name(name).on_thread_start(block_sigpipe_for_good);
     b
 }
 
-/// Starting a runtime fails only for want of resources (threads, file
-/// descriptors): an I/O error of the host's environment.
-fn start_failed(what: &str, e: std::io::Error) -> CError {
-    CError::new(Code::Io, format!("cannot start {what}: {e}"))
+/// Starts a runtime.  That fails only for want of resources (threads, file
+/// descriptors): an I/O error of the host's environment, also where tokio
+/// panics instead (its signal driver, part of the I/O driver when any crate
+/// of the build enables tokio's signal feature, makes a socket pair the
+/// first time and panics when it cannot).
+fn start(mut b: Builder, what: &str) -> CResult<Runtime> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.build())) {
+        Ok(Ok(rt)) => Ok(rt),
+        Ok(Err(e)) => Err(CError::new(Code::Io, format!("cannot start {what}: {e}"))),
+        Err(panic) => Err(CError::new(Code::Io, format!("cannot start {what}: {}", panic_text(&*panic)))),
+    }
 }
 
 static STARTING: Mutex<()> = Mutex::new(());
@@ -124,9 +130,7 @@ fn runtime() -> CResult<&'static Runtime> {
         return Ok(rt);
     }
     let io = limits().budget.io_threads;
-    let rt = builder((io > 0).then_some(io), (io > 0).then_some(io), RUNTIME_THREAD_NAME.to_string())
-        .build()
-        .map_err(|e| start_failed("the async runtime", e))?;
+    let rt = start(builder((io > 0).then_some(io), (io > 0).then_some(io), RUNTIME_THREAD_NAME.to_string()), "the async runtime")?;
     Ok(RUNTIME.get_or_init(|| rt))
 }
 
@@ -241,9 +245,7 @@ where
 pub fn build_runtime() -> CResult<Runtime> {
     first_use();
     let budgeted = limits().budget.io_threads > 0;
-    builder(budgeted.then_some(0), budgeted.then_some(1), format!("{RUNTIME_THREAD_NAME}-build"))
-        .build()
-        .map_err(|e| start_failed("a runtime for the build", e))
+    start(builder(budgeted.then_some(0), budgeted.then_some(1), format!("{RUNTIME_THREAD_NAME}-build")), "a runtime for the build")
 }
 
 /// Runs `fut` to completion, blocking the calling thread, on a build's
