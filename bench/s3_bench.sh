@@ -13,7 +13,8 @@
 # worker peak RSS; then the cancel latency of a segment build cancelled as
 # its shuffle starts (nothing written to the store yet), as it starts
 # writing its partitions, and with half of them written (s3_dataset
-# cancel-at, 5 builds per store and stage, each trained in its process):
+# cancel-at, S3_BENCH_CANCELS builds per store and stage (5), each trained
+# in its process):
 # median and worst, from the cancel to the return.
 set -euo pipefail
 TOOL=$(realpath "${1:?lance-index}")
@@ -21,6 +22,7 @@ DATA=$(realpath "${2:?s3_dataset}")
 ROWS=${3:-100000}
 DIM=${4:-128}
 SEGMENTS=${5:-4}
+CANCELS=${S3_BENCH_CANCELS:-5} # cancelled builds per store and stage
 source "$(dirname "$0")/../tests/stores/lib.sh"
 [ -x /usr/bin/time ] || s3_fail "GNU time (/usr/bin/time, Debian package time) is needed for peak memory"
 
@@ -67,7 +69,7 @@ for stage in shuffle merge_partitions merge_partitions+32; do
   for where in local s3; do
     uri=$([ $where = local ] && echo "$local_uri" || echo "$s3_uri")
     lat=()
-    for _ in 1 2 3 4 5; do
+    for _ in $(seq 1 "$CANCELS"); do
       u=$(tr -d - </proc/sys/kernel/random/uuid)
       line=$(on w1 "$DATA" cancel-at "$stage" "$uri" 64 "$u" 0 2>/dev/null) ||
         s3_fail "cancel-at $stage on $where: $line"

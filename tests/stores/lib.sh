@@ -22,6 +22,7 @@
 #   s3_limit_uplink HOST RATE   shapes what HOST sends to RATE (tc tbf, e.g. 8mbit)
 #   s3_list PREFIX          the bucket's keys under PREFIX, one a line
 #   s3_list_uploads PREFIX  its incomplete multipart uploads under PREFIX
+#   check DESCRIPTION CMD...   an assertion, counted in $checks and $failures
 #   s3_put_if_absent KEY FILE [HOST]   PUT with If-None-Match: *; prints the HTTP status
 
 set -euo pipefail
@@ -40,6 +41,23 @@ S3_HOSTS=()
 S3_WEED_PID=
 S3_GW_PID=
 S3_ENDPOINT=
+
+# check DESCRIPTION COMMAND...: runs COMMAND and prints "ok    DESCRIPTION"
+# or, on failure, "FAIL  DESCRIPTION" on stderr; counts both (checks,
+# failures) for the test's closing line.
+checks=0
+failures=0
+check() {
+  local what=$1
+  shift
+  checks=$((checks + 1))
+  if "$@"; then
+    echo "ok    $what"
+  else
+    echo "FAIL  $what" >&2
+    failures=$((failures + 1))
+  fi
+}
 
 s3_fail() {
   echo "FAIL: $*" >&2

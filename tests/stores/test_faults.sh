@@ -90,19 +90,6 @@ SEED=${LANCE_FAULT_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 RANDOM=$SEED
 echo "seed $SEED (replay: LANCE_FAULT_SEED=$SEED ctest -R '^test_faults_$CASE\$')"
 
-checks=0
-failures=0
-check() { # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  checks=$((checks + 1))
-  if "$@"; then
-    echo "ok    $what"
-  else
-    echo "FAIL  $what" >&2
-    failures=$((failures + 1))
-  fi
-}
 T_START=$(s3_now)
 
 # ---- draws ----
@@ -370,17 +357,24 @@ fault_store_build() { # K N
     check "$what: the build reached its writing stage (exit $CALL_RC: $(first_line "$log"))" false
     return
   fi
-  sleep "$point"
-  local hit=0
-  alive && hit=1
-  s3_gateway_kill
-  injected=$((injected + 1)) landed=$((landed + hit))
-  sleep "$outage"
-  s3_gateway_start
-  wait_call
-  s3_log "$what: gateway killed $point s into merge_partitions (of ~$BUILD_WRITE_SECS s), back after $outage s; exit $CALL_RC after $CALL_SECS s$([ $hit = 1 ] || echo ' (the build had ended)'): $(first_line "$log")"
+  gateway_outage "$point" "$outage"
+  s3_log "$what: gateway killed $point s into merge_partitions (of ~$BUILD_WRITE_SECS s), back after $outage s; exit $CALL_RC after $CALL_SECS s$([ $HIT = 1 ] || echo ' (the build had ended)'): $(first_line "$log")"
   outcome "$what" "$CALL_RC" "$CALL_SECS" 0 12
   after_build "$what" w1 "$g" fb.bin "$CALL_RC"
+}
+
+# gateway_outage POINT OUTAGE: POINT s from now kills the store's S3
+# gateway, brings it back OUTAGE s later and waits for the running call;
+# HIT=1 when the call was still running at the kill.
+gateway_outage() {
+  sleep "$1"
+  HIT=0
+  alive && HIT=1
+  s3_gateway_kill
+  injected=$((injected + 1)) landed=$((landed + HIT))
+  sleep "$2"
+  s3_gateway_start
+  wait_call
 }
 
 # -- store stopped mid-commit --
@@ -395,15 +389,8 @@ fault_store_commit() { # K N
   draw point "$k" "$n" 0 "$(awk -v c="$COMMIT_SECS" 'BEGIN { print c * 0.7 }')"
   draw outage 0 1 0.5 5
   commit_bg coord "$log" "$job" "$(s3_dir coord)/fc.bin"
-  sleep "$point"
-  local hit=0
-  alive && hit=1
-  s3_gateway_kill
-  injected=$((injected + 1)) landed=$((landed + hit))
-  sleep "$outage"
-  s3_gateway_start
-  wait_call
-  s3_log "$what: gateway killed $point s into the commit (of ~$COMMIT_SECS s), back after $outage s; exit $CALL_RC after $CALL_SECS s$([ $hit = 1 ] || echo ' (the commit had ended)'): $(first_line "$log") $(cat "$log.out")"
+  gateway_outage "$point" "$outage"
+  s3_log "$what: gateway killed $point s into the commit (of ~$COMMIT_SECS s), back after $outage s; exit $CALL_RC after $CALL_SECS s$([ $HIT = 1 ] || echo ' (the commit had ended)'): $(first_line "$log") $(cat "$log.out")"
   outcome "$what" "$CALL_RC" "$CALL_SECS" 0 12
   knn "$what, right after the fault"
   # The retry: the same set, the same job (answered as already committed

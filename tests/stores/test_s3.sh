@@ -67,19 +67,6 @@ TOOL=$(realpath "${2:?lance-index}")
 DATA=$(realpath "${3:?s3_dataset}")
 source "$(dirname "$0")/lib.sh"
 
-checks=0
-failures=0
-check() { # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  checks=$((checks + 1))
-  if "$@"; then
-    echo "ok    $what"
-  else
-    echo "FAIL  $what" >&2
-    failures=$((failures + 1))
-  fi
-}
 finish() {
   echo "$case_name: $checks checks, $failures failed, $(s3_elapsed "$T_START") s in all (object store start $S3_START_SECONDS s)"
   echo "$((checks - failures)) passed, $failures failed"
@@ -93,6 +80,15 @@ FRAGS=16
 PARTS=16
 SEED=7
 uuid() { tr -d - </proc/sys/kernel/random/uuid; }
+# await_line PATTERN FILE PID: waits (up to 3 min) until a line of FILE
+# matches PATTERN, or process PID has ended.
+await_line() {
+  for _ in $(seq 1 18000); do
+    grep -q -- "$1" "$2" 2>/dev/null && break
+    kill -0 "$3" 2>/dev/null || break
+    sleep 0.01
+  done
+}
 # dashed_uuid HEX: the 8-4-4-4-12 form, as Lance names a segment's directory.
 dashed_uuid() { sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"$1"; }
 
@@ -229,6 +225,29 @@ case_loop() {
     test -z "$(find "$S3_WORK/hosts" -name '*.lance' -o -name '*.manifest' -o -name '*.idx')"
 }
 
+# cancel_at_stage STAGE WHAT URI PREFIX: `s3_dataset cancel-at STAGE` on
+# host w1 with a fresh UUID (the process lingers 3 s after the call
+# returns): the call returns CANCELLED, the build stopped at once, and
+# nothing of its UUID, no file and no incomplete upload, is in the bucket
+# when the call returned, nor 3 s later.
+cancel_at_stage() {
+  local stage=$1 what=$2 uri=$3 prefix=$4 u dashed pid rc=0 out now
+  u=$(uuid)
+  dashed=$(dashed_uuid "$u")
+  out=$S3_WORK/cancel-$u
+  on w1 "$DATA" cancel-at "$stage" "$uri" "$PARTS" "$u" 3000 >"$out.out" 2>"$out.err" &
+  pid=$!
+  await_line '"code"' "$out.out" "$pid"
+  left() { echo "$(s3_list "$prefix" | grep -e "$dashed" || true)$(s3_list_uploads "$prefix" | grep -e "$dashed" || true)"; }
+  now=$(left)
+  wait "$pid" || rc=$?
+  s3_log "cancel $what: $(cat "$out.out") $(cat "$out.err")"
+  check "a build cancelled $what on s3:// returns CANCELLED, stopped at once (exit $rc)" \
+    grep -qx '{"code": 1000, "abandoned": 0, "ms": [0-9.]*}' "$out.out"
+  check "nothing of its UUID (file or incomplete upload) was in the bucket when the call returned" test -z "$now"
+  check "nor 3 s later" test -z "$(left)"
+}
+
 case_kill() {
   s3_hosts store coord w1 w2 client
   s3_start
@@ -279,11 +298,7 @@ case_kill() {
     kill -0 "${pids[0]}" 2>/dev/null || break # w1's tasks ended (failed)
     sleep 0.01
   done
-  for _ in $(seq 1 18000); do
-    grep -q "^merge_partitions: started" "$S3_WORK/build-1.log" 2>/dev/null && break
-    kill -0 "${pids[0]}" 2>/dev/null || break
-    sleep 0.01
-  done
+  await_line "^merge_partitions: started" "$S3_WORK/build-1.log" "${pids[0]}"
   sleep 1
   w1pids=$(ip netns pids "$(s3_ns w1)")
   [ -n "$w1pids" ] && kill -STOP $w1pids 2>/dev/null || true
@@ -345,11 +360,7 @@ case_kill() {
   on w1 "$TOOL" build "$uri" --column vec --model "$w1dir/model.bin" --fragments "${GROUPS_[1]}" \
     --uuid "$cuuid" -o "$w1dir/cancelled.bin" 2>"$S3_WORK/build-cancel.log" &
   local cpid=$!
-  for _ in $(seq 1 18000); do
-    grep -q "^merge_partitions: started" "$S3_WORK/build-cancel.log" 2>/dev/null && break
-    kill -0 "$cpid" 2>/dev/null || break
-    sleep 0.01
-  done
+  await_line "^merge_partitions: started" "$S3_WORK/build-cancel.log" "$cpid"
   kill -TERM $(ip netns pids "$(s3_ns w1)") 2>/dev/null || true
   wait "$cpid" || rc=$?
   check "a build cancelled on s3:// while writing exits 20 (cancelled)" test "$rc" -eq 20
@@ -360,53 +371,12 @@ case_kill() {
   # runtime (a segment build on s3:// runs on one of its own).  Nothing of
   # its UUID is in the bucket when the call returned, nor after the process
   # lived on 3 s more.
-  local suuid sdashed spid
-  suuid=$(uuid)
-  sdashed=$(dashed_uuid "$suuid")
-  rc=0
-  on w1 "$DATA" cancel-at shuffle "$uri" "$PARTS" "$suuid" 3000 >"$S3_WORK/shuffle-cancel.out" \
-    2>"$S3_WORK/shuffle-cancel.err" &
-  spid=$!
-  for _ in $(seq 1 18000); do
-    grep -q '"code"' "$S3_WORK/shuffle-cancel.out" 2>/dev/null && break
-    kill -0 "$spid" 2>/dev/null || break
-    sleep 0.01
-  done
-  local returned
-  returned=$(s3_list "$prefix" | grep -e "$sdashed" || true)
-  wait "$spid" || rc=$?
-  s3_log "cancel in the shuffle: $(cat "$S3_WORK/shuffle-cancel.out") $(cat "$S3_WORK/shuffle-cancel.err")"
-  check "a build cancelled in its shuffle on s3:// returns CANCELLED, stopped at once (exit $rc)" \
-    grep -qx '{"code": 1000, "abandoned": 0, "ms": [0-9.]*}' "$S3_WORK/shuffle-cancel.out"
-  check "nothing of its UUID was in the bucket when the call returned" test -z "$returned"
-  check "nor 3 s later" \
-    test -z "$(s3_list "$prefix" | grep -e "$sdashed" || true)"
+  cancel_at_stage shuffle "in its shuffle" "$uri" "$prefix"
   # A cancel in the middle of writing (half its partitions written, its
   # upload crawling over w1's slow link): the build is stopped at once, not
   # at a checkpoint, and nothing of its UUID is in the bucket, neither files
   # nor incomplete uploads, when the call returned nor 3 s later.
-  local muuid mdashed mpid
-  muuid=$(uuid)
-  mdashed=$(dashed_uuid "$muuid")
-  rc=0
-  on w1 "$DATA" cancel-at "merge_partitions+$((PARTS / 2))" "$uri" "$PARTS" "$muuid" 3000 \
-    >"$S3_WORK/mid-cancel.out" 2>"$S3_WORK/mid-cancel.err" &
-  mpid=$!
-  for _ in $(seq 1 18000); do
-    grep -q '"code"' "$S3_WORK/mid-cancel.out" 2>/dev/null && break
-    kill -0 "$mpid" 2>/dev/null || break
-    sleep 0.01
-  done
-  local files_then uploads_then
-  files_then=$(s3_list "$prefix" | grep -e "$mdashed" || true)
-  uploads_then=$(s3_list_uploads "$prefix" | grep -e "$mdashed" || true)
-  wait "$mpid" || rc=$?
-  s3_log "cancel mid-writing: $(cat "$S3_WORK/mid-cancel.out") $(cat "$S3_WORK/mid-cancel.err")"
-  check "a build cancelled mid-writing on s3:// returns CANCELLED at once (exit $rc)" \
-    grep -q '{"code": 1000, "abandoned": 0, "ms": [0-9.]*}' "$S3_WORK/mid-cancel.out"
-  check "nothing of its UUID was in the bucket when the call returned" test -z "$files_then$uploads_then"
-  check "nor 3 s later (files and incomplete uploads)" \
-    test -z "$(s3_list "$prefix" | grep -e "$mdashed" || true)$(s3_list_uploads "$prefix" | grep -e "$mdashed" || true)"
+  cancel_at_stage "merge_partitions+$((PARTS / 2))" "mid-writing" "$uri" "$prefix"
 }
 
 case_race() {

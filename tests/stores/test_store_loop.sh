@@ -91,19 +91,6 @@ store_cleanup() {
 }
 trap store_cleanup EXIT
 
-checks=0
-failures=0
-check() { # check DESCRIPTION COMMAND...
-  local what=$1
-  shift
-  checks=$((checks + 1))
-  if "$@"; then
-    echo "ok    $what"
-  else
-    echo "FAIL  $what" >&2
-    failures=$((failures + 1))
-  fi
-}
 
 # client OPTIONS CMD...: CMD with these storage options, as one client process.
 client() {
