@@ -55,9 +55,10 @@
  *
  * Threads.  Every call blocks until its work is done; the work runs on one
  * shared multi-threaded runtime that the library starts on first use (an
- * index build on the local file system given a cancel token runs on a
- * runtime of its own, shut down when it returns: "Build progress and
- * cancellation"; "Process budget" bounds them).  Any number of threads may call the library at once.
+ * index build given a cancel token, on the local file system or a segment
+ * build on s3://, runs on a runtime of its own, shut down when it returns:
+ * "Build progress and cancellation"; "Process budget" bounds them).  Any
+ * number of threads may call the library at once.
  * Per handle type:
  *   LanceDataset                 shared between threads freely.  Reads take
  *                                the handle's current snapshot and never
@@ -275,9 +276,10 @@ void lance_free_bytes(uint8_t* bytes);
  *     LANCE_CPU_THREADS environment variable sets it), and the pool its
  *     k-means and PQ training run on, one thread per core
  *     (RAYON_NUM_THREADS sets it);
- *   - an index build on the local file system given a cancel token: a
- *     runtime of its own with one worker thread per core ("Build progress
- *     and cancellation"), so N such builds at once start N x cores threads;
+ *   - an index build given a cancel token (on the local file system, or a
+ *     segment build on s3://): a runtime of its own with one worker thread
+ *     per core ("Build progress and cancellation"), so N such builds at
+ *     once start N x cores threads;
  *   - temporary files (a vector build's shuffle spill, which grows with
  *     the rows it shuffles) under a directory of the process's own in
  *     TMPDIR, removed when the process exits (or by the next process's
@@ -292,7 +294,7 @@ typedef struct LanceProcessBudget {
     uint32_t compute_threads;
     /* 0 = the defaults above.  Else the shared runtime has this many worker
        threads and at most this many threads for blocking file operations,
-       and a build with a cancel token on the local file system has no
+       and a build with a cancel token (local, or a segment on s3://) has no
        worker thread of its own: its tasks run on the thread that called it
        (which waits for it anyway) and at most one thread of its own does
        its file operations, so N such builds at once add at most N threads.
@@ -315,7 +317,7 @@ typedef struct LanceProcessBudget {
  *
  * With both counts set, the library's threads are at most
  * 2 x compute_threads + 2 x io_threads + 1, plus one for each build with a
- * cancel token on the local file system running at that moment
+ * cancel token (local, or a segment on s3://) running at that moment
  * (tests/api/test_budget.c counts them under 8 concurrent builds).
  * Setting the environment variables happens at start, from the calling
  * thread: a host whose other threads call setenv() or getenv() at that
