@@ -521,8 +521,8 @@ int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older
  * leaves one: the object store keeps its parts, and bills them, until it
  * is aborted, and no listing of objects shows it (so
  * lance_dataset_cleanup_old_versions() cannot).  An upload still in
- * progress is aborted too if it is older than the cutoff (its writer then
- * fails with LANCE_ERR_IO): as with delete_unverified, make sure no worker
+ * progress is aborted too if it is older than the cutoff (its writer can
+ * then not finish its file): as with delete_unverified, make sure no worker
  * writes to this dataset, or give a cutoff longer than any write takes.
  *
  * On s3:// it lists the uploads (S3's ListMultipartUploads, signed with the
