@@ -24,7 +24,7 @@ struct Owned {
     dir: PathBuf,
     pid: u32,
     /// The directory itself, open and locked for the life of the process.
-    _lock: File,
+    lock: File,
 }
 
 static OWNED: OnceLock<Option<Owned>> = OnceLock::new();
@@ -83,7 +83,7 @@ fn create(base: &Path) -> std::io::Result<Option<Owned>> {
     if !same.is_some_and(|(path, held)| path.ino() == held.ino() && path.dev() == held.dev()) {
         return Ok(None);
     }
-    Ok(Some(Owned { dir, pid, _lock: lock }))
+    Ok(Some(Owned { dir, pid, lock }))
 }
 
 fn try_lock(file: &File) -> bool {
@@ -112,8 +112,19 @@ extern "C" fn remove_at_exit() {
     if let Some(Some(owned)) = OWNED.get() {
         // A child forked without exec shares the directory: only its
         // creator removes it.
-        if owned.pid == std::process::id() {
-            let _ = std::fs::remove_dir_all(&owned.dir);
+        if owned.pid != std::process::id() {
+            return;
         }
+        // An empty directory goes without a descriptor (rmdir); listing a
+        // full one takes one, which a process at its descriptor limit may
+        // not have: then give up the lock's own and try again (another
+        // process reclaiming it meanwhile removes the same directory).
+        if std::fs::remove_dir(&owned.dir).is_ok() || std::fs::remove_dir_all(&owned.dir).is_ok() {
+            return;
+        }
+        // SAFETY: the lock's descriptor is closed once, at exit; the static
+        // holding its File is never dropped, so nothing closes it again.
+        unsafe { libc::close(owned.lock.as_raw_fd()) };
+        let _ = std::fs::remove_dir_all(&owned.dir);
     }
 }
