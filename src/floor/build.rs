@@ -21,7 +21,7 @@ use crate::floor::handle::LanceDataset;
 use crate::floor::params::{BuildMode, CoreParams, LanceVectorIndexParams};
 use crate::floor::progress::{cancelled_error, BuildControl};
 use crate::floor::runtime::block_on;
-use crate::floor::uploads::{abort_under, lists_uploads};
+use crate::floor::uploads::{self, abort_under, lists_uploads};
 
 /// What to build.
 pub struct BuildRequest {
@@ -142,6 +142,9 @@ impl BuildRequest {
             && !commit
             && lists_uploads(&self.dataset)
             && self.dataset.manifest().base_paths.is_empty();
+        if own_store {
+            uploads::prepare(&self.dataset);
+        }
         let abort_anywhere = uuid.is_some() && (own_store || on_local_disk(&self.dataset)?);
         // Last, since it writes (the claim): from here on every way out of a
         // cancelled build removes the segment's directory.

@@ -13,12 +13,15 @@
 
 use std::collections::HashMap;
 use std::str::FromStr;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use lance::Dataset;
 use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
-use object_store::client::{ClientConfigKey, ClientOptions, HttpConnector, HttpRequest, HttpRequestBody, ReqwestConnector};
+use object_store::client::{
+    ClientConfigKey, ClientOptions, HttpClient, HttpConnector, HttpRequest, HttpRequestBody, ReqwestConnector,
+};
 use object_store::multipart::MultipartStore;
 use object_store::path::Path;
 use object_store::signer::{Signer, SignedUrlOptions};
@@ -51,28 +54,14 @@ pub fn abort_incomplete_uploads(ds: &Dataset, older_than: Duration) -> CResult<u
 
 /// Whether this module can list the dataset's incomplete uploads (s3://).
 pub fn lists_uploads(ds: &Dataset) -> bool {
-    Url::parse(ds.uri()).is_ok_and(|u| matches!(u.scheme(), "s3" | "s3a"))
+    matches!(bucket_of(ds), Ok(Some(_)))
 }
 
 /// Aborts every incomplete upload under `<dataset>/<sub>` (`sub` empty or
 /// ending in '/') started more than `older_than` ago.
 pub fn abort_under(ds: &Dataset, sub: &str, older_than: Duration) -> CResult<u64> {
-    let uri = ds.uri();
-    let Ok(url) = Url::parse(uri) else { return Ok(0) }; // a plain local path
-    match url.scheme() {
-        "file" | "file+uring" => return Ok(0),
-        "s3" | "s3a" => {}
-        scheme => {
-            return Err(not_supported(format!(
-                "listing incomplete multipart uploads is done on s3:// only, not {scheme}:// ({uri}); configure \
-                 the store's lifecycle rule that aborts them instead (docs/object-storage.md)"
-            )))
-        }
-    }
-    let bucket = url.host_str().ok_or_else(|| io("the dataset's URI has no bucket", uri))?.to_string();
-    let path = url.path().trim_matches('/');
+    let Some((bucket, path, options)) = bucket_of(ds)? else { return Ok(0) };
     let prefix = if path.is_empty() { sub.to_string() } else { format!("{path}/{sub}") };
-    let options = ds.store_params().and_then(|p| p.storage_options()).cloned().unwrap_or_default();
     let cutoff = Utc::now()
         - chrono::Duration::from_std(older_than).map_err(|_| io("older_than is too large", older_than.as_secs()))?;
     block_on(async move {
@@ -92,14 +81,56 @@ pub fn abort_under(ds: &Dataset, sub: &str, older_than: Duration) -> CResult<u64
     })?
 }
 
+/// Makes the clients `abort_under` will use for this dataset now, so that a
+/// cancelled build does not spend its return making them (a build on
+/// s3:// calls it as it starts).  A failure is left for `abort_under` to report.
+pub fn prepare(ds: &Dataset) {
+    if let Ok(Some((bucket, _, options))) = bucket_of(ds) {
+        let _ = s3_client(&bucket, &options);
+    }
+}
+
+/// The dataset's bucket, its path in the bucket (no leading or trailing
+/// '/') and its storage options; None on the local file system.
+fn bucket_of(ds: &Dataset) -> CResult<Option<(String, String, HashMap<String, String>)>> {
+    let uri = ds.uri();
+    let Ok(url) = Url::parse(uri) else { return Ok(None) }; // a plain local path
+    match url.scheme() {
+        "file" | "file+uring" => return Ok(None),
+        "s3" | "s3a" => {}
+        scheme => {
+            return Err(not_supported(format!(
+                "listing incomplete multipart uploads is done on s3:// only, not {scheme}:// ({uri}); configure \
+                 the store's lifecycle rule that aborts them instead (docs/object-storage.md)"
+            )))
+        }
+    }
+    let bucket = url.host_str().ok_or_else(|| io("the dataset's URI has no bucket", uri))?.to_string();
+    let path = url.path().trim_matches('/').to_string();
+    let options = ds.store_params().and_then(|p| p.storage_options()).cloned().unwrap_or_default();
+    Ok(Some((bucket, path, options)))
+}
+
 /// The bucket's client, from the dataset's storage options (object_store's
 /// keys, e.g. aws_endpoint, aws_region, aws_access_key_id, allow_http) and
 /// the AWS_* environment, and an HTTP client with the same client options.
-fn s3_client(bucket: &str, options: &HashMap<String, String>) -> CResult<(AmazonS3, object_store::client::HttpClient)> {
+/// Made once per bucket and options in a process and kept: making them
+/// loads the system's root certificates twice, milliseconds that a
+/// cancelled build on s3:// would otherwise spend before returning.  (They
+/// are only used on the shared runtime, whose connections live as long as
+/// the process; the environment is read when the first is made.)
+fn s3_client(bucket: &str, options: &HashMap<String, String>) -> CResult<(AmazonS3, HttpClient)> {
+    static CLIENTS: Mutex<Vec<(String, AmazonS3, HttpClient)>> = Mutex::new(Vec::new());
+    let mut sorted: Vec<_> = options.iter().map(|(k, v)| (k.to_ascii_lowercase(), v)).collect();
+    sorted.sort();
+    let key = format!("{bucket}\n{sorted:?}");
+    let mut clients = CLIENTS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, s3, client)) = clients.iter().find(|(k, ..)| *k == key) {
+        return Ok((s3.clone(), client.clone()));
+    }
     let mut builder = AmazonS3Builder::from_env().with_url(format!("s3://{bucket}"));
     let mut client_options = ClientOptions::new();
-    for (key, value) in options {
-        let key = key.to_ascii_lowercase();
+    for (key, value) in sorted {
         if let Ok(k) = AmazonS3ConfigKey::from_str(&key) {
             builder = builder.with_config(k, value);
         }
@@ -109,13 +140,18 @@ fn s3_client(bucket: &str, options: &HashMap<String, String>) -> CResult<(Amazon
     }
     let s3 = builder.with_client_options(client_options.clone()).build().map_err(|e| io("opening the bucket", e))?;
     let client = ReqwestConnector::default().connect(&client_options).map_err(|e| io("opening an HTTP client", e))?;
+    // A few buckets at most in practice; a host cycling through many keeps the last ones.
+    if clients.len() >= 16 {
+        clients.remove(0);
+    }
+    clients.push((key, s3.clone(), client.clone()));
     Ok((s3, client))
 }
 
 /// Every incomplete upload whose key starts with `prefix`, page by page.
 async fn list_uploads(
     s3: &AmazonS3,
-    client: &object_store::client::HttpClient,
+    client: &HttpClient,
     prefix: &str,
 ) -> CResult<Vec<Upload>> {
     let mut uploads = Vec::new();
