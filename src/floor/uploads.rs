@@ -17,6 +17,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
+use futures::future::Either;
 use lance::Dataset;
 use object_store::aws::{AmazonS3, AmazonS3Builder, AmazonS3ConfigKey};
 use object_store::client::{
@@ -72,13 +73,37 @@ pub fn abort_under(ds: &Dataset, sub: &str, older_than: Duration) -> CResult<u64
             if !older_than.is_zero() && upload.initiated > cutoff {
                 continue;
             }
-            s3.abort_multipart(&Path::from(upload.key.as_str()), &upload.id)
-                .await
-                .map_err(|e| io(&format!("aborting the incomplete upload of {}", upload.key), e))?;
+            abort_one(&s3, &client, &prefix, &upload).await?;
             aborted += 1;
         }
         Ok(aborted)
     })?
+}
+
+/// How often an abort still unanswered looks whether its upload is gone.
+const RECHECK: Duration = Duration::from_millis(50);
+
+/// Aborts one upload.  Another party may be aborting it at the same moment
+/// (a writer dropped mid-file sends its own abort as it goes, which the
+/// store may still be processing when it is listed here), and a store may
+/// hold the second abort of an upload back (SeaweedFS answers it about a
+/// second later): so while the abort is unanswered the uploads are listed
+/// again every RECHECK, and the upload counts as aborted once it is gone.
+async fn abort_one(s3: &AmazonS3, client: &HttpClient, prefix: &str, upload: &Upload) -> CResult<()> {
+    let failed = |e| io(&format!("aborting the incomplete upload of {}", upload.key), e);
+    let path = Path::from(upload.key.as_str());
+    let mut abort = std::pin::pin!(s3.abort_multipart(&path, &upload.id));
+    loop {
+        let tick = std::pin::pin!(tokio::time::sleep(RECHECK));
+        match futures::future::select(abort.as_mut(), tick).await {
+            Either::Left((done, _)) => return done.map_err(failed),
+            Either::Right(_) => {
+                if !list_uploads(s3, client, prefix).await?.iter().any(|u| u.id == upload.id) {
+                    return Ok(());
+                }
+            }
+        }
+    }
 }
 
 /// Makes the clients `abort_under` will use for this dataset now, so that a
