@@ -85,20 +85,29 @@ const RECHECK: Duration = Duration::from_millis(50);
 
 /// Aborts one upload.  Another party may be aborting it at the same moment
 /// (a writer dropped mid-file sends its own abort as it goes, which the
-/// store may still be processing when it is listed here), and a store may
-/// hold the second abort of an upload back (SeaweedFS answers it about a
-/// second later): so while the abort is unanswered the uploads are listed
-/// again every RECHECK, and the upload counts as aborted once it is gone.
+/// store may still be processing when it is listed here): a store may then
+/// refuse the second abort (S3 answers NoSuchUpload once the upload is
+/// gone) or hold it back (SeaweedFS answers it about a second later).  So
+/// while the abort is unanswered the uploads are listed again every
+/// RECHECK, and after a refusal once more; the upload counts as aborted
+/// once a listing no longer shows it.
 async fn abort_one(s3: &AmazonS3, client: &HttpClient, prefix: &str, upload: &Upload) -> CResult<()> {
-    let failed = |e| io(&format!("aborting the incomplete upload of {}", upload.key), e);
+    let gone = || async { Ok::<_, CError>(!list_uploads(s3, client, prefix).await?.iter().any(|u| u.id == upload.id)) };
     let path = Path::from(upload.key.as_str());
     let mut abort = std::pin::pin!(s3.abort_multipart(&path, &upload.id));
     loop {
         let tick = std::pin::pin!(tokio::time::sleep(RECHECK));
         match futures::future::select(abort.as_mut(), tick).await {
-            Either::Left((done, _)) => return done.map_err(failed),
+            Either::Left((Ok(()), _)) => return Ok(()),
+            Either::Left((Err(e), _)) => {
+                return match gone().await {
+                    Ok(true) => Ok(()),
+                    _ => Err(io(&format!("aborting the incomplete upload of {}", upload.key), e)),
+                }
+            }
+            // A listing that fails leaves the abort to answer for itself.
             Either::Right(_) => {
-                if !list_uploads(s3, client, prefix).await?.iter().any(|u| u.id == upload.id) {
+                if matches!(gone().await, Ok(true)) {
                     return Ok(());
                 }
             }
