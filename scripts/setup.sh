@@ -72,8 +72,9 @@ fi
 # The object-storage tests' S3 server: SeaweedFS, built from its Go module
 # at one pinned version into $HOME/.cache/lance-c/bin (once; a stamp names the
 # version built).  `go install weed@VERSION` refuses the module (its go.mod has a
-# replace directive), so the module is downloaded and its weed command built in
-# place.  Needs Go 1.26 or newer (the module's go.mod asks for it).
+# replace directive), so the module is downloaded and its weed command built
+# from a copy of it (below).  Needs Go 1.26 or newer (the module's go.mod asks
+# for it).
 seaweedfs_module=github.com/seaweedfs/seaweedfs
 seaweedfs_version=v0.0.0-20261109003541-7506e5f91cd6
 weed_stamp="$seaweedfs_version (test plugins only)"
@@ -93,8 +94,9 @@ if [ ! -x "$weed_dir/weed" ] || [ "$(cat "$weed_dir/weed.version" 2>/dev/null)" 
   [ -d "$src" ] || { echo "setup: downloading $seaweedfs_module@$seaweedfs_version failed" >&2; exit 1; }
   # Built from a copy without the plugins the tests never configure (filer
   # stores other than its default leveldb2, replication sinks, notification
-  # queues, cloud KMS, the Postgres credential store): their SDKs and
-  # database clients are most of a fresh machine's build of it.
+  # queues, cloud KMS, the Postgres credential store), whose SDKs and
+  # database clients no test needs: 230 s instead of 272 s from empty Go
+  # caches (docs/object-storage.md).
   scratch=$(mktemp -d)
   cp -r "$src/." "$scratch"
   chmod -R u+w "$scratch"
