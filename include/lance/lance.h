@@ -2540,8 +2540,9 @@ int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder,
  * abandoned in training whose computation had not ended.  A process killed
  * with SIGKILL cannot remove its directory, but its lock dies with it: the
  * first lance-c call of the next process on the machine removes every
- * lance-c-process-* directory that no process holds locked (a lock, not a
- * process id, marks a directory as live).
+ * directory named lance-c-process-<digits>-<6 letters or digits> that no
+ * process holds locked (a lock, not a process id, marks a directory as
+ * live); other names, even with that prefix, are left alone.
  * lance_dataset_cleanup_old_versions() reclaims only what is under the
  * dataset.
  *

@@ -8,7 +8,9 @@
 //! whose computation still holds its spill directory, leaves nothing when
 //! the process ends).  A process killed with SIGKILL cannot remove its
 //! directory, but the kernel drops its lock: the next process's first call
-//! takes the lock of every unlocked `lance-c-process-*` directory and removes it.
+//! takes the lock of every unlocked `lance-c-process-<pid>-<random>`
+//! directory and removes it (that exact shape: a host's own directory whose
+//! name merely starts the same is never touched).
 //! Locks, not process ids, decide (process ids repeat across PID
 //! namespaces sharing one temporary directory).
 
@@ -19,6 +21,8 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 const PREFIX: &str = "lance-c-process-";
+/// Length of the random part of the name (ASCII letters and digits).
+const RANDOM_LEN: usize = 6;
 
 struct Owned {
     dir: PathBuf,
@@ -66,7 +70,7 @@ pub fn install(chosen: Option<PathBuf>) {
 /// lock was taken.
 fn create(base: &Path) -> std::io::Result<Option<Owned>> {
     let pid = std::process::id();
-    let dir = tempfile::Builder::new().prefix(&format!("{PREFIX}{pid}-")).tempdir_in(base)?.keep();
+    let dir = tempfile::Builder::new().prefix(&format!("{PREFIX}{pid}-")).rand_bytes(RANDOM_LEN).tempdir_in(base)?.keep();
     let lock = match File::open(&dir) {
         Ok(lock) => lock,
         Err(e) => {
@@ -91,13 +95,25 @@ fn try_lock(file: &File) -> bool {
     unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
 }
 
-/// Removes every `lance-c-process-*` directory under `base` that no
-/// process holds locked.  (One whose creator is between making it and
+/// Whether `name` has the shape `create` gives: the prefix, a process id,
+/// a dash, RANDOM_LEN letters and digits.
+fn named_by_create(name: &str) -> bool {
+    let Some((pid, random)) = name.strip_prefix(PREFIX).and_then(|rest| rest.split_once('-')) else {
+        return false;
+    };
+    !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && random.len() == RANDOM_LEN
+        && random.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// Removes every directory under `base` named as `create` names them that
+/// no process holds locked.  (One whose creator is between making it and
 /// locking it may be taken too: that creator then makes another.)
 fn reclaim(base: &Path) {
     let Ok(entries) = std::fs::read_dir(base) else { return };
     for entry in entries.flatten() {
-        if !entry.file_name().to_string_lossy().starts_with(PREFIX) {
+        if !entry.file_name().to_str().is_some_and(named_by_create) {
             continue;
         }
         let dir = entry.path();

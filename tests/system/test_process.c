@@ -5,6 +5,7 @@
  * a child process (this program run again with the case's name) so that
  * its stderr and its TMPDIR are its own. */
 #include <dirent.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -109,6 +110,19 @@ static int child_missing_tmpdir(const char* dir) {
     return ok ? 0 : 31;
 }
 
+/* ---- child: its first call reclaims what killed processes left ---- */
+
+static int child_write(const char* dir) {
+    TuData data = tu_make_data(100, 8, 2, 0.5f, 5);
+    char uri[600];
+    snprintf(uri, sizeof uri, "%s/reclaim.lance", dir);
+    LanceDataset* ds = tu_write(uri, &data, 0, data.rows, LANCE_WRITE_CREATE, 100);
+    tu_free_data(&data);
+    if (!ds) return 40;
+    lance_dataset_close(ds);
+    return 0;
+}
+
 /* ---- parent ---- */
 
 static char* dir;
@@ -155,15 +169,53 @@ static void test_missing_tmpdir_refused(void) {
     check_child(args, missing, 0);
 }
 
+/* A killed process's directory (its name as the library makes them, no
+ * lock held) goes at the next process's first call; a host's directories
+ * whose names merely start the same stay, whatever they hold. */
+static void test_reclaim_takes_only_its_names(void) {
+    char tmp[700], path[800];
+    snprintf(tmp, sizeof tmp, "%s/tmp-reclaim", dir);
+    CHECK(mkdir(tmp, 0700) == 0);
+    const char* stale = "lance-c-process-4194305-a1B2c3";
+    const char* kept[] = {"lance-c-process-data", "lance-c-process-12-abc", "lance-c-process-12-abcdefg",
+                          "lance-c-process--abcdef", "lance-c-process-x2-abcdef"};
+    size_t n_kept = sizeof kept / sizeof kept[0];
+    snprintf(path, sizeof path, "%s/%s", tmp, stale);
+    CHECK(mkdir(path, 0700) == 0);
+    for (size_t i = 0; i < n_kept; i++) {
+        snprintf(path, sizeof path, "%s/%s", tmp, kept[i]);
+        CHECK(mkdir(path, 0700) == 0);
+        snprintf(path, sizeof path, "%s/%s/file", tmp, kept[i]);
+        FILE* f = fopen(path, "w");
+        CHECK(f != NULL);
+        if (f) fclose(f);
+    }
+    const char* args[] = {"write", dir, NULL};
+    check_child(args, tmp, 1);
+    struct stat st;
+    snprintf(path, sizeof path, "%s/%s", tmp, stale);
+    CHECK(stat(path, &st) != 0 && errno == ENOENT);
+    for (size_t i = 0; i < n_kept; i++) {
+        snprintf(path, sizeof path, "%s/%s/file", tmp, kept[i]);
+        CHECK(stat(path, &st) == 0);
+        if (stat(path, &st) != 0) fprintf(stderr, "    removed: %s\n", kept[i]);
+    }
+    /* Those alone: the child's own directory went with it. */
+    CHECK(tu_dir_entries(tmp) == (int)n_kept);
+}
+
 int main(int argc, char** argv) {
     self = argv[0];
     if (argc >= 2 && strcmp(argv[1], "panicking-metadata") == 0) return child_panicking_metadata();
     if (argc >= 4 && strcmp(argv[1], "build") == 0) return child_build(argv[2], atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "missing-tmpdir") == 0) return child_missing_tmpdir(argv[2]);
-    dir = tu_temp_dir("process");
+    if (argc >= 3 && strcmp(argv[1], "write") == 0) return child_write(argv[2]);
+    /* Not "process": the library's own directories start lance-c-process-. */
+    dir = tu_temp_dir("spill-test");
     RUN(test_caught_panic_is_silent);
     RUN(test_spill_cleaned_after_success_and_cancel);
     RUN(test_missing_tmpdir_refused);
+    RUN(test_reclaim_takes_only_its_names);
     tu_remove_tree(dir);
     free(dir);
     return tu_finish("test_process");
