@@ -24,6 +24,7 @@ static TuData data;
 static const char* python;
 static const char* oracle_script;
 static const char* substrait_script; /* tests/api/substrait_oracle.py */
+static const char* geo_script;       /* tests/api/geo_oracle.py */
 static char* dir;
 static char uri[1024];      /* 4 fragments, rows deleted, a BTree index on id */
 static char knn_uri[1024];  /* 4 fragments, an IVF_FLAT index on vec */
@@ -396,6 +397,7 @@ static void test_additional_filters(void) {
 /* ---- Substrait filters, against the same predicates in SQL and pylance ---- */
 
 #define SUBSTRAIT_ROWS 600 /* tests/api/substrait_oracle.py's dataset */
+#define GEO_ROWS 600       /* tests/api/geo_oracle.py's dataset (no more than SUBSTRAIT_ROWS: ids_text) */
 
 static int id_cmp(const void* a, const void* b) {
     int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
@@ -929,15 +931,76 @@ static void test_bad_input(void) {
     }
 }
 
+/* The geospatial filters of the core's default build (the "geo" feature):
+ * a dataset pylance wrote with a geoarrow point column and an RTREE index
+ * on it.  The index is listed as pylance lists it, and st_intersects
+ * selects the rows brute force selects and pylance selects; a point on the
+ * polygon's edge intersects it. */
+static void test_geo_filter(void) {
+    char path[1200];
+    snprintf(path, sizeof path, "%s/geo.lance", dir);
+    char* made = tu_oracle(python, geo_script, "make", path, NULL);
+    free(made);
+    LanceDataset* geo = lance_dataset_open(path, NULL, 0);
+    CHECK(geo != NULL);
+    if (!geo) return;
+    CHECK(lance_dataset_index_count(geo) == 1);
+    const char* listed = lance_dataset_index_list_json(geo);
+    CHECK(listed && strstr(listed, "\"geom_idx\"") && strstr(listed, "\"RTree\"") && strstr(listed, "\"geom\""));
+    if (listed) lance_free_string((char*)listed);
+    static const struct {
+        double x0, y0, x1, y1;
+    } boxes[] = {{0.1, 0.2, 0.4, 0.6}, {0.0, 0.0, 1.0, 1.0}, {0.5, 0.5, 0.5005, 0.5005}, {0.037, 0.091, 0.2, 0.3}};
+    for (size_t b = 0; b < sizeof boxes / sizeof boxes[0]; b++) {
+        double x0 = boxes[b].x0, y0 = boxes[b].y0, x1 = boxes[b].x1, y1 = boxes[b].y1;
+        char sql[400];
+        snprintf(sql, sizeof sql,
+                 "st_intersects(geom, st_geomfromtext('POLYGON((%g %g, %g %g, %g %g, %g %g, %g %g))'))", x0, y0, x1, y0,
+                 x1, y1, x0, y1, x0, y0);
+        TuText expected = {0};
+        int64_t want = 0;
+        for (int64_t id = 0; id < GEO_ROWS; id++) {
+            /* The oracle's coordinates, as exact as it computes them. */
+            double x = (double)((id * 37) % 1000) / 1000, y = (double)((id * 91) % 1000) / 1000;
+            if (x >= x0 && x <= x1 && y >= y0 && y <= y1)
+                tu_text_append(&expected, want++ ? ",%lld" : "%lld", (long long)id);
+        }
+        int64_t n = -1;
+        LanceScanner* s = scanner_of(geo, id_only, sql);
+        char* ours = s ? ids_text(s, &n) : NULL;
+        lance_scanner_close(s);
+        char* theirs = tu_oracle(python, geo_script, "query", path, sql, NULL);
+        char* brute = expected.text ? expected.text : "";
+        CHECK(ours && strcmp(ours, brute) == 0 && n == want);
+        /* pylance: the same ids, answered through the RTREE index. */
+        CHECK(theirs && strncmp(theirs, brute, strlen(brute)) == 0 && strcmp(theirs + strlen(brute), "\nindex\n") == 0);
+        if (!ours || strcmp(ours, brute) != 0 || !theirs || strncmp(theirs, brute, strlen(brute)) != 0)
+            fprintf(stderr, "    %s: lance-c %s, brute force %s (%lld rows), pylance %s\n", sql, ours ? ours : "(failed)",
+                    brute, (long long)want, theirs ? theirs : "(failed)");
+        free(ours);
+        free(theirs);
+        free(expected.text);
+    }
+    /* A spatial function over a column that is not geometry is refused. */
+    LanceScanner* s = lance_scanner_new(geo, id_only, "st_intersects(id, st_geomfromtext('POINT(0 0)'))");
+    int rc = s ? lance_scanner_next(s, &(LanceBatch*){NULL}) : -1;
+    CHECK(rc == -1 && lance_last_error_code() != LANCE_OK);
+    lance_scanner_close(s);
+    lance_dataset_close(geo);
+}
+
 int main(int argc, char** argv) {
-    if (argc < 4) {
-        fprintf(stderr, "usage: %s <python with pylance> <tests/api/scan_oracle.py> <tests/api/substrait_oracle.py>\n",
+    if (argc < 5) {
+        fprintf(stderr,
+                "usage: %s <python with pylance> <tests/api/scan_oracle.py> <tests/api/substrait_oracle.py> "
+                "<tests/api/geo_oracle.py>\n",
                 argv[0]);
         return 1;
     }
     python = argv[1];
     oracle_script = argv[2];
     substrait_script = argv[3];
+    geo_script = argv[4];
     dir = tu_temp_dir("scan-tuning");
     data = tu_make_data(ROWS, DIM, PARTITIONS, 0.5f, 17);
 
@@ -967,6 +1030,7 @@ int main(int argc, char** argv) {
     RUN(test_scan_out_of_order);
     RUN(test_additional_filters);
     RUN(test_substrait_filter);
+    RUN(test_geo_filter);
     RUN(test_statistics_callback);
     RUN(test_nprobes_bounds);
     RUN(test_bad_input);
