@@ -70,7 +70,11 @@ pub fn install(chosen: Option<PathBuf>) {
 /// lock was taken.
 fn create(base: &Path) -> std::io::Result<Option<Owned>> {
     let pid = std::process::id();
-    let dir = tempfile::Builder::new().prefix(&format!("{PREFIX}{pid}-")).rand_bytes(RANDOM_LEN).tempdir_in(base)?.keep();
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("{PREFIX}{pid}-"))
+        .rand_bytes(RANDOM_LEN)
+        .tempdir_in(base)?
+        .keep();
     let lock = match File::open(&dir) {
         Ok(lock) => lock,
         Err(e) => {
