@@ -57,13 +57,16 @@ fi
 # dependencies, JUnit, the plugins a test run loads), fetched once into
 # ~/.m2 so that ctest runs Maven offline.  A stamp per pom content says they
 # are complete; a short run of the pure-Java tests fetches what a run loads.
+# The repository is named explicitly, here and in ctest's Maven command
+# (CMakeLists.txt): Maven's default follows Java's user.home, which is the
+# account's home directory, not $HOME, when the two differ.
 root=$(cd "$(dirname "$0")/.." && pwd)
 m2=$HOME/.m2
 stamp="$m2/repository/.lance-c-java-$(sha256sum "$root/java/pom.xml" | cut -c1-16).ok"
 if [ ! -f "$stamp" ]; then
   echo "setup: fetching the Java coordinator's Maven artifacts into $m2"
   scratch=$(mktemp -d)
-  mvn -B -q -f "$root/java/pom.xml" dependency:go-offline test \
+  mvn -B -q -f "$root/java/pom.xml" -Dmaven.repo.local="$m2/repository" dependency:go-offline test \
       -Dtest='RoaringBitmapsTest' -Dlance.java.build.dir="$scratch" >"$scratch.log" 2>&1 ||
     { cat "$scratch.log" >&2; echo "setup: fetching the Maven artifacts failed" >&2; exit 1; }
   rm -rf "$scratch" "$scratch.log"

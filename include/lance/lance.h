@@ -2534,7 +2534,8 @@ int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder,
  * the process's directory, lance-c-process-<pid>-<random> in the system's
  * temporary directory (TMPDIR as it was at the process's first lance-c
  * call, else /tmp), and remove it when the build ends, whether it
- * succeeded, failed or was cancelled.  The process holds a lock (flock) on
+ * succeeded, failed or was cancelled (a segment build on s3:// cancelled
+ * while writing ends just after the call returns: "Cancellation" below).  The process holds a lock (flock) on
  * its directory while it lives and removes the directory when it exits
  * (exit() or a return from main), which also removes the spill of a build
  * abandoned in training whose computation had not ended.  A process killed
@@ -2604,11 +2605,17 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     the local file system, and such a segment build on s3:// (one whose
  *     dataset has no extra base paths), returns at once, whatever stage it
  *     is in (bench/README.md has the measured latencies).  Stopped in a
- *     stage that writes, its tasks are dropped and the file operations it
- *     had in flight end before the call returns; on s3:// the build writes
- *     through a store client of its own (its connections are dropped with
- *     it), and the multipart uploads it left open under _indices/<uuid>/
- *     are aborted before its files are removed.  A one-shot creation returns success exactly when its index
+ *     stage that writes, on the local file system its tasks are dropped
+ *     and the file operations it had in flight end before the call
+ *     returns.  On s3:// the build writes through a store client of its
+ *     own, whose writes (PUTs, multipart uploads and their parts, copies)
+ *     the cancel shuts off: none starts after the cancel, the requests
+ *     already sent end before the call returns, and the multipart uploads
+ *     it left open under _indices/<uuid>/ are aborted before its files are
+ *     removed; the call does not wait for the computation the build was
+ *     in (at most one partition's work), which ends on a library thread
+ *     after the return, writing nothing, and then removes the build's
+ *     temporary directory.  A one-shot creation returns success exactly when its index
  *     was committed (a cancel that lands inside the commit is decided by
  *     whether the commit landed; the handle is then at the dataset's
  *     latest version), and LANCE_ERR_CANCELLED with nothing committed

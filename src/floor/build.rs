@@ -21,6 +21,7 @@ use crate::floor::handle::LanceDataset;
 use crate::floor::params::{BuildMode, CoreParams, LanceVectorIndexParams};
 use crate::floor::progress::{cancelled_error, BuildControl};
 use crate::floor::runtime::block_on;
+use crate::floor::store_gate::{Gate, GateWrapper};
 use crate::floor::uploads::{self, abort_under, lists_uploads};
 
 /// What to build.
@@ -133,9 +134,11 @@ impl BuildRequest {
         let uuid = self.uuid.or_else(|| (!core_picks_uuid).then(Uuid::new_v4));
         let session = control.start()?;
         // A segment build on s3:// whose files can be found writes through a
-        // store client of its own, so it too can be stopped anywhere: dropping
-        // its runtime drops only its own connections, and the multipart
-        // uploads it leaves open are listed and aborted after the stop
+        // store client of its own, so it too can be stopped anywhere: its
+        // writes pass through a gate that the cancel closes, waiting only
+        // for those in flight (floor/store_gate.rs), dropping its runtime
+        // drops only its own connections, and the multipart uploads it
+        // leaves open are listed and aborted after the stop
         // (floor/uploads.rs).  (A dataset with extra base paths reaches them
         // through the session's shared clients: it stops at checkpoints.)
         let own_store = uuid.is_some()
@@ -145,6 +148,8 @@ impl BuildRequest {
         if own_store {
             uploads::prepare(&self.dataset);
         }
+        let gate = own_store.then(|| Arc::new(Gate::default()));
+        let build_gate = gate.clone();
         let abort_anywhere = uuid.is_some() && (own_store || on_local_disk(&self.dataset)?);
         // Last, since it writes (the claim): from here on every way out of a
         // cancelled build removes the segment's directory.
@@ -157,8 +162,8 @@ impl BuildRequest {
         let mut ds = Dataset::clone(&dataset);
         let what = format!("building an index on column '{column}'");
         let build = async move {
-            if own_store {
-                ds = with_own_store(&ds).await?;
+            if let Some(gate) = build_gate {
+                ds = with_own_store(&ds, gate).await?;
             }
             let columns = [column.as_str()];
             // A segment may extend an index of the same name (fragments
@@ -193,7 +198,7 @@ impl BuildRequest {
         // list (their abort is spawned on the build's runtime, which is
         // shutting down), and for a one-shot build could race its commit's
         // conditional PUT.
-        let built = match session.run(build, abort_anywhere) {
+        let built = match session.run(build, abort_anywhere, gate) {
             Ok(built) => built,
             Err(err) if err.code == Code::Cancelled => {
                 let Some(uuid) = uuid else { return Err(err) };
@@ -452,10 +457,11 @@ fn remove_segment_files(ds: &Dataset, uuid: Uuid, err: CError) -> CError {
 
 /// The dataset bound to an object-store client of its own, made on the
 /// calling runtime (a build's), so that shutting that runtime down drops
-/// only connections nobody else uses.  The data cache wrapper, if any,
-/// comes along in the store parameters.
-async fn with_own_store(ds: &Dataset) -> lance::Result<Dataset> {
-    let params = ds.store_params().cloned().unwrap_or_default();
+/// only connections nobody else uses, with `gate` in front of its writes.
+/// The data cache wrapper, if any, comes along in the store parameters.
+async fn with_own_store(ds: &Dataset, gate: Arc<Gate>) -> lance::Result<Dataset> {
+    let mut params = ds.store_params().cloned().unwrap_or_default();
+    params.object_store_wrapper = Some(Arc::new(GateWrapper { gate, inner: params.object_store_wrapper.take() }));
     let registry = Arc::new(ObjectStoreRegistry::default());
     let (store, _) = ObjectStore::from_uri_and_params(registry, ds.uri(), &params).await?;
     Ok(ds.with_object_store(store, Some(params)))

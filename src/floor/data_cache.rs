@@ -14,7 +14,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use bytes::{Bytes, BytesMut};
-use futures::stream::BoxStream;
 use futures::StreamExt;
 use lance_io::object_store::WrappingObjectStore;
 use object_store::list::PaginatedListStore;
@@ -25,6 +24,7 @@ use object_store::{
 };
 
 use crate::floor::error::{invalid, CError, CResult, Code};
+use crate::floor::store_wrap::pass_streams_through;
 
 /// Defaults written in lance.h (`LanceDataCacheOptions`).
 const DEFAULT_MEMORY_BYTES: u64 = 64 << 20;
@@ -357,24 +357,7 @@ impl ObjectStore for CachedStore {
         }
     }
 
-    fn delete_stream(
-        &self,
-        locations: BoxStream<'static, object_store::Result<Path>>,
-    ) -> BoxStream<'static, object_store::Result<Path>> {
-        self.inner.delete_stream(locations)
-    }
-
-    fn list(&self, prefix: Option<&Path>) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list(prefix)
-    }
-
-    fn list_with_offset(
-        &self,
-        prefix: Option<&Path>,
-        offset: &Path,
-    ) -> BoxStream<'static, object_store::Result<ObjectMeta>> {
-        self.inner.list_with_offset(prefix, offset)
-    }
+    pass_streams_through!();
 
     async fn list_with_delimiter(&self, prefix: Option<&Path>) -> object_store::Result<ListResult> {
         self.inner.list_with_delimiter(prefix).await

@@ -50,7 +50,8 @@ use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use crate::floor::error::{CError, CResult, CallbackScope, Code};
 use crate::floor::ffi::c_text;
-use crate::floor::runtime::{block_on, block_on_build, build_runtime, shut_down, spawn};
+use crate::floor::runtime::{block_on, block_on_build, blocking, build_runtime, shut_down, spawn};
+use crate::floor::store_gate::Gate;
 
 /// Mirrors `LanceIndexBuildProgressCallback` in lance.h.
 pub type ProgressFn =
@@ -351,11 +352,13 @@ impl Session {
     /// abort by the cancel token into LANCE_ERR_CANCELLED.  Without hooks
     /// the build simply runs on this thread.  `abort_anywhere`: the caller
     /// can find and remove whatever the build wrote, so a cancel may stop
-    /// it in any stage.
+    /// it in any stage.  `gate`: every write of the build to the dataset's
+    /// store passes through it (floor/store_gate.rs).
     pub fn run<T: Send + 'static>(
         mut self,
         fut: impl Future<Output = lance::Result<T>> + Send + 'static,
         abort_anywhere: bool,
+        gate: Option<Arc<Gate>>,
     ) -> CResult<T> {
         let Some(bridge) = self.bridge.clone() else {
             return Ok(block_on(fut)??);
@@ -419,11 +422,19 @@ impl Session {
         // its own runtime is: one on the shared runtime is abandoned only
         // while the dataset's store is untouched.)
         let writing = outcome.is_none() && own_runtime.is_some() && !bridge.abandonable.get();
-        if let Some(rt) = own_runtime {
-            // Then wait until every task is dropped and every file
-            // operation has ended.  Otherwise (it ended, or it was only
-            // computing) nothing of it can still write.
-            shut_down(rt, writing.then_some(SHUTDOWN_WAIT));
+        match (own_runtime, gate) {
+            // Its writes pass through a gate: closed, no write starts any
+            // more, and only those in flight are waited for; the
+            // computation in progress ends on its own.
+            (Some(rt), Some(gate)) if writing => {
+                shut_down(rt, None);
+                let _ = blocking(|| gate.close_and_drain(SHUTDOWN_WAIT));
+            }
+            // Otherwise wait until every task is dropped and every file
+            // operation has ended.  (It ended, or it was only computing:
+            // nothing of it can still write.)
+            (Some(rt), _) => shut_down(rt, writing.then_some(SHUTDOWN_WAIT)),
+            (None, _) => {}
         }
         match outcome {
             None if writing => Err(cancelled_error("while it ran; the build was stopped at once")),

@@ -205,7 +205,7 @@ impl Drop for SigpipeBlocked {
 /// `lance_dataset_write`, whose batches are pulled from inside the write)
 /// hands its other work to another thread first, so the pool never waits on
 /// itself; a single-threaded runtime's thread is refused.
-fn blocking<T>(f: impl FnOnce() -> T) -> CResult<T> {
+pub fn blocking<T>(f: impl FnOnce() -> T) -> CResult<T> {
     match Handle::try_current().map(|h| h.runtime_flavor()) {
         Err(_) => Ok(f()),
         Ok(RuntimeFlavor::MultiThread) => Ok(tokio::task::block_in_place(f)),
@@ -224,6 +224,11 @@ pub fn block_on<F: Future>(fut: F) -> CResult<F::Output> {
         Err(_) => Ok(runtime()?.block_on(fut)),
         Ok(handle) => blocking(|| handle.block_on(fut)),
     }
+}
+
+/// The shared runtime's handle (started if it was not).
+pub fn shared_handle() -> CResult<Handle> {
+    Ok(runtime()?.handle().clone())
 }
 
 /// Starts `fut` on the shared runtime's worker threads.
