@@ -2609,10 +2609,11 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     and the file operations it had in flight end before the call
  *     returns.  On s3:// the build writes through a store client of its
  *     own, whose writes (PUTs, multipart uploads and their parts, copies)
- *     the cancel shuts off: none starts after the cancel, the requests
- *     already sent end before the call returns, and the multipart uploads
- *     it left open under _indices/<uuid>/ are aborted before its files are
- *     removed; the call does not wait for the computation the build was
+ *     the cancel shuts off: none starts after the cancel; before the call
+ *     returns, the PUTs and upload completions already sent finish, the
+ *     parts in flight are cut off, and the multipart uploads it left open
+ *     under _indices/<uuid>/ are aborted before its files are removed; the
+ *     call does not wait for the computation the build was
  *     in (at most one partition's work), which ends on a library thread
  *     after the return, writing nothing, and then removes the build's
  *     temporary directory.  A one-shot creation returns success exactly when its index
