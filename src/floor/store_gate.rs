@@ -70,9 +70,9 @@ impl Gate {
     }
 
     /// Closes the gate, then blocks until every write let through has ended
-    /// or `wait` has passed; returns whether they all ended.  Blocking: call
-    /// it off the runtimes' worker threads (floor/runtime.rs `blocking`).
-    pub fn close_and_drain(&self, wait: Duration) -> bool {
+    /// or `wait` has passed.  Blocking: call it off the runtimes' worker
+    /// threads (floor/runtime.rs `blocking`).
+    pub fn close_and_drain(&self, wait: Duration) {
         let deadline = Instant::now() + wait;
         let mut state = self.state();
         state.closed = true;
@@ -82,11 +82,10 @@ impl Gate {
         while state.in_flight > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return false;
+                return;
             }
             state = self.idle.wait_timeout(state, left).unwrap_or_else(|poisoned| poisoned.into_inner()).0;
         }
-        true
     }
 }
 

@@ -238,6 +238,13 @@ cancel_at_stage() {
   on w1 "$DATA" cancel-at "$stage" "$uri" "$PARTS" "$u" 3000 >"$out.out" 2>"$out.err" &
   pid=$!
   await_line '"code"' "$out.out" "$pid"
+  # The process lingers 3 s after the return; within 1 s the computation
+  # the cancel did not wait for has ended and removed its temporary
+  # directory (lance.h "Temporary files"): only the process's own
+  # directory, empty, remains under the host's TMPDIR.
+  sleep 1
+  local spill
+  spill=$(find "$(s3_dir w1)/tmp" -mindepth 2 2>/dev/null | head -n 3)
   left() { echo "$(s3_list "$prefix" | grep -e "$dashed" || true)$(s3_list_uploads "$prefix" | grep -e "$dashed" || true)"; }
   now=$(left)
   wait "$pid" || rc=$?
@@ -246,6 +253,8 @@ cancel_at_stage() {
     grep -qx '{"code": 1000, "abandoned": 0, "ms": [0-9.]*}' "$out.out"
   check "nothing of its UUID (file or incomplete upload) was in the bucket when the call returned" test -z "$now"
   check "nor 3 s later" test -z "$(left)"
+  check "its temporary directory was gone 1 s after the return, the process still alive (found: ${spill:-nothing})" \
+    test -z "$spill"
 }
 
 case_kill() {
