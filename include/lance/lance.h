@@ -2613,10 +2613,10 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     returns, the PUTs and upload completions already sent finish, the
  *     parts in flight are cut off, and the multipart uploads it left open
  *     under _indices/<uuid>/ are aborted before its files are removed; the
- *     call does not wait for the computation the build was
- *     in (at most one partition's work), which ends on a library thread
- *     after the return, writing nothing, and then removes the build's
- *     temporary directory.  A one-shot creation returns success exactly when its index
+ *     call does not wait for the computation the build was in, which
+ *     ends on a library thread after the return (at its next await in
+ *     the core), writing nothing, and then removes the build's temporary
+ *     directory.  A one-shot creation returns success exactly when its index
  *     was committed (a cancel that lands inside the commit is decided by
  *     whether the commit landed; the handle is then at the dataset's
  *     latest version), and LANCE_ERR_CANCELLED with nothing committed
