@@ -2609,14 +2609,23 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     and the file operations it had in flight end before the call
  *     returns.  On s3:// the build writes through a store client of its
  *     own, whose writes (PUTs, multipart uploads and their parts, copies)
- *     the cancel shuts off: none starts after the cancel; before the call
- *     returns, the PUTs and upload completions already sent finish, the
- *     parts in flight are cut off, and the multipart uploads it left open
- *     under _indices/<uuid>/ are aborted before its files are removed; the
- *     call does not wait for the computation the build was in, which
- *     ends on a library thread after the return (at its next await in
- *     the core), writing nothing, and then removes the build's temporary
- *     directory.  A one-shot creation returns success exactly when its index
+ *     the cancel shuts off: none starts after the cancel, and before the
+ *     call returns the PUTs and upload completions already sent finish and
+ *     the parts in flight are cut off, so nothing more of the build is
+ *     written once it returned.  What it wrote is removed on a library
+ *     thread after the return: the multipart uploads it left open under
+ *     _indices/<uuid>/ are aborted (an upload whose parts were cut off
+ *     once more 0.5 s later), its files are removed, any incomplete
+ *     upload still listed there is aborted, and its UUID claim is removed
+ *     last (a build retried with that UUID meanwhile fails with
+ *     LANCE_ERR_DUPLICATE_SEGMENT).  That takes a few store round trips
+ *     (nothing was left 1 s after the return in any test); a process that
+ *     exits (exit() or a return from main) first waits for it, at most
+ *     5 s; what a process killed meanwhile leaves, lance-index cleanup
+ *     reclaims.  Nor does the call wait for the computation the build was
+ *     in, which ends on a library thread after the return (at its next
+ *     await in the core), writing nothing, and then removes the build's
+ *     temporary directory.  A one-shot creation returns success exactly when its index
  *     was committed (a cancel that lands inside the commit is decided by
  *     whether the commit landed; the handle is then at the dataset's
  *     latest version), and LANCE_ERR_CANCELLED with nothing committed
@@ -2640,7 +2649,8 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  * then fails without writing to the store, and the shuffle's temporary
  * directory is removed.
  * A cancelled build commits nothing and removes the files it had written
- * under _indices/<uuid>/.  A segment build also looks at the token once
+ * under _indices/<uuid>/ (a segment build on s3:// stopped at once, just
+ * after the call returned: above).  A segment build also looks at the token once
  * more when it finishes: cancelled by then, it removes its segment and
  * returns LANCE_ERR_CANCELLED, so a cancel requested before execute returns
  * always wins.  A token cancelled before the build starts makes it return

@@ -8,6 +8,7 @@ use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::{StreamExt, TryStreamExt};
 use lance::index::{CreateIndexBuilder, DatasetIndexExt};
 use lance::Dataset;
 use lance_index::IndexType;
@@ -21,7 +22,7 @@ use crate::floor::handle::LanceDataset;
 use crate::floor::params::{BuildMode, CoreParams, LanceVectorIndexParams};
 use crate::floor::progress::{cancelled_error, BuildControl};
 use crate::floor::runtime::block_on;
-use crate::floor::store_gate::{Gate, GateWrapper};
+use crate::floor::store_gate::{spawn_cleanup, Gate, GateWrapper};
 use crate::floor::uploads::{self, abort_under, lists_uploads};
 
 /// What to build.
@@ -149,7 +150,7 @@ impl BuildRequest {
             uploads::prepare(&self.dataset);
         }
         let gate = own_store.then(|| Arc::new(Gate::default()));
-        let build_gate = gate.clone();
+        let (build_gate, cancel_gate) = (gate.clone(), gate.clone());
         let abort_anywhere = uuid.is_some() && (own_store || on_local_disk(&self.dataset)?);
         // Last, since it writes (the claim): from here on every way out of a
         // cancelled build removes the segment's directory.
@@ -216,6 +217,11 @@ impl BuildRequest {
                             ))
                         }
                     }
+                }
+                // Stopped at its gate: the aborts of the uploads it left
+                // open have started, and nothing more of it can be written.
+                if cancel_gate.is_some_and(|gate| gate.uploads_settled()) {
+                    return Err(remove_after_return(&dataset, uuid, err));
                 }
                 return Err(remove_segment_files(&dataset, uuid, err));
             }
@@ -453,6 +459,48 @@ fn remove_segment_files(ds: &Dataset, uuid: Uuid, err: CError) -> CError {
         Ok(Err(e)) => CError::new(err.code, format!("{}; removing its files under {shown} failed: {e}", err.message)),
         Err(e) => CError::new(err.code, format!("{}; removing its files under {shown} failed: {}", err.message, e.message)),
     }
+}
+
+/// Removes what a build stopped at its gate (floor/store_gate.rs) wrote for
+/// segment `uuid`, after the return: its files, then any incomplete upload
+/// still listed under its directory (the gate has started aborting those
+/// it knew of; this sweep, with a client of its own, catches an abort that
+/// failed or a part that landed after it), then its claim, last, so that a
+/// build retried with the UUID meanwhile fails with DUPLICATE_SEGMENT (it
+/// finds the claim, or files) instead of writing files the removal then
+/// takes.  Where that cannot start, removes them now.
+fn remove_after_return(ds: &Dataset, uuid: Uuid, err: CError) -> CError {
+    let shown = format!("{}/_indices/{uuid}", ds.uri().trim_end_matches('/'));
+    let sweep = match uploads::aborting_under(ds, &format!("_indices/{uuid}/"), Duration::ZERO) {
+        Ok(sweep) => sweep,
+        Err(_) => return remove_segment_files(ds, uuid, err),
+    };
+    let dataset = Dataset::clone(ds);
+    let started = spawn_cleanup(async move {
+        let ds = dataset;
+        let dir = ds.indices_dir().join(uuid.to_string());
+        let claim = dir.clone().join(CLAIM_FILE);
+        let Ok(store) = ds.object_store(None).await else { return };
+        let Ok(files) = store.inner.list(Some(&dir)).map_ok(|meta| meta.location).try_collect::<Vec<_>>().await else {
+            return;
+        };
+        let others: Vec<_> = files.into_iter().filter(|file| *file != claim).map(Ok).collect();
+        let removed = store.inner.delete_stream(futures::stream::iter(others).boxed()).try_collect::<Vec<_>>().await;
+        if removed.is_ok() && sweep.await.is_ok() {
+            let _ = store.delete(&claim).await;
+        }
+    });
+    if !started {
+        return remove_segment_files(ds, uuid, err);
+    }
+    CError::new(
+        err.code,
+        format!(
+            "{}; nothing more of it is written, and its files under {shown} and its incomplete uploads are \
+             being removed (lance.h \"Cancellation\")",
+            err.message
+        ),
+    )
 }
 
 /// The dataset bound to an object-store client of its own, made on the

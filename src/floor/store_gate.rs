@@ -11,14 +11,29 @@
 //! futures waiting on them, never cuts off a request that makes an object
 //! once its body was sent (the store could still carry it out after the
 //! cancel removed the segment's files); those the cancel waits for.  Parts
-//! of multipart uploads it drops instead: they make no object, and their
-//! upload is aborted after the cancel (floor/build.rs).  Reads, listings,
-//! deletes and aborts pass unchanged.
+//! of multipart uploads it drops instead: they make no object.  The gate
+//! knows every multipart upload the build started and has not completed,
+//! so the cancel starts their aborts itself, at once (an upload whose start
+//! is in flight is aborted as soon as the store answers).  An upload that
+//! had parts in flight is aborted once more a moment later, as S3 asks,
+//! for a part that landed after the first abort.
+//!
+//! The cancel does not wait for these aborts, nor for the removal of the
+//! segment's files, which ends with a listing of the incomplete uploads
+//! left under the segment (floor/build.rs, floor/uploads.rs): they only
+//! remove, and a store may take its time over any request just after parts
+//! were cut off (SeaweedFS answered in 60-140 ms at a million rows, against
+//! 20 ms idle).  They run on the shared runtime (`spawn_cleanup`), which a
+//! process that exits waits for (at most EXIT_WAIT).  The build's own
+//! aborts (the core's writer, dropped mid-file, sends one from a task of
+//! the build's runtime) run there too, so that a cancel shutting that
+//! runtime down does not cut them off.  Reads, listings and deletes pass
+//! the gate unchanged.
 
 use std::fmt;
 use std::future::Future;
 use std::ops::Range;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once};
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
@@ -49,6 +64,20 @@ struct GateState {
     in_flight: usize,
     /// The parts in flight (pruned as new ones start): a cancel drops them.
     parts: Vec<AbortHandle>,
+    /// The multipart uploads started and neither completed nor aborted: a
+    /// cancel aborts them.
+    uploads: Vec<Slot>,
+    /// A cancel could not start the abort of every upload (the shared
+    /// runtime was not there), or its wait for the writes ended first.
+    unsettled: bool,
+}
+
+/// Where an open multipart upload is kept; empty while its completion is
+/// in flight, and once it was completed or aborted.
+type Slot = Arc<Mutex<Option<Box<dyn MultipartUpload>>>>;
+
+fn lock_slot(slot: &Slot) -> MutexGuard<'_, Option<Box<dyn MultipartUpload>>> {
+    slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Gate {
@@ -60,33 +89,166 @@ impl Gate {
     fn enter(self: &Arc<Self>) -> object_store::Result<Pass> {
         let mut state = self.state();
         if state.closed {
-            return Err(object_store::Error::Generic {
-                store: "lance-c",
-                source: "the index build was cancelled: it writes nothing more to the store".into(),
-            });
+            return Err(closed());
         }
         state.in_flight += 1;
         Ok(Pass(self.clone()))
     }
 
-    /// Closes the gate, then blocks until every write let through has ended
-    /// or `wait` has passed.  Blocking: call it off the runtimes' worker
-    /// threads (floor/runtime.rs `blocking`).
+    /// Closes the gate, drops the parts in flight and starts the abort of
+    /// every open upload, then blocks until every write let through has
+    /// ended or `wait` has passed.  Blocking: call it off the runtimes'
+    /// worker threads (floor/runtime.rs `blocking`).
     pub fn close_and_drain(&self, wait: Duration) {
         let deadline = Instant::now() + wait;
         let mut state = self.state();
         state.closed = true;
+        let mut parts_cut = false;
         for part in state.parts.drain(..) {
+            parts_cut |= !part.is_finished();
             part.abort();
+        }
+        let open: Vec<_> = std::mem::take(&mut state.uploads);
+        for slot in open {
+            if let Some(upload) = lock_slot(&slot).take() {
+                state.unsettled |= !start_abort(upload, parts_cut);
+            }
         }
         while state.in_flight > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
+                state.unsettled = true;
                 return;
             }
             state = self.idle.wait_timeout(state, left).unwrap_or_else(|poisoned| poisoned.into_inner()).0;
         }
     }
+
+    /// Whether a cancel closed the gate and, with every write ended,
+    /// started the abort of every multipart upload the build had left open.
+    pub fn uploads_settled(&self) -> bool {
+        let state = self.state();
+        state.closed && state.in_flight == 0 && !state.unsettled
+    }
+
+    /// Keeps an upload that is open (just started, or its completion
+    /// failed) in `slot` for a cancel to abort; once the gate is closed,
+    /// starts its abort instead.  Called by a write still holding its
+    /// pass, so the cancel's `uploads_settled` accounts for it.
+    fn keep(&self, slot: &Slot, upload: Box<dyn MultipartUpload>) -> object_store::Result<()> {
+        let mut state = self.state();
+        if state.closed {
+            state.unsettled |= !start_abort(upload, false);
+            return Err(closed());
+        }
+        *lock_slot(slot) = Some(upload);
+        if !state.uploads.iter().any(|kept| Arc::ptr_eq(kept, slot)) {
+            state.uploads.push(slot.clone());
+        }
+        Ok(())
+    }
+
+    /// An upload completed or aborted: a cancel has nothing to abort there.
+    fn forget(&self, slot: &Slot) {
+        self.state().uploads.retain(|kept| !Arc::ptr_eq(kept, slot));
+    }
+}
+
+fn unanswered() -> object_store::Error {
+    object_store::Error::Generic { store: "lance-c", source: "the abort of the multipart upload was not answered".into() }
+}
+
+fn closed() -> object_store::Error {
+    object_store::Error::Generic {
+        store: "lance-c",
+        source: "the index build was cancelled: it writes nothing more to the store".into(),
+    }
+}
+
+/// How long after a first abort an upload whose parts were cut off is
+/// aborted again: S3 may still take in a part sent before the abort
+/// ("it might be necessary to abort a given multipart upload multiple
+/// times", its AbortMultipartUpload reference).
+const ABORT_AGAIN_AFTER: Duration = Duration::from_millis(500);
+
+/// How long an abort of an upload is waited for: one sent on a connection
+/// of the build's client may go unanswered once the build's runtime is shut
+/// down (seen once in 90 cancels; the removal's sweep, floor/build.rs, then
+/// aborts the upload with a client of its own).
+const ABORT_WAIT: Duration = Duration::from_secs(2);
+
+/// How long a process that exits waits for the cleanups.
+const EXIT_WAIT: Duration = Duration::from_secs(5);
+
+/// The cleanups that have not ended, in the whole process.
+static CLEANUPS: Mutex<usize> = Mutex::new(0);
+static CLEANUPS_ENDED: Condvar = Condvar::new();
+
+fn cleanups() -> MutexGuard<'static, usize> {
+    CLEANUPS.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// One cleanup counted in CLEANUPS until dropped.
+struct Counted;
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        let mut left = cleanups();
+        *left -= 1;
+        if *left == 0 {
+            CLEANUPS_ENDED.notify_all();
+        }
+    }
+}
+
+/// Runs `cleanup` (an abort, or the removal of a cancelled build's files)
+/// on the shared runtime, where dropping the build cannot cut it off, also
+/// after the build's call returned; a process that exits first waits for
+/// it, at most EXIT_WAIT.  False when the runtime is not there (nothing
+/// was started).
+pub fn spawn_cleanup(cleanup: impl Future<Output = ()> + Send + 'static) -> bool {
+    let Ok(handle) = shared_handle() else { return false };
+    static AT_EXIT: Once = Once::new();
+    // SAFETY: registering a plain extern "C" function with atexit.
+    AT_EXIT.call_once(|| unsafe {
+        libc::atexit(wait_for_cleanups);
+    });
+    *cleanups() += 1;
+    let counted = Counted;
+    handle.spawn(async move {
+        let _counted = counted;
+        cleanup.await;
+    });
+    true
+}
+
+/// At exit: waits until the cleanups have ended (the runtime's threads run
+/// until the process ends), at most EXIT_WAIT.
+extern "C" fn wait_for_cleanups() {
+    let deadline = Instant::now() + EXIT_WAIT;
+    let mut left = cleanups();
+    while *left > 0 {
+        let wait = deadline.saturating_duration_since(Instant::now());
+        if wait.is_zero() {
+            return;
+        }
+        left = CLEANUPS_ENDED.wait_timeout(left, wait).unwrap_or_else(|poisoned| poisoned.into_inner()).0;
+    }
+}
+
+/// Starts aborting `upload` after the return (`again`: once more after
+/// ABORT_AGAIN_AFTER); false when the runtime is not there, the upload
+/// then left for a listing of incomplete uploads to find.  An abort the
+/// store refuses leaves it for `lance-index cleanup` (lance.h).
+fn start_abort(mut upload: Box<dyn MultipartUpload>, again: bool) -> bool {
+    spawn_cleanup(async move {
+        let first = tokio::time::timeout(ABORT_WAIT, upload.abort()).await;
+        if matches!(first, Ok(Ok(()))) && again {
+            tokio::time::sleep(ABORT_AGAIN_AFTER).await;
+            // Refused with NoSuchUpload when nothing landed after the first.
+            let _ = tokio::time::timeout(ABORT_WAIT, upload.abort()).await;
+        }
+    })
 }
 
 /// One write let through; it has ended when this is dropped.
@@ -207,9 +369,17 @@ impl ObjectStore for GatedStore {
         opts: PutMultipartOptions,
     ) -> object_store::Result<Box<dyn MultipartUpload>> {
         let pass = self.gate.enter()?;
-        let (inner, location) = (self.inner.clone(), location.clone());
-        let upload = send(pass, OnCancel::Finish, async move { inner.put_multipart_opts(&location, opts).await }).await?;
-        Ok(Box::new(GatedUpload { inner: Some(upload), gate: self.gate.clone() }))
+        let (inner, location, gate) = (self.inner.clone(), location.clone(), self.gate.clone());
+        // The upload is kept in the gate by the write itself: a cancel that
+        // drops the build while the store answers still aborts it.
+        let slot = send(pass, OnCancel::Finish, async move {
+            let upload = inner.put_multipart_opts(&location, opts).await?;
+            let slot = Slot::default();
+            gate.keep(&slot, upload)?;
+            Ok(slot)
+        })
+        .await?;
+        Ok(Box::new(GatedUpload { slot, gate: self.gate.clone() }))
     }
 
     async fn get_opts(&self, location: &Path, options: GetOptions) -> object_store::Result<GetResult> {
@@ -239,47 +409,68 @@ impl ObjectStore for GatedStore {
     }
 }
 
-/// A multipart upload whose parts and completion pass through the gate.
+/// A multipart upload whose parts and completion pass through the gate,
+/// kept where a cancel finds it.
 #[derive(Debug)]
 struct GatedUpload {
-    /// None while a completion is in flight (it owns the upload then).
-    inner: Option<Box<dyn MultipartUpload>>,
+    slot: Slot,
     gate: Arc<Gate>,
 }
 
 fn upload_taken() -> object_store::Error {
-    object_store::Error::Generic { store: "lance-c", source: "the multipart upload was completed".into() }
+    object_store::Error::Generic { store: "lance-c", source: "the multipart upload was completed or aborted".into() }
 }
 
 #[async_trait]
 impl MultipartUpload for GatedUpload {
     fn put_part(&mut self, data: PutPayload) -> UploadPart {
-        let Some(upload) = self.inner.as_mut() else {
-            return Box::pin(std::future::ready(Err(upload_taken())));
+        let pass = match self.gate.enter() {
+            Ok(pass) => pass,
+            Err(e) => return Box::pin(std::future::ready(Err(e))),
         };
-        match self.gate.enter() {
-            Ok(pass) => Box::pin(send(pass, OnCancel::Drop, upload.put_part(data))),
-            Err(e) => Box::pin(std::future::ready(Err(e))),
-        }
+        let part = match lock_slot(&self.slot).as_mut() {
+            Some(upload) => upload.put_part(data),
+            None => return Box::pin(std::future::ready(Err(upload_taken()))),
+        };
+        Box::pin(send(pass, OnCancel::Drop, part))
     }
 
     async fn complete(&mut self) -> object_store::Result<PutResult> {
         let pass = self.gate.enter()?;
-        let mut upload = self.inner.take().ok_or_else(upload_taken)?;
-        // The task owns the upload while it completes; it comes back after.
-        let (upload, out) = send(pass, OnCancel::Finish, async move {
-            let out = upload.complete().await;
-            Ok((upload, out))
+        let mut upload = lock_slot(&self.slot).take().ok_or_else(upload_taken)?;
+        // The write owns the upload while it completes; after a failure it
+        // goes back to the slot (or, after a cancel, is aborted).
+        let (gate, slot) = (self.gate.clone(), self.slot.clone());
+        send(pass, OnCancel::Finish, async move {
+            match upload.complete().await {
+                Ok(done) => {
+                    gate.forget(&slot);
+                    Ok(done)
+                }
+                Err(e) => {
+                    let _ = gate.keep(&slot, upload);
+                    Err(e)
+                }
+            }
         })
-        .await?;
-        self.inner = Some(upload);
-        out
+        .await
     }
 
     async fn abort(&mut self) -> object_store::Result<()> {
-        match self.inner.as_mut() {
-            Some(upload) => upload.abort().await,
-            None => Ok(()),
+        let upload = lock_slot(&self.slot).take();
+        self.gate.forget(&self.slot);
+        let Some(mut upload) = upload else { return Ok(()) };
+        if shared_handle().is_err() {
+            return upload.abort().await;
         }
+        // The core's writer, dropped mid-file, sends this abort from a task
+        // of the build's runtime, which a cancel shuts down: so it runs as
+        // a cleanup of the shared runtime, which nothing cuts off.
+        let (done, answer) = tokio::sync::oneshot::channel();
+        spawn_cleanup(async move {
+            let answered = tokio::time::timeout(ABORT_WAIT, upload.abort()).await;
+            let _ = done.send(answered.unwrap_or_else(|_| Err(unanswered())));
+        });
+        answer.await.unwrap_or_else(|_| Err(unanswered()))
     }
 }

@@ -61,11 +61,22 @@ pub fn lists_uploads(ds: &Dataset) -> bool {
 /// Aborts every incomplete upload under `<dataset>/<sub>` (`sub` empty or
 /// ending in '/') started more than `older_than` ago.
 pub fn abort_under(ds: &Dataset, sub: &str, older_than: Duration) -> CResult<u64> {
-    let Some((bucket, path, options)) = bucket_of(ds)? else { return Ok(0) };
-    let prefix = if path.is_empty() { sub.to_string() } else { format!("{path}/{sub}") };
+    block_on(aborting_under(ds, sub, older_than)?)?
+}
+
+/// `abort_under` as a future to run on the shared runtime (0 off s3://).
+pub fn aborting_under(
+    ds: &Dataset,
+    sub: &str,
+    older_than: Duration,
+) -> CResult<impl std::future::Future<Output = CResult<u64>> + Send + 'static> {
+    let target = bucket_of(ds)?;
+    let sub = sub.to_string();
     let cutoff = Utc::now()
         - chrono::Duration::from_std(older_than).map_err(|_| io("older_than is too large", older_than.as_secs()))?;
-    block_on(async move {
+    Ok(async move {
+        let Some((bucket, path, options)) = target else { return Ok(0) };
+        let prefix = if path.is_empty() { sub } else { format!("{path}/{sub}") };
         let (s3, client) = s3_client(&bucket, &options)?;
         let mut aborted = 0;
         for upload in list_uploads(&s3, &client, &prefix).await? {
@@ -77,7 +88,7 @@ pub fn abort_under(ds: &Dataset, sub: &str, older_than: Duration) -> CResult<u64
             aborted += 1;
         }
         Ok(aborted)
-    })?
+    })
 }
 
 /// How often an abort still unanswered looks whether its upload is gone.

@@ -225,36 +225,49 @@ case_loop() {
     test -z "$(find "$S3_WORK/hosts" -name '*.lance' -o -name '*.manifest' -o -name '*.idx')"
 }
 
-# cancel_at_stage STAGE WHAT URI PREFIX: `s3_dataset cancel-at STAGE` on
-# host w1 with a fresh UUID (the process lingers 3 s after the call
-# returns): the call returns CANCELLED, the build stopped at once, and
-# nothing of its UUID, no file and no incomplete upload, is in the bucket
-# when the call returned, nor 3 s later.
+# cancel_at_stage STAGE WHAT URI PREFIX WHEN: `s3_dataset cancel-at STAGE`
+# on host w1 with a fresh UUID: the call returns CANCELLED, the build
+# stopped at once.  The removal of what it wrote (its claim, files, open
+# uploads) runs after the return (lance.h "Cancellation").  WHEN "1s": the
+# process lingers 3 s after the return, and nothing of its UUID, no file
+# and no incomplete upload, is in the bucket 1 s after the return; "exit":
+# the process exits right after the return, and nothing is left once it
+# has ended (it waits for that removal).  Either way nothing is there 3 s
+# after the return, and with the process alive its temporary directory
+# was gone 1 s after the return.
 cancel_at_stage() {
-  local stage=$1 what=$2 uri=$3 prefix=$4 u dashed pid rc=0 out now
+  local stage=$1 what=$2 uri=$3 prefix=$4 when=$5 u dashed pid rc=0 out now linger=3000 spill
   u=$(uuid)
   dashed=$(dashed_uuid "$u")
   out=$S3_WORK/cancel-$u
-  on w1 "$DATA" cancel-at "$stage" "$uri" "$PARTS" "$u" 3000 >"$out.out" 2>"$out.err" &
+  left() { echo "$(s3_list "$prefix" | grep -e "$dashed" || true)$(s3_list_uploads "$prefix" | grep -e "$dashed" || true)"; }
+  [ "$when" = exit ] && linger=0
+  on w1 "$DATA" cancel-at "$stage" "$uri" "$PARTS" "$u" "$linger" >"$out.out" 2>"$out.err" &
   pid=$!
   await_line '"code"' "$out.out" "$pid"
-  # The process lingers 3 s after the return; within 1 s the computation
-  # the cancel did not wait for has ended and removed its temporary
-  # directory (lance.h "Temporary files"): only the process's own
-  # directory, empty, remains under the host's TMPDIR.
+  if [ "$when" = exit ]; then
+    wait "$pid" || rc=$?
+    now=$(left)
+  fi
+  # Within 1 s the computation the cancel did not wait for has ended and
+  # removed its temporary directory (lance.h "Temporary files"): only the
+  # process's own directory, empty, remains under the host's TMPDIR.
   sleep 1
-  local spill
   spill=$(find "$(s3_dir w1)/tmp" -mindepth 2 2>/dev/null | head -n 3)
-  left() { echo "$(s3_list "$prefix" | grep -e "$dashed" || true)$(s3_list_uploads "$prefix" | grep -e "$dashed" || true)"; }
-  now=$(left)
-  wait "$pid" || rc=$?
+  [ "$when" = 1s ] && now=$(left)
+  [ "$when" = exit ] || { wait "$pid" || rc=$?; }
   s3_log "cancel $what: $(cat "$out.out") $(cat "$out.err")"
   check "a build cancelled $what on s3:// returns CANCELLED, stopped at once (exit $rc)" \
     grep -qx '{"code": 1000, "abandoned": 0, "ms": [0-9.]*}' "$out.out"
-  check "nothing of its UUID (file or incomplete upload) was in the bucket when the call returned" test -z "$now"
-  check "nor 3 s later" test -z "$(left)"
-  check "its temporary directory was gone 1 s after the return, the process still alive (found: ${spill:-nothing})" \
-    test -z "$spill"
+  local at="1 s after the call returned, the process still alive"
+  [ "$when" = exit ] && at="once the process, exiting right after the return, had ended"
+  check "nothing of its UUID (file or incomplete upload) was in the bucket $at (found: ${now:-nothing})" test -z "$now"
+  local later="nor 3 s after the return, when the process ended"
+  [ "$when" = exit ] && later="nor 1 s later"
+  check "$later" test -z "$(left)"
+  [ "$when" = exit ] ||
+    check "its temporary directory was gone 1 s after the return, the process still alive (found: ${spill:-nothing})" \
+      test -z "$spill"
 }
 
 case_kill() {
@@ -376,16 +389,20 @@ case_kill() {
   check "nothing of the cancelled build's UUID is in the bucket" \
     test -z "$(s3_list "$prefix" | grep -e "$cdashed" || true)"
   # A cancel while the build shuffles (its files then go to a local temp
-  # directory only): the call returns at once, the build stopped with its
-  # runtime (a segment build on s3:// runs on one of its own).  Nothing of
-  # its UUID is in the bucket when the call returned, nor after the process
-  # lived on 3 s more.
-  cancel_at_stage shuffle "in its shuffle" "$uri" "$prefix"
+  # directory only; the store holds only its claim): the call returns at
+  # once, the build stopped with its runtime (a segment build on s3:// runs
+  # on one of its own).  Nothing of its UUID is in the bucket 1 s after the
+  # return, nor after the process lived on 3 s more.
+  cancel_at_stage shuffle "in its shuffle" "$uri" "$prefix" 1s
   # A cancel in the middle of writing (half its partitions written, its
   # upload crawling over w1's slow link): the build is stopped at once, not
-  # at a checkpoint, and nothing of its UUID is in the bucket, neither files
-  # nor incomplete uploads, when the call returned nor 3 s later.
-  cancel_at_stage "merge_partitions+$((PARTS / 2))" "mid-writing" "$uri" "$prefix"
+  # at a checkpoint, at its gate: nothing more of it is written, and the
+  # removal of its files and the aborts of its incomplete uploads, which
+  # run after the return, leave nothing of its UUID in the bucket 1 s later
+  # (the process alive) nor 3 s later; and where the process exits right
+  # after the return, nothing once it has ended (it waits for them).
+  cancel_at_stage "merge_partitions+$((PARTS / 2))" "mid-writing" "$uri" "$prefix" 1s
+  cancel_at_stage "merge_partitions+$((PARTS / 2))" "mid-writing, exiting at once" "$uri" "$prefix" exit
 }
 
 case_race() {
