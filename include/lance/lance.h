@@ -2614,15 +2614,12 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     the parts in flight are cut off, so nothing more of the build is
  *     written once it returned.  What it wrote is removed on a library
  *     thread after the return: the multipart uploads it left open under
- *     _indices/<uuid>/ are aborted (an upload whose parts were cut off
- *     once more 0.5 s later), its files are removed, any incomplete
+ *     _indices/<uuid>/ are aborted, its files are removed, any incomplete
  *     upload still listed there is aborted, and its UUID claim is removed
- *     last (a build retried with that UUID meanwhile fails with
- *     LANCE_ERR_DUPLICATE_SEGMENT).  That takes a few store round trips
- *     (nothing was left 1 s after the return in any test); a process that
- *     exits (exit() or a return from main) first waits for it, at most
- *     5 s; what a process killed meanwhile leaves, lance-index cleanup
- *     reclaims.  Nor does the call wait for the computation the build was
+ *     last.  That takes a few store round trips (nothing was left 1 s
+ *     after the return in any test); a process that exits (exit() or a
+ *     return from main) first waits for it; what a process killed
+ *     meanwhile leaves, lance-index cleanup reclaims.  Nor does the call wait for the computation the build was
  *     in, which ends on a library thread after the return (at its next
  *     await in the core), writing nothing, and then removes the build's
  *     temporary directory.  A one-shot creation returns success exactly when its index

@@ -137,11 +137,11 @@ impl BuildRequest {
         // A segment build on s3:// whose files can be found writes through a
         // store client of its own, so it too can be stopped anywhere: its
         // writes pass through a gate that the cancel closes, waiting only
-        // for those in flight (floor/store_gate.rs), dropping its runtime
-        // drops only its own connections, and the multipart uploads it
-        // leaves open are listed and aborted after the stop
-        // (floor/uploads.rs).  (A dataset with extra base paths reaches them
-        // through the session's shared clients: it stops at checkpoints.)
+        // for those in flight and aborting the uploads it left open
+        // (floor/store_gate.rs); dropping its runtime drops only its own
+        // connections; what it wrote is removed after the return
+        // (`remove_after_return`).  (A dataset with extra base paths reaches
+        // them through the session's shared clients: it stops at checkpoints.)
         let own_store = uuid.is_some()
             && !commit
             && lists_uploads(&self.dataset)
@@ -150,7 +150,7 @@ impl BuildRequest {
             uploads::prepare(&self.dataset);
         }
         let gate = own_store.then(|| Arc::new(Gate::default()));
-        let (build_gate, cancel_gate) = (gate.clone(), gate.clone());
+        let build_gate = gate.clone();
         let abort_anywhere = uuid.is_some() && (own_store || on_local_disk(&self.dataset)?);
         // Last, since it writes (the claim): from here on every way out of a
         // cancelled build removes the segment's directory.
@@ -199,7 +199,7 @@ impl BuildRequest {
         // list (their abort is spawned on the build's runtime, which is
         // shutting down), and for a one-shot build could race its commit's
         // conditional PUT.
-        let built = match session.run(build, abort_anywhere, gate) {
+        let built = match session.run(build, abort_anywhere, gate.clone()) {
             Ok(built) => built,
             Err(err) if err.code == Code::Cancelled => {
                 let Some(uuid) = uuid else { return Err(err) };
@@ -220,7 +220,7 @@ impl BuildRequest {
                 }
                 // Stopped at its gate: the aborts of the uploads it left
                 // open have started, and nothing more of it can be written.
-                if cancel_gate.is_some_and(|gate| gate.uploads_settled()) {
+                if gate.is_some_and(|gate| gate.uploads_settled()) {
                     return Err(remove_after_return(&dataset, uuid, err));
                 }
                 return Err(remove_segment_files(&dataset, uuid, err));

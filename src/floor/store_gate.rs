@@ -125,10 +125,11 @@ impl Gate {
     }
 
     /// Whether a cancel closed the gate and, with every write ended,
-    /// started the abort of every multipart upload the build had left open.
+    /// started the abort of every multipart upload the build had left open
+    /// (a drain that ran out of time leaves it unsettled).
     pub fn uploads_settled(&self) -> bool {
         let state = self.state();
-        state.closed && state.in_flight == 0 && !state.unsettled
+        state.closed && !state.unsettled
     }
 
     /// Keeps an upload that is open (just started, or its completion
