@@ -1,15 +1,16 @@
 /* bench_ffi: the FFI-cost comparisons with pylance in bench/suite.py.
  *
  *   bench_ffi URI CENTROIDS.f32 DIM FRAGMENTS(0,1,...)
- *   bench_ffi --train URI PARTITIONS SUB_VECTORS
- *   bench_ffi --oneshot-train URI PARTITIONS SUB_VECTORS
+ *   bench_ffi --train URI PARTITIONS SUB_VECTORS [MAX_ITERATIONS]
+ *   bench_ffi --oneshot-train URI PARTITIONS SUB_VECTORS [MAX_ITERATIONS]
  *
  * The first form builds one IVF_FLAT segment through lance.h with the given
  * centroids (CENTROIDS.f32: raw little-endian float32, DIM per row); nothing
  * is committed.  The second trains an IVF_PQ model (IVF centroids, then the
  * PQ codebook: lance_dataset_train_vector_model) with the core's default
- * sample rate and iterations, as pylance's IndicesBuilder.train_ivf and
- * train_pq do by default.  The training runs twice and prints the second
+ * sample rate and MAX_ITERATIONS k-means iterations (absent or 0: the core's
+ * default, 50), as pylance's IndicesBuilder.train_ivf and train_pq do with
+ * max_iters.  The training runs twice and prints the second
  * run's time in seconds; the segment build runs 1 + 5 times and prints the
  * median of the last 5 (the first run warms the process up, as a
  * long-lived worker would be; a sub-second build needs several samples).
@@ -29,14 +30,16 @@
 #include "lance/lance.h"
 #include "measure.h"
 
-/* The arguments both training modes take, "MODE URI PARTITIONS SUB_VECTORS":
- * the dataset (dies when it cannot open) and IVF_PQ params, or NULL after
- * printing the usage. */
+/* The arguments both training modes take, "MODE URI PARTITIONS SUB_VECTORS
+ * [MAX_ITERATIONS]": the dataset (dies when it cannot open) and IVF_PQ params,
+ * or NULL after printing the usage. */
 static LanceDataset* train_args(int argc, char** argv, LanceVectorIndexParams* p) {
-    uint64_t partitions = 0, subs = 0;
-    if (argc != 5 || decimal_parse(argv[3], INT32_MAX, &partitions) != 0 ||
-        decimal_parse(argv[4], INT32_MAX, &subs) != 0) {
-        fprintf(stderr, "usage: bench_ffi %s URI PARTITIONS SUB_VECTORS\n", argc > 1 ? argv[1] : "--train");
+    uint64_t partitions = 0, subs = 0, iterations = 0;
+    if ((argc != 5 && argc != 6) || decimal_parse(argv[3], INT32_MAX, &partitions) != 0 ||
+        decimal_parse(argv[4], INT32_MAX, &subs) != 0 ||
+        (argc == 6 && decimal_parse(argv[5], INT32_MAX, &iterations) != 0)) {
+        fprintf(stderr, "usage: bench_ffi %s URI PARTITIONS SUB_VECTORS [MAX_ITERATIONS]\n",
+                argc > 1 ? argv[1] : "--train");
         return NULL;
     }
     LanceDataset* ds = lance_dataset_open(argv[2], NULL, 0);
@@ -45,6 +48,7 @@ static LanceDataset* train_args(int argc, char** argv, LanceVectorIndexParams* p
     p->index_type = LANCE_INDEX_IVF_PQ;
     p->num_partitions = (uint32_t)partitions;
     p->num_sub_vectors = (uint32_t)subs;
+    p->max_iterations = (uint32_t)iterations;
     return ds;
 }
 
