@@ -79,8 +79,8 @@ DIM, FRAGS, PARTITIONS, SUBVECTORS = 128, 16, 64, 16
 # k-means iterations of the FFI training row.  With the core's default (50,
 # or fewer once the loss settles) the work differs from run to run: on this
 # data (100k rows) the IVF problem settles at iteration 6-8 and each PQ
-# sub-problem at 36-50 or not at all, at random (80 sub-problems of pylance's
-# training, logged on 2026-12-02).  At 30 no PQ sub-problem settles sooner,
+# sub-problem at 36-50 or not at all, at random (96 sub-problems in 6 of
+# pylance's trainings, logged on 2026-12-02).  At 30 no PQ sub-problem settles sooner,
 # so both sides do the same work and the row compares the two builds.
 TRAIN_ITERS = 30
 SECTIONS = ("ffi", "scaling", "recall", "commit", "memory", "merge", "cancel", "scale")
