@@ -10,9 +10,9 @@
  * PQ codebook: lance_dataset_train_vector_model) with the core's default
  * sample rate and MAX_ITERATIONS k-means iterations (absent or 0: the core's
  * default, 50), as pylance's IndicesBuilder.train_ivf and train_pq do with
- * max_iters.  The training runs twice and prints the second
- * run's time in seconds; the segment build runs 1 + 5 times and prints the
- * median of the last 5 (the first run warms the process up, as a
+ * max_iters.  The training runs twice and prints the second run's time in
+ * seconds; the segment build runs 1 + 5 times and prints the median of the
+ * last 5 (the first run warms the process up, as a
  * long-lived worker would be; a sub-second build needs several samples).
  * The third runs the one-shot IVF_PQ build (lance_dataset_create_vector_
  * index_with_control, replacing the index each time: URI should be a

@@ -13,9 +13,9 @@ sections, by the names --only takes (a comma list; default: all of them):
    trained through both with TRAIN_ITERS k-means iterations, interleaved,
    median of 5 pairs each (a segment sample is itself the median of 5
    builds in one warm process; needs --rows >= 65536: pylance trains PQ on
-   256 rows per centroid).  In the
-   same interleaving, the one-shot IVF_PQ build's own training phase
-   (bench_ffi --oneshot-train): standalone training should cost no more.
+   256 rows per centroid).  In the same interleaving, the one-shot IVF_PQ
+   build's own training phase (bench_ffi --oneshot-train): standalone
+   training should cost no more.
 2. scaling: the one-shot build against the distributed loop (train, N
    segment builds as processes, 2 at a time, commit) for N = 1, 2, 4, 8:
    wall time and CPU time, as ratios to one-shot.
@@ -80,8 +80,9 @@ DIM, FRAGS, PARTITIONS, SUBVECTORS = 128, 16, 64, 16
 # or fewer once the loss settles) the work differs from run to run: on this
 # data (100k rows) the IVF problem settles at iteration 6-8 and each PQ
 # sub-problem at 36-50 or not at all, at random (96 sub-problems in 6 of
-# pylance's trainings, logged on 2026-12-02).  At 30 no PQ sub-problem settles sooner,
-# so both sides do the same work and the row compares the two builds.
+# pylance's trainings, logged on 2026-12-02).  At 30 no PQ sub-problem
+# settles sooner, so both sides do the same work and the row compares the
+# two builds.
 TRAIN_ITERS = 30
 SECTIONS = ("ffi", "scaling", "recall", "commit", "memory", "merge", "cancel", "scale")
 

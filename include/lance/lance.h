@@ -2619,8 +2619,8 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     last.  That takes a few store round trips (nothing was left 1 s
  *     after the return in any test); a process that exits (exit() or a
  *     return from main) first waits for it; what a process killed
- *     meanwhile leaves, lance-index cleanup reclaims.  Nor does the call wait for the computation the build was
- *     in, which ends on a library thread after the return (at its next
+ *     meanwhile leaves, lance-index cleanup reclaims.  Nor does the call
+ *     wait for the computation the build was in, which ends on a library thread after the return (at its next
  *     await in the core), writing nothing, and then removes the build's
  *     temporary directory.  A one-shot creation returns success exactly when its index
  *     was committed (a cancel that lands inside the commit is decided by
