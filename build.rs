@@ -8,10 +8,13 @@
 // Exports: rustc's version script exports every #[no_mangle] function of
 // every crate, and a dependency (crc-fast, through object_store) has C
 // functions of its own.  GNU ld refuses a second version script next to
-// rustc's anonymous one, so --exclude-libs makes every symbol that comes
-// from an archive (the dependencies' rlibs, std, the C libraries) hidden:
-// only this crate's own objects, which hold the lance_ API, export anything.
-// scripts/check_exports.sh checks the result.
+// rustc's anonymous one.  --exclude-libs hides every symbol that comes from
+// an archive (std, the C libraries); with LTO the crates' code is in this
+// crate's own objects, out of its reach, so cargo's liblance_c.so also
+// exports crc-fast's functions.  The shared library the build ships is
+// linked from the symbol-hidden archive with a version script of the
+// header's functions instead (scripts/link_shared.sh), and
+// scripts/check_exports.sh checks that one.
 //
 // The CPU check (src/floor/cpu_check.c, see cpu.rs) is compiled for the
 // x86-64 baseline, told which features rustc may use.

@@ -8,9 +8,10 @@ set -euo pipefail
 header=$1
 lib=$2
 soname=${3:-}
-# Symbols the toolchain may export besides the API, one a line: none (rustc's
-# version script makes every other symbol local, _init, _fini, __bss_start,
-# _edata and _end included).  A name added here must say why.
+# Symbols the toolchain may export besides the API, one a line: none (the
+# version script of scripts/link_shared.sh makes every other symbol local,
+# _init, _fini, __bss_start, _edata and _end included).  A name added here
+# must say why.
 allowed=""
 declared=$("$(dirname "$0")/api_functions.sh" "$header")
 # "name type" of every defined dynamic symbol.

@@ -8,7 +8,8 @@
 #   scripts/sanitize.sh BUILD_DIR [LIB_DIR] [ctest args...]
 #
 # The second tree is BUILD_DIR/sanitize (incremental across runs).  LIB_DIR
-# defaults to the library directory recorded in BUILD_DIR's CMake cache.
+# defaults to BUILD_DIR's lib/, the library as it ships (recorded in its
+# CMake cache).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$(cd "${1:?usage: scripts/sanitize.sh BUILD_DIR [LIB_DIR] [ctest args...]}" && pwd)
@@ -17,7 +18,7 @@ if [ $# -gt 0 ] && [ -d "$1" ]; then
   libdir=$1
   shift
 else
-  libdir=$(sed -n 's/^LANCE_C_LIB_DIR:INTERNAL=//p' "$build/CMakeCache.txt")
+  libdir=$(sed -n 's/^LANCE_C_SHIPPED_DIR:INTERNAL=//p' "$build/CMakeCache.txt")
 fi
 [ -f "$libdir/liblance_c.so" ] || { echo "sanitize: no liblance_c.so in $libdir (build the main tree first)" >&2; exit 1; }
 
