@@ -5,9 +5,9 @@ start=$(date +%s)
 LANCE_C_SETUP=--build source "$(dirname "$0")/configure.sh"
 # What only the tests need (pylance, the Maven artifacts, the storage
 # emulators: about 6 minutes on a fresh machine, most of it building
-# SeaweedFS) installs while cargo builds, at the lowest priority, so that it
-# takes the core cargo leaves idle (lance-c's LTO step runs on about one)
-# rather than slowing the build.
+# SeaweedFS) installs while cargo builds.  Note: setsid makes it a scheduling
+# group of its own (Linux autogroup), so nice 19 does not lower its share
+# against cargo; the overlap saved 1.3 minutes in a fresh-machine run.
 setup_log=$(mktemp)
 setsid nice -n 19 "$root/scripts/setup.sh" --test >"$setup_log" 2>&1 &
 setup_pid=$!
