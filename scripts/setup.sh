@@ -2,30 +2,33 @@
 # Installs what building and testing lance-c needs, only what is missing.
 # Idempotent; run as root (or with sudo available) on Debian.
 #   setup.sh [--build | --test]
-# --build: the Debian packages (the test tools' among them) and the Rust
-# toolchain check, what the build needs.  --test: the rest, what only the
-# tests need (pylance, the Maven artifacts, the storage emulators), which
-# scripts/test.sh installs while cargo builds.  Without either: both.
+# --build: what the build needs (its Debian packages, the Rust toolchain
+# check).  --test: what only the tests need (their Debian packages, pylance,
+# the Maven artifacts, the storage emulators), which scripts/test.sh
+# installs while cargo builds.  Without either: both.
 set -euo pipefail
 phase=${1:-all}
 case $phase in
   all | --build | --test) ;;
   *) echo "usage: setup.sh [--build | --test]" >&2; exit 2 ;;
 esac
+need=()
 if [ "$phase" != --test ]; then
-  need=()
   command -v protoc >/dev/null || need+=(protobuf-compiler)
   command -v cmake >/dev/null || need+=(cmake)
   command -v ninja >/dev/null || need+=(ninja-build)
   command -v cc >/dev/null || need+=(build-essential)
   command -v pkg-config >/dev/null || need+=(pkg-config)
   command -v nm >/dev/null || need+=(binutils)
+  # scripts/package.sh compresses with xz.
+  command -v xz >/dev/null || need+=(xz-utils)
+fi
+if [ "$phase" != --build ]; then
   command -v valgrind >/dev/null || need+=(valgrind) # the failure suite's memcheck tests
   # test_link_static links an engine's own zstd and lz4 (static libraries)
-  # next to lance-c's archive; scripts/package.sh compresses with xz.
+  # next to lance-c's archive.
   dpkg -s libzstd-dev >/dev/null 2>&1 || need+=(libzstd-dev)
   dpkg -s liblz4-dev >/dev/null 2>&1 || need+=(liblz4-dev)
-  command -v xz >/dev/null || need+=(xz-utils)
   # test_cpu_level runs the library on an emulated older CPU (x86-64 hosts).
   [ "$(uname -m)" != x86_64 ] || command -v qemu-x86_64 >/dev/null || need+=(qemu-user)
   # The object-storage tests (tests/stores/): network namespaces as hosts, and
@@ -40,17 +43,17 @@ if [ "$phase" != --test ]; then
   java_major=$( (javac -version 2>&1 || true) | sed -n 's/^javac \([0-9]*\).*/\1/p')
   [ "${java_major:-0}" -ge 17 ] 2>/dev/null || need+=(openjdk-17-jdk-headless)
   command -v mvn >/dev/null || need+=(maven)
-  if [ ${#need[@]} -gt 0 ]; then
-    sudo=""
-    [ "$(id -u)" -ne 0 ] && sudo=sudo
-    echo "setup: installing ${need[*]}"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
-  fi
-  if ! command -v cargo >/dev/null && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
-    echo "setup: a Rust toolchain (cargo 1.94 or newer) is required; install it with rustup" >&2
-    exit 1
-  fi
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo=sudo
+  echo "setup: installing ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if [ "$phase" != --test ] && ! command -v cargo >/dev/null && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
+  echo "setup: a Rust toolchain (cargo 1.94 or newer) is required; install it with rustup" >&2
+  exit 1
 fi
 [ "$phase" != --build ] || exit 0
 # The cross-SDK tests run against pylance of the Lance version the library

@@ -5,12 +5,16 @@ start=$(date +%s)
 LANCE_C_SETUP=--build source "$(dirname "$0")/configure.sh"
 # What only the tests need (pylance, the Maven artifacts, the storage
 # emulators: about 6 minutes on a fresh machine, most of it building
-# SeaweedFS) installs while cargo builds.  Note: setsid makes it a scheduling
-# group of its own (Linux autogroup), so nice 19 does not lower its share
-# against cargo; the overlap saved 1.3 minutes in a fresh-machine run.
+# SeaweedFS) installs while cargo builds, at the lowest priority.  set -m
+# gives it a process group of its own (so the trap below can stop all of
+# it) in this session: Linux autogroup schedules by session, so a new
+# session (setsid) would get a CPU share equal to cargo's, its nice value
+# notwithstanding.
 setup_log=$(mktemp)
-setsid nice -n 19 "$root/scripts/setup.sh" --test >"$setup_log" 2>&1 &
+set -m
+nice -n 19 "$root/scripts/setup.sh" --test </dev/null >"$setup_log" 2>&1 &
 setup_pid=$!
+set +m
 trap 'kill -- -"$setup_pid" 2>/dev/null || true; rm -f "$setup_log"' EXIT
 cmake --build "$build"
 built=$(date +%s)
