@@ -12,6 +12,16 @@ case $phase in
   all | --build | --test) ;;
   *) echo "usage: setup.sh [--build | --test]" >&2; exit 2 ;;
 esac
+# Runs a command with its output set aside, printed only if it fails (Go
+# prints a line for every module it downloads).
+quiet() {
+  local log rc=0
+  log=$(mktemp)
+  "$@" >"$log" 2>&1 || rc=$?
+  [ "$rc" -eq 0 ] || cat "$log" >&2
+  rm -f "$log"
+  return "$rc"
+}
 need=()
 if [ "$phase" != --test ]; then
   command -v protoc >/dev/null || need+=(protobuf-compiler)
@@ -124,7 +134,7 @@ if [ ! -x "$weed_dir/weed" ] || [ "$(cat "$weed_dir/weed.version" 2>/dev/null)" 
   plugins+='|kms/(aws|gcp|openbao)|credential/postgres'
   grep -rlE --include='*.go' "^[[:space:]]*_ \"$seaweedfs_module/weed/($plugins)\"" "$scratch/weed" |
     xargs sed -i -E "\#^[[:space:]]*_ \"$seaweedfs_module/weed/($plugins)\"#d"
-  (cd "$scratch" && GOTOOLCHAIN=local "$go" build -o "$weed_dir/weed.tmp" ./weed)
+  (cd "$scratch" && quiet env GOTOOLCHAIN=local "$go" build -o "$weed_dir/weed.tmp" ./weed)
   rm -rf "$scratch"
   mv "$weed_dir/weed.tmp" "$weed_dir/weed"
   echo "$weed_stamp" >"$weed_dir/weed.version"
@@ -142,7 +152,7 @@ if [ ! -x "$weed_dir/fake-gcs-server" ] ||
   echo "setup: building fake-gcs-server $fake_gcs_version into $weed_dir"
   started=$(date +%s)
   scratch=$(mktemp -d)
-  GOBIN=$scratch GOTOOLCHAIN=local "$go" install "$fake_gcs_module@$fake_gcs_version"
+  quiet env GOBIN="$scratch" GOTOOLCHAIN=local "$go" install "$fake_gcs_module@$fake_gcs_version"
   mkdir -p "$weed_dir"
   mv "$scratch/fake-gcs-server" "$weed_dir/fake-gcs-server"
   rm -rf "$scratch"
