@@ -2538,10 +2538,11 @@ int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder,
  * while writing ends just after the call returns: "Cancellation" below).  The process holds a lock (flock) on
  * its directory while it lives and removes the directory when it exits
  * (exit() or a return from main), which also removes the spill of a build
- * abandoned in training whose computation had not ended.  Known defect: a
- * process that has run out of file descriptors (a build that failed with
- * "Too many open files" under a low ulimit -n) may fail to remove it at
- * exit; the next process reclaims it as after a kill.  A process killed
+ * abandoned in training whose computation had not ended, and that of a
+ * build that failed for want of file descriptors ("Too many open files"
+ * under a low ulimit -n), which cannot remove its own.  That removal needs
+ * one free descriptor at exit, and takes the lock's own if none is left.
+ * The directory is the owner's alone (mode 0700).  A process killed
  * with SIGKILL cannot remove its directory, but its lock dies with it: the
  * first lance-c call of the next process on the machine removes every
  * directory named lance-c-process-<digits>-<6 letters or digits> that no

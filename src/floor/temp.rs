@@ -16,7 +16,7 @@
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -73,6 +73,8 @@ fn create(base: &Path) -> std::io::Result<Option<Owned>> {
     let dir = tempfile::Builder::new()
         .prefix(&format!("{PREFIX}{pid}-"))
         .rand_bytes(RANDOM_LEN)
+        // The spill holds the dataset's vectors: the owner's alone.
+        .permissions(std::fs::Permissions::from_mode(0o700))
         .tempdir_in(base)?
         .keep();
     let lock = match File::open(&dir) {
@@ -135,16 +137,41 @@ extern "C" fn remove_at_exit() {
         if owned.pid != std::process::id() {
             return;
         }
-        // An empty directory goes without a descriptor (rmdir); listing a
-        // full one takes one, which a process at its descriptor limit may
-        // not have: then give up the lock's own and try again (another
-        // process reclaiming it meanwhile removes the same directory).
-        if std::fs::remove_dir(&owned.dir).is_ok() || std::fs::remove_dir_all(&owned.dir).is_ok() {
+        // An empty directory goes without a descriptor (rmdir).  A full one
+        // (the spill of a build whose own cleanup failed, say for want of
+        // descriptors) is listed one level at a time; a process at its
+        // descriptor limit may not have even that one: then give up the
+        // lock's own and try again (another process reclaiming it meanwhile
+        // removes the same directory).
+        if std::fs::remove_dir(&owned.dir).is_ok() || remove_tree(&owned.dir).is_ok() {
             return;
         }
         // SAFETY: the lock's descriptor is closed once, at exit; the static
         // holding its File is never dropped, so nothing closes it again.
         unsafe { libc::close(owned.lock.as_raw_fd()) };
-        let _ = std::fs::remove_dir_all(&owned.dir);
+        let _ = remove_tree(&owned.dir);
     }
+}
+
+/// Removes the tree at `dir` holding at most one descriptor at any moment
+/// (std's `remove_dir_all` holds one per level, more than a process at its
+/// limit has).  Symbolic links are removed, never followed; nobody else can
+/// add one: the directory is the process's own, mode 0700.
+fn remove_tree(dir: &Path) -> std::io::Result<()> {
+    let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
+    // The listing is read whole and its descriptor closed before descending.
+    let entries: Vec<PathBuf> = std::fs::read_dir(dir)?.map(|entry| entry.map(|e| e.path())).collect::<Result<_, _>>()?;
+    for path in entries {
+        let removed = match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.is_dir() => remove_tree(&path),
+            Ok(_) => std::fs::remove_file(&path),
+            Err(e) => Err(e),
+        };
+        // (An entry removed meanwhile, by a build ending on another thread.)
+        match removed {
+            Err(e) if !gone(&e) => return Err(e),
+            _ => {}
+        }
+    }
+    std::fs::remove_dir(dir).or_else(|e| if gone(&e) { Ok(()) } else { Err(e) })
 }

@@ -1,10 +1,13 @@
 /* What a host process sees of the library: a caught panic prints nothing on
  * its stderr, and vector builds spill only under the process's directory in
  * TMPDIR and leave nothing there, whether they succeed or are cancelled
- * mid-build; the directory itself is gone once the process exited.  Each case runs in
+ * mid-build; the directory itself (mode 0700) is gone once the process
+ * exited, even a full one left by a process out of file descriptors.  Each case runs in
  * a child process (this program run again with the case's name) so that
  * its stderr and its TMPDIR are its own. */
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -111,15 +114,46 @@ static int child_missing_tmpdir(const char* dir) {
 
 /* ---- child: its first call reclaims what killed processes left ---- */
 
-static int child_write(const char* dir) {
+static int child_write(const char* dir, const char* name) {
     TuData data = tu_make_data(100, 8, 2, 0.5f, 5);
     char uri[600];
-    snprintf(uri, sizeof uri, "%s/reclaim.lance", dir);
+    snprintf(uri, sizeof uri, "%s/%s.lance", dir, name);
     LanceDataset* ds = tu_write(uri, &data, 0, data.rows, LANCE_WRITE_CREATE, 100);
     tu_free_data(&data);
     if (!ds) return 40;
     lance_dataset_close(ds);
     return 0;
+}
+
+/* ---- child: exits with no file descriptor free ---- */
+
+/* What a build that failed for want of descriptors leaves (its spill, which
+ * it could not remove), here made by hand four levels deep under the
+ * process's directory; then every descriptor the process may open is taken
+ * and it returns from main.  The parent checks that the directory went. */
+static int child_exit_out_of_fds(const char* dir) {
+    const char* tmpdir = getenv("TMPDIR");
+    if (child_write(dir, "out-of-fds") != 0) return 50;
+    char root[800], path[1000];
+    if (tu_process_dir(tmpdir, root, sizeof root) != 0) return 51;
+    struct stat st;
+    if (stat(root, &st) != 0 || (st.st_mode & 0777) != 0700) return 52;
+    snprintf(path, sizeof path, "%s/.tmpSpill", root);
+    if (mkdir(path, 0700) != 0) return 53;
+    for (int level = 0; level < 3; level++) {
+        size_t used = strlen(path);
+        snprintf(path + used, sizeof path - used, "/level%d", level);
+        if (mkdir(path, 0700) != 0) return 54;
+    }
+    strncat(path, "/shuffle_data_0", sizeof path - strlen(path) - 1);
+    FILE* f = fopen(path, "w");
+    if (!f || fputs("spill", f) < 0 || fclose(f) != 0) return 55;
+    snprintf(path, sizeof path, "%s/link-out", root);
+    if (symlink(tmpdir, path) != 0) return 56;
+    int taken = 0;
+    while (open("/dev/null", O_RDONLY) >= 0) taken++;
+    if (errno != EMFILE || taken < 1) return 57;
+    return 0; /* the descriptors stay open: exit() runs with none free */
 }
 
 /* ---- parent ---- */
@@ -168,6 +202,25 @@ static void test_missing_tmpdir_refused(void) {
     check_child(args, missing, 0);
 }
 
+/* A process at its descriptor limit at exit (a build failed with "Too many
+ * open files" cannot remove its own spill) still removes its directory and
+ * what it holds, following no symbolic link out of it. */
+static void test_removed_at_exit_without_descriptors(void) {
+    char tmp[700], marker[800];
+    snprintf(tmp, sizeof tmp, "%s/tmp-fds", dir);
+    CHECK(mkdir(tmp, 0700) == 0);
+    /* The link the child leaves points at TMPDIR itself: following it
+     * would remove this marker. */
+    snprintf(marker, sizeof marker, "%s/marker", tmp);
+    FILE* f = fopen(marker, "w");
+    CHECK(f != NULL);
+    if (f) fclose(f);
+    const char* args[] = {"exit-out-of-fds", dir, NULL};
+    check_child(args, tmp, 1);
+    CHECK(tu_file_size(marker) == 0);
+    CHECK(tu_dir_entries(tmp) == 1);
+}
+
 /* A killed process's directory (its name as the library makes them, no
  * lock held) goes at the next process's first call; a host's directories
  * whose names merely start the same stay, whatever they hold. */
@@ -208,13 +261,15 @@ int main(int argc, char** argv) {
     if (argc >= 2 && strcmp(argv[1], "panicking-metadata") == 0) return child_panicking_metadata();
     if (argc >= 4 && strcmp(argv[1], "build") == 0) return child_build(argv[2], atoi(argv[3]));
     if (argc >= 3 && strcmp(argv[1], "missing-tmpdir") == 0) return child_missing_tmpdir(argv[2]);
-    if (argc >= 3 && strcmp(argv[1], "write") == 0) return child_write(argv[2]);
+    if (argc >= 3 && strcmp(argv[1], "write") == 0) return child_write(argv[2], "reclaim");
+    if (argc >= 3 && strcmp(argv[1], "exit-out-of-fds") == 0) return child_exit_out_of_fds(argv[2]);
     /* Not "process": the library's own directories start lance-c-process-. */
     dir = tu_temp_dir("spill-test");
     RUN(test_caught_panic_is_silent);
     RUN(test_spill_cleaned_after_success_and_cancel);
     RUN(test_missing_tmpdir_refused);
     RUN(test_reclaim_takes_only_its_names);
+    RUN(test_removed_at_exit_without_descriptors);
     tu_remove_tree(dir);
     free(dir);
     return tu_finish("test_process");
