@@ -125,7 +125,7 @@ fn reclaim(base: &Path) {
         let dir = entry.path();
         let Ok(lock) = File::open(&dir) else { continue };
         if try_lock(&lock) {
-            let _ = std::fs::remove_dir_all(&dir);
+            let _ = remove_tree(&dir);
         }
     }
 }
@@ -137,13 +137,12 @@ extern "C" fn remove_at_exit() {
         if owned.pid != std::process::id() {
             return;
         }
-        // An empty directory goes without a descriptor (rmdir).  A full one
-        // (the spill of a build whose own cleanup failed, say for want of
-        // descriptors) is listed one level at a time; a process at its
-        // descriptor limit may not have even that one: then give up the
+        // A full directory (the spill of a build whose own cleanup failed,
+        // say for want of descriptors) takes one descriptor to list; a
+        // process at its limit may not have even that one: then give up the
         // lock's own and try again (another process reclaiming it meanwhile
         // removes the same directory).
-        if std::fs::remove_dir(&owned.dir).is_ok() || remove_tree(&owned.dir).is_ok() {
+        if remove_tree(&owned.dir).is_ok() {
             return;
         }
         // SAFETY: the lock's descriptor is closed once, at exit; the static
@@ -153,11 +152,15 @@ extern "C" fn remove_at_exit() {
     }
 }
 
-/// Removes the tree at `dir` holding at most one descriptor at any moment
-/// (std's `remove_dir_all` holds one per level, more than a process at its
-/// limit has).  Symbolic links are removed, never followed; nobody else can
-/// add one: the directory is the process's own, mode 0700.
+/// Removes a process's directory (its own at exit, a dead one's in
+/// `reclaim`) holding at most one descriptor at any moment (std's
+/// `remove_dir_all` holds one per level, more than a process at its limit
+/// has), and none for an empty directory.  Symbolic links are removed, never
+/// followed; nobody else can add one: the directory is mode 0700.
 fn remove_tree(dir: &Path) -> std::io::Result<()> {
+    if std::fs::remove_dir(dir).is_ok() {
+        return Ok(());
+    }
     let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
     // The listing is read whole and its descriptor closed before descending.
     let entries: Vec<PathBuf> = std::fs::read_dir(dir)?.map(|entry| entry.map(|e| e.path())).collect::<Result<_, _>>()?;

@@ -234,6 +234,13 @@ static void test_reclaim_takes_only_its_names(void) {
     size_t n_kept = sizeof kept / sizeof kept[0];
     snprintf(path, sizeof path, "%s/%s", tmp, stale);
     CHECK(mkdir(path, 0700) == 0);
+    /* What a worker killed mid-shuffle leaves: its spill, a level down. */
+    snprintf(path, sizeof path, "%s/%s/.tmpKilled", tmp, stale);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(path, sizeof path, "%s/%s/.tmpKilled/shuffle_data_0", tmp, stale);
+    FILE* spill = fopen(path, "w");
+    CHECK(spill != NULL);
+    if (spill) fclose(spill);
     for (size_t i = 0; i < n_kept; i++) {
         snprintf(path, sizeof path, "%s/%s", tmp, kept[i]);
         CHECK(mkdir(path, 0700) == 0);
