@@ -62,7 +62,7 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 if [ "$phase" != --test ] && ! command -v cargo >/dev/null && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
-  echo "setup: a Rust toolchain (cargo 1.94 or newer) is required; install it with rustup" >&2
+  echo "setup: a Rust toolchain (cargo 1.95 or newer) is required; install it with rustup" >&2
   exit 1
 fi
 [ "$phase" != --build ] || exit 0
