@@ -1,9 +1,14 @@
 // Link settings of the shared library, and on x86-64 the load-time CPU check.
 //
-// SONAME: programs linked against the library record liblance_c.so.0.<minor>
-// (while the version is 0.x, a minor release may break the ABI; from 1.0 on,
-// liblance_c.so.<major>), found through their RUNPATH or the loader's path,
-// not the absolute path of the file they were linked with.
+// SONAME: the name of the file cargo writes, liblance_c.so, so that a program
+// linked against cargo's output (`-L target/release -llance_c`, or its path)
+// records that name and runs with that directory on its RUNPATH or
+// LD_LIBRARY_PATH.  The versioned SONAME (liblance_c.so.0.<minor> while the
+// version is 0.x, when a minor release may break the ABI) belongs to the
+// shared library the build ships, which scripts/link_shared.sh links from
+// the archive under its versioned file name; cargo writes no such file, and
+// a program that recorded that name could not start against cargo's
+// (tests/link/check_link.sh runs one).
 //
 // Exports: rustc's version script exports every #[no_mangle] function of
 // every crate, and a dependency (crc-fast, through object_store) has C
@@ -23,13 +28,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/floor/cpu_check.c");
     let env = |name: &str| std::env::var(name).unwrap_or_default();
     if env("CARGO_CFG_TARGET_FAMILY").split(',').any(|f| f == "unix") && env("CARGO_CFG_TARGET_VENDOR") != "apple" {
-        let major = env("CARGO_PKG_VERSION_MAJOR");
-        let soname = if major == "0" {
-            format!("liblance_c.so.0.{}", env("CARGO_PKG_VERSION_MINOR"))
-        } else {
-            format!("liblance_c.so.{major}")
-        };
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,{soname}");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,liblance_c.so");
         println!("cargo:rustc-cdylib-link-arg=-Wl,--exclude-libs,ALL");
     }
     if env("CARGO_CFG_TARGET_ARCH") == "x86_64" {

@@ -13,7 +13,17 @@
  * request to the model (the workers' sampling included, their start not),
  * the rounds, the bytes exchanged (every request sent to every worker and
  * every statistics file) and the final losses.  Both write the model to
- * MODEL_OUT when given (for a build and a recall measurement). */
+ * MODEL_OUT when given (for a build and a recall measurement).
+ *
+ *   bench_train --values MODEL CENTROIDS_OUT CODEBOOK_OUT
+ *
+ * reads a model through the library (lance_vector_model_parse and its
+ * Arrow exports) and writes its IVF centroids and PQ codebook as raw
+ * little-endian float32 files (the files `lance-index build --ivf-centroids
+ * --pq-codebook` reads: centroids row by row, the codebook sub-vector by
+ * sub-vector, each 2^BITS codewords of DIMENSION / SUB_VECTORS values), and
+ * prints "DIMENSION PARTITIONS SUB_VECTORS BITS": how the benchmarks read a
+ * model, whatever its byte format. */
 #define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include <errno.h>
 #include <sched.h>
@@ -129,7 +139,55 @@ static int distributed(int argc, char** argv) {
     return 0;
 }
 
+/* The float32 values of an exported FixedSizeList<float32> array, written
+ * little-endian to `path`; releases the array and its schema. */
+static void write_values(struct ArrowArray* array, struct ArrowSchema* schema, const char* path) {
+    const struct ArrowArray* child = array->children[0];
+    const float* values = (const float*)child->buffers[1] + child->offset;
+    size_t n = (size_t)child->length;
+    unsigned char* bytes = malloc(4 * n + 1);
+    if (!bytes) die("out of memory");
+    for (size_t i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, &values[i], sizeof bits);
+        for (int b = 0; b < 4; b++) bytes[4 * i + (size_t)b] = (unsigned char)(bits >> (8 * b));
+    }
+    if (write_whole_file(path, bytes, 4 * n) != 0) die_errno(path);
+    free(bytes);
+    array->release(array);
+    schema->release(schema);
+}
+
+static int model_values(int argc, char** argv) {
+    if (argc != 5) {
+        fprintf(stderr, "usage: bench_train --values MODEL CENTROIDS_OUT CODEBOOK_OUT\n");
+        return 2;
+    }
+    size_t len = 0;
+    unsigned char* bytes = read_whole_file(argv[2], &len);
+    if (!bytes) die_errno(argv[2]);
+    LanceVectorModel* model = NULL;
+    if (lance_vector_model_parse(bytes, len, &model) != 0) die("parse the model");
+    free(bytes);
+    LanceVectorModelInfo info;
+    if (lance_vector_model_info(model, &info) != 0) die("model info");
+    if (!info.has_pq_codebook) {
+        fprintf(stderr, "bench_train: %s has no PQ codebook\n", argv[2]);
+        return 1;
+    }
+    struct ArrowArray array;
+    struct ArrowSchema schema;
+    if (lance_vector_model_centroids(model, &array, &schema) != 0) die("export the centroids");
+    write_values(&array, &schema, argv[3]);
+    if (lance_vector_model_codebook(model, &array, &schema) != 0) die("export the codebook");
+    write_values(&array, &schema, argv[4]);
+    printf("%u %u %u %u\n", info.dimension, info.num_partitions, info.num_sub_vectors, info.num_bits);
+    lance_vector_model_free(model);
+    return 0;
+}
+
 int main(int argc, char** argv) {
     if (argc > 1 && !strcmp(argv[1], "--one-node")) return one_node(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "--values")) return model_values(argc, argv);
     return distributed(argc, argv);
 }

@@ -6,16 +6,16 @@
  *       writes ROWS clustered vectors (float32 x DIM, column "vec") and an
  *       int64 "id" = 0..ROWS-1 in FRAGMENTS fragments, then builds the
  *       IVF_PQ index "vec_idx" (128 partitions, 16 sub-vectors) on them
- *   data_cache_bench run URI CACHE_DIR [--rounds N] [--link TEXT]
- *       the measurement below, N rounds (default 3); CACHE_DIR is a local
- *       directory for the disk tier; TEXT describes the network path in
- *       the title
+ *   data_cache_bench run URI CACHE_DIR [--rounds N] [--queries Q] [--link TEXT]
+ *       the measurement below, N rounds (default 3) of Q k-NN queries
+ *       (default and most 50); CACHE_DIR is a local directory for the disk
+ *       tier; TEXT describes the network path in the title
  *
  * Workloads, each run twice (pass 1 and pass 2), every pass through a new
  * dataset handle opened with the workload's session (so pass 2 is a second
  * open of the same dataset in the same session):
  *   full scan        every row of "id" and "vec"
- *   k-NN             50 queries (rows of the dataset), k = 10, nprobes 16,
+ *   k-NN             Q queries (rows of the dataset), k = 10, nprobes 16,
  *                    index cache 1 GiB: pass 2 finds the index partitions
  *                    in the index cache
  *   k-NN, no index cache   the same with an index cache of 0 bytes, so
@@ -64,7 +64,7 @@
 
 #define SEED 23
 #define CLUSTERS 64
-#define QUERIES 50
+#define MAX_QUERIES 50
 #define K 10
 #define NPROBES 16
 #define BATCH_ROWS 8192
@@ -72,6 +72,7 @@
 #define MIB (1024.0 * 1024.0)
 
 static const char* const* storage_opts;
+static int queries = MAX_QUERIES; /* --queries */
 
 /* ---- the data: a pure function of (row, dimension) ---- */
 
@@ -333,8 +334,8 @@ static int full_scan(const LanceDataset* ds, int32_t dim, ScanDigest* out) {
 
 /* The ids of each query's top K, in the order returned. */
 typedef struct {
-    int64_t ids[QUERIES][K];
-    int counts[QUERIES];
+    int64_t ids[MAX_QUERIES][K];
+    int counts[MAX_QUERIES];
 } KnnResult;
 
 typedef struct {
@@ -357,7 +358,7 @@ static int knn_queries(const LanceDataset* ds, int32_t dim, int64_t rows, KnnRes
     if (!query) return -1;
     const char* columns[] = {"id", NULL};
     memset(out, 0, sizeof *out);
-    for (int q = 0; q < QUERIES; q++) {
+    for (int q = 0; q < queries; q++) {
         row_vector(((int64_t)q * 3989 + 17) % rows, dim, query);
         LanceScanner* s = lance_scanner_new(ds, columns, NULL);
         if (!s || lance_scanner_nearest(s, "vec", query, (size_t)dim, LANCE_DTYPE_FLOAT32, K) != 0 ||
@@ -402,7 +403,7 @@ static uint64_t namespace_rx_bytes(void) {
 typedef enum { WORK_SCAN, WORK_KNN, WORK_KNN_NO_INDEX_CACHE, WORKLOADS } Workload;
 typedef enum { CACHE_NONE, CACHE_MEMORY, CACHE_DISK, CACHES } CacheKind;
 
-static const char* const workload_names[WORKLOADS] = {"full scan", "k-NN x50", "k-NN x50, no index cache"};
+static const char* const workload_names[WORKLOADS] = {"full scan", "k-NN", "k-NN, no index cache"};
 static const char* const cache_names[CACHES] = {"none", "memory 512M", "8M + disk 1G"};
 
 typedef struct {
@@ -426,7 +427,7 @@ typedef struct {
 static int knn_equal(const KnnResult* a, const KnnResult* b, uint64_t* rows) {
     int same = 1;
     *rows = 0;
-    for (int q = 0; q < QUERIES; q++) {
+    for (int q = 0; q < queries; q++) {
         *rows += (uint64_t)a->counts[q];
         if (a->counts[q] != b->counts[q]) same = 0;
         for (int i = 0; i < a->counts[q] && i < K; i++)
@@ -570,8 +571,8 @@ static int cmd_run(char** a, int rounds, const char* link) {
             }
 
     printf("\ndata cache, %s: %" PRId64 " rows x %d float32 + int64 id, %" PRIu64 " fragments, %.1f MiB of "
-           "vectors;\nlink: %s; medians of %d rounds\n", run.uri, run.rows, run.dim, fragments,
-           (double)run.rows * run.dim * 4 / MIB, link, rounds);
+           "vectors;\nlink: %s; medians of %d rounds; %d queries per k-NN pass\n", run.uri, run.rows, run.dim,
+           fragments, (double)run.rows * run.dim * 4 / MIB, link, rounds, queries);
     printf("%-26s %-13s %4s %9s %11s %11s %11s %8s %5s\n", "workload", "data cache", "pass", "time (s)",
            "remote MiB", "cache MiB", "net rx MiB", "rows", "check");
     for (int w = 0; w < WORKLOADS; w++)
@@ -632,15 +633,20 @@ int main(int argc, char** argv) {
     storage_opts = storage_options_array(&storage);
     const char* link = take_option(&argc, argv, "--link");
     const char* rounds_text = take_option(&argc, argv, "--rounds");
-    uint64_t rounds = 3;
+    const char* queries_text = take_option(&argc, argv, "--queries");
+    uint64_t rounds = 3, query_count = MAX_QUERIES;
     int rc = 2;
     const char* cmd = argc > 1 ? argv[1] : "";
     if (rounds_text && (decimal_parse(rounds_text, MAX_ROUNDS, &rounds) != 0 || rounds == 0))
         fprintf(stderr, "data_cache_bench: --rounds %s: expected 1 to %d\n", rounds_text, MAX_ROUNDS);
+    else if (queries_text && (decimal_parse(queries_text, MAX_QUERIES, &query_count) != 0 || query_count == 0))
+        fprintf(stderr, "data_cache_bench: --queries %s: expected 1 to %d\n", queries_text, MAX_QUERIES);
     else if (!strcmp(cmd, "setup") && argc == 6) rc = cmd_setup(argv + 2);
-    else if (!strcmp(cmd, "run") && argc == 4) rc = cmd_run(argv + 2, (int)rounds, link ? link : "not described");
-    else fprintf(stderr, "usage: data_cache_bench setup URI ROWS DIM FRAGMENTS\n"
-                         "       data_cache_bench run URI CACHE_DIR [--rounds N] [--link TEXT]\n");
+    else if (!strcmp(cmd, "run") && argc == 4) {
+        queries = (int)query_count;
+        rc = cmd_run(argv + 2, (int)rounds, link ? link : "not described");
+    } else fprintf(stderr, "usage: data_cache_bench setup URI ROWS DIM FRAGMENTS\n"
+                           "       data_cache_bench run URI CACHE_DIR [--rounds N] [--queries Q] [--link TEXT]\n");
     storage_options_free(&storage);
     return rc;
 }

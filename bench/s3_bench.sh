@@ -4,6 +4,7 @@
 # with each worker's peak memory (tests/stores/lib.sh sets up the hosts; root).
 #
 #   bench/s3_bench.sh LANCE_INDEX S3_DATASET [ROWS] [DIM] [SEGMENTS]
+#   bench/s3_bench.sh LANCE_INDEX S3_DATASET --smoke
 #
 # The same dataset (ROWS x DIM clustered vectors, 16 fragments, default
 # 100000 x 128) is written to both places; one IVF_FLAT model (64
@@ -16,6 +17,9 @@
 # cancel-at, S3_BENCH_CANCELS builds per store and stage (5), each trained
 # in its process):
 # median and worst, from the cancel to the return.
+# --smoke is the smallest shape that runs every step (4096 x 16, 2 segments,
+# 1 cancelled build per store and stage): a check that the script still
+# works (ctest's test_bench_smoke_s3 runs it), whose figures mean nothing.
 set -euo pipefail
 TOOL=$(realpath "${1:?lance-index}")
 DATA=$(realpath "${2:?s3_dataset}")
@@ -23,6 +27,9 @@ ROWS=${3:-100000}
 DIM=${4:-128}
 SEGMENTS=${5:-4}
 CANCELS=${S3_BENCH_CANCELS:-5} # cancelled builds per store and stage
+if [ "$ROWS" = --smoke ]; then
+  ROWS=4096 DIM=16 SEGMENTS=2 CANCELS=1
+fi
 source "$(dirname "$0")/../tests/stores/lib.sh"
 [ -x /usr/bin/time ] || s3_fail "GNU time (/usr/bin/time, Debian package time) is needed for peak memory"
 

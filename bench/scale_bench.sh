@@ -2,10 +2,14 @@
 # The distributed build at scale, with per-host CPU limits (issue 18).
 #
 #   bench/scale_bench.sh BUILD_DIR [--rows N] [--dim D] [--partitions K] [--sub-vectors M]
-#                        [--quality-seeds S] [--csv]
+#                        [--quality-seeds S] [--csv] [--smoke]
 #
 # N x D float32 vectors (default 1,000,000 x 128, clustered), 16 fragments,
-# IVF_PQ K x M (default 256 x 16).  Each "host" is one core (taskset), so
+# IVF_PQ K x M (default 256 x 16).  --smoke is the smallest shape that runs
+# every step (4,096 x 16, IVF_PQ 16 x 4, --quality-seeds 1; options after it
+# change it): a check that the script still works (ctest's
+# test_bench_smoke runs it through bench/suite.py --smoke), whose figures
+# mean nothing.  Each "host" is one core (taskset), so
 # the comparison shows what two one-core workers buy over one one-core
 # build, on a 2-core machine whose one-shot build would otherwise use both:
 #   train         the shared model, on one core (the coordinator)
@@ -25,7 +29,8 @@
 # rounds and bytes it exchanged, and recall@10 (100 queries, nprobes 16,
 # refine 5) of the index built from each model (one-node, 2 workers), with
 # each model's k-means loss (IVF: squared distance to the nearest
-# centroid; PQ: of the residual to its nearest codewords) on 20,000 rows.
+# centroid; PQ: of the residual to its nearest codewords) on 20,000 rows
+# (the model read through the library: bench_train --values).
 # Lance sizes its thread pools from the CPUs a process may run on, so a
 # process pinned to one core also computes with one thread.
 # --quality-seeds S then repeats the comparison of quality S times: S
@@ -49,6 +54,7 @@
 # quality_recall_dist_mean / _sd, quality_ivf_loss_ratio and
 # quality_pq_loss_ratio (distributed mean / one-node mean).
 set -euo pipefail
+shopt -s inherit_errexit # a failure inside $(...) fails the script too
 build=$(cd "$1" && pwd)
 shift
 rows=1000000 dim=128 parts=256 subs=16 csv=0 seeds=0
@@ -60,6 +66,7 @@ while [ $# -gt 0 ]; do
     --sub-vectors) subs=$2; shift 2 ;;
     --csv) csv=1; shift ;;
     --quality-seeds) seeds=$2; shift 2 ;;
+    --smoke) rows=4096 dim=16 parts=16 subs=4 seeds=1; shift ;;
     *) echo "scale_bench: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -150,20 +157,20 @@ read -r dist1 _ _ _ _ <"$work/d1.out"
 read -r dist2 rounds bytes _ _ <"$work/d2.out"
 
 # An index from each model, on the copies of the dataset, and their recall@10
-# and k-means losses.  evaluate.py DATASET MODEL prints "RECALL IVF_LOSS
-# PQ_LOSS" (the exact neighbours of the 100 queries are computed once and
-# kept in the work directory).
+# and k-means losses.  evaluate.py WORK DATASET CENTROIDS CODEBOOK DIM
+# PARTITIONS SUB_VECTORS BITS prints "RECALL IVF_LOSS PQ_LOSS": the model's
+# values come as the raw float32 files and the shape `bench_train --values`
+# writes and prints (the exact neighbours of the 100 queries are computed
+# once and kept in the work directory).
 cat >"$work/evaluate.py" <<'EOF'
-import json, os, struct, sys
+import json, os, sys
 import numpy as np
 import lance
-work, dim, dataset, model_path = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
-def model(path):
-    b = open(path, "rb").read()
-    d, k = struct.unpack_from("<QQ", b, 12)
-    c = np.frombuffer(b, "<f4", d * k, 28).reshape(k, d)
-    m, bits, n = struct.unpack_from("<QQQ", b, 28 + 4 * d * k + 1)
-    book = np.frombuffer(b, "<f4", n, 28 + 4 * d * k + 25).reshape(m, 1 << bits, d // m)
+work, dataset, centroids_path, codebook_path = sys.argv[1:5]
+dim, parts, subs, bits = map(int, sys.argv[5:9])
+def model():
+    c = np.fromfile(centroids_path, "<f4").reshape(parts, dim)
+    book = np.fromfile(codebook_path, "<f4").reshape(subs, 1 << bits, dim // subs)
     return c, book
 base = lance.dataset(f"{work}/vectors.lance")
 vecs = base.to_table(columns=["vec"], limit=200000).column("vec")
@@ -181,7 +188,7 @@ for v, t in zip(queries, truth):
     got = ds.to_table(columns=["id"], nearest={"column": "vec", "q": v, "k": 10, "nprobes": 16,
                                                "refine_factor": 5, "use_index": True})
     hits += len(set(got.column("id").to_pylist()) & set(t))
-c, book = model(model_path)
+c, book = model()
 d2 = (vecs ** 2).sum(1)[:, None] - 2 * vecs @ c.T + (c ** 2).sum(1)[None, :]
 near = d2.argmin(1)
 r = vecs - c[near]
@@ -195,23 +202,33 @@ for i in range(m):
 print(hits / 1000, ivf, pq)
 EOF
 # index_and_evaluate COPY MODEL [--replace]: segments on both cores, one
-# commit, then evaluate.py's figures.
+# commit, then evaluate.py's figures.  Call it as VAR=$(index_and_evaluate
+# ...), so that a failure stops the script (set -e).
 index_and_evaluate() {
-  local copy=$1 m=$2
+  local copy=$1 m=$2 shape pids=()
   shift 2
   for g in 0 1; do
     taskset -c "$g" "$tool" build "$work/$copy.lance" --column vec --model "$work/$m.bin" \
       --version "$version" --fragments "${groups[$g]}" --quiet -o "$work/$copy-seg-$g.bin" &
+    pids+=($!)
   done
-  wait
+  for p in "${pids[@]}"; do wait "$p"; done
   "$tool" commit "$work/$copy.lance" --name vec_idx --column vec "$work/$copy-seg-0.bin" "$work/$copy-seg-1.bin" \
     "$@" >/dev/null
+  shape=$("$build/bench_train" --values "$work/$m.bin" "$work/$m.centroids.f32" "$work/$m.codebook.f32")
   # (pylance logs a deprecation warning per query: kept out of the report)
-  "$python" "$work/evaluate.py" "$work" "$dim" "$work/$copy.lance" "$work/$m.bin" 2>"$work/evaluate.err" ||
-    { cat "$work/evaluate.err" >&2; exit 1; }
+  # shellcheck disable=SC2086 # the shape is four numbers
+  "$python" "$work/evaluate.py" "$work" "$work/$copy.lance" "$work/$m.centroids.f32" "$work/$m.codebook.f32" \
+    $shape 2>"$work/evaluate.err" || { cat "$work/evaluate.err" >&2; exit 1; }
 }
-read -r recall1 ivf1 pq1 < <(index_and_evaluate model model)
-read -r recall2 ivf2 pq2 < <(index_and_evaluate model-d2 model-d2)
+figures=$(index_and_evaluate model model)
+read -r recall1 ivf1 pq1 <<<"$figures"
+figures=$(index_and_evaluate model-d2 model-d2)
+read -r recall2 ivf2 pq2 <<<"$figures"
+if [ -z "$pq1" ] || [ -z "$pq2" ]; then
+  echo "scale_bench: the evaluation printed no figures" >&2
+  exit 1
+fi
 
 # Quality over seeds: one-node trainings (each with the core's own random
 # start) against distributed trainings with seeds 1..S (2 workers), each
@@ -223,8 +240,10 @@ if [ "$seeds" -gt 0 ]; then
     "$tool" train "$uri" "${vec[@]}" --version "$version" --quiet -o "$work/q-one-$i.bin"
     BENCH_TRAIN_SEED=$i "$build/bench_train" "$uri" 2 "$parts" "$subs" "$tool" "$work/q-dist-$i.bin" >/dev/null ||
       { echo "scale_bench: bench_train with seed $i failed" >&2; exit 1; }
-    echo "one-node $i $(index_and_evaluate model "q-one-$i" --replace)" >>"$work/quality.txt"
-    echo "distributed $i $(index_and_evaluate model-d2 "q-dist-$i" --replace)" >>"$work/quality.txt"
+    figures=$(index_and_evaluate model "q-one-$i" --replace)
+    echo "one-node $i $figures" >>"$work/quality.txt"
+    figures=$(index_and_evaluate model-d2 "q-dist-$i" --replace)
+    echo "distributed $i $figures" >>"$work/quality.txt"
   done
 fi
 

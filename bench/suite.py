@@ -2,6 +2,7 @@
 
     python bench/suite.py BUILD_DIR [--rows N] [--text-rows N] [--merge-rows N]
         [--cancel-rows N] [--scale-rows N] [--scale-dim D] [--only SECTIONS] [--out DIR]
+        [--smoke]
 
 BUILD_DIR holds lance-index, bench_ffi, bench_commit_scaling, bench_merge,
 bench_cancel and bench_train (scripts/bench.sh suite builds them and runs this).  Prints one
@@ -21,7 +22,10 @@ sections, by the names --only takes (a comma list; default: all of them):
    wall time and CPU time, as ratios to one-shot.
 3. recall: recall@10 and query latency (100 queries, nprobes 16, refine
    5) of the one-shot index, of 1, 2, 4, 8, 16 shared-model segments, and of 4
-   independently trained segments; then the same (one-shot, 4 shared, 4
+   independently trained segments; IVF_RQ recall@10 (no refine) of 4
+   segments of one model merged into one, lance-c's (the model carries the
+   RaBitQ rotation) against pylance's (one rabitq_model; issue 41's target:
+   within 0.01); then the same (one-shot, 4 shared, 4
    independent) on real sentence embeddings: the comment and docstring
    lines of this machine's Python standard library, embedded with the
    WordLlama model that ships inside the `wordllama` package (256-d; no
@@ -53,6 +57,15 @@ the human output goes to stderr as they run):
    build with it, and recall@10 and k-means losses of both models.
 Plots: scaling, recall, latency, commit, memory, merge, cancel, scale (.png).
 A benchmark program that fails stops the suite with a non-zero exit.
+
+--smoke runs every section (those --only names) at its smallest shape, once,
+in about 25 s: 4096 rows (1200 sentences), 1 FFI pair of 2 training
+iterations (pylance sampling 16 rows per centroid: it refuses a sample the
+rows cannot fill, where the core takes every row), 10 queries, 8 cancels, 1
+to 4 segments for commit, and scale_bench.sh --smoke; the plots go to a
+scratch directory and are checked to be PNG files.  ctest's test_bench_smoke
+runs it, so a change that breaks a benchmark fails a test; its figures mean
+nothing.
 """
 
 from __future__ import annotations
@@ -84,6 +97,10 @@ DIM, FRAGS, PARTITIONS, SUBVECTORS = 128, 16, 64, 16
 # settles sooner, so both sides do the same work and the row compares the
 # two builds.
 TRAIN_ITERS = 30
+# Repetitions and sample sizes --smoke lowers: FFI pairs, queries per
+# recall measurement, cancelled builds per series, the most segments of the
+# commit section, pylance's training sample rate (its default, as the core's).
+PAIRS, QUERIES, CANCELS, COMMIT_SEGMENTS, PY_SAMPLE_RATE = 5, 100, 20, 256, 256
 SECTIONS = ("ffi", "scaling", "recall", "commit", "memory", "merge", "cancel", "scale")
 
 
@@ -132,7 +149,7 @@ def bench_ffi(build: str, work: str, uri: str, vectors: np.ndarray) -> dict:
                                     fragment_ids=frags)
         return time.perf_counter() - t0
 
-    for _ in range(5):
+    for _ in range(PAIRS):
         out = subprocess.run([os.path.join(build, "bench_ffi"), uri, cfile, str(DIM), ",".join(map(str, frags))],
                              capture_output=True, text=True, check=True)
         c_times.append(float(out.stdout))
@@ -152,13 +169,13 @@ def bench_ffi_train(build: str, uri: str, scratch: str) -> dict:
 
     def py_train() -> float:
         t0 = time.perf_counter()
-        ivf = builder.train_ivf(num_partitions=PARTITIONS, max_iters=TRAIN_ITERS)
-        builder.train_pq(ivf, num_subvectors=SUBVECTORS, max_iters=TRAIN_ITERS)
+        ivf = builder.train_ivf(num_partitions=PARTITIONS, max_iters=TRAIN_ITERS, sample_rate=PY_SAMPLE_RATE)
+        builder.train_pq(ivf, num_subvectors=SUBVECTORS, max_iters=TRAIN_ITERS, sample_rate=PY_SAMPLE_RATE)
         return time.perf_counter() - t0
 
     py_train()
     c_times, py_times, phase_times = [], [], []
-    for _ in range(5):
+    for _ in range(PAIRS):
         out = subprocess.run([os.path.join(build, "bench_ffi"), "--train", uri, str(PARTITIONS), str(SUBVECTORS),
                               str(TRAIN_ITERS)],
                              capture_output=True, text=True, check=True)
@@ -205,18 +222,53 @@ def independent(build: str, uri: str, n: int) -> None:
     tool(build, "commit", uri, "--name", "vec_idx", "--column", "vec", *segs, "--allow-independent-models")
 
 
-def recall_latency(uri: str, vectors: np.ndarray) -> tuple:
+def rq_merged(build: str, c_uri: str, py_uri: str, vectors: np.ndarray) -> tuple:
+    """IVF_RQ (PARTITIONS partitions, 5 bits) as 4 segments of one shared
+    model merged into one and committed, on two copies of the data: through
+    lance-c (lance-index train --type IVF_RQ, whose model carries the
+    rotation; build --model; merge; commit) and through pylance (train_ivf,
+    one rabitq_model from build_rq_model, create_index_uncommitted,
+    merge_existing_index_segments, commit_existing_index_segments), over the
+    same fragment groups.  Returns both recalls@10 (nprobes 16, no refine:
+    the quantizer shows)."""
+    from lance.lance import indices as native
+
+    model = c_uri + ".model"
+    tool(build, "train", c_uri, "--column", "vec", "--type", "IVF_RQ", "--partitions", str(PARTITIONS), "-o", model)
+    groups = [g["fragments"] for g in json.loads(tool(build, "plan", c_uri, "--groups", "4"))["groups"]]
+    segs = []
+    for i, frags in enumerate(groups):
+        segs.append(f"{c_uri}.seg{i}")
+        tool(build, "build", c_uri, "--column", "vec", "--model", model, "--fragments", ",".join(map(str, frags)),
+             "-o", segs[-1], "--quiet")
+    tool(build, "merge", c_uri, *segs, "-o", c_uri + ".merged", "--quiet")
+    tool(build, "commit", c_uri, "--name", "vec_idx", "--column", "vec", c_uri + ".merged")
+
+    ds = lance.dataset(py_uri)
+    ivf = lance.indices.IndicesBuilder(ds, "vec").train_ivf(num_partitions=PARTITIONS, sample_rate=PY_SAMPLE_RATE)
+    rotation = native.build_rq_model(DIM, 5)
+    py_segs = [ds.create_index_uncommitted("vec", "IVF_RQ", name="vec_idx", num_partitions=PARTITIONS, num_bits=5,
+                                           ivf_centroids=ivf.centroids, fragment_ids=frags, rabitq_model=rotation)
+               for frags in groups]
+    ds.commit_existing_index_segments("vec_idx", "vec", [ds.merge_existing_index_segments(py_segs)])
+    return recall_latency(c_uri, vectors, refine=0)[0], recall_latency(py_uri, vectors, refine=0)[0]
+
+
+def recall_latency(uri: str, vectors: np.ndarray, refine: int = 5) -> tuple:
+    """recall@10 and median latency, nprobes 16, refine factor `refine` (0: none)."""
     ds = lance.dataset(uri)
     hits, lat = 0, []
-    for q in range(100):
+    for q in range(QUERIES):
         row = (q * 7919 + 13) % len(vectors)
+        nearest = {"column": "vec", "q": vectors[row], "k": 10, "nprobes": 16}
+        if refine:
+            nearest["refine_factor"] = refine
         t0 = time.perf_counter()
-        t = ds.to_table(columns=["id", "_distance"],
-                        nearest={"column": "vec", "q": vectors[row], "k": 10, "nprobes": 16, "refine_factor": 5})
+        t = ds.to_table(columns=["id", "_distance"], nearest=nearest)
         lat.append(time.perf_counter() - t0)
         truth = np.argsort(((vectors - vectors[row]) ** 2).sum(axis=1), kind="stable")[:10]
         hits += len(set(t.column("id").to_pylist()) & set(int(i) for i in truth))
-    return hits / 1000, statistics.median(lat) * 1000
+    return hits / (10 * QUERIES), statistics.median(lat) * 1000
 
 
 def text_embeddings(limit: int, work: str) -> np.ndarray:
@@ -341,7 +393,7 @@ def bench_merge(build: str, rows: int) -> tuple:
     """bench_merge's layouts: (unmerged {segments: layout}, merged {(from,
     into): layout}); a layout is a dict of build_s, merge_s, ms, recall."""
     unmerged, merged = {}, {}
-    for rec in run_csv([os.path.join(build, "bench_merge"), "--csv", str(rows)]):
+    for rec in run_csv([os.path.join(build, "bench_merge"), "--csv", str(rows), str(QUERIES)]):
         if rec[0] != "layout":
             continue
         layout = {"build_s": float(rec[3]), "merge_s": float(rec[4]), "ms": float(rec[5]), "recall": float(rec[6])}
@@ -359,7 +411,7 @@ def bench_cancel(build: str, rows: int) -> dict:
     """Series name -> {"ms": latencies in order, "stages": the stage of each,
     "n", "finished", "median", "worst"} (one build to time, 20 cancels)."""
     series = {}
-    for rec in run_csv([os.path.join(build, "bench_cancel"), "--csv", str(rows), "1", "20"]):
+    for rec in run_csv([os.path.join(build, "bench_cancel"), "--csv", str(rows), "1", str(CANCELS)]):
         s = series.setdefault(rec[1], {"ms": [], "stages": []})
         if rec[0] == "cancel":
             s["stages"].append(rec[2])
@@ -371,12 +423,14 @@ def bench_cancel(build: str, rows: int) -> dict:
     return series
 
 
-def scale_bench(build: str, rows: int, dim: int) -> dict:
-    """bench/scale_bench.sh's figures, name -> value."""
+def scale_bench(build: str, rows: int, dim: int, smoke: bool) -> dict:
+    """bench/scale_bench.sh's figures, name -> value (its own smallest shape
+    with smoke)."""
     env = dict(os.environ)
     env.setdefault("LANCE_C_PYTHON", sys.executable)
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scale_bench.sh")
-    recs = run_csv([script, build, "--rows", str(rows), "--dim", str(dim), "--csv"], env)
+    shape = ["--smoke"] if smoke else ["--rows", str(rows), "--dim", str(dim)]
+    recs = run_csv([script, build, *shape, "--csv"], env)
     figures = {r[1]: float(r[2]) for r in recs if r[0] == "figure"}
     missing = {"train_s", "segments_x1_s", "segments_x2_s", "commit_s", "oneshot_s", "segment_speedup",
                "whole_build_ratio", "dist_train_x1_s", "dist_train_x2_s", "whole_build_dist_ratio",
@@ -397,6 +451,8 @@ def main() -> None:
     parser.add_argument("--scale-dim", type=int, default=128)
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma list of: " + ", ".join(SECTIONS))
     parser.add_argument("--out")
+    parser.add_argument("--smoke", action="store_true",
+                        help="every section at its smallest shape, once (sets the sizes; see the docstring)")
     args = parser.parse_args()
     only = set(args.only.split(","))
     if only - set(SECTIONS):
@@ -404,9 +460,23 @@ def main() -> None:
     if only & {"recall", "memory"}:
         only.add("scaling")
     build = os.path.abspath(args.build)
+    work = tempfile.mkdtemp(prefix="lance-c-bench-")
+    if args.smoke:
+        global TRAIN_ITERS, PAIRS, QUERIES, CANCELS, COMMIT_SEGMENTS, PY_SAMPLE_RATE
+        TRAIN_ITERS, PAIRS, QUERIES, CANCELS, COMMIT_SEGMENTS, PY_SAMPLE_RATE = 2, 1, 10, 8, 4, 16
+        args.rows = args.merge_rows = args.cancel_rows = args.scale_rows = 4096
+        args.text_rows, args.scale_dim = 1200, 16  # scale_bench.sh --smoke's dimension
+        args.out = args.out or os.path.join(work, "plots")
     out = os.path.abspath(args.out or os.path.join(build, "bench-plots"))
     os.makedirs(out, exist_ok=True)
-    work = tempfile.mkdtemp(prefix="lance-c-bench-")
+    try:
+        run(args, only, build, out, work)
+    finally:
+        shutil.rmtree(work)
+
+
+def run(args: argparse.Namespace, only: set, build: str, out: str, work: str) -> None:
+    """The sections of `only`, then the table; plots into `out`, scratch in `work`."""
     rows, plots = [], []
     if only & {"ffi", "scaling"}:
         vectors = make_data(args.rows)
@@ -466,6 +536,10 @@ def main() -> None:
         r_ind, l_ind = recall_latency(indep, vectors)
         rows.append(("recall@10 / latency, 4 independently trained segments", f"{r_ind:.3f} / {l_ind:.1f} ms",
                      f"{r_ind - r_one:+.3f} vs one-shot"))
+        r_c, r_py = rq_merged(build, copy("rq-c"), copy("rq-py"), vectors)
+        rows.append((f"IVF_RQ {PARTITIONS} x 5 bits, 4 segments of one model merged: recall@10 (no refine), "
+                     "lance-c / pylance (one rabitq_model)", f"{r_c:.3f} / {r_py:.3f}",
+                     f"{r_c - r_py:+.3f} (target: within 0.01)"))
         plots.append(plot(out, "recall.png", "Recall@10 (nprobes 16, refine 5)", "segments", "recall@10",
                           {"shared model": ([1, 2, 4, 8, 16], [quality[n][0] for n in (1, 2, 4, 8, 16)]),
                            "one-shot": ([1, 16], [r_one, r_one]), "4 independent": ([4], [r_ind])}))
@@ -498,7 +572,8 @@ def main() -> None:
 
     # 4. commit and listing against segment count
     if "commit" in only:
-        lines = subprocess.run([os.path.join(build, "bench_commit_scaling")], capture_output=True, text=True,
+        lines = subprocess.run([os.path.join(build, "bench_commit_scaling"), str(COMMIT_SEGMENTS)],
+                               capture_output=True, text=True,
                                check=True).stdout.strip().split("\n")[1:]
         commit_rows = [tuple(float(x) for x in line.split(",")) for line in lines]
         for seg, c, lst, _ in commit_rows:
@@ -570,7 +645,7 @@ def main() -> None:
 
     # 8. one core per process at scale (scale_bench.sh)
     if "scale" in only and args.scale_rows > 0:
-        f = scale_bench(build, args.scale_rows, args.scale_dim)
+        f = scale_bench(build, args.scale_rows, args.scale_dim, args.smoke)
         dist = f["distributed_s"]
         rows.append((f"scale: {args.scale_rows} x {args.scale_dim}, IVF_PQ {f['partitions']:.0f} x "
                      f"{f['sub_vectors']:.0f}, one core per process (taskset)", "", ""))
@@ -614,7 +689,20 @@ def main() -> None:
     for name, value, ratio in rows:
         print(f"  {name:<{width}}  {value:<{vwidth}}  {ratio}".rstrip())
     print("plots: " + ", ".join(plots))
-    shutil.rmtree(work)
+    if args.smoke:
+        # Each section made its plot, and each plot is a PNG image.
+        for path in plots:
+            with open(path, "rb") as f:
+                if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                    raise RuntimeError(f"{path} is not a PNG image")
+        made = {os.path.basename(p) for p in plots}
+        expected = {"ffi": set(), "scaling": {"scaling.png"}, "recall": {"recall.png", "latency.png"},
+                    "commit": {"commit.png"}, "memory": {"memory.png"}, "merge": {"merge.png"},
+                    "cancel": {"cancel.png"}, "scale": {"scale.png"}}
+        missing = set().union(*(expected[s] for s in only)) - made
+        if missing:
+            raise RuntimeError(f"plots missing: {sorted(missing)}")
+        print(f"smoke: {len(rows)} rows, {len(plots)} plots")
 
 
 if __name__ == "__main__":

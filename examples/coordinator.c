@@ -86,7 +86,7 @@ typedef struct {
     uint8_t uuid[16];
     char uuid_hex[UUID_HEX_LEN + 1];
     char out[700];
-    char* frags; /* "0,4,8": the worker's fragment list, any length */
+    char* frags; /* "0,1,2": the worker's fragment list, any length */
 } Worker;
 
 /* The storage options, and the same as "--storage-option key=value"

@@ -181,8 +181,23 @@ def decode_bitmap(data: bytes) -> List[int]:
     return values
 
 
+def _runs(lows: List[int]) -> List[Tuple[int, int]]:
+    """The runs [start, end] of sorted, distinct `lows`."""
+    runs: List[List[int]] = []
+    for low in lows:
+        if runs and runs[-1][1] + 1 == low:
+            runs[-1][1] = low
+        else:
+            runs.append([low, low])
+    return [(a, b) for a, b in runs]
+
+
 def encode_bitmap(values: Iterable[int]) -> bytes:
-    """A portable-format Roaring bitmap (no run containers) of `values`."""
+    """A portable-format Roaring bitmap of `values`, laid out as the Lance
+    core writes one: each container is stored as a run container when that
+    is strictly smaller than its array or bitmap form (the core optimizes
+    a bitmap before it serializes it), so bytes the library wrote encode
+    back to the same bytes."""
     ordered = sorted(set(int(v) for v in values))
     if any(v < 0 or v > 0xFFFFFFFF for v in ordered):
         raise ValueError("bitmap values must be 32-bit unsigned integers")
@@ -192,21 +207,42 @@ def encode_bitmap(values: Iterable[int]) -> bytes:
             containers.append((v >> 16, []))
         containers[-1][1].append(v & 0xFFFF)
     body = []
+    is_run = []
     for _, lows in containers:
-        if len(lows) <= 4096:
+        runs = _runs(lows)
+        plain = 2 * len(lows) if len(lows) <= 4096 else 8192
+        is_run.append(plain > 2 + 4 * len(runs))
+        if is_run[-1]:
+            chunk = struct.pack("<H", len(runs))
+            for start, end in runs:
+                chunk += struct.pack("<HH", start, end - start)
+            body.append(chunk)
+        elif len(lows) <= 4096:
             body.append(struct.pack(f"<{len(lows)}H", *lows))
         else:
             words = [0] * 1024
             for low in lows:
                 words[low // 64] |= 1 << (low % 64)
             body.append(struct.pack("<1024Q", *words))
-    out = bytearray(struct.pack("<II", _COOKIE_NO_RUNS, len(containers)))
+    n = len(containers)
+    if any(is_run):
+        flags = bytearray((n + 7) // 8)
+        for i, run in enumerate(is_run):
+            if run:
+                flags[i // 8] |= 1 << (i % 8)
+        out = bytearray(struct.pack("<I", _COOKIE | ((n - 1) << 16))) + flags
+        with_offsets = n >= 4
+        offset = 4 + len(flags) + 4 * n + (4 * n if with_offsets else 0)
+    else:
+        out = bytearray(struct.pack("<II", _COOKIE_NO_RUNS, n))
+        with_offsets = True
+        offset = 8 + 8 * n
     for key, lows in containers:
         out += struct.pack("<HH", key, len(lows) - 1)
-    offset = 8 + 8 * len(containers)
-    for chunk in body:
-        out += struct.pack("<I", offset)
-        offset += len(chunk)
+    if with_offsets:
+        for chunk in body:
+            out += struct.pack("<I", offset)
+            offset += len(chunk)
     for chunk in body:
         out += chunk
     return bytes(out)

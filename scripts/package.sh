@@ -6,7 +6,9 @@
 #                                             suffix>, liblance_c.so (stripped)
 #     lance-c-<...>/lib/liblance_c.a          only the API global (hide_symbols.sh),
 #                                             debug info stripped
-#     lance-c-<...>/lib/cmake/lance-c/, lib/pkgconfig/lance-c.pc, bin/lance-index
+#     lance-c-<...>/lib/cmake/lance-c/, lib/pkgconfig/lance-c.pc (shared) and
+#                                             lance-c-static.pc, bin/lance-index
+#     lance-c-<...>/share/doc/lance-c/        LICENSE, NOTICE, THIRD-PARTY-LICENSES.md
 #   dist/lance-c-<...>-debug.tar.xz (+ .sha256)
 #     lance-c-<...>/lib/liblance_c.so.<version>.debug, the shared library's
 #     debug info (gdb finds it next to the library, unpacked over the package)
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 for tool in cmake objcopy strip readelf tar xz sha256sum $([ -n "$build" ] || echo ninja); do
-  command -v $tool >/dev/null || { echo "package: $tool is missing (scripts/setup.sh installs what is needed)" >&2; exit 1; }
+  command -v "$tool" >/dev/null || { echo "package: $tool is missing (scripts/setup.sh installs what is needed)" >&2; exit 1; }
 done
 started=$(date +%s)
 if [ -z "$build" ]; then
@@ -69,10 +71,17 @@ strip --strip-debug "$lib/liblance_c.a"
 stripped=$(date +%s)
 
 # The package is whole: the library answers to the SONAME a link records,
-# both links resolve to it, and it exports the header's functions only.
+# both links resolve to it, and it exports the header's functions only; the
+# licence files are there.
 soname=$(readelf -d "$lib/$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
-[ "$(readlink -f "$lib/$soname")" = "$lib/$so" ] && [ "$(readlink -f "$lib/liblance_c.so")" = "$lib/$so" ] ||
-  { echo "package: lib/$soname or lib/liblance_c.so does not lead to lib/$so" >&2; exit 1; }
+if [ "$(readlink -f "$lib/$soname")" != "$lib/$so" ] || [ "$(readlink -f "$lib/liblance_c.so")" != "$lib/$so" ]; then
+  echo "package: lib/$soname or lib/liblance_c.so does not lead to lib/$so" >&2
+  exit 1
+fi
+for file in LICENSE NOTICE THIRD-PARTY-LICENSES.md; do
+  [ -s "$stage/$name/share/doc/lance-c/$file" ] ||
+    { echo "package: the install holds no share/doc/lance-c/$file" >&2; exit 1; }
+done
 "$root/scripts/check_exports.sh" "$stage/$name/include/lance/lance.h" "$lib/$so" "$soname"
 
 mkdir -p "$out"

@@ -5,7 +5,10 @@
 # --build: what the build needs (its Debian packages, the Rust toolchain
 # check).  --test: what only the tests need (their Debian packages, pylance,
 # the Maven artifacts, the storage emulators), which scripts/test.sh
-# installs while cargo builds.  Without either: both.
+# installs while cargo builds.  Without either: both.  --test builds two of
+# the emulators with Go 1.26 or newer, which it does not install
+# (docs/building.md "Prerequisites"); as a user other than root it leaves the
+# emulators out (below).
 set -euo pipefail
 phase=${1:-all}
 case $phase in
@@ -35,6 +38,7 @@ if [ "$phase" != --test ]; then
 fi
 if [ "$phase" != --build ]; then
   command -v valgrind >/dev/null || need+=(valgrind) # the failure suite's memcheck tests
+  [ -x /usr/bin/time ] || need+=(time) # the bench scripts' smoke tests measure peak memory with it
   # test_link_static links an engine's own zstd and lz4 (static libraries)
   # next to lance-c's archive.
   dpkg -s libzstd-dev >/dev/null 2>&1 || need+=(libzstd-dev)
@@ -53,6 +57,12 @@ if [ "$phase" != --build ]; then
   java_major=$( (javac -version 2>&1 || true) | sed -n 's/^javac \([0-9]*\).*/\1/p')
   [ "${java_major:-0}" -ge 17 ] 2>/dev/null || need+=(openjdk-17-jdk-headless)
   command -v mvn >/dev/null || need+=(maven)
+  # pylance's virtual environment (below), when there is none yet: Debian's
+  # python3 makes one only with python3-venv (ensurepip).
+  if [ ! -x "${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}/bin/python" ]; then
+    command -v python3 >/dev/null || need+=(python3)
+    python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
+  fi
 fi
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
@@ -72,19 +82,27 @@ fi
 venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 pylance_version=14.0.2
 ray_version=2.60.0
-if ! "$venv/bin/python" -c "import lance, numpy, ray, sys
-sys.exit(lance.__version__ != '$pylance_version' or ray.__version__ != '$ray_version')" 2>/dev/null; then
-  command -v python3 >/dev/null || { echo "setup: python3 is required for the cross-SDK tests" >&2; exit 1; }
+# The bench suite's smoke test (test_bench_smoke) also plots with matplotlib
+# and embeds text with the model inside the wordllama package.
+wordllama_version=0.4.0.post1
+if ! "$venv/bin/python" -c "import lance, numpy, ray, matplotlib, wordllama, sys
+from importlib.metadata import version
+sys.exit(lance.__version__ != '$pylance_version' or ray.__version__ != '$ray_version'
+         or version('wordllama') != '$wordllama_version')" 2>/dev/null; then
+  python3 -c 'import ensurepip, venv' 2>/dev/null ||
+    { echo "setup: $(command -v python3 || echo python3) cannot make a virtual environment for the cross-SDK tests (no venv or ensurepip module; on Debian, the python3-venv package)" >&2
+      exit 1; }
   echo "setup: installing pylance $pylance_version and Ray $ray_version into $venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q "pylance==$pylance_version" numpy "ray==$ray_version"
+  "$venv/bin/pip" install -q "pylance==$pylance_version" numpy "ray==$ray_version" matplotlib \
+    "wordllama==$wordllama_version"
 fi
 # The Java coordinator's Maven artifacts (the Lance Java SDK and its
 # dependencies, JUnit, the plugins a test run loads), fetched once into
 # ~/.m2 so that ctest runs Maven offline.  A stamp per pom content says they
 # are complete; a short run of the pure-Java tests fetches what a run loads.
 # The repository is named explicitly, here and in ctest's Maven command
-# (CMakeLists.txt): Maven's default follows Java's user.home, which is the
+# (tests/conformance/CMakeLists.txt): Maven's default follows Java's user.home, which is the
 # account's home directory, not $HOME, when the two differ.
 root=$(cd "$(dirname "$0")/.." && pwd)
 m2=$HOME/.m2
@@ -98,6 +116,26 @@ if [ ! -f "$stamp" ]; then
   rm -rf "$scratch" "$scratch.log"
   touch "$stamp"
 fi
+# The storage emulators below serve only tests that need root (network
+# namespaces; ctest label needs-root), so another user's set-up leaves them
+# out (and needs no Go or npm), unless LANCE_C_SETUP_STORES=1.
+if [ "$(id -u)" -ne 0 ] && [ "${LANCE_C_SETUP_STORES:-0}" != 1 ]; then
+  echo "setup: not root: the object-store emulators (SeaweedFS, fake-gcs-server, Azurite) are left out, since only tests that need root use them (ctest -LE needs-root runs the others); LANCE_C_SETUP_STORES=1 sets them up anyway"
+  exit 0
+fi
+# The Go toolchain the storage emulators are built with: go on PATH, else
+# /usr/local/go (where Go's release archive is unpacked).  No script installs
+# it (Debian 12's golang-go is Go 1.19).
+go_toolchain() {
+  local go go_minor
+  go=$(command -v go || echo /usr/local/go/bin/go)
+  go_minor=$( ("$go" env GOVERSION 2>/dev/null || true) | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
+  if [ "${go_minor:-0}" -lt 26 ]; then
+    echo "setup: $1 for the object-storage tests needs Go 1.26 or newer (found: ${go_minor:+1.}${go_minor:-none}): unpack Go's release archive for this system at /usr/local/go, or put its go on PATH" >&2
+    exit 1
+  fi
+  echo "$go"
+}
 # The object-storage tests' S3 server: SeaweedFS, built from its Go module
 # at one pinned version into $HOME/.cache/lance-c/bin (once; a stamp names the
 # version built).  `go install weed@VERSION` refuses the module (its go.mod has a
@@ -109,12 +147,7 @@ seaweedfs_version=v0.0.0-20261109003541-7506e5f91cd6
 weed_stamp="$seaweedfs_version (test plugins only)"
 weed_dir=$HOME/.cache/lance-c/bin
 if [ ! -x "$weed_dir/weed" ] || [ "$(cat "$weed_dir/weed.version" 2>/dev/null)" != "$weed_stamp" ]; then
-  go=$(command -v go || echo /usr/local/go/bin/go)
-  go_minor=$( ("$go" env GOVERSION 2>/dev/null || true) | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
-  if [ "${go_minor:-0}" -lt 26 ]; then
-    echo "setup: SeaweedFS for the object-storage tests needs Go 1.26 or newer (found: ${go_minor:+1.$go_minor}${go_minor:-none})" >&2
-    exit 1
-  fi
+  go=$(go_toolchain SeaweedFS)
   echo "setup: building SeaweedFS $seaweedfs_version into $weed_dir"
   started=$(date +%s)
   mkdir -p "$weed_dir"
@@ -147,8 +180,7 @@ fake_gcs_module=github.com/fsouza/fake-gcs-server
 fake_gcs_version=v1.56.1
 if [ ! -x "$weed_dir/fake-gcs-server" ] ||
    [ "$(cat "$weed_dir/fake-gcs-server.version" 2>/dev/null)" != "$fake_gcs_version" ]; then
-  go=$(command -v go || echo /usr/local/go/bin/go)
-  [ -x "$go" ] || { echo "setup: fake-gcs-server for the GCS test needs Go" >&2; exit 1; }
+  go=$(go_toolchain fake-gcs-server)
   echo "setup: building fake-gcs-server $fake_gcs_version into $weed_dir"
   started=$(date +%s)
   scratch=$(mktemp -d)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds lance-c and runs every test, two at a time (CTEST_PARALLEL_LEVEL
-# overrides; CMakeLists.txt says why two).  Usage: scripts/test.sh [ctest args...]
+# overrides; tests/CMakeLists.txt says why two).  Usage: scripts/test.sh [ctest args...]
 start=$(date +%s)
 LANCE_C_SETUP=--build source "$(dirname "$0")/configure.sh"
 # What only the tests need (pylance, the Maven artifacts, the storage

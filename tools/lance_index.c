@@ -12,7 +12,8 @@
  *   lance-index list     URI [--json]
  *   lance-index coverage URI --name N [--json]
  *   lance-index search   URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N]
- *   lance-index create   URI --column C [vector options]
+ *   lance-index create   URI --column C [vector options | --scalar TYPE [--params JSON]]
+ *   lance-index optimize URI [--index NAME]... [--merge N] [--retrain]
  *   lance-index cleanup  URI [--older-than S] [--delete-unverified]
  *
  * Every command takes --storage-option KEY=VALUE (repeated) and reads
@@ -335,7 +336,9 @@ static int cmd_plan(int argc, char** argv) {
     int np = 0;
     int done = prologue(argc, argv, o, 3, pos, 1,
                         "lance-index plan URI --groups N [--version V]\n"
-                        "  Splits the fragments into N groups of balanced row counts and prints them as JSON:\n"
+                        "  Splits the fragments into N ranges of consecutive fragments with balanced row counts\n"
+                        "  (so that the segments built over them leave the table compactable) and prints them\n"
+                        "  as JSON:\n"
                         "  {\"dataset_version\": V, \"groups\": [{\"fragments\": [...], \"rows\": R}, ...]}", &np);
     if (done >= 0) return done;
     long long groups = number(opt(o, 3, "--groups"));
@@ -537,6 +540,9 @@ static int raw_model(const char* centroids_path, const char* codebook_path, cons
     return 0;
 }
 
+/* The --scalar names, every LanceScalarIndexType. */
+#define SCALAR_NAMES "BTREE|BITMAP|LABEL_LIST|INVERTED|NGRAM|ZONEMAP|BLOOMFILTER|RTREE|MINHASHLSH"
+
 static int scalar_type(const char* name, LanceScalarIndexType* out) {
     static const struct {
         const char* name;
@@ -544,13 +550,36 @@ static int scalar_type(const char* name, LanceScalarIndexType* out) {
     } types[] = {{"BTREE", LANCE_SCALAR_BTREE},
                  {"BITMAP", LANCE_SCALAR_BITMAP},
                  {"LABEL_LIST", LANCE_SCALAR_LABEL_LIST},
-                 {"INVERTED", LANCE_SCALAR_INVERTED}};
+                 {"INVERTED", LANCE_SCALAR_INVERTED},
+                 {"NGRAM", LANCE_SCALAR_NGRAM},
+                 {"ZONEMAP", LANCE_SCALAR_ZONEMAP},
+                 {"BLOOMFILTER", LANCE_SCALAR_BLOOMFILTER},
+                 {"RTREE", LANCE_SCALAR_RTREE},
+                 {"MINHASHLSH", LANCE_SCALAR_MINHASHLSH}};
     for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
         if (!strcmp(types[i].name, name)) {
             *out = types[i].type;
             return 0;
         }
     return -1;
+}
+
+/* Reads --scalar and --params: *scalar NULL for a vector index.  A vector
+ * option with --scalar, or --params without it, is a usage error.  Returns 0
+ * or an exit code. */
+static int scalar_options(const Opt* o, int n, const char** scalar, LanceScalarIndexType* type,
+                          const char** params_json) {
+    static const char* const vector_only[] = {"--type", "--metric", "--partitions", "--sub-vectors",
+                                              "--bits", "--iterations", "--sample-rate"};
+    *scalar = opt(o, n, "--scalar");
+    *params_json = opt(o, n, "--params");
+    *type = LANCE_SCALAR_BTREE;
+    if (!*scalar) return *params_json ? usage("--params is for scalar indices: give --scalar TYPE") : 0;
+    if (scalar_type(*scalar, type) != 0) return usage("unknown --scalar %s (" SCALAR_NAMES ")", *scalar);
+    for (size_t i = 0; i < sizeof vector_only / sizeof vector_only[0]; i++)
+        if (opt(o, n, vector_only[i]))
+            return usage("%s is for vector indices, not with --scalar %s", vector_only[i], *scalar);
+    return 0;
 }
 
 static int cmd_build(int argc, char** argv) {
@@ -563,6 +592,7 @@ static int cmd_build(int argc, char** argv) {
                {"--uuid", 1, NULL, 0},
                {"--name", 1, NULL, 0},
                {"--scalar", 1, NULL, 0},
+               {"--params", 1, NULL, 0},
                {"--version", 1, NULL, 0},
                {"--quiet", 0, NULL, 0},
                {"-o", 1, NULL, 0},
@@ -573,7 +603,7 @@ static int cmd_build(int argc, char** argv) {
     int done = prologue(argc, argv, o, no, pos, 1,
                         "lance-index build URI --column C -o SEGMENT [--fragments 0,1,5] [--model MODEL]\n"
                         "        [--uuid HEX] [--version V] [--name N] [--quiet]\n"
-                        "        [vector options as for train, or --scalar BTREE|BITMAP|LABEL_LIST|INVERTED]\n"
+                        "        [vector options as for train, or --scalar TYPE [--params JSON]]\n"
                         "  Builds one segment over the fragments WITHOUT committing and writes its metadata\n"
                         "  bytes to SEGMENT.  With --model the shared model is used and never retrained, and\n"
                         "  the index type is the one it was trained for (a model that records none: IVF_PQ\n"
@@ -586,16 +616,22 @@ static int cmd_build(int argc, char** argv) {
                         "               dim/M floats (VectorTrainer.trainPqCodebook's float[] as it is);\n"
                         "               give --sub-vectors M (and --bits B when not 8).\n"
                         "  Without --type the type is IVF_PQ with a codebook, else IVF_FLAT.\n"
+                        "  --scalar TYPE builds a scalar segment instead, TYPE one of\n"
+                        "    " SCALAR_NAMES "\n"
+                        "  with --params JSON the type's parameters, a JSON object (lance.h lists the keys\n"
+                        "  at LanceScalarIndexType), e.g. --params '{\"rows_per_zone\": 1024}' for ZONEMAP.\n"
                         "  SIGINT or SIGTERM cancels the build: its files are removed, exit status 20.", &np);
     if (done >= 0) return done;
     quiet |= opt(o, no, "--quiet") != NULL;
     const char* column = opt(o, no, "--column");
     const char* out = opt(o, no, "-o");
     if (np != 1 || !column || !out) return usage("build needs URI, --column and -o");
-    const char* scalar = opt(o, no, "--scalar");
-    const char* model_path = opt(o, no, "--model");
+    const char* scalar = NULL;
+    const char* params_json = NULL;
     LanceScalarIndexType st = LANCE_SCALAR_BTREE;
-    if (scalar && scalar_type(scalar, &st) != 0) return usage("unknown --scalar %s", scalar);
+    int rc = scalar_options(o, no, &scalar, &st, &params_json);
+    if (rc) return rc;
+    const char* model_path = opt(o, no, "--model");
     const char* centroids_path = opt(o, no, "--ivf-centroids");
     const char* codebook_path = opt(o, no, "--pq-codebook");
     if (scalar && (model_path || centroids_path || codebook_path))
@@ -609,8 +645,7 @@ static int cmd_build(int argc, char** argv) {
     if (uuid_text && uuid_hex_parse(uuid_text, uuid) != 0)
         return usage("--uuid %s: expected 32 hex digits, or the dashed 8-4-4-4-12 form", uuid_text);
     LanceVectorIndexParams p;
-    int rc = vector_params(o, no, &p);
-    if (rc) return rc;
+    if ((rc = vector_params(o, no, &p)) != 0) return rc;
 
     /* One options struct for every kind of build: the fragments and the
      * UUID, and for raw model files their Arrow arrays (mode PRECOMPUTED).
@@ -647,7 +682,7 @@ static int cmd_build(int argc, char** argv) {
     }
     if ((rc = open_dataset(pos[0], opt(o, no, "--version"), &ds)) != 0) goto done;
     if (scalar)
-        b = lance_index_segment_builder_new_scalar(ds, column, opt(o, no, "--name"), (int32_t)st, NULL, &bo);
+        b = lance_index_segment_builder_new_scalar(ds, column, opt(o, no, "--name"), (int32_t)st, params_json, &bo);
     else
         b = vector_segment_builder_new(ds, column, opt(o, no, "--name"), &p, &bo, model);
     if (!b) {
@@ -995,27 +1030,36 @@ static void print_batch(const struct ArrowArray* a, const struct ArrowSchema* s,
 
 static int cmd_create(int argc, char** argv) {
     Opt o[] = {VECTOR_OPTS, {"--column", 1, NULL, 0}, {"--name", 1, NULL, 0}, {"--replace", 0, NULL, 0},
-               {"--quiet", 0, NULL, 0}, {"--help", 0, NULL, 0}};
+               {"--scalar", 1, NULL, 0}, {"--params", 1, NULL, 0}, {"--quiet", 0, NULL, 0}, {"--help", 0, NULL, 0}};
     int no = (int)(sizeof o / sizeof o[0]);
     const char* pos[1] = {NULL};
     int np = 0;
     int done = prologue(argc, argv, o, no, pos, 1,
-                        "lance-index create URI --column C [--name N] [--replace] [--quiet] [vector options as for train]\n"
+                        "lance-index create URI --column C [--name N] [--replace] [--quiet]\n"
+                        "        [vector options as for train, or --scalar TYPE [--params JSON]]\n"
                         "  The one-shot build: trains, builds the whole dataset and commits, in this process.\n"
+                        "  --scalar TYPE builds a scalar index instead (" SCALAR_NAMES "),\n"
+                        "  with --params JSON its parameters, as for build.\n"
                         "  SIGINT or SIGTERM cancels it before it commits (exit status 20).", &np);
     if (done >= 0) return done;
     quiet |= opt(o, no, "--quiet") != NULL;
     const char* column = opt(o, no, "--column");
     if (np != 1 || !column) return usage("create needs URI and --column");
-    LanceVectorIndexParams p;
-    int rc = vector_params(o, no, &p);
+    const char* scalar = NULL;
+    const char* params_json = NULL;
+    LanceScalarIndexType st = LANCE_SCALAR_BTREE;
+    int rc = scalar_options(o, no, &scalar, &st, &params_json);
     if (rc) return rc;
+    LanceVectorIndexParams p;
+    if ((rc = vector_params(o, no, &p)) != 0) return rc;
     LanceDataset* ds = NULL;
     if ((rc = open_dataset(pos[0], NULL, &ds)) != 0) return rc;
     LanceIndexBuildControl control = {progress_fn(), &progress_state, cancel_on_signals()};
     double t0 = monotonic_seconds();
-    if (lance_dataset_create_vector_index_with_control(ds, column, opt(o, no, "--name"), &p,
-                                                       opt(o, no, "--replace") != NULL, &control) != 0) {
+    const char* name = opt(o, no, "--name");
+    bool replace = opt(o, no, "--replace") != NULL;
+    if ((scalar ? lance_dataset_create_scalar_index_with_control(ds, column, name, st, params_json, replace, &control)
+                : lance_dataset_create_vector_index_with_control(ds, column, name, &p, replace, &control)) != 0) {
         rc = lib_error("create");
     } else {
         if (!quiet) fprintf(stderr, "built and committed in %.2f s\n", monotonic_seconds() - t0);
@@ -1023,6 +1067,77 @@ static int cmd_create(int argc, char** argv) {
     }
     cancel_signal_stop();
     lance_dataset_close(ds);
+    return rc;
+}
+
+/* The values of option `name` in the order given, which parse() (keeping
+ * the last) does not tell: argv[first..] walked as parse() walks it.
+ * Returns their count; `out` holds room for argc of them. */
+static size_t repeated_values(int argc, char** argv, int first, const Opt* opts, int nopts, const char* name,
+                              const char** out) {
+    size_t n = 0;
+    for (int i = first; i < argc; i++) {
+        int k = 0;
+        while (k < nopts && strcmp(opts[k].name, argv[i]) != 0) k++;
+        if (k == nopts || !opts[k].takes_value || i + 1 >= argc) continue;
+        if (!strcmp(argv[i], name)) out[n++] = argv[i + 1];
+        i++;
+    }
+    return n;
+}
+
+static int cmd_optimize(int argc, char** argv) {
+    Opt o[] = {{"--index", 1, NULL, 0}, {"--merge", 1, NULL, 0}, {"--retrain", 0, NULL, 0},
+               {"--quiet", 0, NULL, 0}, {"--help", 0, NULL, 0}};
+    int no = (int)(sizeof o / sizeof o[0]);
+    const char* pos[1] = {NULL};
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 1,
+                        "lance-index optimize URI [--index NAME]... [--merge N] [--retrain] [--quiet]\n"
+                        "  Brings the indices up to date with the table, in this process (Lance's optimize):\n"
+                        "  indexes the rows of the fragments they do not cover and commits one new version\n"
+                        "  (none when there is nothing to do).  --index NAME, repeated, optimizes those indices\n"
+                        "  only (default: every index).  --merge N makes the new rows and the N newest segments\n"
+                        "  of each index one segment (--merge 0: a new delta segment beside the others); without\n"
+                        "  it Lance decides.  --retrain trains each vector index's model again on the current\n"
+                        "  rows and rebuilds the index as one segment.  Prints {\"version\": V, \"committed\": B}.\n"
+                        "  SIGINT or SIGTERM cancels it at its next checkpoint, before it commits (exit status 20).",
+                        &np);
+    if (done >= 0) return done;
+    quiet |= opt(o, no, "--quiet") != NULL;
+    if (np != 1) return usage("optimize needs URI");
+    LanceOptimizeIndicesOptions options = {0};
+    const char* merge = opt(o, no, "--merge");
+    uint64_t n = 0;
+    if (merge && decimal_parse(merge, UINT32_MAX, &n) != 0)
+        return usage("--merge must be a number of segments, at most 4294967295");
+    options.has_num_indices_to_merge = merge != NULL;
+    options.num_indices_to_merge = (uint32_t)n;
+    options.retrain = opt(o, no, "--retrain") != NULL;
+    const char** names = must(calloc((size_t)argc, sizeof *names));
+    options.index_name_count = repeated_values(argc, argv, 2, o, no, "--index", names);
+    options.index_names = options.index_name_count ? names : NULL;
+    LanceDataset* ds = NULL;
+    int rc = open_dataset(pos[0], NULL, &ds);
+    if (rc) {
+        free(names);
+        return rc;
+    }
+    LanceIndexBuildControl control = {progress_fn(), &progress_state, cancel_on_signals()};
+    uint64_t before = lance_dataset_version(ds);
+    double t0 = monotonic_seconds();
+    if (lance_dataset_optimize_indices_with_control(ds, &options, &control) != 0) {
+        rc = lib_error("optimize");
+    } else {
+        uint64_t after = lance_dataset_version(ds);
+        if (!quiet)
+            fprintf(stderr, after != before ? "optimized and committed in %.2f s\n" : "nothing to optimize (%.2f s)\n",
+                    monotonic_seconds() - t0);
+        printf("{\"version\": %llu, \"committed\": %s}\n", (unsigned long long)after, after != before ? "true" : "false");
+    }
+    cancel_signal_stop();
+    lance_dataset_close(ds);
+    free(names);
     return rc;
 }
 
@@ -1289,14 +1404,16 @@ static int cmd_cleanup(int argc, char** argv) {
     if (done >= 0) return done;
     if (np != 1) return usage("cleanup needs URI");
     const char* older = opt(o, no, "--older-than");
-    long long seconds = older ? number(older) : 7 * 24 * 3600;
-    if (seconds < 0) return usage("--older-than must be a number of seconds");
+    /* Any uint64_t: a cutoff before 1970 removes nothing (lance.h). */
+    uint64_t seconds = 7 * 24 * 3600;
+    if (older && decimal_parse(older, UINT64_MAX, &seconds) != 0)
+        return usage("--older-than must be a number of seconds, at most 18446744073709551615");
     LanceDataset* ds = NULL;
     int rc = open_dataset(pos[0], NULL, &ds);
     if (rc) return rc;
     LanceCleanupStats st;
     int unverified = opt(o, no, "--delete-unverified") != NULL;
-    if (lance_dataset_cleanup_old_versions(ds, (uint64_t)seconds, unverified, &st) != 0) {
+    if (lance_dataset_cleanup_old_versions(ds, seconds, unverified, &st) != 0) {
         rc = lib_error("cleanup");
         lance_dataset_close(ds);
         return rc;
@@ -1305,7 +1422,7 @@ static int cmd_cleanup(int argc, char** argv) {
     uint64_t aborted = 0;
     if (!unverified) {
         snprintf(uploads, sizeof uploads, "null");
-    } else if (lance_dataset_abort_incomplete_uploads(ds, (uint64_t)seconds, &aborted) == 0) {
+    } else if (lance_dataset_abort_incomplete_uploads(ds, seconds, &aborted) == 0) {
         snprintf(uploads, sizeof uploads, "%llu", (unsigned long long)aborted);
     } else if (lance_last_error_code() == LANCE_ERR_NOT_SUPPORTED) {
         const char* why = lance_last_error_message();
@@ -1329,7 +1446,7 @@ static int cmd_cleanup(int argc, char** argv) {
 static void help(void) {
     puts("lance-index: run the steps of a distributed Lance index build from a shell.\n"
          "\n"
-         "  lance-index plan     URI --groups N                       balanced fragment groups (JSON)\n"
+         "  lance-index plan     URI --groups N                       balanced fragment ranges (JSON)\n"
          "  lance-index train    URI --column C -o MODEL [options]    the shared model\n"
          "  lance-index train-start --column C -o REQUEST [options]   the shared model, trained by\n"
          "  lance-index train-worker URI [--fragments F]              the workers together: rounds of\n"
@@ -1341,6 +1458,7 @@ static void help(void) {
          "  lance-index coverage URI --name N [--json]                indexed, unindexed, stale fragments\n"
          "  lance-index search   URI --column C --query V [options]   k-NN through the index\n"
          "  lance-index create   URI --column C [options]             one-shot build and commit\n"
+         "  lance-index optimize URI [--index N]... [--merge N]       index new rows, merge segments\n"
          "  lance-index cleanup  URI [--older-than S]                 old versions, unreferenced files\n"
          "\n"
          "Object storage: every command takes --storage-option KEY=VALUE (repeated) and reads\n"
@@ -1349,6 +1467,8 @@ static void help(void) {
          "      --storage-option aws_region=us-east-1 --storage-option allow_http=true \\\n"
          "      --storage-option aws_access_key_id=KEY --storage-option aws_secret_access_key=SECRET\n"
          "(docs/object-storage.md lists each object store's options.)\n"
+         "LANCE_LOG=error|warn|info|debug|trace prints the Lance core's log records of that level\n"
+         "and above on stderr (default: none).\n"
          "\n"
          "`lance-index COMMAND --help` describes a command.  --quiet silences progress (build).\n"
          "Exit status: 0 success; 1 out of memory; 2 bad command line or unreadable/unwritable\n"
@@ -1360,11 +1480,32 @@ static void help(void) {
          "code.  The library's message is on stderr.");
 }
 
+static const char* const LOG_LEVELS[] = {"off", "error", "warn", "info", "debug", "trace"};
+
+/* One record of the core on stderr, one line (lance.h, "Logging"). */
+static void log_to_stderr(void* ctx, int32_t level, const char* target, const char* message) {
+    (void)ctx;
+    fprintf(stderr, "lance-index: [%s %s] %s\n", LOG_LEVELS[level >= 1 && level <= 5 ? level : 0], target,
+            message);
+}
+
+/* LANCE_LOG=<level>: the core's records of that level and above on stderr. */
+static int log_from_env(void) {
+    const char* level = getenv("LANCE_LOG");
+    if (!level || !*level) return 0;
+    for (int32_t i = 0; i < 6; i++)
+        if (!strcmp(level, LOG_LEVELS[i]))
+            return lance_set_log_callback(i, i ? log_to_stderr : NULL, NULL) == 0 ? 0 : lib_error("LANCE_LOG");
+    return usage("LANCE_LOG=%s: expected off, error, warn, info, debug or trace", level);
+}
+
 int main(int argc, char** argv) {
     char why[200];
     if (storage_options_from_env(&storage, why, sizeof why) != 0 ||
         storage_options_from_args(&storage, &argc, argv, why, sizeof why) != 0)
         return usage("%s", why);
+    int log_rc = log_from_env();
+    if (log_rc != 0) return log_rc;
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         help();
         return argc < 2 ? EXIT_USAGE : 0;
@@ -1379,7 +1520,7 @@ int main(int argc, char** argv) {
     } commands[] = {{"plan", cmd_plan},     {"train", cmd_train},       {"build", cmd_build},
                     {"merge", cmd_merge},   {"commit", cmd_commit},     {"list", cmd_list},
                     {"coverage", cmd_coverage}, {"search", cmd_search}, {"create", cmd_create},
-                    {"cleanup", cmd_cleanup}, {"train-start", cmd_train_start},
+                    {"cleanup", cmd_cleanup}, {"optimize", cmd_optimize}, {"train-start", cmd_train_start},
                     {"train-worker", cmd_train_worker}, {"train-reduce", cmd_train_reduce}};
     int rc = -1;
     for (size_t i = 0; i < sizeof commands / sizeof commands[0] && rc < 0; i++)

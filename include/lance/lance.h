@@ -86,9 +86,10 @@
  *   LanceIndexBuildCancelToken   lance_index_build_cancel() and
  *                                lance_index_build_cancel_requested() from
  *                                any thread at any time; free it from one.
- * Never call lance-c from inside a progress or scan-statistics callback that
- * lance-c is running, except the two cancel-token calls: anything else
- * fails with LANCE_ERR_INVALID_ARGUMENT rather than deadlock.  The async
+ * Never call lance-c from inside a progress, scan-statistics or log callback
+ * that lance-c is running, except the two cancel-token calls and
+ * lance_set_log_callback(): anything else fails with
+ * LANCE_ERR_INVALID_ARGUMENT rather than deadlock.  The async
  * scan's callbacks run on a thread of their own that holds nothing: a
  * lance_scanner_scan_async() callback may call the library (and read its
  * stream), a lance_scanner_poll_next() waker may call it for anything but
@@ -105,6 +106,110 @@
  * Arrow.  Data crosses the interface through the Arrow C Data Interface
  * (struct ArrowSchema / ArrowArray / ArrowArrayStream, defined below unless
  * an Arrow header defined them first).
+ */
+
+/*
+ * Contents: each section below, in order, with the functions it declares
+ * (scripts/check_map.sh --toc prints this list; the map check fails when it
+ * disagrees with the declarations).
+ *
+ *   Version: lance_version
+ *   Arrow C Data Interface: (types only)
+ *   Errors and memory: lance_last_error_code, lance_last_error_message, lance_free_string,
+ *       lance_free_bytes
+ *   Process budget: lance_process_budget_set
+ *   Logging: lance_set_log_callback
+ *   Datasets: lance_dataset_open, lance_dataset_close, lance_dataset_version,
+ *       lance_dataset_latest_version, lance_dataset_count_rows, lance_dataset_schema,
+ *       lance_dataset_fragment_count, lance_dataset_fragment_ids,
+ *       lance_dataset_fragment_ids_bounded, lance_dataset_fragment_row_counts,
+ *       lance_dataset_delete, lance_dataset_update, lance_dataset_compact_files,
+ *       lance_dataset_cleanup_old_versions, lance_dataset_abort_incomplete_uploads
+ *   Versions, restore and statistics: lance_dataset_versions, lance_versions_count,
+ *       lance_versions_id_at, lance_versions_timestamp_ms_at, lance_versions_close,
+ *       lance_dataset_restore, lance_dataset_calculate_data_stats, lance_data_statistics_count,
+ *       lance_data_statistics_field_id_at, lance_data_statistics_bytes_on_disk_at,
+ *       lance_data_statistics_close
+ *   Sessions: lance_session_new, lance_session_close, lance_session_get_cache_stats,
+ *       lance_dataset_open_with_session, lance_session_new_with_data_cache,
+ *       lance_dataset_get_data_cache_statistics
+ *   Write: lance_dataset_write, lance_dataset_write_with_params, lance_write_fragments
+ *   Merge-insert: lance_dataset_merge_insert
+ *   Schema evolution: lance_dataset_drop_columns, lance_dataset_alter_columns,
+ *       lance_dataset_add_columns_sql, lance_dataset_add_columns_nulls,
+ *       lance_dataset_add_columns_stream
+ *   Scan and search: lance_scanner_new, lance_scanner_close, lance_scanner_set_limit,
+ *       lance_scanner_set_offset, lance_scanner_set_batch_size, lance_scanner_with_row_id,
+ *       lance_scanner_set_fragment_ids, lance_scanner_nearest, lance_scanner_nearest_multivector,
+ *       lance_scanner_nearest_batch, lance_scanner_set_distance_range, lance_scanner_set_nprobes,
+ *       lance_scanner_set_refine_factor, lance_scanner_set_ef, lance_scanner_set_metric,
+ *       lance_scanner_set_use_index, lance_scanner_set_prefilter,
+ *       lance_scanner_set_scalar_index_segment, lance_scanner_set_index_segments,
+ *       lance_scanner_set_minimum_nprobes, lance_scanner_set_maximum_nprobes,
+ *       lance_scanner_set_approx_mode, lance_scanner_set_query_parallelism,
+ *       lance_scanner_set_batch_size_bytes, lance_scanner_set_io_buffer_size,
+ *       lance_scanner_set_batch_readahead, lance_scanner_set_fragment_readahead,
+ *       lance_scanner_set_target_parallelism, lance_scanner_set_scan_in_order,
+ *       lance_scanner_set_use_scalar_index, lance_scanner_set_strict_batch_size,
+ *       lance_scanner_set_use_stats, lance_scanner_with_row_address,
+ *       lance_scanner_set_include_deleted_rows, lance_scanner_set_substrait_filter,
+ *       lance_scanner_additional_sql_filter, lance_scanner_set_statistics_callback,
+ *       lance_scanner_to_arrow_stream, lance_scanner_next, lance_batch_to_arrow,
+ *       lance_batch_num_rows, lance_batch_free
+ *   Async scan: lance_scanner_scan_async, lance_scanner_async_stream_free, lance_scanner_poll_next
+ *   Full-text search: lance_scanner_full_text_search, lance_dataset_prepare_fts_match_query,
+ *       lance_dataset_prepare_fts_query, lance_dataset_prepare_fts_phrase_query,
+ *       lance_fts_query_context_close, lance_scanner_set_fts_query_context,
+ *       lance_scanner_set_fts_index_segments, lance_scanner_minhash_search
+ *   Random access: lance_dataset_take, lance_dataset_take_rows
+ *   Blobs: lance_dataset_take_blobs, lance_dataset_take_blobs_by_indices, lance_blob_file_size,
+ *       lance_blob_file_read, lance_blob_file_read_up_to, lance_blob_file_read_range,
+ *       lance_blob_file_seek, lance_blob_file_tell, lance_blob_file_close,
+ *       lance_scanner_set_blob_handling
+ *   Indices: lance_dataset_create_vector_index, lance_dataset_create_scalar_index,
+ *       lance_dataset_create_vector_index_with_control,
+ *       lance_dataset_create_scalar_index_with_control, lance_dataset_drop_index,
+ *       lance_dataset_index_count, lance_dataset_index_list_json,
+ *       lance_dataset_index_segment_count, lance_dataset_index_segments,
+ *       lance_dataset_prewarm_index
+ *   Distributed index builds: shared models (RFC E1): lance_dataset_train_ivf_centroids,
+ *       lance_dataset_train_pq_codebook, lance_index_train_ivf_model, lance_index_train_pq_model,
+ *       lance_dataset_train_vector_model, lance_dataset_train_vector_model_with_control,
+ *       lance_vector_model_from_arrow, lance_vector_model_serialize, lance_vector_model_parse,
+ *       lance_vector_model_fingerprint, lance_vector_model_info, lance_vector_model_index_type,
+ *       lance_vector_model_centroids, lance_vector_model_codebook, lance_vector_model_free
+ *   Distributed index builds: distributed training: lance_vector_training_new,
+ *       lance_vector_training_resume, lance_vector_training_request, lance_vector_training_reduce,
+ *       lance_vector_training_info, lance_vector_training_model, lance_vector_training_free,
+ *       lance_vector_training_worker_new, lance_vector_training_worker_run,
+ *       lance_vector_training_worker_run_with_control, lance_vector_training_worker_free
+ *   Distributed index builds: uncommitted segments (RFC E1):
+ *       lance_index_segment_builder_new_vector, lance_index_segment_builder_new_scalar,
+ *       lance_index_segment_builder_set_model, lance_index_segment_builder_execute_uncommitted,
+ *       lance_index_segment_builder_free
+ *   Build progress and cancellation (RFC E3 + E4): lance_index_build_cancel_token_new,
+ *       lance_index_build_cancel_token_free, lance_index_build_cancel,
+ *       lance_index_build_cancel_requested, lance_index_segment_builder_set_progress_callback,
+ *       lance_index_segment_builder_set_cancel_token
+ *   Distributed index builds: segment metadata (RFC E2): lance_index_segment_metadata_parse,
+ *       lance_index_segment_metadata_free, lance_index_segment_metadata_uuid,
+ *       lance_index_segment_metadata_name, lance_index_segment_metadata_index_type,
+ *       lance_index_segment_metadata_index_type_name,
+ *       lance_index_segment_metadata_index_details_type_url,
+ *       lance_index_segment_metadata_model_fingerprint,
+ *       lance_index_segment_metadata_dataset_version, lance_index_segment_metadata_index_version,
+ *       lance_index_segment_metadata_created_at_ms, lance_index_segment_metadata_field_ids,
+ *       lance_index_segment_metadata_fragment_ids, lance_index_segment_metadata_field_count,
+ *       lance_index_segment_metadata_fragment_count, lance_index_segment_metadata_file_count,
+ *       lance_index_segment_metadata_file_at
+ *   Distributed index builds: commit (RFC E5): lance_dataset_commit_index_segments_with_options,
+ *       lance_dataset_commit_index_segments, lance_dataset_merge_index_segments
+ *   Index maintenance: lance_dataset_optimize_indices, lance_dataset_optimize_indices_with_control
+ *   Distributed index builds: planning: lance_dataset_plan_fragment_groups,
+ *       lance_fragment_plan_group_count, lance_fragment_plan_dataset_version,
+ *       lance_fragment_plan_group, lance_fragment_plan_free
+ *   Distributed index builds: coverage and statistics (RFC E6): lance_dataset_index_segments_json,
+ *       lance_dataset_index_coverage_json
  */
 #ifndef LANCE_H
 #define LANCE_H
@@ -245,6 +350,70 @@ typedef enum {
     LANCE_ERR_INCOMPLETE_SEGMENT = 1006
 } LanceErrorCode;
 
+/*
+ * What to do after each code (docs/errors.md has this table with the
+ * reasons).  "Retry as is": the same call again; "retry after ...": the
+ * same call once that is done; "rebuild": build the segment or index
+ * again; "caller error": the call must change, and repeating it fails the
+ * same way.
+ *
+ *   INVALID_ARGUMENT        caller error: fix the argument the message
+ *                           names.  Functions of upstream's form report the
+ *                           segment-set codes 1001-1006 as this code (the
+ *                           message says which): follow their advice.
+ *   IO                      a store timeout, a refused or lost connection,
+ *                           or an HTTP 5xx, 429 or 408 answer is transient:
+ *                           retry after a delay (backing off), once the
+ *                           client's own retries (below) have run out.  A
+ *                           missing permission or credential, a full disk
+ *                           or a corrupt file is not: retry after fixing
+ *                           the store or the storage options.
+ *   NOT_FOUND               caller error (a URI, version, column, index or
+ *                           field that does not exist); a version a cleanup
+ *                           removed: reopen the dataset at its latest.
+ *   DATASET_ALREADY_EXISTS  caller error: append or overwrite, or open the
+ *                           dataset another writer created.
+ *   INDEX                   an index of that name exists: caller error (pass
+ *                           replace, or another name).  A fragment a
+ *                           full-text index does not cover: rebuild after
+ *                           indexing it.  The core cannot build, open or
+ *                           use the index: rebuild it after fixing what the
+ *                           message names (its parameters, its data).
+ *   INTERNAL, PANIC         a fault of the library: report it with the
+ *                           message; a retry as is may meet it again (after
+ *                           a panic the handles stay usable).
+ *   NOT_SUPPORTED           caller error: this build or the core cannot do
+ *                           it; never retry.
+ *   COMMIT_CONFLICT         retry after reopening the dataset at its latest
+ *                           version (an index segment commit: retry as is,
+ *                           it is idempotent).
+ *   CANCELLED               the caller's own cancel: retry as is, with a new
+ *                           token, if the work is still wanted.
+ *   NO_SEGMENTS             caller error: commit at least one segment.
+ *   DUPLICATE_SEGMENT       caller error: drop the repeated segment, or the
+ *                           ones an earlier try already committed.
+ *   OVERLAPPING_SEGMENTS    caller error in the plan: rebuild the segments
+ *                           over disjoint fragments.
+ *   STALE_SEGMENT           rebuild the segment on the dataset's current
+ *                           fragments.
+ *   MODEL_MISMATCH          rebuild the segments from one shared model (or
+ *                           commit with allow_independent_models).
+ *   INCOMPLETE_SEGMENT      rebuild that segment.
+ *
+ * Store timeouts and retries (s3://, gs://, az://; docs/object-storage.md,
+ * "Timeouts and retries").  Before a store failure becomes LANCE_ERR_IO the
+ * store client has retried it, as the storage options say: connect_timeout
+ * (default 5s) and timeout (30s, one attempt), client_max_retries (3) within
+ * client_retry_timeout (180 s), Lance's throttle retries
+ * lance_aimd_max_retries (3), and download_retry_count (3) for reads.
+ * Raise them to ride out longer outages inside one call; lower them to fail
+ * sooner and retry at your level.  On oss://, cos://, tos:// and hf:// no
+ * option bounds a request's wait.  A write or commit that failed with
+ * LANCE_ERR_IO may still have been applied (its reply lost): reopen the
+ * dataset and look at its latest version before writing again.  Records of
+ * each retry: "Logging", at LANCE_LOG_INFO.
+ */
+
 /** The code of this thread's last error; LANCE_OK after a success. */
 LanceErrorCode lance_last_error_code(void);
 
@@ -330,6 +499,85 @@ typedef struct LanceProcessBudget {
  *         the budget in force stays).
  */
 int32_t lance_process_budget_set(const LanceProcessBudget* budget);
+
+/* ========================================================================
+ * Logging
+ *
+ * The Lance core reports what it does not return as an error in log
+ * records: a store request retried (INFO, from the object-store client:
+ * "backing off ..., retry n of m"), a read given up after its retries or
+ * the store throttled (WARN), a deprecated setting, a fallback.  By default
+ * nothing receives them: they are dropped.  lance_set_log_callback() hands
+ * them to the host's logger (glog, spdlog, syslog).  A record has a level,
+ * a target naming what emitted it (a module path such as
+ * "lance::dataset::scanner", or an event class such as
+ * "lance::dataset_events") and a message (for a structured event, its text
+ * followed by its fields as name=value).  Targets and messages come from
+ * the core and change with it; filter on the level.
+ *
+ * Contract of the callback:
+ *   - It runs on the thread that emitted the record: one that called
+ *     lance-c (inside that call), or one of the library's own (its
+ *     runtime's, the core's compute pools'), also between calls.  Calls on
+ *     different threads may overlap: it must be thread-safe.  On one thread
+ *     calls never nest: a record emitted while the callback runs on that
+ *     thread is dropped.
+ *   - `target` and `message` are borrowed for the call only: UTF-8,
+ *     NUL-terminated, never NULL.
+ *   - It runs in the middle of the core's work, at times while the core
+ *     holds a lock: it must return quickly, and never wait for another
+ *     lance-c call to finish (that call may wait for it).  A host logger
+ *     that can block belongs behind a queue.
+ *   - Inside it, call only lance_set_log_callback() (to replace or clear
+ *     the callback, or change its level), lance_version(),
+ *     lance_index_build_cancel() and lance_index_build_cancel_requested().
+ *     Any other function that reports errors fails with
+ *     LANCE_ERR_INVALID_ARGUMENT rather than re-enter the core where it
+ *     logged (as in a progress callback); close and free nothing there.
+ *   - It must return normally (no longjmp, no C++ exception).
+ *   - Once lance_set_log_callback() returns, the callback it replaced is
+ *     not running on any other thread and is never called again (the call
+ *     waits for the calls in progress): its ctx may then be freed.  The one
+ *     exception is a callback that replaces itself: its own call goes on
+ *     until it returns.
+ * A record above the level set costs the core one comparison; DEBUG and
+ * TRACE records are many per scan and slow it.  lance-index prints the
+ * records on stderr when LANCE_LOG is set to a level name (error, warn,
+ * info, debug, trace; docs/lance-index.md).
+ * ======================================================================== */
+
+/** A record's level, and the most detailed level a callback receives. */
+typedef enum {
+    LANCE_LOG_OFF = 0,   /* as max_level: no records */
+    LANCE_LOG_ERROR = 1, /* an operation failed (usually also returned as an error) */
+    LANCE_LOG_WARN = 2,  /* the host should hear of it: a read given up, throttling, a deprecated setting */
+    LANCE_LOG_INFO = 3,  /* an operation's event: a dataset opened, a file written, a request retried */
+    LANCE_LOG_DEBUG = 4, /* detail for diagnosis */
+    LANCE_LOG_TRACE = 5  /* everything */
+} LanceLogLevel;
+
+/** Receives one record (see the contract above); `level` is a LanceLogLevel. */
+typedef void (*LanceLogCallback)(void* ctx, int32_t level, const char* target, const char* message);
+
+/**
+ * Sets the process's log callback: it receives the core's records of
+ * `max_level` and below (LANCE_LOG_WARN: errors and warnings), and replaces
+ * the callback set before.  A NULL callback, or LANCE_LOG_OFF, drops every
+ * record again, as before the first call.  Any thread may call it at any
+ * time, the callback included.  It does not start the library: call it
+ * first thing, before or after lance_process_budget_set().
+ *
+ * @param max_level  A LanceLogLevel; others are LANCE_ERR_INVALID_ARGUMENT.
+ * @param callback   NULL = none.
+ * @param ctx        Passed back unchanged; may be NULL.  It must stay valid
+ *                   until a later call has replaced the callback and returned.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (max_level),
+ *         LANCE_ERR_NOT_SUPPORTED (the library's Rust `log` logger or
+ *         `tracing` subscriber was already installed by other Rust code in
+ *         the process, which then receives the records: possible only when
+ *         the host's Rust code shares those crates with the library).
+ */
+int32_t lance_set_log_callback(int32_t max_level, LanceLogCallback callback, void* ctx);
 
 /* ========================================================================
  * Datasets
@@ -505,6 +753,12 @@ typedef struct LanceCleanupStats {
  * and bytes_removed) -- when no segment of the latest version has that UUID
  * and nothing in the directory changed for `older_than_seconds`.
  * The handle stays at its version.
+ * @param older_than_seconds  Any value: a cutoff (now minus this) earlier
+ *                   than the Unix epoch, 1970-01-01 UTC (a value above the
+ *                   seconds elapsed since then, up to UINT64_MAX), is taken
+ *                   as the epoch, before which nothing a dataset holds was
+ *                   written: such a call removes no version and no
+ *                   unreferenced file.
  * @param out_stats  Nullable; written on success only.
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT, LANCE_ERR_IO (among them:
  *         files that could not be deleted, on read-only storage or without
@@ -535,6 +789,11 @@ int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older
  * (docs/object-storage.md).
  *
  * @param dataset      Borrowed.
+ * @param older_than_seconds  Any value: a cutoff earlier than the Unix
+ *                     epoch is taken as the epoch, as for
+ *                     lance_dataset_cleanup_old_versions() (no upload is
+ *                     that old: none is aborted, and 0 on the local file
+ *                     system).
  * @param out_aborted  Nullable; receives how many uploads were aborted.
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL dataset),
  *         LANCE_ERR_IO (the listing or an abort failed; the message names
@@ -711,6 +970,15 @@ LanceDataset* lance_dataset_open_with_session(const char* uri, const char* const
  * request to the store.  Data on storage never changes under a Lance file
  * name, so cached blocks never go stale.  Datasets on the local file system
  * are read directly and bypass the cache.
+ *
+ * The disk tier is per session and per process: each session writes into a
+ * subdirectory of its own, `<directory>/lance-c-data-cache-<pid>-<n>`,
+ * removed when the session's last user is gone.  Nothing is reused across
+ * processes: a restarted process starts with an empty cache (no warm cache
+ * after a restart), and the subdirectory of a process that was killed
+ * (SIGKILL) or exited with the session still open stays behind; no later
+ * process reclaims it.  Point `directory` at a place the host cleans (or
+ * remove `lance-c-data-cache-<pid>-*` of dead pids at start-up).
  * ------------------------------------------------------------------------ */
 
 /** A session's data cache.  All zero: a memory cache of the defaults. */
@@ -1566,6 +1834,9 @@ LancePollStatus lance_scanner_poll_next(LanceScanner* scanner, LanceWaker waker,
 /* ========================================================================
  * Full-text search
  *
+ * BM25 search over INVERTED indices, and near-duplicate search over
+ * MINHASHLSH indices (lance_scanner_minhash_search(), at the end).
+ *
  * BM25 search over INVERTED indices (create one with
  * lance_dataset_create_scalar_index(..., LANCE_SCALAR_INVERTED, ...); a
  * phrase query needs one built with positions: params_json
@@ -1672,6 +1943,38 @@ int32_t lance_scanner_set_fts_query_context(LanceScanner* scanner, const LanceFt
  */
 int32_t lance_scanner_set_fts_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids,
                                              size_t len);
+
+/**
+ * Near-duplicate search: the scan returns at most `limit` rows, those whose
+ * `column` text is most similar to `text` under the column's MINHASHLSH
+ * index (the Lance core's MinHashQuery), with a float32 `_distance` column,
+ * 1 - the estimated Jaccard similarity of their shingle sets, ascending.
+ * Only the index's LSH candidates (rows sharing a band with `text`) are
+ * returned, so fewer than `limit` rows come back when fewer are similar.  `text`
+ * is tokenized and shingled exactly as the indexed rows were.  Rows of
+ * fragments the index does not cover are signed and scored in a flat pass
+ * over their current text.  The offset, a filter (applied before ranking
+ * with lance_scanner_set_prefilter(true), else to the ranked rows), a
+ * projection and lance_scanner_with_row_id() apply as to any scan.
+ *
+ * Set the limit first (lance_scanner_set_limit()): without a limit this call
+ * is LANCE_ERR_INVALID_ARGUMENT.
+ * A scanner runs one search: with lance_scanner_nearest(), a full-text
+ * search or lance_scanner_set_scalar_index_segment() it is
+ * LANCE_ERR_INVALID_ARGUMENT, in either order.
+ *
+ * @param scanner  Borrowed; its settings can still change (nothing was
+ *                 scanned yet).
+ * @param column   Borrowed UTF-8, non-empty: a string column with a
+ *                 MINHASHLSH index (lance_dataset_create_scalar_index(...,
+ *                 LANCE_SCALAR_MINHASHLSH, ...) or its segments).
+ * @param text     Borrowed UTF-8 (may be empty).
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL or empty column, NULL
+ *         text, no limit, a second search, a started scanner, or a column
+ *         the core cannot search: not a string, or without a MINHASHLSH
+ *         index: the core's code and message).
+ */
+int32_t lance_scanner_minhash_search(LanceScanner* scanner, const char* column, const char* text);
 
 /* ========================================================================
  * Random access
@@ -1857,11 +2160,63 @@ typedef enum {
     LANCE_INDEX_IVF_RQ = 107 /* RaBitQ; new in lance-c 0.2 */
 } LanceVectorIndexType;
 
+/*
+ * Scalar index types, numbered as the Lance core numbers them (its
+ * IndexType); the gaps (6, 7, 11) are the core's internal and FM indices,
+ * which are not built from here, and are LANCE_ERR_INVALID_ARGUMENT.
+ *
+ *   type         column              answers (filters use it by themselves)
+ *   BTREE        any orderable        =, <, >, BETWEEN, IN, IS NULL
+ *   BITMAP       low cardinality      =, IN, IS NULL
+ *   LABEL_LIST   List<T>              array_has_any / array_has_all
+ *   INVERTED     string               lance_scanner_full_text_search()
+ *   NGRAM        string               contains(col, 'x') (LIKE '%x%'-style
+ *                                     substring filters)
+ *   ZONEMAP      any orderable        range filters, by skipping zones whose
+ *                                     min/max cannot match (best on sorted or
+ *                                     clustered data)
+ *   BLOOMFILTER  any hashable         = and IN, by skipping zones that
+ *                                     cannot hold the value
+ *   RTREE        geometry (GeoArrow)  st_intersects, st_contains, ... (the
+ *                                     library's st_* filter functions)
+ *   MINHASHLSH   string               lance_scanner_minhash_search()
+ *                                     (near-duplicate text)
+ *
+ * Their `params_json` keys (all optional; NULL or {} = the core's defaults):
+ *   BTREE        "zone_size" (rows per page of the lookup)
+ *   BITMAP, LABEL_LIST: none
+ *   INVERTED     the tokenizer: "base_tokenizer", "language", "with_position",
+ *                "lower_case", "stem", "remove_stop_words",
+ *                "custom_stop_words", "ascii_folding", "max_token_length",
+ *                "min_ngram_length", "max_ngram_length", "prefix_only",
+ *                "block_size", "memory_limit" (MiB), "num_workers", ...
+ *   NGRAM        none
+ *   ZONEMAP      "rows_per_zone" (integer >= 1, default 8192), "use_seeds"
+ *                (bool)
+ *   BLOOMFILTER  "number_of_items" (integer >= 1, items per zone, default
+ *                8192), "probability" (false-positive rate, 0 < p < 1,
+ *                default 0.00057)
+ *   RTREE        "page_size" (integer >= 2, default 4096)
+ *   MINHASHLSH   "num_hashes" (1..4096, a multiple of num_bands; default
+ *                128), "num_bands" (1..256; default 16), "shingle_size"
+ *                (tokens per shingle; default 3), "tokenizer" (an object of
+ *                INVERTED's tokenizer keys; default lower-casing only)
+ * For NGRAM, ZONEMAP, BLOOMFILTER, RTREE and MINHASHLSH a key the type does
+ * not take, or a value of the wrong JSON type or out of the range above, is
+ * LANCE_ERR_INVALID_ARGUMENT naming the key (the core would ignore an
+ * unknown key silently); so are MinHash parameters out of range.  The four older types pass their JSON to the core
+ * as upstream's library does: an unknown key is ignored there.
+ */
 typedef enum {
     LANCE_SCALAR_BTREE = 1,
     LANCE_SCALAR_BITMAP = 2,
     LANCE_SCALAR_LABEL_LIST = 3,
-    LANCE_SCALAR_INVERTED = 4
+    LANCE_SCALAR_INVERTED = 4,
+    LANCE_SCALAR_NGRAM = 5,        /* new in lance-c 0.5 */
+    LANCE_SCALAR_ZONEMAP = 8,      /* new in lance-c 0.5 */
+    LANCE_SCALAR_BLOOMFILTER = 9,  /* new in lance-c 0.5 */
+    LANCE_SCALAR_RTREE = 10,       /* new in lance-c 0.5; needs the "geo" feature (default) */
+    LANCE_SCALAR_MINHASHLSH = 12   /* new in lance-c 0.5 */
 } LanceScalarIndexType;
 
 /**
@@ -1873,7 +2228,8 @@ typedef struct LanceVectorIndexParams {
     LanceMetricType metric;          /* 0 = L2 */
     uint32_t num_partitions;         /* IVF partitions; 0 = chosen by Lance from the row count */
     uint32_t num_sub_vectors;        /* PQ sub-vectors; 0 = 16 (must divide the dimension) */
-    uint32_t num_bits;               /* PQ: 0 = 8 (4 or 8); SQ: 0 = 8; RQ: 0 = Lance's default */
+    uint32_t num_bits;               /* PQ: 0 = 8 (4 or 8); SQ: 0 = 8; RQ: bits per dimension,
+                                        1..9, 0 = Lance's default (5) */
     uint32_t max_iterations;         /* k-means iterations (IVF and PQ); 0 = 50 */
     uint32_t hnsw_m;                 /* HNSW edges per node; 0 = 20 */
     uint32_t hnsw_ef_construction;   /* HNSW build breadth; 0 = 150 */
@@ -1898,10 +2254,16 @@ int32_t lance_dataset_create_vector_index(LanceDataset* dataset, const char* col
 
 /**
  * Builds a scalar index over the whole dataset and commits it.
+ * @param index_type   A LanceScalarIndexType; another value is
+ *                     LANCE_ERR_INVALID_ARGUMENT.  A column of a type the
+ *                     index cannot hold (NGRAM over integers, ...) is the
+ *                     core's error, LANCE_ERR_INVALID_ARGUMENT.
  * @param params_json  Borrowed: NULL, or a JSON object of index-specific
- *                     parameters (e.g. the tokenizer of an INVERTED index,
- *                     {"base_tokenizer": "whitespace"}).  Text that is not a
- *                     JSON object is LANCE_ERR_INVALID_ARGUMENT.
+ *                     parameters (the keys are listed at
+ *                     LanceScalarIndexType; e.g. the tokenizer of an
+ *                     INVERTED index, {"base_tokenizer": "whitespace"}).
+ *                     Text that is not a JSON object is
+ *                     LANCE_ERR_INVALID_ARGUMENT.
  * Other parameters as for lance_dataset_create_vector_index().
  */
 int32_t lance_dataset_create_scalar_index(LanceDataset* dataset, const char* column,
@@ -1976,16 +2338,34 @@ int32_t lance_dataset_prewarm_index(const LanceDataset* dataset, const char* ind
  * Distributed index builds: shared models (RFC E1)
  *
  * A distributed build gives every worker the same IVF centroids (and, for
- * PQ, the same codebook), trained once by a coordinator or a training task.
- * Segments built from one shared model give uniform recall when searched
- * together and can later be merged; segments trained independently can be
- * searched together but not merged.
+ * PQ, the same codebook; for IVF_RQ, the same RaBitQ rotation), trained
+ * once by a coordinator or a training task.  Segments built from one shared
+ * model give uniform recall when searched together and can later be merged;
+ * segments trained independently can be searched together but not merged.
  *
  * A model travels either as Arrow arrays (when both sides have Arrow) or as
  * a LanceVectorModel serialized to bytes, which carries its parameters and a
  * SHA-256 content fingerprint.  A segment built with an injected model
  * records that fingerprint (readable from its metadata), so a coordinator
  * can refuse to commit segments built from different models.
+ *
+ * IVF_RQ: a RaBitQ index rotates every vector by a random rotation before
+ * quantizing it, and segments merge only when they rotate alike.  A model
+ * trained for IVF_RQ by this version (lance_dataset_train_vector_model(),
+ * or a distributed training) carries one rotation and its bits per
+ * dimension, in its bytes and in its fingerprint; every IVF_RQ segment
+ * built from it uses that rotation, so the segments commit as one index
+ * and merge.  A model without a rotation (bytes serialized by lance-c
+ * before 0.5, a model from lance_vector_model_from_arrow() or from
+ * options->ivf_centroids, a model trained for another index type) still
+ * builds IVF_RQ segments as before: each build draws its own rotation.
+ * Those segments record the model's fingerprint and commit together (each
+ * is searched with its own rotation), but cannot be merged
+ * (LANCE_ERR_MODEL_MISMATCH, see lance_dataset_merge_index_segments()).
+ * Two models trained separately have two rotations and two fingerprints:
+ * their segments follow the rule of independently trained models
+ * (LANCE_ERR_MODEL_MISMATCH at commit unless allow_independent_models, and
+ * always at merge).
  * ======================================================================== */
 
 typedef struct LanceVectorModel LanceVectorModel;
@@ -2070,15 +2450,56 @@ int32_t lance_index_train_pq_model(const LanceDataset* dataset, const char* colu
 
 /**
  * Trains a complete shared model for `params`: IVF centroids, and the PQ
- * codebook for IVF_PQ and IVF_HNSW_PQ.  params->num_partitions must be set
- * (every segment must agree on it).
- * @param out_model  Produced: free with lance_vector_model_free().
+ * codebook for IVF_PQ and IVF_HNSW_PQ.  For IVF_RQ the model also gets its
+ * RaBitQ rotation, drawn once here as a one-shot IVF_RQ build draws its
+ * own (the Lance core's fast rotation, for params->num_bits bits per
+ * dimension: 1..9, 0 = 5; another value is LANCE_ERR_INVALID_ARGUMENT).
+ * params->num_partitions must be set (every segment must agree on it).
+ *
+ * @param dataset     Borrowed: the snapshot trained on.
+ * @param column      Borrowed: a vector column; LANCE_ERR_NOT_FOUND when it
+ *                    does not exist.
+ * @param params      Borrowed; as for lance_dataset_create_vector_index().
+ * @param sample_fragment_ids, sample_fragment_count
+ *                    The fragments to sample from; NULL + 0 = all.  They
+ *                    must hold at least num_partitions rows.
+ * @param out_model   Produced: free with lance_vector_model_free().
+ *                    Untouched on error.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, a bad enum value,
+ *         num_partitions 0 or above the rows, num_sub_vectors not dividing
+ *         the dimension, a column that is not a vector column of the
+ *         metric's element type, bad fragment ids), LANCE_ERR_NOT_FOUND (no
+ *         such column), LANCE_ERR_IO (the data could not be read: a store
+ *         error), and from the _with_control form LANCE_ERR_CANCELLED.
  */
 int32_t lance_dataset_train_vector_model(const LanceDataset* dataset, const char* column,
                                          const LanceVectorIndexParams* params,
                                          const uint32_t* sample_fragment_ids,
                                          size_t sample_fragment_count,
                                          LanceVectorModel** out_model);
+
+/**
+ * lance_dataset_train_vector_model() with progress and cancellation;
+ * `control` may be NULL (then it is lance_dataset_train_vector_model()).
+ * The control and its threading contract are those of a build (section
+ * "Build progress and cancellation"): events arrive on the calling thread,
+ * never after the call returned.  Two stages: "train_ivf", with one
+ * STAGE_PROGRESS per k-means iteration the Lance core runs (its count
+ * cumulative; the total is unknown, 0), then for IVF_PQ and IVF_HNSW_PQ
+ * "train_pq", which reports only its start and end.
+ *
+ * A cancel makes the call return LANCE_ERR_CANCELLED at once, at any point,
+ * with no model.  The k-means loop in progress cannot be interrupted: the
+ * core runs it as one synchronous computation, so it keeps its CPU until
+ * that k-means ends (at most max_iterations iterations) and its result is
+ * thrown away.  Training writes nothing, so nothing is left behind.
+ */
+int32_t lance_dataset_train_vector_model_with_control(const LanceDataset* dataset, const char* column,
+                                                      const LanceVectorIndexParams* params,
+                                                      const uint32_t* sample_fragment_ids,
+                                                      size_t sample_fragment_count,
+                                                      const LanceIndexBuildControl* control,
+                                                      LanceVectorModel** out_model);
 
 /**
  * Builds a model from Arrow arrays trained elsewhere (e.g. by the Java SDK).
@@ -2096,20 +2517,29 @@ int32_t lance_vector_model_from_arrow(LanceMetricType metric,
                                       LanceVectorModel** out_model);
 
 /**
- * Serializes a model (little-endian, checksummed).
+ * Serializes a model (little-endian, checksummed).  A model without a
+ * RaBitQ rotation is written as every earlier lance-c wrote it (and reads
+ * it); one with a rotation needs lance-c 0.5 or later to parse.
  * @param out_bytes  Produced: free with lance_free_bytes().
  */
 int32_t lance_vector_model_serialize(const LanceVectorModel* model, uint8_t** out_bytes,
                                      size_t* out_len);
 
 /**
- * Parses serialized model bytes (borrowed).  Truncated or corrupted bytes are
+ * Parses serialized model bytes (borrowed), of this version or of any
+ * earlier lance-c (an IVF_RQ model of lance-c before 0.5 has no rotation:
+ * see the section's introduction).  Truncated or corrupted bytes are
  * LANCE_ERR_INVALID_ARGUMENT.
  * @param out_model  Produced: free with lance_vector_model_free().
  */
 int32_t lance_vector_model_parse(const uint8_t* bytes, size_t len, LanceVectorModel** out_model);
 
-/** The model's content fingerprint: 64 hex digits.  Produced: lance_free_string(). */
+/**
+ * The model's content fingerprint: 64 hex digits, the SHA-256 of its metric,
+ * centroids and codebook or rotation (not of its index type).  A model
+ * parsed from bytes of an earlier lance-c keeps the fingerprint that version
+ * gave it.  Produced: lance_free_string().
+ */
 char* lance_vector_model_fingerprint(const LanceVectorModel* model);
 
 /** What a model holds. */
@@ -2118,8 +2548,10 @@ typedef struct LanceVectorModelInfo {
     uint32_t dimension;
     uint32_t num_partitions;
     bool has_pq_codebook;
+    bool has_rq_rotation;     /* an IVF_RQ model's RaBitQ rotation; new in lance-c 0.5 */
     uint32_t num_sub_vectors; /* 0 without a codebook */
-    uint32_t num_bits;        /* 0 without a codebook */
+    uint32_t num_bits;        /* the codebook's bits per code, or the rotation's bits per
+                                 dimension; 0 without either */
 } LanceVectorModelInfo;
 
 int32_t lance_vector_model_info(const LanceVectorModel* model, LanceVectorModelInfo* out);
@@ -2198,11 +2630,20 @@ void lance_vector_model_free(LanceVectorModel* model);
  * (lance_vector_training_resume()).  Statistics name the request they answer
  * and are refused, with the training unchanged, when they answer another
  * (other centroids, another round, column, parameters or seed:
- * LANCE_ERR_MODEL_MISMATCH), come from another dataset version
- * (LANCE_ERR_MODEL_MISMATCH), share a fragment with other statistics
- * (LANCE_ERR_OVERLAPPING_SEGMENTS), leave rows uncovered (a worker's
- * statistics missing: LANCE_ERR_INVALID_ARGUMENT) or are truncated or
- * corrupted (LANCE_ERR_INVALID_ARGUMENT).  A worker that failed is replaced
+ * LANCE_ERR_MODEL_MISMATCH), come from another dataset version than each
+ * other or, after the first round, than the version, row count and
+ * dimension that round recorded (LANCE_ERR_MODEL_MISMATCH), share a
+ * fragment with other statistics (LANCE_ERR_OVERLAPPING_SEGMENTS), leave
+ * rows uncovered (a worker's statistics missing:
+ * LANCE_ERR_INVALID_ARGUMENT), are truncated or corrupted, or carry what no
+ * worker computes, even sealed: an infinity or NaN, dimension 0, more rows
+ * sampled or assigned than it holds (LANCE_ERR_INVALID_ARGUMENT).  A
+ * reduction whose arithmetic would put an infinity or NaN into the
+ * training's state (its centroids, codebook, losses) is refused as
+ * LANCE_ERR_INDEX, the training unchanged: vectors too large to cluster in
+ * 32-bit floats, or statistics no worker computed.  So the model never
+ * holds an infinity or NaN; nor does a request (one that holds one is
+ * corrupted bytes).  A worker that failed is replaced
  * by a new worker over the same fragments, which answers the same request;
  * over fragments holding more rows than its share of the sample it draws a
  * new sample of the same size.
@@ -2288,7 +2729,13 @@ int32_t lance_vector_training_info(const LanceVectorTraining* training,
 /**
  * The trained model, once the phase is LANCE_TRAINING_DONE (before it:
  * LANCE_ERR_INVALID_ARGUMENT).  Segment builds take it as they take a model
- * trained on one node.
+ * trained on one node.  For IVF_RQ the coordinator draws the model's RaBitQ
+ * rotation here (the workers take no part), as many random sign bytes as
+ * the Lance core's fast rotation has, taken from the training's seed:
+ * every call, and a coordinator resumed from the last request, give the
+ * same model, and two trainings with one seed one rotation.
+ * params->num_bits of lance_vector_training_new() sets its bits per
+ * dimension (1..9, 0 = 5; another value is refused there).
  * @param out_model  Produced: free with lance_vector_model_free().
  */
 int32_t lance_vector_training_model(const LanceVectorTraining* training,
@@ -2418,7 +2865,9 @@ typedef struct LanceIndexSegmentBuildOptions {
     size_t fragment_count;
     /* 16 raw bytes of a caller-assigned segment UUID, or NULL for a generated
        one.  Coordinators should pre-assign them.  Lance refuses caller UUIDs
-       for fragment-scoped BTREE and LABEL_LIST builds: LANCE_ERR_NOT_SUPPORTED. */
+       for fragment-scoped BTREE, LABEL_LIST, NGRAM and RTREE builds:
+       LANCE_ERR_NOT_SUPPORTED (leave it NULL; the segment metadata carries
+       the UUID the core chose). */
     const uint8_t* index_uuid;
     /* A shared model as Arrow arrays (vector builds only), both NULL or both
        set per pair: FixedSizeList<float32>[dim] centroids, one row per IVF
@@ -2480,8 +2929,11 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_vector(
     const LanceVectorIndexSegmentParams* params, const LanceIndexSegmentBuildOptions* options);
 
 /**
- * Makes a builder for one scalar index segment (BTREE, BITMAP, LABEL_LIST,
- * INVERTED).  `index_type` is a LanceScalarIndexType (range-checked).  The
+ * Makes a builder for one scalar index segment, of any LanceScalarIndexType
+ * (range-checked; the types, their columns and their params_json keys are
+ * listed at its definition).  The segments of one index, built by any
+ * number of workers over disjoint fragments, answer together as the
+ * one-shot index does.  The
  * options hold no model, and their mode is AUTO or LOCAL_TRAIN (both mean
  * the same for scalar indices).  Other parameters as for
  * lance_index_segment_builder_new_vector() and
@@ -2505,8 +2957,13 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(
  * another partition count than a non-zero params->num_partitions, without
  * a codebook for IVF_PQ / IVF_HNSW_PQ, with one for the other types, or
  * whose PQ shape disagrees with non-zero params->num_sub_vectors /
- * num_bits (zero fields take the model's).  A later call replaces the
- * model.  The segment records the model's fingerprint.
+ * num_bits (zero fields take the model's), or with a RaBitQ rotation when
+ * params->index_type is not IVF_RQ or a non-zero params->num_bits differs
+ * from the rotation's.  A later call replaces the model.  The segment
+ * records the model's fingerprint.  An IVF_RQ build uses the model's
+ * rotation; given a model without one, it draws its own (the segments of
+ * such a model commit together but do not merge: see "Distributed index
+ * builds: shared models").
  */
 int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder,
                                               const LanceVectorModel* model);
@@ -2770,13 +3227,18 @@ const char* lance_index_segment_metadata_name(const LanceIndexSegmentMetadata* m
 
 /**
  * The segment's index type as the enum value of the type that builds it:
- * a LanceScalarIndexType (1-4) or a LanceVectorIndexType (101-107); -1 on
+ * a LanceScalarIndexType (1-5, 8-10, 12) or a LanceVectorIndexType
+ * (101-107); -1 on
  * error, and -1 with LANCE_ERR_NOT_SUPPORTED for a type neither enum names
  * (lance_index_segment_metadata_index_type_name() still names it).
  */
 int32_t lance_index_segment_metadata_index_type(const LanceIndexSegmentMetadata* metadata);
 
-/** The segment's index type by name: "IVF_PQ", "IVF_HNSW_SQ", "BTree", "Bitmap", "Inverted", ... */
+/**
+ * The segment's index type by name: "IVF_PQ", "IVF_HNSW_SQ", ..., "BTree",
+ * "Bitmap", "LabelList", "Inverted", "NGram", "ZoneMap", "BloomFilter",
+ * "RTree", "MinHashLsh" (the core's details message, less "IndexDetails").
+ */
 const char* lance_index_segment_metadata_index_type_name(const LanceIndexSegmentMetadata* metadata);
 
 /**
@@ -2976,16 +3438,19 @@ int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* i
  * Vector segments (IVF_*) are merged partition by partition: their
  * partition files are combined, not retrained or re-encoded, so they must
  * come from one shared model (else LANCE_ERR_MODEL_MISMATCH) and the merged
- * segment records that model.  Scalar segments of the types the core merges
- * (BITMAP, LABEL_LIST, INVERTED, ...) are rebuilt from their sources.  The
+ * segment records that model.  Scalar segments (every LanceScalarIndexType:
+ * the Lance 14.0.2 core merges them all) are rebuilt from their sources.  The
  * checks of a commit apply to the set: a repeated UUID is
  * LANCE_ERR_DUPLICATE_SEGMENT, two segments over one fragment
  * LANCE_ERR_OVERLAPPING_SEGMENTS; segments of different types, columns or
- * parameters are LANCE_ERR_INVALID_ARGUMENT.  IVF_RQ segments are refused
- * (LANCE_ERR_NOT_SUPPORTED): every IVF_RQ build draws its own random
- * rotation, which a shared model does not carry, and the Lance 14.0.2 core
- * merges only segments with one rotation.  Merged segments may be merged
- * again.
+ * parameters are LANCE_ERR_INVALID_ARGUMENT.  IVF_RQ segments merge when
+ * they were built from one IVF_RQ model that carries a RaBitQ rotation
+ * (every model this version trains for IVF_RQ does): they share its
+ * rotation.  The Lance 14.0.2 core merges only IVF_RQ segments with one
+ * rotation; segments of a model without one (see "Distributed index
+ * builds: shared models") each drew their own, and their merge is
+ * LANCE_ERR_MODEL_MISMATCH (commit them unmerged instead).  Merged segments
+ * may be merged again.
  *
  * @param dataset                 Borrowed: the version the segments' files
  *                                are read from (any version that has them).
@@ -3002,6 +3467,157 @@ int32_t lance_dataset_merge_index_segments(const LanceDataset* dataset,
                                            uint8_t** out_metadata_bytes, size_t* out_metadata_len);
 
 /* ========================================================================
+ * Index maintenance
+ *
+ * Keeping indices up to date as the table changes, on one node: the Lance
+ * core's optimize_indices (pylance's dataset.optimize.optimize_indices).
+ * Rows appended after an index was built sit in fragments none of its
+ * segments covers (lance_dataset_index_coverage_json() lists them as
+ * "unindexed_fragments"); queries still find them, by scanning those
+ * fragments without the index, which grows slower as they accumulate.  An
+ * optimize indexes them, as a new segment of its own (a delta) or merged
+ * with the index's newest segments, and can also merge segments or
+ * retrain a vector index's model on the current rows.  Deleted rows need
+ * no optimize (queries skip them), nor does a compaction (it remaps the
+ * committed segments to the new fragments).
+ * ======================================================================== */
+
+/**
+ * Options of lance_dataset_optimize_indices().  Zeroed (or a NULL options
+ * pointer) = the Lance core's defaults, written next to each field; a
+ * combination the core would ignore or refuse is
+ * LANCE_ERR_INVALID_ARGUMENT, naming the fields.
+ */
+typedef struct LanceOptimizeIndicesOptions {
+    /* Borrowed: the names of the indices to optimize, `index_name_count` of
+       them, each a user index of the handle's version (else
+       LANCE_ERR_NOT_FOUND: the core would skip the name without a word),
+       none empty or listed twice.  NULL with count 0 = every user index.
+       NULL with a count > 0, or a non-NULL list with count 0, is
+       LANCE_ERR_INVALID_ARGUMENT. */
+    const char* const* index_names;
+    size_t index_name_count;
+    /* false (default): the core decides how the new rows join each index.
+       Lance 14.0.2: a scalar index merges them into its newest segment; a
+       vector index merges them and its segments into one segment, splitting
+       or joining IVF partitions that grew uneven (a delta segment instead
+       when its segments come from different models); with no new rows a
+       vector index is left as it is unless a partition needs rebalancing.
+       true: the new rows and the index's newest `num_indices_to_merge`
+       segments become one segment; 0 = a delta segment over the new rows
+       only, the existing segments kept as they are; a count at or above the
+       index's segment count = one segment for the whole index. */
+    bool has_num_indices_to_merge;
+    uint32_t num_indices_to_merge; /* read with has_num_indices_to_merge only; else it must be 0 */
+    /* Vector indices: train the model (IVF centroids, quantizer) again on the
+       current rows and rebuild the index as one segment over every
+       fragment, for data that has drifted from the model.  Scalar indices
+       have no model: they are optimized as without it.  Not together with
+       has_num_indices_to_merge (the rebuild merges every segment).
+       false (default) = the existing model encodes the new rows. */
+    bool retrain;
+    /* Vector indices with has_num_indices_to_merge and a count > 0: split and
+       join IVF partitions that grew uneven, within the merged segments
+       (without has_num_indices_to_merge the core does so anyway).  Not with
+       num_indices_to_merge = 0 (a delta has nothing to rebalance) nor with
+       the row bounds below.  false (default) = the partitions are kept. */
+    bool enable_partition_rebalancing;
+    /* Bounds on the rows one build task indexes and one resulting segment
+       holds; 0 (default) = unbounded: each index is optimized in one task
+       into one new segment.  With a bound, the new rows of an index whose
+       type can merge segments (IVF_*, BTREE, BITMAP, INVERTED, NGRAM) are
+       built in tasks of at most that many rows (a fragment is never split)
+       and packed with the merged segments into segments of at most
+       max_rows_per_segment rows; other types are optimized in one task.
+       An index the core cannot split this way (an INVERTED index it must
+       rebuild from the whole column, a legacy vector index) is left as it
+       is when no names are given, and refused (LANCE_ERR_NOT_SUPPORTED)
+       when named. */
+    uint64_t max_rows_per_task;
+    uint64_t max_rows_per_segment;
+} LanceOptimizeIndicesOptions;
+
+/**
+ * Brings the indices of the handle's version up to date: indexes the rows
+ * of the fragments they do not cover, and merges or retrains as `options`
+ * say.  The Lance core plans and builds the new segments from the handle's
+ * version and commits them in ONE new version, replacing the segments it
+ * merged (what other writers committed meanwhile is kept, unless it
+ * conflicts: below); the handle moves to that version.  With nothing
+ * to do (every fragment indexed, nothing to merge or rebalance) it
+ * succeeds, commits nothing and the handle keeps its version.  Indices the
+ * core cannot rewrite (an index type it does not know, a segment newer
+ * than it reads) are skipped when no names are given.
+ *
+ * k-NN and filtered scans answer exactly as before the call (an IVF_FLAT
+ * index probed in every partition still equals brute force over the live
+ * rows); only their speed changes.
+ *
+ * @param dataset  Borrowed.
+ * @param options  Borrowed; NULL = the defaults (every user index, the
+ *                 core's choice of merges, no retraining, no bounds).
+ * @return 0, or -1 with:
+ *         LANCE_ERR_INVALID_ARGUMENT  NULL dataset; the options above
+ *                                     (names NULL with a count, empty, or
+ *                                     repeated; not UTF-8; a field given
+ *                                     without the one it needs, or against
+ *                                     one it excludes);
+ *         LANCE_ERR_NOT_FOUND         a name that is no user index of the
+ *                                     handle's version;
+ *         LANCE_ERR_COMMIT_CONFLICT   another writer committed a
+ *                                     conflicting change meanwhile (a
+ *                                     compaction of the covered fragments,
+ *                                     another optimize or commit of the
+ *                                     same index): nothing was committed
+ *                                     and the handle keeps its version;
+ *                                     open the dataset again and call
+ *                                     again (on the old handle the call
+ *                                     would plan from the same version);
+ *         LANCE_ERR_INDEX,            the core refuses an index it cannot
+ *         LANCE_ERR_NOT_SUPPORTED     optimize (a named index with covering
+ *                                     fields, a legacy index asked to
+ *                                     split by the row bounds, segments of
+ *                                     different models asked to merge: the
+ *                                     message says which and why);
+ *         LANCE_ERR_IO                storage failed.
+ *         A failed call commits nothing; new segment files it wrote are
+ *         left unreferenced, for lance_dataset_cleanup_old_versions().
+ */
+int32_t lance_dataset_optimize_indices(LanceDataset* dataset, const LanceOptimizeIndicesOptions* options);
+
+/**
+ * lance_dataset_optimize_indices() with progress and cancellation; control
+ * may be NULL (then it is lance_dataset_optimize_indices()).  The callback
+ * follows the threading contract of "Build progress and cancellation".
+ *
+ * Progress: first a stage of the call's own, "optimize_indices" (total =
+ * the number of indices it optimizes, unit "indices"; no STAGE_PROGRESS),
+ * which completes when the core starts its first stage or, when the core
+ * reports none, when the call ends; then the stages the core reports while
+ * it rebuilds vector indices (its own names, as for index builds: treat
+ * unknown stages as opaque).  Lance 14.0.2 reports nothing while it
+ * optimizes a scalar index.
+ *
+ * Cancellation.  A token cancelled before the call starts gives
+ * LANCE_ERR_CANCELLED at once, nothing written.  Once started, the
+ * optimize may write to the dataset's store at any moment, so a cancel
+ * stops it only at a checkpoint: each progress event is one (the end of
+ * "optimize_indices", every event the core reports).  Stopped there, it
+ * returns LANCE_ERR_CANCELLED, commits nothing (the handle keeps its
+ * version) and leaves the files of the segments it had begun for
+ * lance_dataset_cleanup_old_versions().  Between the core's last event
+ * and its commit there is no checkpoint (the core offers none): a cancel
+ * that comes after that event (for a scalar-only optimize: any time after
+ * the start) does not stop the commit, and the call succeeds (its last
+ * STAGE_COMPLETE may then be missing).  So LANCE_ERR_CANCELLED always
+ * means nothing was committed, and success that the optimize completed.
+ * @return as lance_dataset_optimize_indices(), and LANCE_ERR_CANCELLED.
+ */
+int32_t lance_dataset_optimize_indices_with_control(LanceDataset* dataset,
+                                                    const LanceOptimizeIndicesOptions* options,
+                                                    const LanceIndexBuildControl* control);
+
+/* ========================================================================
  * Distributed index builds: planning
  *
  * Which worker builds which fragments: a coordinator's helper, optional.
@@ -3010,10 +3626,20 @@ int32_t lance_dataset_merge_index_segments(const LanceDataset* dataset,
 typedef struct LanceFragmentPlan LanceFragmentPlan;
 
 /**
- * Splits the fragments of the handle's version into `group_count` disjoint
- * groups with balanced row counts (largest fragment first, each to the
- * group with the fewest rows), every fragment in exactly one group, ids
- * ascending within a group.  Deterministic for a given version.
+ * Splits the fragments of the handle's version into `group_count`
+ * non-empty ranges of consecutive fragments, in the order the version
+ * lists them (lance_dataset_fragment_ids()), balanced by live rows: the
+ * largest group's rows are as few as any such split allows, and within
+ * that bound each group, from the first, holds the rows nearest an even
+ * share of the rows still to place (ties: fewer fragments).  Every
+ * fragment is in exactly one group, ids ascending within a group; group 0
+ * holds the first fragments.  Deterministic for a given version.
+ *
+ * Why consecutive: Lance's compaction merges only neighbouring fragments
+ * that the same index segments cover, so an index built as one segment
+ * per group leaves the small fragments inside each group free to be
+ * compacted (segments over scattered fragments would keep every fragment
+ * apart from its neighbours for good).
  * @param group_count  1 .. lance_dataset_fragment_count(); otherwise
  *                     LANCE_ERR_INVALID_ARGUMENT (a group would be empty).
  * @param out_plan     Produced: free with lance_fragment_plan_free().

@@ -508,6 +508,26 @@ struct ProgressTrampoline {
         std::rethrow_exception(e);
     }
 };
+
+/// The control of one `_with_control` call: `callback` behind a
+/// trampoline, and `token` (or, without one, a token of the call's own, so
+/// that a throwing callback can stop the call).
+struct CallControl {
+    ProgressTrampoline trampoline;
+    std::unique_ptr<CancelToken> own;
+    LanceIndexBuildControl control{};
+    CallControl(ProgressCallback callback, const CancelToken* token) {
+        trampoline.callback = std::move(callback);
+        if (!token) {
+            own = std::make_unique<CancelToken>();
+            token = own.get();
+        }
+        trampoline.stop = token->c_handle();
+        control = {trampoline.callback ? &ProgressTrampoline::call : nullptr, &trampoline, token->c_handle()};
+    }
+    CallControl(const CallControl&) = delete;
+    CallControl& operator=(const CallControl&) = delete;
+};
 }  // namespace detail
 
 // ---- segment builds ---------------------------------------------------------------
@@ -611,6 +631,16 @@ struct CommitOptions {
     bool allow_independent_models = false;
     std::string job_id;      // empty = none
     std::string attempt_id;  // empty = none
+};
+
+/// Options of Dataset::optimize_indices(); see LanceOptimizeIndicesOptions.
+struct OptimizeIndicesOptions {
+    std::vector<std::string> index_names;          // empty = every user index
+    std::optional<uint32_t> num_indices_to_merge;  // std::nullopt = the core's choice; 0 = a delta segment
+    bool retrain = false;
+    bool enable_partition_rebalancing = false;
+    uint64_t max_rows_per_task = 0;     // 0 = unbounded
+    uint64_t max_rows_per_segment = 0;  // 0 = unbounded
 };
 
 // ---- sessions -------------------------------------------------------------------------
@@ -831,11 +861,40 @@ public:
     Scanner& fts_index_segments(const std::vector<std::array<uint8_t, 16>>& uuids) {
         return fts_index_segments(uuids.empty() ? nullptr : uuids.front().data(), uuids.size());
     }
+    /// Near-duplicate search under `column`'s MINHASHLSH index: the limit()
+    /// rows most similar to `text`, with `_distance` ascending (set the limit
+    /// first; see lance_scanner_minhash_search).
+    Scanner& minhash_search(const std::string& column, const std::string& text) {
+        detail::check(lance_scanner_minhash_search(get(), column.c_str(), text.c_str()));
+        return *this;
+    }
     /// Multivector k-NN: `num_vectors` query vectors of `dimension` elements
     /// (see lance_scanner_nearest_multivector).
     Scanner& nearest_multivector(const std::string& column, const void* q, size_t dimension, size_t num_vectors,
                                  LanceDataType dtype, uint32_t k) {
         detail::check(lance_scanner_nearest_multivector(get(), column.c_str(), q, dimension, num_vectors, dtype, k));
+        return *this;
+    }
+    /// Up to 128 independent k-NN queries of `dimension` float32 elements
+    /// each, one after another; the output gains `query_index` (see
+    /// lance_scanner_nearest_batch).
+    Scanner& nearest_batch(const std::string& column, const float* queries, size_t dimension, size_t num_queries,
+                           uint32_t k) {
+        return nearest_batch(column, static_cast<const void*>(queries), dimension, num_queries, LANCE_DTYPE_FLOAT32,
+                             k);
+    }
+    /// The same, over queries of `element_type`.
+    Scanner& nearest_batch(const std::string& column, const void* query_data, size_t dimension, size_t num_queries,
+                           LanceDataType element_type, uint32_t k) {
+        detail::check(lance_scanner_nearest_batch(get(), column.c_str(), query_data, dimension, num_queries,
+                                                  element_type, k));
+        return *this;
+    }
+    /// Keeps the single-vector k-NN results whose _distance lies in
+    /// [lower, upper); std::nullopt = no bound on that side, both = none
+    /// (see lance_scanner_set_distance_range).
+    Scanner& distance_range(std::optional<float> lower, std::optional<float> upper) {
+        detail::check(lance_scanner_set_distance_range(get(), lower ? &*lower : nullptr, upper ? &*upper : nullptr));
         return *this;
     }
     /// Scopes a filtered scan to one scalar index segment (see lance_scanner_set_scalar_index_segment).
@@ -1184,6 +1243,11 @@ public:
     uint64_t index_segment_count(const std::string& index_name) const {
         return detail::check_value(lance_dataset_index_segment_count(get(), index_name.c_str()));
     }
+    /// Loads every segment of the named index into the session's index
+    /// cache (see lance_dataset_prewarm_index).
+    void prewarm_index(const std::string& index_name) const {
+        detail::check(lance_dataset_prewarm_index(get(), index_name.c_str()));
+    }
     /// The segment UUIDs of a logical index.
     std::vector<std::array<uint8_t, 16>> index_segments(const std::string& index_name) const {
         uint64_t count = index_segment_count(index_name);
@@ -1295,6 +1359,23 @@ public:
                                                        sample_fragments.size(), &out));
         return VectorModel(out);
     }
+    /// train_vector_model() with progress on the calling thread and a cancel
+    /// token (NULL = none); see lance_dataset_train_vector_model_with_control().
+    /// A callback that throws cancels the training (through `token`, else a
+    /// token of the call's own) and its exception comes out of this call.
+    VectorModel train_vector_model(const std::string& column, const LanceVectorIndexParams& params,
+                                   const std::vector<uint32_t>& sample_fragments, ProgressCallback callback,
+                                   const CancelToken* token = nullptr) const {
+        detail::CallControl call(std::move(callback), token);
+        LanceVectorModel* out = nullptr;
+        int32_t rc = lance_dataset_train_vector_model_with_control(
+            get(), column.c_str(), &params, sample_fragments.empty() ? nullptr : sample_fragments.data(),
+            sample_fragments.size(), &call.control, &out);
+        VectorModel model(out);
+        call.trampoline.rethrow();
+        detail::check(rc);
+        return model;
+    }
 
     /// The commit with options; returns the version holding the segments and
     /// whether they were already committed (an idempotent retry).
@@ -1324,7 +1405,29 @@ public:
         return detail::take_bytes(data, len);
     }
 
-    /// Splits the fragments into `groups` balanced groups.
+    /// Brings the indices up to date (lance_dataset_optimize_indices()): the
+    /// handle moves to the version the call committed, if it committed one.
+    void optimize_indices(const OptimizeIndicesOptions& options = {}) {
+        COptimizeOptions c(options);
+        detail::check(lance_dataset_optimize_indices(get(), &c.options));
+    }
+    /// optimize_indices() with progress events on the calling thread and a
+    /// cancel token (NULL = none); see
+    /// lance_dataset_optimize_indices_with_control().  A callback that throws
+    /// cancels the optimize (through `token`, else a token of the call's own)
+    /// and its exception comes out of this call; the optimize may have
+    /// committed by then (the handle's version says).
+    void optimize_indices(const OptimizeIndicesOptions& options, ProgressCallback callback,
+                          const CancelToken* token = nullptr) {
+        COptimizeOptions c(options);
+        detail::CallControl call(std::move(callback), token);
+        int32_t rc = lance_dataset_optimize_indices_with_control(get(), &c.options, &call.control);
+        call.trampoline.rethrow();
+        detail::check(rc);
+    }
+
+    /// Splits the fragments into `groups` ranges of consecutive fragments
+    /// with balanced rows.
     FragmentPlan plan_fragment_groups(size_t groups) const {
         LanceFragmentPlan* out = nullptr;
         detail::check(lance_dataset_plan_fragment_groups(get(), groups, &out));
@@ -1393,6 +1496,22 @@ private:
         std::vector<const uint8_t*> bytes;
         std::vector<size_t> lens;
     };
+    /// LanceOptimizeIndicesOptions over OptimizeIndicesOptions, borrowing its names.
+    struct COptimizeOptions {
+        explicit COptimizeOptions(const OptimizeIndicesOptions& o) {
+            for (const auto& name : o.index_names) names.push_back(name.c_str());
+            options.index_names = names.empty() ? nullptr : names.data();
+            options.index_name_count = names.size();
+            options.has_num_indices_to_merge = o.num_indices_to_merge.has_value();
+            options.num_indices_to_merge = o.num_indices_to_merge.value_or(0);
+            options.retrain = o.retrain;
+            options.enable_partition_rebalancing = o.enable_partition_rebalancing;
+            options.max_rows_per_task = o.max_rows_per_task;
+            options.max_rows_per_segment = o.max_rows_per_segment;
+        }
+        std::vector<const char*> names;
+        LanceOptimizeIndicesOptions options{};
+    };
     Handle<LanceDataset, lance_dataset_close> handle_;
 };
 
@@ -1419,22 +1538,13 @@ public:
     /// A callback that throws cancels the round (through `token`, else a
     /// token of the call's own) and its exception comes out of this call.
     Bytes run(const Bytes& request, ProgressCallback callback, const CancelToken* token = nullptr) {
-        detail::ProgressTrampoline trampoline;
-        trampoline.callback = std::move(callback);
-        std::unique_ptr<CancelToken> own;
-        if (!token) {
-            own = std::make_unique<CancelToken>();
-            token = own.get();
-        }
-        trampoline.stop = token->c_handle();
-        LanceIndexBuildControl control = {trampoline.callback ? &detail::ProgressTrampoline::call : nullptr,
-                                          &trampoline, token->c_handle()};
+        detail::CallControl call(std::move(callback), token);
         uint8_t* data = nullptr;
         size_t len = 0;
         int32_t rc = lance_vector_training_worker_run_with_control(handle_.get(), request.data(), request.size(),
-                                                                   &control, &data, &len);
+                                                                   &call.control, &data, &len);
         Handle<uint8_t, lance_free_bytes> owned(data);
-        trampoline.rethrow();
+        call.trampoline.rethrow();
         detail::check(rc);
         owned.release();
         return detail::take_bytes(data, len);

@@ -542,6 +542,15 @@ unsafe fn decode_set(
     Ok(segments)
 }
 
+/// The core's refusal to merge IVF_RQ segments whose RaBitQ rotations
+/// differ: the structural and rotation checks of its merger
+/// (lance-index-14.0.2 src/vector/distributed/index_merger.rs:1168-1199,
+/// "Distributed RQ merge: structural mismatch across shards", "... rotation
+/// matrix mismatch across shards").  Only the message tells them apart.
+fn rotations_differ(message: &str) -> bool {
+    message.contains("RQ") && message.contains("mismatch across shards")
+}
+
 /// Merges uncommitted segments into one with the core's
 /// `merge_existing_index_segments`, after the checks a commit of the same
 /// set would make (a repeated UUID, overlap, mixed shared models).
@@ -550,25 +559,36 @@ fn merge(ds: &Dataset, mut segments: Vec<IndexMetadata>) -> CResult<IndexMetadat
     check_set(&name, &segments)?;
     check_types(&name, &segments, &[])?;
     check_models(&name, &segments, &[], false)?;
-    // Every IVF_RQ segment build draws its own random rotation
-    // (lance-index-14.0.2 src/vector/bq/builder.rs:592), which a shared model
-    // does not carry, and the core's merger refuses segments whose rotations
-    // differ (src/vector/distributed/index_merger.rs:1170-1175).
-    if segment_type_name(&segments[0]) == "IVF_RQ" {
-        return Err(not_supported(format!(
-            "IVF_RQ segments cannot be merged with Lance {}: each segment build draws its own random \
-             rotation, and the core merges only segments that share one",
-            crate::LANCE_CORE_VERSION
-        )));
-    }
+    let rq = segment_type_name(&segments[0]) == "IVF_RQ";
     let fingerprint = model_fingerprint(&segments[0]);
     let count = segments.len();
     let sources: u64 = segments
         .iter_mut()
         .map(|s| vector_hint(s, MERGED_FROM_HINT).and_then(|n| n.parse().ok()).unwrap_or(1u64))
         .sum();
-    let mut merged = block_on(ds.merge_existing_index_segments(segments))?
-        .context(format!("merging {count} segments of index '{name}'"))?;
+    let mut merged = match block_on(ds.merge_existing_index_segments(segments))? {
+        Ok(merged) => merged,
+        // One shared model without a rotation (serialized by lance-c before
+        // 0.5, made from Arrow arrays, trained for another index type): each
+        // segment build drew its own (lance-index-14.0.2
+        // src/vector/bq/builder.rs:1066-1086), so the segments are one
+        // model's only in their centroids.
+        Err(err) if rq && rotations_differ(&err.to_string()) => {
+            return Err(CError::new(
+                Code::ModelMismatch,
+                format!(
+                    "the IVF_RQ segments of index '{name}' rotate vectors differently, and Lance {} merges only \
+                     segments with one RaBitQ rotation (it reports: {}); their model carries no rotation, so \
+                     each segment build drew its own: build the segments from an IVF_RQ model trained by \
+                     lance-c 0.5 or later (lance_dataset_train_vector_model or a distributed training), or \
+                     commit them unmerged",
+                    crate::LANCE_CORE_VERSION,
+                    CError::from(err).message
+                ),
+            ))
+        }
+        Err(err) => return Err(CError::from(err)).context(format!("merging {count} segments of index '{name}'")),
+    };
     if is_vector(&merged) {
         // The merge keeps the shared model: record it, and how many built
         // segments the result stands for.

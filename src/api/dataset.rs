@@ -4,8 +4,11 @@
 
 use std::ffi::c_char;
 use std::sync::Arc;
+use std::time::Duration;
 
 use arrow::ffi::FFI_ArrowSchema;
+use chrono::{DateTime, TimeDelta, Utc};
+use lance::dataset::cleanup::CleanupPolicyBuilder;
 use lance::dataset::optimize::{compact_files, CompactionOptions};
 use lance::dataset::UpdateBuilder;
 use lance::Dataset;
@@ -299,6 +302,30 @@ pub unsafe extern "C" fn lance_dataset_compact_files(
     })
 }
 
+/// The cutoff of a cleanup: `older_than_seconds` before now, or the Unix
+/// epoch when that is earlier (lance.h), since nothing a dataset holds is
+/// older.  Checked: chrono's dates end about 8.4e12 s before the epoch, and
+/// the core's `now - age` panics beyond them.
+fn cutoff(older_than_seconds: u64) -> DateTime<Utc> {
+    i64::try_from(older_than_seconds)
+        .ok()
+        .and_then(TimeDelta::try_seconds)
+        .and_then(|age| Utc::now().checked_sub_signed(age))
+        .map_or(EPOCH, |t| t.max(EPOCH))
+}
+
+const EPOCH: DateTime<Utc> = DateTime::<Utc>::UNIX_EPOCH;
+
+/// The age of `cutoff`, for the checks that take an age: the seconds given,
+/// unless the cutoff was taken as the epoch.
+fn cutoff_age(older_than_seconds: u64, cutoff: DateTime<Utc>) -> Duration {
+    let requested = Duration::from_secs(older_than_seconds);
+    if cutoff > EPOCH {
+        return requested;
+    }
+    (Utc::now() - cutoff).to_std().map_or(requested, |since_epoch| since_epoch.min(requested))
+}
+
 /// Mirrors `LanceCleanupStats` in lance.h.
 #[repr(C)]
 pub struct LanceCleanupStats {
@@ -327,13 +354,11 @@ pub unsafe extern "C" fn lance_dataset_cleanup_old_versions(
 ) -> i32 {
     status(|| {
         let handle = dataset_ref(dataset)?;
-        let seconds = i64::try_from(older_than_seconds)
-            .ok()
-            .and_then(chrono::Duration::try_seconds)
-            .ok_or_else(|| invalid(format!("older_than_seconds = {older_than_seconds} is too large")))?;
+        let cutoff = cutoff(older_than_seconds);
         let ds = handle.snapshot();
-        let s = block_on(ds.cleanup_old_versions(seconds, Some(delete_unverified), None))?
-            .context("cleaning up old versions")?;
+        // Dataset::cleanup_old_versions's policy, given the cutoff itself.
+        let policy = CleanupPolicyBuilder::default().before_timestamp(cutoff).delete_unverified(delete_unverified);
+        let s = block_on(ds.cleanup_with_policy(policy.build()))?.context("cleaning up old versions")?;
         // The core counts the deletes that failed (a read-only store, no
         // permission) and goes on; the caller must hear of them.
         if s.failed_deletes > 0 {
@@ -348,7 +373,7 @@ pub unsafe extern "C" fn lance_dataset_cleanup_old_versions(
         }
         // The core's cleanup cannot see what a build killed mid-write leaves.
         let (unfinished_files, unfinished_bytes) = if delete_unverified {
-            reclaim_unfinished_segments(&ds, std::time::Duration::from_secs(older_than_seconds))?
+            reclaim_unfinished_segments(&ds, cutoff_age(older_than_seconds, cutoff))?
         } else {
             (0, 0)
         };
@@ -377,7 +402,8 @@ pub unsafe extern "C" fn lance_dataset_abort_incomplete_uploads(
 ) -> i32 {
     status(|| {
         let ds = dataset_ref(dataset)?.snapshot();
-        let aborted = abort_incomplete_uploads(&ds, std::time::Duration::from_secs(older_than_seconds))?;
+        let age = cutoff_age(older_than_seconds, cutoff(older_than_seconds));
+        let aborted = abort_incomplete_uploads(&ds, age)?;
         if !out_aborted.is_null() {
             write_out(out_aborted, aborted);
         }

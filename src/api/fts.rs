@@ -1,5 +1,6 @@
 //! lance.h section "Full-text search": BM25 search over INVERTED indices,
-//! set on a scanner directly or through a query context prepared once.
+//! set on a scanner directly or through a query context prepared once, and
+//! near-duplicate search over MINHASHLSH indices.
 
 use std::any::Any;
 use std::collections::HashSet;
@@ -8,6 +9,7 @@ use std::sync::Arc;
 
 use lance::Dataset;
 use lance_index::scalar::inverted::query::{FtsQuery, MatchQuery, Operator, PhraseQuery};
+use lance_index::scalar::minhash_lsh::MinHashQuery;
 use lance_index::scalar::FullTextSearchQuery;
 use uuid::Uuid;
 
@@ -208,6 +210,26 @@ pub unsafe extern "C" fn lance_scanner_full_text_search(
             s.full_text = Some(search);
             s.full_text_index_only = false;
         })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_minhash_search(
+    scanner: *mut LanceScanner,
+    column: *const c_char,
+    text: *const c_char,
+) -> i32 {
+    status(|| {
+        let s = scanner_mut(scanner)?;
+        let column = required_nonempty_str(column, "column")?.to_string();
+        let text = required_str(text, "text")?.to_string();
+        if let Some(set) = &s.settings.minhash {
+            return Err(invalid(format!(
+                "the scanner already has a near-duplicate search over '{}'; a scanner runs one search",
+                set.column
+            )));
+        }
+        s.try_set(|s| s.minhash = Some(MinHashQuery::new(text, column)))
     })
 }
 

@@ -3,6 +3,7 @@
 
 mod errors; //        Version; Errors and memory
 mod budget; //        Process budget
+mod logging; //       Logging
 mod dataset; //       Datasets
 mod history; //       Versions, restore and statistics
 mod session; //       Sessions
@@ -10,10 +11,10 @@ mod write; //         Write
 mod merge_insert; //  Merge-insert
 mod evolve; //        Schema evolution
 mod scan; //          Scan and search
-mod take; //          Random access
-mod blob; //          Blobs
 mod scan_async; //    Async scan
 mod fts; //           Full-text search
+mod take; //          Random access
+mod blob; //          Blobs
 mod index; //         Indices
 mod model; //         Distributed index builds: shared models (E1)
 mod training; //      Distributed index builds: distributed training
@@ -21,5 +22,6 @@ mod segment; //       Distributed index builds: uncommitted segments (E1)
 mod control; //       Build progress and cancellation (E3, E4)
 mod metadata; //      Distributed index builds: segment metadata (E2)
 mod commit; //        Distributed index builds: commit (E5)
+mod optimize; //      Index maintenance
 mod plan; //          Distributed index builds: planning
 mod listing; //       Distributed index builds: coverage and statistics (E6)

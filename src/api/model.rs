@@ -11,7 +11,7 @@ use lance::index::vector::ivf::build_ivf_model;
 use lance::index::vector::pq::build_pq_model_in_fragments;
 use lance::index::vector::utils::get_vector_dim;
 use lance::Dataset;
-use lance_index::progress::noop_progress;
+use lance_index::progress::{noop_progress, IndexBuildProgress};
 use lance_index::vector::ivf::storage::IvfModel;
 use lance_index::vector::ivf::IvfBuildParams;
 use lance_index::vector::pq::PQBuildParams;
@@ -26,10 +26,10 @@ use crate::floor::ffi::{
 };
 use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
 use crate::floor::params::{
-    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_FLAT, IVF_PQ,
+    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_FLAT, IVF_PQ, IVF_RQ,
 };
-use crate::floor::runtime::block_on;
-use crate::floor::vector_model::{fsl, narrow, LanceVectorModel, PqModel};
+use crate::floor::progress::{BuildControl, LanceIndexBuildControl};
+use crate::floor::vector_model::{fsl, narrow, rq_num_bits, LanceVectorModel, PqModel, RqRotation};
 
 fn check_sub_vectors(num_sub_vectors: usize, dim: usize, column: &str, name: &str) -> CResult<()> {
     if dim % num_sub_vectors != 0 {
@@ -45,17 +45,49 @@ fn column_dim(ds: &Dataset, column: &str) -> CResult<usize> {
     Ok(get_vector_dim(ds.schema(), column)?)
 }
 
-fn train_ivf(ds: &Dataset, column: &str, num_partitions: usize, metric: DistanceType, p: &LanceVectorIndexParams, fragments: Option<&[u32]>) -> CResult<FixedSizeListArray> {
+/// Runs one of the core's trainers under `control` as stage `stage`: its
+/// progress events and its cancel token.  The core reports only the IVF
+/// k-means iterations (STAGE_PROGRESS of "train_ivf"), so the stage's start
+/// and end are reported here, as lance.h's contract wants them.  A cancel
+/// returns at once with LANCE_ERR_CANCELLED; the k-means in progress cannot
+/// be interrupted (the core runs it as one synchronous call, lance-14.0.2
+/// src/index/vector/ivf.rs `train_ivf_model`, whose progress sends never
+/// fail) and ends on its own, its result thrown away.  Training writes
+/// nothing.
+fn run_trainer<T: Send + 'static, F>(
+    control: &BuildControl,
+    stage: &'static str,
+    what: String,
+    train: impl FnOnce(Arc<dyn IndexBuildProgress>) -> F,
+) -> CResult<T>
+where
+    F: std::future::Future<Output = lance::Result<T>> + Send + 'static,
+{
+    let session = control.start()?;
+    let hooks = session.hooks().unwrap_or_else(noop_progress);
+    let trained = train(hooks.clone());
+    let staged = async move {
+        hooks.stage_start(stage, None, "iterations").await?;
+        let out = trained.await?;
+        hooks.stage_complete(stage).await?;
+        Ok(out)
+    };
+    session.run(staged, true, None).context(what)
+}
+
+fn train_ivf(ds: &Dataset, column: &str, num_partitions: usize, metric: DistanceType, p: &LanceVectorIndexParams, fragments: Option<&[u32]>, control: &BuildControl) -> CResult<FixedSizeListArray> {
     let dim = column_dim(ds, column)?;
     let params = IvfBuildParams { num_partitions: Some(num_partitions), ..ivf_params(p) };
-    let model = block_on(build_ivf_model(ds, column, dim, metric, &params, fragments, noop_progress()))?
-        .context(format!("training IVF centroids on column '{column}'"))?;
+    let (ds, owned_column, fragments) = (ds.clone(), column.to_string(), fragments.map(<[u32]>::to_vec));
+    let model = run_trainer(control, "train_ivf", format!("training IVF centroids on column '{column}'"), move |hooks| async move {
+        build_ivf_model(&ds, &owned_column, dim, metric, &params, fragments.as_deref(), hooks).await
+    })?;
     model
         .centroids
         .ok_or_else(|| invalid("the core returned an IVF model without centroids"))
 }
 
-fn train_pq(ds: &Dataset, column: &str, metric: DistanceType, params: &PQBuildParams, centroids: FixedSizeListArray, fragments: Option<&[u32]>) -> CResult<Vec<f32>> {
+fn train_pq(ds: &Dataset, column: &str, metric: DistanceType, params: &PQBuildParams, centroids: FixedSizeListArray, fragments: Option<&[u32]>, control: &BuildControl) -> CResult<Vec<f32>> {
     let dim = column_dim(ds, column)?;
     if centroids.value_length() as usize != dim {
         return Err(invalid(format!(
@@ -64,8 +96,10 @@ fn train_pq(ds: &Dataset, column: &str, metric: DistanceType, params: &PQBuildPa
         )));
     }
     let ivf = IvfModel::new(centroids, None);
-    let pq = block_on(build_pq_model_in_fragments(ds, column, dim, metric, params, Some(&ivf), fragments))?
-        .context(format!("training the PQ codebook on column '{column}'"))?;
+    let (ds, owned_column, params, fragments) = (ds.clone(), column.to_string(), params.clone(), fragments.map(<[u32]>::to_vec));
+    let pq = run_trainer(control, "train_pq", format!("training the PQ codebook on column '{column}'"), move |_| async move {
+        build_pq_model_in_fragments(&ds, &owned_column, dim, metric, &params, Some(&ivf), fragments.as_deref()).await
+    })?;
     let values = pq.codebook.values();
     let floats = values
         .as_any()
@@ -126,7 +160,7 @@ unsafe fn train_ivf_centroids(
     require_out(out_schema, "out_schema")?;
     let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count, fragments_name)?;
     check_partitions(&ds, num_partitions, fragments.as_deref())?;
-    let centroids = train_ivf(&ds, column, num_partitions as usize, metric, &LanceVectorIndexParams::defaults(IVF_FLAT), fragments.as_deref())?;
+    let centroids = train_ivf(&ds, column, num_partitions as usize, metric, &LanceVectorIndexParams::defaults(IVF_FLAT), fragments.as_deref(), &BuildControl::default())?;
     export_array(&centroids, out_centroids, out_schema)
 }
 
@@ -155,7 +189,7 @@ pub unsafe extern "C" fn lance_dataset_train_pq_codebook(
         let params = pq_params(&p);
         let col_dim = column_dim(&ds, column)?;
         check_sub_vectors(params.num_sub_vectors, col_dim, column, "num_sub_vectors")?;
-        let codebook = train_pq(&ds, column, metric, &params, centroids, fragments.as_deref())?;
+        let codebook = train_pq(&ds, column, metric, &params, centroids, fragments.as_deref(), &BuildControl::default())?;
         export_array(&fsl(codebook, col_dim)?, out_codebook, out_schema)
     })
 }
@@ -218,10 +252,72 @@ pub unsafe extern "C" fn lance_index_train_pq_model(
         let params = pq_params(&p);
         let col_dim = column_dim(&ds, column)?;
         check_sub_vectors(params.num_sub_vectors, col_dim, column, "num_sub_vectors")?;
-        let codebook = train_pq(&ds, column, metric, &params, centroids, fragments.as_deref())?;
+        let codebook = train_pq(&ds, column, metric, &params, centroids, fragments.as_deref(), &BuildControl::default())?;
         // The same values as lance_dataset_train_pq_codebook's, in rows of one sub-vector.
         export_array(&fsl(codebook, col_dim / params.num_sub_vectors)?, out_array, out_schema)
     })
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe fn train_vector_model(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    params: *const LanceVectorIndexParams,
+    sample_fragment_ids: *const u32,
+    sample_fragment_count: usize,
+    control: &BuildControl,
+    out_model: *mut *mut LanceVectorModel,
+) -> CResult<()> {
+    let ds = dataset_ref(dataset)?.snapshot();
+    let column = required_nonempty_str(column, "column")?;
+    if params.is_null() {
+        return Err(invalid("params must not be NULL"));
+    }
+    let p = &*params;
+    require_out(out_model, "out_model")?;
+    // Validates the index type and metric the same way a build does.
+    vector_params(p)?;
+    let metric = metric_from_c(p.metric, "params->metric")?;
+    if p.num_partitions == 0 {
+        return Err(invalid(
+            "params->num_partitions must be set to train a shared model (every segment must agree on it)",
+        ));
+    }
+    let rq_bits = (p.index_type == IVF_RQ).then(|| rq_num_bits(p.num_bits, "params->num_bits")).transpose()?;
+    let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count, "sample_fragment_ids")?;
+    check_vector_column(&ds, column, p.metric)?;
+    check_partitions(&ds, p.num_partitions, fragments.as_deref())?;
+    let dim = column_dim(&ds, column)?;
+    let pq = if uses_pq(p.index_type) {
+        let params = pq_params(p);
+        check_sub_vectors(params.num_sub_vectors, dim, column, "params->num_sub_vectors")?;
+        Some(params)
+    } else {
+        None
+    };
+    let centroids = train_ivf(&ds, column, p.num_partitions as usize, metric, p, fragments.as_deref(), control)?;
+    let pq = match pq {
+        Some(params) => {
+            let codebook = train_pq(&ds, column, metric, &params, centroids.clone(), fragments.as_deref(), control)?;
+            Some(PqModel { num_sub_vectors: params.num_sub_vectors, num_bits: params.num_bits, codebook })
+        }
+        None => None,
+    };
+    let values = centroids
+        .values()
+        .as_any()
+        .downcast_ref::<Float32Array>()
+        .ok_or_else(|| invalid("the core returned centroids that are not float32"))?
+        .values()
+        .to_vec();
+    let mut model = LanceVectorModel::new(p.metric, dim, values, pq)?.trained_for(p.index_type)?;
+    // One rotation for every segment of the model, drawn as a one-shot
+    // IVF_RQ build draws its own.
+    if let Some(bits) = rq_bits {
+        model = model.with_rotation(RqRotation::draw(dim, bits)?)?;
+    }
+    write_out(out_model, into_handle(model));
+    Ok(())
 }
 
 #[no_mangle]
@@ -234,44 +330,31 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model(
     out_model: *mut *mut LanceVectorModel,
 ) -> i32 {
     status(|| {
-        let ds = dataset_ref(dataset)?.snapshot();
-        let column = required_nonempty_str(column, "column")?;
-        if params.is_null() {
-            return Err(invalid("params must not be NULL"));
-        }
-        let p = &*params;
-        require_out(out_model, "out_model")?;
-        // Validates the index type and metric the same way a build does.
-        vector_params(p)?;
-        let metric = metric_from_c(p.metric, "params->metric")?;
-        if p.num_partitions == 0 {
-            return Err(invalid(
-                "params->num_partitions must be set to train a shared model (every segment must agree on it)",
-            ));
-        }
-        let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count, "sample_fragment_ids")?;
-        check_vector_column(&ds, column, p.metric)?;
-        check_partitions(&ds, p.num_partitions, fragments.as_deref())?;
-        let dim = column_dim(&ds, column)?;
-        let centroids = train_ivf(&ds, column, p.num_partitions as usize, metric, p, fragments.as_deref())?;
-        let pq = if uses_pq(p.index_type) {
-            let params = pq_params(p);
-            check_sub_vectors(params.num_sub_vectors, dim, column, "params->num_sub_vectors")?;
-            let codebook = train_pq(&ds, column, metric, &params, centroids.clone(), fragments.as_deref())?;
-            Some(PqModel { num_sub_vectors: params.num_sub_vectors, num_bits: params.num_bits, codebook })
-        } else {
-            None
-        };
-        let values = centroids
-            .values()
-            .as_any()
-            .downcast_ref::<Float32Array>()
-            .ok_or_else(|| invalid("the core returned centroids that are not float32"))?
-            .values()
-            .to_vec();
-        let model = LanceVectorModel::new(p.metric, dim, values, pq)?.trained_for(p.index_type)?;
-        write_out(out_model, into_handle(model));
-        Ok(())
+        train_vector_model(
+            dataset,
+            column,
+            params,
+            sample_fragment_ids,
+            sample_fragment_count,
+            &BuildControl::default(),
+            out_model,
+        )
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_train_vector_model_with_control(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    params: *const LanceVectorIndexParams,
+    sample_fragment_ids: *const u32,
+    sample_fragment_count: usize,
+    control: *const LanceIndexBuildControl,
+    out_model: *mut *mut LanceVectorModel,
+) -> i32 {
+    status(|| {
+        let control = BuildControl::from_c(control);
+        train_vector_model(dataset, column, params, sample_fragment_ids, sample_fragment_count, &control, out_model)
     })
 }
 
@@ -349,6 +432,7 @@ pub struct LanceVectorModelInfo {
     pub dimension: u32,
     pub num_partitions: u32,
     pub has_pq_codebook: bool,
+    pub has_rq_rotation: bool,
     pub num_sub_vectors: u32,
     pub num_bits: u32,
 }
@@ -357,6 +441,7 @@ crate::c_layout!(LanceVectorModelInfo, 24;
     dimension @ 4,
     num_partitions @ 8,
     has_pq_codebook @ 12,
+    has_rq_rotation @ 13,
     num_sub_vectors @ 16,
     num_bits @ 20,
 );
@@ -372,8 +457,13 @@ pub unsafe extern "C" fn lance_vector_model_info(model: *const LanceVectorModel,
             dimension: narrow(m.dim),
             num_partitions: narrow(m.num_partitions),
             has_pq_codebook: m.pq.is_some(),
+            has_rq_rotation: m.rq.is_some(),
             num_sub_vectors: m.pq.as_ref().map_or(0, |p| narrow(p.num_sub_vectors)),
-            num_bits: m.pq.as_ref().map_or(0, |p| narrow(p.num_bits)),
+            num_bits: match (&m.pq, &m.rq) {
+                (Some(pq), _) => narrow(pq.num_bits),
+                (None, Some(rq)) => u32::from(rq.num_bits),
+                (None, None) => 0,
+            },
         });
         Ok(())
     })

@@ -20,10 +20,10 @@ use crate::floor::error::{guard_handle, invalid, not_supported, status, CResult,
 use crate::floor::ffi::{free_handle, handle_mut, handle_ref, optional_str, require_out, required_nonempty_str, slice_arg, write_bytes_out};
 use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
 use crate::floor::params::{
-    build_mode, ivf_params, pq_params, scalar_kind, scalar_params, uses_pq, vector_params_with_ivf, BuildMode,
+    build_mode, core_picks_segment_uuid, ivf_params, pq_params, scalar_kind, scalar_params, uses_pq, vector_params_with_ivf, BuildMode,
     CoreParams, LanceVectorIndexParams,
 };
-use crate::floor::vector_model::{check_codebook_shape, fsl, LanceVectorModel, PqModel};
+use crate::floor::vector_model::{check_codebook_shape, fsl, inject_rotation, LanceVectorModel, PqModel, RqRotation};
 
 /// Mirrors `LanceIndexSegmentBuildOptions` in lance.h.
 #[repr(C)]
@@ -111,6 +111,8 @@ struct Injected {
     codebook: Option<Vec<f32>>,
     /// The PQ shape a model handle records; Arrow arrays take the params'.
     pq_shape: Option<(usize, usize)>,
+    /// An IVF_RQ model's RaBitQ rotation (model handles only).
+    rotation: Option<RqRotation>,
     fingerprint: String,
 }
 
@@ -127,6 +129,7 @@ impl Injected {
             dim: m.dim,
             codebook: m.pq.as_ref().map(|pq| pq.codebook.clone()),
             pq_shape: m.pq.as_ref().map(|pq| (pq.num_sub_vectors, pq.num_bits)),
+            rotation: m.rq.clone(),
             fingerprint: m.fingerprint.clone(),
         })
     }
@@ -164,7 +167,7 @@ impl Injected {
         });
         let model = LanceVectorModel::new(p.metric, dim, centroids.clone(), pq)
             .context("options->ivf_centroids and options->pq_codebook")?;
-        Ok(Some(Injected { centroids, dim, codebook, pq_shape: None, fingerprint: model.fingerprint }))
+        Ok(Some(Injected { centroids, dim, codebook, pq_shape: None, rotation: None, fingerprint: model.fingerprint }))
     }
 }
 
@@ -217,6 +220,11 @@ fn vector_core_params(
         )));
     }
     let (index_type, mut params) = vector_params_with_ivf(p, ivf, pq)?;
+    // Without a rotation (Arrow arrays, a model of an earlier lance-c or of
+    // another type) an IVF_RQ build draws its own, as it always did.
+    if let Some(rotation) = &m.rotation {
+        inject_rotation(&mut params, rotation, p, dim)?;
+    }
     params.runtime_hints.insert(MODEL_FINGERPRINT_HINT.to_string(), m.fingerprint);
     Ok((index_type, params))
 }
@@ -293,7 +301,7 @@ unsafe fn new_scalar_builder(
     }
     // The core generates the UUIDs of these fragment-scoped builds itself;
     // a caller's UUID would be ignored, so it is refused here.
-    if uuid.is_some() && fragments.is_some() && matches!(index_type, IndexType::BTree | IndexType::LabelList) {
+    if uuid.is_some() && fragments.is_some() && core_picks_segment_uuid(index_type) {
         return Err(not_supported(format!(
             "Lance {} does not accept a caller-assigned segment UUID for fragment-scoped {:?} builds; \
              leave options->index_uuid NULL and read the UUID from the segment metadata",

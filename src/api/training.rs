@@ -11,11 +11,11 @@ use crate::floor::ffi::{
 };
 use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
 use crate::floor::params::{
-    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, METRIC_HAMMING,
+    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_RQ, METRIC_HAMMING,
 };
 use crate::floor::progress::{BuildControl, LanceIndexBuildControl};
 use crate::floor::training::{reduce, Phase, Plan, Request, Stats, Worker};
-use crate::floor::vector_model::LanceVectorModel;
+use crate::floor::vector_model::{rq_num_bits, LanceVectorModel, RqRotation};
 
 /// A coordinator's training: the request of the current round.
 pub struct LanceVectorTraining {
@@ -80,6 +80,9 @@ unsafe fn plan(column: *const c_char, params: *const LanceVectorIndexParams, see
         // num_sub_vectors must divide the dimension: checked when the
         // first statistics tell the dimension.
         (pq.num_sub_vectors as u32, pq.num_bits as u32)
+    } else if p.index_type == IVF_RQ {
+        // The bits of the RaBitQ rotation the model gets when it is done.
+        (0, u32::from(rq_num_bits(p.num_bits, "params->num_bits")?))
     } else {
         (0, 0)
     };
@@ -208,7 +211,15 @@ pub unsafe extern "C" fn lance_vector_training_model(
     status(|| {
         let t = handle_ref(training, "training")?;
         require_out(out_model, "out_model")?;
-        let model = t.request.model()?;
+        let mut model = t.request.model()?;
+        let plan = &t.request.plan;
+        if plan.index_type == IVF_RQ {
+            // The coordinator's one rotation, drawn from the training's
+            // seed: the same model at every call and after a resume.
+            let bits = rq_num_bits(plan.num_bits, "the training's num_bits")?;
+            let rotation = RqRotation::from_seed(model.dim, bits, plan.seed)?;
+            model = model.with_rotation(rotation)?;
+        }
         write_out(out_model, into_handle(model));
         Ok(())
     })

@@ -19,7 +19,7 @@ use uuid::Uuid;
 use crate::floor::catalog::{check_partitions, require_column};
 use crate::floor::error::{invalid, CError, CResult, Code, Context};
 use crate::floor::handle::LanceDataset;
-use crate::floor::params::{BuildMode, CoreParams, LanceVectorIndexParams};
+use crate::floor::params::{core_picks_segment_uuid, BuildMode, CoreParams, LanceVectorIndexParams};
 use crate::floor::progress::{cancelled_error, BuildControl};
 use crate::floor::runtime::block_on;
 use crate::floor::store_gate::{spawn_cleanup, Gate, GateWrapper};
@@ -127,11 +127,10 @@ impl BuildRequest {
         if matches!(self.params, CoreParams::Vector(_)) {
             check_spill_dir()?;
         }
-        // The core picks the UUID of fragment-scoped BTREE and LABEL_LIST
-        // builds itself; every other build gets one from here, so the files
-        // of a cancelled build can be found and removed.
-        let core_picks_uuid =
-            self.fragments.is_some() && matches!(self.index_type, IndexType::BTree | IndexType::LabelList);
+        // The core picks the UUID of fragment-scoped BTREE, LABEL_LIST,
+        // NGRAM and RTREE builds itself; every other build gets one from
+        // here, so the files of a cancelled build can be found and removed.
+        let core_picks_uuid = self.fragments.is_some() && core_picks_segment_uuid(self.index_type);
         let uuid = self.uuid.or_else(|| (!core_picks_uuid).then(Uuid::new_v4));
         let session = control.start()?;
         // A segment build on s3:// whose files can be found writes through a

@@ -6,6 +6,7 @@ use lance::dataset::{WhenMatched, WhenNotMatched, WhenNotMatchedBySource, WriteM
 use lance::Dataset;
 use lance::datatypes::BlobHandling;
 use lance::index::vector::VectorIndexParams;
+use lance_index::scalar::minhash_lsh::MinHashLshIndexParams;
 use lance_index::scalar::{BuiltinIndexType, ScalarIndexParams};
 use lance_index::vector::bq::RQBuildParams;
 use lance_index::vector::hnsw::builder::HnswBuildParams;
@@ -15,7 +16,7 @@ use lance_index::vector::sq::builder::SQBuildParams;
 use lance_index::{IndexParams, IndexType};
 use lance_linalg::distance::DistanceType;
 
-use crate::floor::error::{invalid, CResult, Context};
+use crate::floor::error::{invalid, CError, CResult, Context};
 
 /// `LanceVectorIndexType`.
 pub const IVF_FLAT: i32 = 101;
@@ -31,6 +32,11 @@ pub const BTREE: i32 = 1;
 pub const BITMAP: i32 = 2;
 pub const LABEL_LIST: i32 = 3;
 pub const INVERTED: i32 = 4;
+pub const NGRAM: i32 = 5;
+pub const ZONEMAP: i32 = 8;
+pub const BLOOMFILTER: i32 = 9;
+pub const RTREE: i32 = 10;
+pub const MINHASHLSH: i32 = 12;
 
 /// `LanceMetricType`.
 pub const METRIC_L2: i32 = 0;
@@ -272,34 +278,141 @@ pub fn vector_params(p: &LanceVectorIndexParams) -> CResult<(IndexType, VectorIn
     vector_params_with_ivf(p, ivf_params(p), pq_params(p))
 }
 
-/// The scalar index kinds of `LanceScalarIndexType`.
+/// The scalar index kinds of `LanceScalarIndexType`: the core's `IndexType`
+/// numbering (lance-index-core-14.0.2 src/lib.rs), for the types the core
+/// builds from `ScalarIndexParams`.
 pub fn scalar_kind(index_type: i32) -> CResult<(IndexType, BuiltinIndexType)> {
     match index_type {
         BTREE => Ok((IndexType::BTree, BuiltinIndexType::BTree)),
         BITMAP => Ok((IndexType::Bitmap, BuiltinIndexType::Bitmap)),
         LABEL_LIST => Ok((IndexType::LabelList, BuiltinIndexType::LabelList)),
         INVERTED => Ok((IndexType::Inverted, BuiltinIndexType::Inverted)),
+        NGRAM => Ok((IndexType::NGram, BuiltinIndexType::NGram)),
+        ZONEMAP => Ok((IndexType::ZoneMap, BuiltinIndexType::ZoneMap)),
+        BLOOMFILTER => Ok((IndexType::BloomFilter, BuiltinIndexType::BloomFilter)),
+        RTREE => Ok((IndexType::RTree, BuiltinIndexType::RTree)),
+        MINHASHLSH => Ok((IndexType::MinHashLsh, BuiltinIndexType::MinHashLsh)),
         other => Err(invalid(format!(
-            "index_type = {other} is not a LanceScalarIndexType (1 = BTREE, 2 = BITMAP, 3 = LABEL_LIST, 4 = INVERTED)"
+            "index_type = {other} is not a LanceScalarIndexType (1 = BTREE, 2 = BITMAP, 3 = LABEL_LIST, \
+             4 = INVERTED, 5 = NGRAM, 8 = ZONEMAP, 9 = BLOOMFILTER, 10 = RTREE, 12 = MINHASHLSH)"
         ))),
     }
 }
 
-/// Scalar params from the optional JSON object a caller passes. The core
-/// ignores JSON it cannot parse, so it is checked here.
+/// The JSON values a parameter takes.
+#[derive(Clone, Copy)]
+enum Json {
+    /// An integer in `min..=max`.
+    Integer { min: u64, max: u64 },
+    /// A number strictly between 0 and 1.
+    Fraction,
+    Bool,
+    Object,
+}
+
+impl Json {
+    fn accepts(self, value: &serde_json::Value) -> bool {
+        match self {
+            Json::Integer { min, max } => value.as_u64().is_some_and(|v| (min..=max).contains(&v)),
+            Json::Fraction => value.as_f64().is_some_and(|v| v > 0.0 && v < 1.0),
+            Json::Bool => value.is_boolean(),
+            Json::Object => value.is_object(),
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Json::Integer { min, max } if max == u64::MAX => format!("an integer of at least {min}"),
+            Json::Integer { min, max } => format!("an integer from {min} to {max}"),
+            Json::Fraction => "a number between 0 and 1 (exclusive)".to_string(),
+            Json::Bool => "true or false".to_string(),
+            Json::Object => "a JSON object".to_string(),
+        }
+    }
+}
+
+const COUNT: Json = Json::Integer { min: 1, max: u64::MAX };
+
+/// The keys the core reads for the types whose keys are checked here, with
+/// the values it can build with (lance-index-14.0.2 src/scalar/: zonemap.rs
+/// `ZoneMapIndexBuilderParams`, bloomfilter.rs
+/// `BloomFilterIndexBuilderParams`, rtree.rs `RTreeParameters` and
+/// `validate_page_size`, minhash_lsh/mod.rs `RawMinHashLshIndexParams`;
+/// ngram.rs reads none).  The core itself ignores a key it does not know,
+/// which would turn a typo into a silent default, and checks some values
+/// only once the data is read (or not at all: a zero-sized zone).  The four
+/// older types keep the core's leniency, as upstream's library passes their
+/// JSON through unchecked.
+fn checked_keys(kind: &BuiltinIndexType) -> Option<&'static [(&'static str, Json)]> {
+    Some(match kind {
+        BuiltinIndexType::NGram => &[],
+        BuiltinIndexType::ZoneMap => &[("rows_per_zone", COUNT), ("use_seeds", Json::Bool)],
+        BuiltinIndexType::BloomFilter => &[("number_of_items", COUNT), ("probability", Json::Fraction)],
+        BuiltinIndexType::RTree => &[("page_size", Json::Integer { min: 2, max: u32::MAX as u64 })],
+        BuiltinIndexType::MinHashLsh => &[
+            ("num_hashes", Json::Integer { min: 0, max: u32::MAX as u64 }),
+            ("num_bands", Json::Integer { min: 0, max: u32::MAX as u64 }),
+            ("shingle_size", Json::Integer { min: 0, max: u32::MAX as u64 }),
+            ("tokenizer", Json::Object),
+        ],
+        _ => return None,
+    })
+}
+
+fn check_keys(kind: &BuiltinIndexType, object: &serde_json::Map<String, serde_json::Value>) -> CResult<()> {
+    let Some(keys) = checked_keys(kind) else {
+        return Ok(());
+    };
+    for (key, value) in object {
+        let Some((_, json)) = keys.iter().find(|(k, _)| k == key) else {
+            let known: Vec<&str> = keys.iter().map(|(k, _)| *k).collect();
+            return Err(invalid(format!(
+                "params_json: '{key}' is not a parameter of a {} index (it takes {})",
+                kind.as_str(),
+                if known.is_empty() { "none".to_string() } else { known.join(", ") }
+            )));
+        };
+        // A JSON null leaves a parameter at its default, as the core reads it.
+        if !value.is_null() && !json.accepts(value) {
+            return Err(invalid(format!("params_json: '{key}' must be {}, not {value}", json.describe())));
+        }
+    }
+    if *kind == BuiltinIndexType::MinHashLsh {
+        // The core checks the MinHash parameters (ranges, bands dividing
+        // hashes, the tokenizer) only once the build has read the data;
+        // its own parser checks them here, before any work.
+        let text = serde_json::Value::Object(object.clone()).to_string();
+        MinHashLshIndexParams::from_json(&text)
+            .map_err(|e| invalid(format!("params_json: {}", CError::from(e).message)))?;
+    }
+    Ok(())
+}
+
+/// Scalar params from the optional JSON object a caller passes.  Whether it
+/// is JSON is checked here for every type (the core would ignore JSON it
+/// cannot parse), and the keys of the types `checked_keys` lists.
 pub fn scalar_params(kind: BuiltinIndexType, params_json: Option<&str>) -> CResult<ScalarIndexParams> {
-    let params = ScalarIndexParams::for_builtin(kind);
+    let params = ScalarIndexParams::for_builtin(kind.clone());
     match params_json {
         None => Ok(params),
         Some(text) => {
             let value: serde_json::Value = serde_json::from_str(text)
                 .map_err(|e| invalid(format!("params_json is not valid JSON: {e}")))?;
-            if !value.is_object() {
+            let Some(object) = value.as_object() else {
                 return Err(invalid("params_json must be a JSON object"));
-            }
+            };
+            check_keys(&kind, object)?;
             Ok(params.with_params(&value))
         }
     }
+}
+
+/// Whether the core refuses a caller's UUID for a fragment-scoped build of
+/// this type and picks the segment's UUID itself (lance-14.0.2
+/// src/index/create.rs `ensure_index_uuid_allowed`: BTree, RTree, NGram,
+/// LabelList).
+pub fn core_picks_segment_uuid(index_type: IndexType) -> bool {
+    matches!(index_type, IndexType::BTree | IndexType::LabelList | IndexType::NGram | IndexType::RTree)
 }
 
 /// How a segment build gets its vector model: upstream's
@@ -334,6 +447,11 @@ pub fn index_type_code(name: &str) -> Option<i32> {
         "Bitmap" => BITMAP,
         "LabelList" => LABEL_LIST,
         "Inverted" => INVERTED,
+        "NGram" => NGRAM,
+        "ZoneMap" => ZONEMAP,
+        "BloomFilter" => BLOOMFILTER,
+        "RTree" => RTREE,
+        "MinHashLsh" => MINHASHLSH,
         "IVF_FLAT" => IVF_FLAT,
         "IVF_SQ" => IVF_SQ,
         "IVF_PQ" => IVF_PQ,

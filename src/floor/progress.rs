@@ -16,7 +16,7 @@
 //! threads while the caller's thread waits, and a cancel does not wait for
 //! the next checkpoint:
 //! - a build on the local file system whose UUID this library chose
-//!   (every build but the fragment-scoped BTREE and LABEL_LIST segments,
+//!   (every build but the fragment-scoped BTREE, LABEL_LIST, NGRAM and RTREE segments,
 //!   whose UUID the core picks) runs on a runtime of its own.  A cancel aborts it at once, in
 //!   any stage, and shuts that runtime down before the call returns: every
 //!   task the build spawned is dropped at its next await and every

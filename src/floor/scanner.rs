@@ -15,6 +15,7 @@ use lance_io::stream::RecordBatchStream;
 use lance::dataset::scanner::{DatasetRecordBatchStream, ExecutionSummaryCounts, Scanner};
 use lance::datatypes::BlobHandling;
 use lance::Dataset;
+use lance_index::scalar::minhash_lsh::MinHashQuery;
 use lance_index::scalar::FullTextSearchQuery;
 use lance_index::vector::ApproxMode;
 use lance_linalg::distance::DistanceType;
@@ -177,6 +178,8 @@ pub(crate) struct Settings {
     pub(crate) full_text_context: Option<Arc<dyn Any + Send + Sync>>,
     /// lance_scanner_set_scalar_index_segment's segment.
     pub(crate) scalar_index_segment: Option<Uuid>,
+    /// A near-duplicate search under a MINHASHLSH index (set in fts.rs).
+    pub(crate) minhash: Option<MinHashQuery>,
 }
 
 pub struct LanceScanner {
@@ -280,6 +283,7 @@ impl Settings {
             full_text: None,
             full_text_index_only: false,
             full_text_context: None,
+            minhash: None,
             scalar_index_segment: None,
         }
     }
@@ -381,6 +385,9 @@ impl Settings {
                 scanner.fast_search();
             }
         }
+        if let Some(query) = &self.minhash {
+            scanner.minhash_search(query.clone())?;
+        }
         if self.scalar_index_segment.is_some() {
             // Lance 14.0.2 cannot pin a scan's scalar-index search to one
             // segment (Scanner::with_scalar_index_selection is private,
@@ -464,6 +471,21 @@ impl Settings {
         }
         if self.nearest.is_some() && self.full_text.is_some() {
             return Err(invalid("a k-NN search (nearest) and a full-text search cannot be combined on one scanner"));
+        }
+        if let Some(query) = &self.minhash {
+            if self.nearest.is_some() || self.full_text.is_some() || self.scalar_index_segment.is_some() {
+                return Err(invalid(
+                    "a near-duplicate search (lance_scanner_minhash_search) cannot be combined with a k-NN \
+                     search, a full-text search or a scalar index segment on one scanner",
+                ));
+            }
+            if self.limit.is_none() {
+                return Err(invalid(format!(
+                    "a near-duplicate search over '{}' needs a limit (lance_scanner_set_limit): it returns that \
+                     many most similar rows",
+                    query.column
+                )));
+            }
         }
         if let Some(nearest) = &self.nearest {
             if nearest.batch_count > 0 && (self.limit.is_some() || self.offset.is_some()) {

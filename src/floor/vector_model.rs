@@ -1,16 +1,22 @@
 //! A shared vector model (RFC E1): IVF centroids, and a PQ codebook for the
-//! PQ index types, with the serialized form that travels to workers without
-//! an Arrow library and the content fingerprint segments record.
+//! PQ index types or a RaBitQ rotation for IVF_RQ, with the serialized form
+//! that travels to workers without an Arrow library and the content
+//! fingerprint segments record.
 
 use std::sync::Arc;
 
+use arrow_array::types::Float32Type;
 use arrow_array::{FixedSizeListArray, Float32Array};
 use arrow_schema::{DataType, Field};
+use lance::index::vector::{StageParams, VectorIndexParams};
+use lance_index::vector::bq::builder::RabitQuantizer;
+use lance_index::vector::bq::storage::RabitQuantizationMetadata;
+use lance_index::vector::bq::{RQBuildParams, RQRotationType, RABIT_MAX_NUM_BITS, RABIT_MIN_NUM_BITS};
 use sha2::{Digest, Sha256};
 
 use crate::floor::bytes::{hex, ByteReader, ByteWriter};
 use crate::floor::error::{invalid, CResult};
-use crate::floor::params::{metric_from_c, uses_pq, vector_type_name};
+use crate::floor::params::{metric_from_c, uses_pq, vector_type_name, LanceVectorIndexParams, IVF_RQ};
 
 /// A trained IVF model, with a PQ codebook for the PQ index types.
 pub struct LanceVectorModel {
@@ -21,6 +27,9 @@ pub struct LanceVectorModel {
     pub centroids: Vec<f32>,
     /// Present for PQ models: `2^num_bits * dim` values in the core's order.
     pub pq: Option<PqModel>,
+    /// Present for IVF_RQ models trained by lance-c 0.5 or later: the
+    /// rotation every segment built from the model uses.
+    pub rq: Option<RqRotation>,
     /// The `LanceVectorIndexType` it was trained for, 0 when not recorded
     /// (a model made from Arrow arrays, or serialized before types were).
     pub index_type: i32,
@@ -34,8 +43,138 @@ pub struct PqModel {
     pub codebook: Vec<f32>,
 }
 
+/// The RaBitQ rotation of an IVF_RQ model.  Every segment built from the
+/// model rotates its vectors with it, so their codes are comparable and the
+/// core merges them (it refuses segments whose rotations differ).  Only the
+/// core's fast rotation (sign flips between Walsh-Hadamard rounds) is drawn
+/// here: `LanceVectorIndexParams` has no rotation type, and a build from C
+/// takes the core's default, which is the fast one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RqRotation {
+    /// Bits per dimension of the codes (the core's `RQBuildParams::num_bits`).
+    pub num_bits: u8,
+    /// The core's random sign bytes for the model's dimension.
+    pub signs: Vec<u8>,
+}
+
+/// The tag of a fast rotation in the bytes (the only kind drawn here).
+const ROTATION_FAST: u8 = 0;
+
+/// The RaBitQ bits per dimension a C `num_bits` asks for (0 = the core's
+/// default); `name` is the caller's parameter, for messages.
+pub fn rq_num_bits(num_bits: u32, name: &str) -> CResult<u8> {
+    if num_bits == 0 {
+        return Ok(RQBuildParams::default().num_bits);
+    }
+    match u8::try_from(num_bits) {
+        Ok(bits) if (RABIT_MIN_NUM_BITS..=RABIT_MAX_NUM_BITS).contains(&bits) => Ok(bits),
+        _ => Err(invalid(format!(
+            "{name} = {num_bits}: IVF_RQ codes have {RABIT_MIN_NUM_BITS} to {RABIT_MAX_NUM_BITS} bits per dimension \
+             (0 = {})",
+            RQBuildParams::default().num_bits
+        ))),
+    }
+}
+
+/// A fast rotation's metadata as the core's own constructor makes it for
+/// `dim` dimensions: the fields a one-shot build's quantizer starts with,
+/// with freshly drawn signs.
+fn core_rotation(dim: usize, num_bits: u8) -> CResult<RabitQuantizationMetadata> {
+    let dim = i32::try_from(dim).map_err(|_| invalid(format!("dimension {dim} is too large for IVF_RQ")))?;
+    let quantizer = RabitQuantizer::new_with_rotation::<Float32Type>(num_bits, dim, RQRotationType::Fast);
+    Ok(quantizer.metadata_ref().clone())
+}
+
+impl RqRotation {
+    /// A rotation drawn by the core's constructor, as a one-shot IVF_RQ
+    /// build draws its own.
+    pub fn draw(dim: usize, num_bits: u8) -> CResult<Self> {
+        let signs = core_rotation(dim, num_bits)?
+            .fast_rotation_signs
+            .ok_or_else(|| invalid("the core drew a fast rotation without its signs"))?;
+        Ok(Self { num_bits, signs })
+    }
+
+    /// A rotation drawn from `seed`: as many sign bytes as the core draws,
+    /// from a SHA-256 stream of the seed, so that one seed gives one
+    /// rotation (a distributed training's model is the same at every call
+    /// and after a resume).
+    pub fn from_seed(dim: usize, num_bits: u8, seed: u64) -> CResult<Self> {
+        let len = Self::draw(dim, num_bits)?.signs.len();
+        let mut signs = Vec::with_capacity(len + 32);
+        let mut block = 0u64;
+        while signs.len() < len {
+            let mut h = Sha256::new();
+            h.update(b"lance-c RaBitQ rotation");
+            h.update(seed.to_le_bytes());
+            h.update(block.to_le_bytes());
+            signs.extend_from_slice(&h.finalize());
+            block += 1;
+        }
+        signs.truncate(len);
+        Ok(Self { num_bits, signs })
+    }
+
+    /// The rotation fits `dim` dimensions: its bits are in the core's range
+    /// and it has as many sign bytes as the core's fast rotation has.
+    fn check(&self, dim: usize) -> CResult<()> {
+        if !(RABIT_MIN_NUM_BITS..=RABIT_MAX_NUM_BITS).contains(&self.num_bits) {
+            return Err(invalid(format!(
+                "the RaBitQ rotation is for {} bits per dimension, outside {RABIT_MIN_NUM_BITS}..={RABIT_MAX_NUM_BITS}",
+                self.num_bits
+            )));
+        }
+        let want = Self::draw(dim, self.num_bits)?.signs.len();
+        if self.signs.len() != want {
+            return Err(invalid(format!(
+                "the RaBitQ rotation holds {} sign bytes; dimension {dim} needs {want}",
+                self.signs.len()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Gives an IVF_RQ build (`params`, made from the caller's `p`) the model's
+/// rotation (`RQBuildParams::rotation`), so that it rotates as every other
+/// segment of the model does instead of drawing its own.  p->num_bits 0
+/// takes the model's bits.
+pub fn inject_rotation(
+    params: &mut VectorIndexParams,
+    rotation: &RqRotation,
+    p: &LanceVectorIndexParams,
+    dim: usize,
+) -> CResult<()> {
+    let rq = params.stages.iter_mut().find_map(|stage| match stage {
+        StageParams::RQ(rq) => Some(rq),
+        _ => None,
+    });
+    let Some(rq) = rq else {
+        return Err(invalid(format!(
+            "the model carries a RaBitQ rotation, which only an IVF_RQ build takes; params->index_type = {} ({})",
+            p.index_type,
+            vector_type_name(p.index_type).unwrap_or("unknown")
+        )));
+    };
+    if p.num_bits != 0 && p.num_bits != u32::from(rotation.num_bits) {
+        return Err(invalid(format!(
+            "the model's RaBitQ rotation is for {} bits per dimension, params->num_bits is {}",
+            rotation.num_bits, p.num_bits
+        )));
+    }
+    let mut metadata = core_rotation(dim, rotation.num_bits)?;
+    metadata.fast_rotation_signs = Some(rotation.signs.clone());
+    rq.num_bits = rotation.num_bits;
+    rq.rotation_type = RQRotationType::Fast;
+    rq.rotation = Some(metadata);
+    Ok(())
+}
+
 const MAGIC: &[u8; 8] = b"LANCEVM1";
 /// The same encoding preceded by the index type the model was trained for.
+/// (A rotation, new in lance-c 0.5, is a third kind of the last section:
+/// bytes of earlier versions parse unchanged, and a model without a
+/// rotation is written as they were.)
 const MAGIC_TYPED: &[u8; 8] = b"LANCEVM2";
 
 impl LanceVectorModel {
@@ -58,11 +197,28 @@ impl LanceVectorModel {
             num_partitions: centroids.len() / dim,
             centroids,
             pq,
+            rq: None,
             index_type: 0,
             fingerprint: String::new(),
         };
-        model.fingerprint = hex(&Sha256::digest(model.body(false).body()));
+        model.fingerprint = model.content_fingerprint();
         Ok(model)
+    }
+
+    fn content_fingerprint(&self) -> String {
+        hex(&Sha256::digest(self.body(false).body()))
+    }
+
+    /// The IVF_RQ model with its RaBitQ rotation, which becomes part of its
+    /// content and so of its fingerprint.
+    pub fn with_rotation(mut self, rotation: RqRotation) -> CResult<Self> {
+        if self.index_type != IVF_RQ {
+            return Err(invalid("a RaBitQ rotation belongs to a model trained for IVF_RQ"));
+        }
+        rotation.check(self.dim)?;
+        self.rq = Some(rotation);
+        self.fingerprint = self.content_fingerprint();
+        Ok(self)
     }
 
     /// The model recording the index type it was trained for: a PQ type
@@ -94,14 +250,21 @@ impl LanceVectorModel {
             w
         };
         w.i32(self.metric).u64(self.dim as u64).u64(self.num_partitions as u64).floats(&self.centroids);
-        match &self.pq {
-            None => w.u8(0),
-            Some(pq) => w
+        match (&self.pq, &self.rq) {
+            (Some(pq), _) => w
                 .u8(1)
                 .u64(pq.num_sub_vectors as u64)
                 .u64(pq.num_bits as u64)
                 .u64(pq.codebook.len() as u64)
                 .floats(&pq.codebook),
+            (None, Some(rq)) => {
+                w.u8(2).u8(ROTATION_FAST).u8(rq.num_bits).u64(rq.signs.len() as u64);
+                for b in &rq.signs {
+                    w.u8(*b);
+                }
+                &mut w
+            }
+            (None, None) => w.u8(0),
         };
         w
     }
@@ -121,20 +284,35 @@ impl LanceVectorModel {
         let dim = r.len()?;
         let num_partitions = r.len()?;
         let centroids = r.floats(num_partitions.checked_mul(dim).ok_or_else(|| r.bad("sizes overflow"))?)?;
-        let pq = match r.u8()? {
-            0 => None,
+        let (pq, rq) = match r.u8()? {
+            0 => (None, None),
             1 => {
                 let num_sub_vectors = r.len()?;
                 let num_bits = r.len()?;
                 let n = r.len()?;
-                Some(PqModel { num_sub_vectors, num_bits, codebook: r.floats(n)? })
+                (Some(PqModel { num_sub_vectors, num_bits, codebook: r.floats(n)? }), None)
+            }
+            2 => {
+                if r.u8()? != ROTATION_FAST {
+                    return Err(r.bad("unknown kind of RaBitQ rotation"));
+                }
+                let num_bits = r.u8()?;
+                let n = r.len()?;
+                let mut signs = Vec::new();
+                for _ in 0..n {
+                    signs.push(r.u8()?);
+                }
+                (None, Some(RqRotation { num_bits, signs }))
             }
             _ => return Err(r.bad("unknown section")),
         };
         r.finish()?;
-        let model = LanceVectorModel::new(metric, dim, centroids, pq)?;
+        let mut model = LanceVectorModel::new(metric, dim, centroids, pq)?;
         if typed {
-            return model.trained_for(index_type).map_err(|e| r.bad(&e.message));
+            model = model.trained_for(index_type).map_err(|e| r.bad(&e.message))?;
+        }
+        if let Some(rq) = rq {
+            model = model.with_rotation(rq).map_err(|e| r.bad(&e.message))?;
         }
         Ok(model)
     }

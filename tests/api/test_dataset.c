@@ -3,8 +3,11 @@
  * listing never overruns), handles keeping their snapshot across appends
  * and overwrites; deleting rows, compacting fragments and cleaning up old
  * versions, each with its exact effect on rows, fragments, versions and
- * files; and every bad-input path. */
+ * files, cleanup cutoffs at the limits of their type; and every bad-input
+ * path. */
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "test_util.h"
 
@@ -251,12 +254,80 @@ static void test_delete_compact_cleanup(void) {
     free(dir);
 }
 
+/* Cleanup cutoffs at the limits of uint64_t: a cutoff before the Unix
+ * epoch (now minus more seconds than have passed since 1970, far beyond
+ * what chrono's dates reach among them) is the epoch, so nothing goes and
+ * every call succeeds; 1 removes exactly the version older than a second,
+ * 0 every old one. */
+static void test_cleanup_cutoffs(void) {
+    char* dir = tu_temp_dir("cutoffs");
+    char uri[600];
+    snprintf(uri, sizeof uri, "%s/c.lance", dir);
+    LanceDataset* first = tu_write(uri, &data, 0, 500, LANCE_WRITE_CREATE, 100);
+    CHECK(first != NULL);
+    lance_dataset_close(first);
+    LanceDataset* ds = tu_write(uri, &data, 500, 500, LANCE_WRITE_APPEND, 100);
+    CHECK(ds != NULL && lance_dataset_version(ds) == 2);
+    if (!ds) return;
+    time_t written = time(NULL);
+
+    static const uint64_t beyond_epoch[] = {
+        4000000000u,             /* 127 years ago: before 1970 */
+        8300000000000u,          /* within chrono's dates */
+        8400000000000u,          /* past them (the core's date arithmetic panicked) */
+        10000000000000u,         /* lance-index cleanup --older-than 10000000000000 */
+        9200000000000000u,       /* the most chrono's TimeDelta holds is 9.22e15 s */
+        9300000000000000u,       /* past it (the upload abort failed with LANCE_ERR_IO) */
+        (uint64_t)INT64_MAX,
+        (uint64_t)INT64_MAX + 1,
+        UINT64_MAX,
+    };
+    for (size_t i = 0; i < sizeof beyond_epoch / sizeof beyond_epoch[0]; i++) {
+        for (int unverified = 0; unverified <= 1; unverified++) {
+            LanceCleanupStats stats;
+            memset(&stats, 0xff, sizeof stats);
+            CHECK_OK(lance_dataset_cleanup_old_versions(ds, beyond_epoch[i], unverified, &stats));
+            CHECK(stats.old_versions == 0 && stats.bytes_removed == 0 && stats.data_files_removed == 0 &&
+                  stats.transaction_files_removed == 0 && stats.index_files_removed == 0 &&
+                  stats.deletion_files_removed == 0);
+        }
+        uint64_t aborted = 99;
+        CHECK_OK(lance_dataset_abort_incomplete_uploads(ds, beyond_epoch[i], &aborted));
+        CHECK(aborted == 0);
+    }
+    LanceDataset* v1 = lance_dataset_open(uri, NULL, 1);
+    CHECK(v1 != NULL && lance_dataset_count_rows(v1) == 500);
+    lance_dataset_close(v1);
+
+    /* 1: once version 1 is more than a second old, it goes (not the latest). */
+    while (time(NULL) < written + 2) sleep(1);
+    LanceCleanupStats stats;
+    memset(&stats, 0xff, sizeof stats);
+    CHECK_OK(lance_dataset_cleanup_old_versions(ds, 1, false, &stats));
+    CHECK(stats.old_versions == 1 && stats.transaction_files_removed == 1 && stats.data_files_removed == 0);
+    CHECK(lance_dataset_open(uri, NULL, 1) == NULL);
+    CHECK(lance_last_error_code() == LANCE_ERR_NOT_FOUND);
+    uint64_t aborted = 99;
+    CHECK_OK(lance_dataset_abort_incomplete_uploads(ds, 1, &aborted));
+    CHECK(aborted == 0);
+    /* 0: nothing older left. */
+    memset(&stats, 0xff, sizeof stats);
+    CHECK_OK(lance_dataset_cleanup_old_versions(ds, 0, false, &stats));
+    CHECK(stats.old_versions == 0 && stats.bytes_removed == 0);
+    CHECK(lance_dataset_version(ds) == 2 && lance_dataset_count_rows(ds) == 1000);
+
+    lance_dataset_close(ds);
+    tu_remove_tree(dir);
+    free(dir);
+}
+
 int main(void) {
     data = tu_make_data(2000, 16, 8, 0.5f, 42);
     RUN(test_write_open_fragments);
     RUN(test_open_errors);
     RUN(test_fragment_ids_bounded);
     RUN(test_delete_compact_cleanup);
+    RUN(test_cleanup_cutoffs);
     tu_free_data(&data);
     return tu_finish("test_dataset");
 }

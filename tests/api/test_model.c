@@ -431,6 +431,103 @@ static void test_index_type_recorded(void) {
     lance_free_bytes(bytes);
 }
 
+/* ---- lance_dataset_train_vector_model_with_control ---- */
+
+#define MAX_TRAIN_EVENTS 1024
+
+typedef struct {
+    TuProgressEvent events[MAX_TRAIN_EVENTS];
+    int count;
+    int dropped;
+    /* Cancelled when stage `cancel_at` completes, if set. */
+    const LanceIndexBuildCancelToken* token;
+    const char* cancel_at;
+} TrainEvents;
+
+static TrainEvents train_events; /* large: static */
+
+static void on_train_event(void* ctx, int32_t event, const char* stage, uint64_t total, const char* unit,
+                           uint64_t completed) {
+    TrainEvents* t = ctx;
+    if (t->count < MAX_TRAIN_EVENTS) {
+        tu_progress_event_set(&t->events[t->count++], event, stage, total, unit, completed);
+    } else {
+        t->dropped++;
+    }
+    if (t->cancel_at && event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE && strcmp(stage, t->cancel_at) == 0) {
+        CHECK_OK(lance_index_build_cancel(t->token));
+    }
+}
+
+static int stage_events(const TrainEvents* t, const char* stage, int32_t event) {
+    int n = 0;
+    for (int i = 0; i < t->count; i++) n += t->events[i].event == event && strcmp(t->events[i].stage, stage) == 0;
+    return n;
+}
+
+static void test_train_with_control(void) {
+    LanceVectorIndexParams p = {0};
+    p.index_type = LANCE_INDEX_IVF_PQ;
+    p.num_partitions = 8;
+    p.num_sub_vectors = 4;
+    LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
+    LanceIndexBuildControl control = {on_train_event, &train_events, token};
+
+    /* Progress: "train_ivf" with one event per k-means iteration, then
+       "train_pq", each started and completed, in lance.h's order. */
+    memset(&train_events, 0, sizeof train_events);
+    LanceVectorModel* m = NULL;
+    CHECK_OK(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, &control, &m));
+    CHECK(m != NULL && train_events.dropped == 0);
+    CHECK(tu_check_progress_events(train_events.events, train_events.count, 1) >= 1);
+    CHECK(stage_events(&train_events, "train_ivf", LANCE_INDEX_BUILD_PROGRESS_STAGE_START) == 1);
+    CHECK(stage_events(&train_events, "train_ivf", LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS) >= 1);
+    CHECK(stage_events(&train_events, "train_ivf", LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) == 1);
+    CHECK(stage_events(&train_events, "train_pq", LANCE_INDEX_BUILD_PROGRESS_STAGE_START) == 1);
+    CHECK(stage_events(&train_events, "train_pq", LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) == 1);
+    CHECK(train_events.count > 0 && strcmp(train_events.events[0].stage, "train_ivf") == 0);
+    LanceVectorModelInfo info;
+    CHECK_OK(lance_vector_model_info(m, &info));
+    CHECK(info.num_partitions == 8 && info.has_pq_codebook && info.num_sub_vectors == 4);
+    lance_vector_model_free(m);
+
+    /* NULL control: the plain trainer. */
+    m = NULL;
+    CHECK_OK(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, NULL, &m));
+    CHECK(m != NULL);
+    lance_vector_model_free(m);
+
+    /* Cancelled when the IVF stage completes: the PQ stage never starts and
+       no model comes out. */
+    memset(&train_events, 0, sizeof train_events);
+    train_events.token = token;
+    train_events.cancel_at = "train_ivf";
+    LanceVectorModel* untouched = (LanceVectorModel*)&train_events;
+    m = untouched;
+    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, &control, &m),
+              LANCE_ERR_CANCELLED);
+    CHECK(m == untouched);
+    CHECK(stage_events(&train_events, "train_ivf", LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) == 1);
+    CHECK(stage_events(&train_events, "train_pq", LANCE_INDEX_BUILD_PROGRESS_STAGE_START) == 0);
+
+    /* A token cancelled before the call: refused at once, no event. */
+    memset(&train_events, 0, sizeof train_events);
+    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, &control, &m),
+              LANCE_ERR_CANCELLED);
+    CHECK(m == untouched && train_events.count == 0);
+    lance_index_build_cancel_token_free(token);
+
+    /* Bad input is checked before the token: the same codes as the plain trainer. */
+    LanceVectorIndexParams bad = p;
+    bad.num_sub_vectors = 5;
+    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &bad, NULL, 0, NULL, &m),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "nope", &p, NULL, 0, NULL, &m), LANCE_ERR_NOT_FOUND);
+    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", NULL, NULL, 0, NULL, &m),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(m == untouched);
+}
+
 int main(void) {
     tu_fixture_begin(&fixture, "model", tu_make_data(ROWS, DIM, 16, 1.0f, 77), ROWS / FRAGS);
     ds = fixture.ds;
@@ -441,6 +538,7 @@ int main(void) {
     RUN(test_upstream_trainers);
     RUN(test_refusals);
     RUN(test_index_type_recorded);
+    RUN(test_train_with_control);
     /* Training never commits. */
     CHECK(lance_dataset_latest_version(ds) == 1);
     return tu_fixture_end(&fixture, "test_model");

@@ -657,6 +657,62 @@ static void test_too_few_rows(void) {
     free(dir);
 }
 
+/* IVF_RQ: the coordinator draws the model's RaBitQ rotation from the seed,
+ * so every call gives the same model and so does another training with the
+ * seed; the model's segments share the rotation and merge (without a
+ * commit). */
+static void test_rq_rotation(void) {
+    LanceVectorIndexParams p = pq_params();
+    p.index_type = LANCE_INDEX_IVF_RQ;
+    p.num_sub_vectors = 0;
+    p.num_bits = 0;
+    const uint32_t* halves[] = {lo, hi};
+    size_t half_n[] = {4, 4};
+    LanceVectorTraining* t = NULL;
+    CHECK_OK(lance_vector_training_new("vec", &p, 41, &t));
+    Workers ws = workers_new(ds, halves, half_n, 2);
+    finish(t, &ws);
+    workers_free(&ws);
+    LanceVectorModel *first = NULL, *second = NULL;
+    CHECK_OK(lance_vector_training_model(t, &first));
+    CHECK_OK(lance_vector_training_model(t, &second));
+    lance_vector_training_free(t);
+    LanceVectorModelInfo info;
+    memset(&info, 0, sizeof info);
+    CHECK(first && lance_vector_model_info(first, &info) == 0);
+    CHECK(info.has_rq_rotation && !info.has_pq_codebook && info.num_bits == 5); /* 0 = Lance's default */
+
+    size_t la = 0, lb = 0;
+    uint8_t* sa = tu_vector_segment(ds, &p, first, lo, 4, 910, &la);
+    uint8_t* sb = tu_vector_segment(ds, &p, first, hi, 4, 911, &lb);
+    CHECK(sa && sb);
+    const uint8_t* segs[] = {sa, sb};
+    size_t lens[] = {la, lb};
+    uint8_t* merged = NULL;
+    size_t merged_len = 0;
+    CHECK_OK(lance_dataset_merge_index_segments(ds, segs, lens, 2, &merged, &merged_len));
+    CHECK(merged != NULL);
+    lance_free_bytes(merged);
+    lance_free_bytes(sa);
+    lance_free_bytes(sb);
+
+    LanceVectorModel* again = train(&p, 41, halves, half_n, 2, NULL);
+    char* fp = lance_vector_model_fingerprint(first);
+    check_same_model(first, second);
+    char* fa = lance_vector_model_fingerprint(again);
+    CHECK(fp && fa && strcmp(fp, fa) == 0);
+    lance_free_string(fa);
+    lance_free_string(fp);
+    lance_vector_model_free(again);
+
+    /* RaBitQ codes have 1 to 9 bits per dimension. */
+    p.num_bits = 10;
+    t = NULL;
+    CHECK_ERR(lance_vector_training_new("vec", &p, 41, &t), IA);
+    CHECK(tu_error_mentions("params->num_bits = 10"));
+    CHECK(t == NULL);
+}
+
 /* The model builds segments that commit as one index and search exactly;
  * then the dataset is at another version, which a training refuses. */
 static void test_segments_from_the_model(void) {
@@ -716,6 +772,7 @@ int main(void) {
     RUN(test_progress_and_cancel);
     RUN(test_bad_arguments);
     RUN(test_too_few_rows);
+    RUN(test_rq_rotation);
     /* Training never commits. */
     CHECK(lance_dataset_latest_version(ds) == 1);
     RUN(test_segments_from_the_model);

@@ -14,6 +14,8 @@
 #define OWN_FUNCTIONS(X) \
     X(const char*, lance_version, (void)) \
     X(int32_t, lance_process_budget_set, (const LanceProcessBudget* budget)) \
+    X(int32_t, lance_set_log_callback, (int32_t max_level, LanceLogCallback callback, void* ctx)) \
+    X(int32_t, lance_scanner_minhash_search, (LanceScanner* scanner, const char* column, const char* text)) \
     X(int32_t, lance_dataset_abort_incomplete_uploads, (const LanceDataset* dataset, uint64_t older_than_seconds, uint64_t* out_aborted)) \
     X(int32_t, lance_dataset_fragment_ids_bounded, (const LanceDataset* dataset, uint64_t* out_ids, size_t capacity, size_t* out_count)) \
     X(int32_t, lance_dataset_fragment_row_counts, (const LanceDataset* dataset, uint64_t* out_row_counts, size_t capacity)) \
@@ -22,6 +24,7 @@
     X(int32_t, lance_dataset_train_ivf_centroids, (const LanceDataset* dataset, const char* column, uint32_t num_partitions, LanceMetricType metric, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, struct ArrowArray* out_centroids, struct ArrowSchema* out_schema)) \
     X(int32_t, lance_dataset_train_pq_codebook, (const LanceDataset* dataset, const char* column, uint32_t num_sub_vectors, uint32_t num_bits, LanceMetricType metric, const struct ArrowArray* ivf_centroids, const struct ArrowSchema* ivf_centroids_schema, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, struct ArrowArray* out_codebook, struct ArrowSchema* out_schema)) \
     X(int32_t, lance_dataset_train_vector_model, (const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, LanceVectorModel** out_model)) \
+    X(int32_t, lance_dataset_train_vector_model_with_control, (const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, const LanceIndexBuildControl* control, LanceVectorModel** out_model)) \
     X(int32_t, lance_vector_model_from_arrow, (LanceMetricType metric, const struct ArrowArray* ivf_centroids, const struct ArrowSchema* ivf_centroids_schema, uint32_t num_sub_vectors, uint32_t num_bits, const struct ArrowArray* pq_codebook, const struct ArrowSchema* pq_codebook_schema, LanceVectorModel** out_model)) \
     X(int32_t, lance_vector_model_serialize, (const LanceVectorModel* model, uint8_t** out_bytes, size_t* out_len)) \
     X(int32_t, lance_vector_model_parse, (const uint8_t* bytes, size_t len, LanceVectorModel** out_model)) \
@@ -57,6 +60,8 @@
     X(int32_t, lance_index_segment_metadata_file_at, (const LanceIndexSegmentMetadata* metadata, size_t index, const char** out_path, uint64_t* out_size_bytes)) \
     X(int32_t, lance_dataset_commit_index_segments_with_options, ( LanceDataset* dataset, const char* index_name, const char* column, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, const LanceCommitIndexOptions* options, LanceCommitIndexResult* out_result)) \
     X(int32_t, lance_dataset_merge_index_segments, (const LanceDataset* dataset, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, uint8_t** out_metadata_bytes, size_t* out_metadata_len)) \
+    X(int32_t, lance_dataset_optimize_indices, (LanceDataset* dataset, const LanceOptimizeIndicesOptions* options)) \
+    X(int32_t, lance_dataset_optimize_indices_with_control, (LanceDataset* dataset, const LanceOptimizeIndicesOptions* options, const LanceIndexBuildControl* control)) \
     X(int32_t, lance_dataset_plan_fragment_groups, (const LanceDataset* dataset, size_t group_count, LanceFragmentPlan** out_plan)) \
     X(size_t, lance_fragment_plan_group_count, (const LanceFragmentPlan* plan)) \
     X(uint64_t, lance_fragment_plan_dataset_version, (const LanceFragmentPlan* plan)) \
@@ -116,6 +121,24 @@ _Static_assert(sizeof(LanceVectorTrainingInfo) == 56, "LanceVectorTrainingInfo c
                    "LanceProcessBudget." #field " changed: it was " #type " at offset " #offset);
 BUDGET_FIELDS(CHECK_BUDGET_FIELD)
 _Static_assert(sizeof(LanceProcessBudget) == 16, "LanceProcessBudget changed its size: it was 16 bytes");
+
+/* LanceOptimizeIndicesOptions, likewise. */
+#define OPTIMIZE_FIELDS(X) \
+    X(index_names, 0, const char* const*) \
+    X(index_name_count, 8, size_t) \
+    X(has_num_indices_to_merge, 16, bool) \
+    X(num_indices_to_merge, 20, uint32_t) \
+    X(retrain, 24, bool) \
+    X(enable_partition_rebalancing, 25, bool) \
+    X(max_rows_per_task, 32, uint64_t) \
+    X(max_rows_per_segment, 40, uint64_t)
+#define CHECK_OPTIMIZE_FIELD(field, offset, type) \
+    _Static_assert(offsetof(LanceOptimizeIndicesOptions, field) == (offset) && \
+                       _Generic(((LanceOptimizeIndicesOptions*)0)->field, type: 1, default: 0), \
+                   "LanceOptimizeIndicesOptions." #field " changed: it was " #type " at offset " #offset);
+OPTIMIZE_FIELDS(CHECK_OPTIMIZE_FIELD)
+_Static_assert(sizeof(LanceOptimizeIndicesOptions) == 48,
+               "LanceOptimizeIndicesOptions changed its size: it was 48 bytes");
 
 typedef void (*AnyFunction)(void);
 #define FUNCTION_ENTRY(ret, name, params) (AnyFunction)&name,

@@ -534,7 +534,7 @@ static void test_ivf_pq_and_modes(void) {
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     options.ivf_centroids = NULL;
     options.ivf_centroids_schema = NULL;
-    CHECK(lance_index_segment_builder_new_scalar(ds, "id", "id_idx", 9, NULL, &options) == NULL);
+    CHECK(lance_index_segment_builder_new_scalar(ds, "id", "id_idx", 11, NULL, &options) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     builder = lance_index_segment_builder_new_scalar(ds, "id", "id_idx", LANCE_SCALAR_BTREE, NULL, &options);
     CHECK(builder != NULL);

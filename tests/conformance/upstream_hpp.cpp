@@ -5,8 +5,10 @@
 // explicit and private constructors, and move-only handles.  Compiling and
 // linking is the test; main() only checks the value types' defaults.
 //
-// Every member of upstream's wrapper (facts section 5) is checked here; none
-// is missing.  Where this wrapper differs on purpose it is a superset:
+// Every member of upstream's wrapper (facts section 5) is checked here, and
+// the three upstream main adds (Scanner::distance_range, both
+// Scanner::nearest_batch, Dataset::prewarm_index: facts section 9's
+// functions); none is missing.  Where this wrapper differs on purpose it is a superset:
 // Dataset::c_handle() returns LanceDataset* (converts to upstream's const
 // pointer) and the upstream forms share their names with this library's
 // extra overloads.
@@ -347,6 +349,19 @@ SAME(Scanner& (Scanner::*)(const std::string&, const void*, size_t, size_t, Lanc
      &Scanner::nearest_multivector);
 SAME(Scanner& (Scanner::*)(const Uuid&), &Scanner::scalar_index_segment);
 SAME(Scanner& (Scanner::*)(), &Scanner::clear_scalar_index_segment);
+
+// ---- Upstream main: distance range, batch k-NN, index prewarming ----
+
+SAME(Scanner& (Scanner::*)(std::optional<float>, std::optional<float>), &Scanner::distance_range);
+HAS(Scanner& (Scanner::*)(const std::string&, const float*, size_t, size_t, uint32_t), &Scanner::nearest_batch);
+HAS(Scanner& (Scanner::*)(const std::string&, const void*, size_t, size_t, LanceDataType, uint32_t),
+    &Scanner::nearest_batch);
+SAME(void (Dataset::*)(const std::string&) const, &Dataset::prewarm_index);
+CALL(Scanner&, ref<Scanner>().distance_range(std::nullopt, 0.5f));
+CALL(Scanner&, ref<Scanner>().distance_range(0.1f, std::nullopt));
+CALL(Scanner&, ref<Scanner>().nearest_batch(s, static_cast<const float*>(nullptr), 16, 2, 10));
+CALL(Scanner&, ref<Scanner>().nearest_batch(s, static_cast<const void*>(nullptr), 16, 2, LANCE_DTYPE_FLOAT32, 10));
+CALL(void, ref<const Dataset>().prewarm_index(s));
 
 // A program in upstream's style, compiled and linked (never run): the
 // wrapper's calls resolve against the library's exports.

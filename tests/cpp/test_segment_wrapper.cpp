@@ -5,7 +5,8 @@
 //     commit_index_segments;
 //   - this library's: VectorModel given to a builder by set_model,
 //     std::function progress (progress_callback), cancel tokens, the commit
-//     with options and result, and merging segments (merge_index_segments).
+//     with options and result, merging segments (merge_index_segments),
+//     and optimize_indices.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -301,14 +302,32 @@ static void test_own_forms() {
     lance::VectorModel moved = std::move(shipped);
     CHECK(shipped.c_handle() == nullptr);
 
+    // The training with progress: its stages, then a callback that throws
+    // cancels it and its exception comes out of the call.
+    std::vector<std::string> stages;
+    lance::VectorModel watched = ds.train_vector_model("vec", p, {0, 1}, [&](const lance::ProgressEvent& e) {
+        if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) stages.push_back(e.stage);
+    });
+    CHECK(watched.info().num_partitions == 4);
+    CHECK((stages == std::vector<std::string>{"train_ivf", "train_pq"}));
+    bool thrown = false;
+    try {
+        ds.train_vector_model("vec", p, {0, 1}, [](const lance::ProgressEvent& e) {
+            if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) throw std::runtime_error("stop here");
+        });
+    } catch (const std::runtime_error& e) {
+        thrown = std::string(e.what()) == "stop here";
+    }
+    CHECK(thrown);
+
     std::vector<lance::Bytes> segments;
     lance::FragmentPlan plan = ds.plan_fragment_groups(4);
     CHECK(plan.group_count() == 4 && plan.dataset_version() == 1);
     for (uint32_t w = 0; w < 4; w++) {
         uint64_t rows = 0;
         std::vector<uint32_t> frags = plan.group(w, &rows);
-        // Equal fragments go round-robin: group w = {w, w + 4}.
-        CHECK(frags == std::vector<uint32_t>({w, w + 4}) && rows == 500);
+        // Equal fragments, consecutive ranges: group w = {2w, 2w + 1}.
+        CHECK(frags == std::vector<uint32_t>({2 * w, 2 * w + 1}) && rows == 500);
         LanceIndexSegmentBuildOptions o{};
         o.fragment_ids = frags.data();
         o.fragment_count = frags.size();
@@ -505,6 +524,53 @@ static void test_merge() {
           LANCE_ERR_INVALID_ARGUMENT);
 }
 
+// Dataset::optimize_indices: rows appended after the index was built go
+// into a delta segment, then the segments merge into one; k-NN through the
+// index stays exact; an unknown name and a cancelled token throw with their
+// codes and commit nothing.
+static void test_optimize() {
+    std::string uri = g_dir + "/optimize.lance";
+    LanceDataset* raw = tu_write(uri.c_str(), &g_data, 0, 1500, LANCE_WRITE_CREATE, 250);
+    CHECK(raw != nullptr);
+    lance_dataset_close(raw);
+    {
+        lance::Dataset first = lance::Dataset::open(uri);
+        LanceVectorIndexParams p{};
+        p.index_type = LANCE_INDEX_IVF_FLAT;
+        p.num_partitions = 4;
+        first.create_vector_index("vec", p, "vec_idx");
+    }
+    raw = tu_write(uri.c_str(), &g_data, 1500, 500, LANCE_WRITE_APPEND, 250);
+    CHECK(raw != nullptr);
+    lance_dataset_close(raw);
+    lance::Dataset ds = lance::Dataset::open(uri);
+    CHECK(ds.version() == 3 && ds.fragment_count() == 8);
+
+    lance::OptimizeIndicesOptions unknown;
+    unknown.index_names = {"vec_idx", "no_such_idx"};
+    CHECK(code_of([&] { ds.optimize_indices(unknown); }) == LANCE_ERR_NOT_FOUND);
+    lance::OptimizeIndicesOptions delta;
+    delta.num_indices_to_merge = 0;
+    lance::CancelToken cancelled;
+    cancelled.cancel();
+    CHECK(code_of([&] { ds.optimize_indices(delta, [](const lance::ProgressEvent&) {}, &cancelled); }) ==
+          LANCE_ERR_CANCELLED);
+    CHECK(ds.version() == 3 && ds.latest_version() == 3);
+
+    std::vector<std::string> stages;
+    ds.optimize_indices(delta, [&](const lance::ProgressEvent& e) {
+        if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) stages.push_back(e.stage);
+    });
+    CHECK(!stages.empty() && stages.front() == "optimize_indices");
+    CHECK(ds.version() == 4 && ds.index_segments("vec_idx").size() == 2);
+    CHECK(knn_is_exact(ds, 4, 0));
+    lance::OptimizeIndicesOptions all;
+    all.num_indices_to_merge = 2;
+    ds.optimize_indices(all);
+    CHECK(ds.version() == 5 && ds.index_segments("vec_idx").size() == 1);
+    CHECK(knn_is_exact(ds, 4, 0));
+}
+
 // Distributed training through the wrappers: a coordinator and two workers
 // (2000 rows: every row is in the sample, so the split does not matter),
 // the same model as one worker over all fragments, statistics of another
@@ -601,6 +667,7 @@ int main() {
     RUN(test_upstream_scalar_and_bad_input);
     RUN(test_own_forms);
     RUN(test_merge);
+    RUN(test_optimize);
     RUN(test_distributed_training);
     tu_remove_tree(dir);
     free(dir);

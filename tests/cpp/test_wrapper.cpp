@@ -1,7 +1,9 @@
 // The C++ wrappers: RAII ownership, move-only handles, exceptions carrying
 // the library's code and message, upstream's member forms (write from a
 // stream, open with options then version, index creation, the public
-// Scanner constructor), and the same exact k-NN results as C.
+// Scanner constructor), the same exact k-NN results as C, upstream main's
+// batch k-NN, distance range and index prewarming, and a MinHash
+// near-duplicate search.
 #include <algorithm>
 #include <condition_variable>
 #include <cstring>
@@ -192,6 +194,44 @@ static void test_index_and_search() {
         CHECK(code_of([&] { scanner.minimum_nprobes(0); }) == LANCE_ERR_INVALID_ARGUMENT);
         CHECK(code_of([&] { scanner.nprobes(0); }) == LANCE_ERR_INVALID_ARGUMENT);
     }
+    {
+        // Upstream main's members.  Two queries in one scan: each gets its
+        // exact top 5, query by query, named by query_index.
+        std::vector<float> queries(query);
+        queries.insert(queries.end(), g_data.vectors + 16 * 1500, g_data.vectors + 16 * 1501);
+        auto scanner = moved.scan({"id"});
+        scanner.nearest_batch("vec", queries.data(), 16, 2, 5).nprobes(4);
+        std::vector<int64_t> ids(10), expected = brute_force(query.data(), 5), second = brute_force(&queries[16], 5);
+        expected.insert(expected.end(), second.begin(), second.end());
+        std::vector<int32_t> query_index(10);
+        int64_t n_ids = 0, n_index = 0;
+        while (auto batch = scanner.next()) {
+            ArrowArray a;
+            ArrowSchema s;
+            batch->to_arrow(&a, &s);
+            CHECK(tu_append_column(&a, &s, "id", ids.data(), sizeof(int64_t), 10, &n_ids) == 0);
+            CHECK(tu_append_column(&a, &s, "query_index", query_index.data(), sizeof(int32_t), 10, &n_index) == 0);
+            a.release(&a);
+            s.release(&s);
+        }
+        CHECK(n_ids == 10 && n_index == 10 && ids == expected);
+        CHECK(query_index == std::vector<int32_t>({0, 0, 0, 0, 0, 1, 1, 1, 1, 1}));
+        // Below half the distance of the second nearest row: only the query
+        // row itself (distance 0) is left.
+        float second_nearest = 0;
+        for (int j = 0; j < 16; j++) {
+            float d = query[j] - g_data.vectors[16 * truth[1] + j];
+            second_nearest += d * d;
+        }
+        auto ranged = moved.scan({"id"});
+        ranged.nearest("vec", query, 10).nprobes(4).distance_range(std::nullopt, second_nearest / 2);
+        CHECK(truth[0] == 77 && second_nearest > 0);
+        CHECK(scan_ids(ranged) == std::vector<int64_t>({77}));
+        CHECK(code_of([&] { moved.scan().distance_range(2.0f, 1.0f); }) == LANCE_ERR_INVALID_ARGUMENT);
+        // Prewarming loads the index; a name no index has is not found.
+        moved.prewarm_index("v");
+        CHECK(code_of([&] { moved.prewarm_index("missing"); }) == LANCE_ERR_NOT_FOUND);
+    }
     moved.create_scalar_index("id", LANCE_SCALAR_BTREE, "id_idx");
     CHECK(moved.index_count() == 2);
     {
@@ -363,6 +403,30 @@ static void test_fts_and_async() {
     CHECK(code_of([&] { scanner.scan_async(nullptr, nullptr); }) == LANCE_ERR_INVALID_ARGUMENT);
 }
 
+// A MINHASHLSH index and its near-duplicate search through the wrapper:
+// every row of tag "t3" has the same single shingle, so the rows found are
+// rows of that tag, each at distance 0.
+static void test_minhash() {
+    std::string uri = g_dir + "/minhash.lance";
+    LanceDataset* raw = tu_write(uri.c_str(), &g_data, 0, 700, LANCE_WRITE_CREATE, 350);
+    CHECK(raw != nullptr);
+    lance_dataset_close(raw);
+    auto ds = lance::Dataset::open(uri);
+    ds.create_scalar_index("tag", LANCE_SCALAR_MINHASHLSH, "tag_minhash", "{\"num_hashes\": 64, \"num_bands\": 16}");
+    auto scanner = ds.scan({"id"});
+    scanner.limit(5).minhash_search("tag", "t3");
+    auto ids = scan_ids(scanner);
+    CHECK(ids.size() == 5);
+    for (int64_t id : ids) CHECK(id % 7 == 3);
+    auto unlimited = ds.scan({"id"});
+    CHECK(code_of([&] { unlimited.minhash_search("tag", "t3"); }) == LANCE_ERR_INVALID_ARGUMENT);
+    auto unnamed = ds.scan({"id"});
+    unnamed.limit(5);
+    CHECK(code_of([&] { unnamed.minhash_search("", "t3"); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.create_scalar_index("tag", LANCE_SCALAR_MINHASHLSH, "bad", "{\"num_bands\": \"4\"}"); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
+}
+
 int main() {
     g_data = tu_make_data(2000, 16, 8, 0.5f, 5);
     char* dir = tu_temp_dir("cpp");
@@ -371,6 +435,7 @@ int main() {
     RUN(test_index_and_search);
     RUN(test_errors_and_handles);
     RUN(test_fts_and_async);
+    RUN(test_minhash);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&g_data);

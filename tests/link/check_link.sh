@@ -10,8 +10,12 @@
 # reported, not asserted: it exports its zstd and lz4 too.
 # CARGO_SO, when given, is the liblance_c.so a plain `cargo build --release`
 # writes (the build ships its own, scripts/link_shared.sh): the same program
-# linked against it must run too, as an engine's third-party script would
-# use it; what it exports besides the header's functions is reported.
+# linked against it as upstream's harness and an engine's third-party script
+# link it (-L <cargo's directory> -llance_c), and by its path, must run with
+# only cargo's directory on LD_LIBRARY_PATH, no link of another name beside
+# it; so its SONAME, which the program records, must be none or the name of
+# the file cargo writes.  What it exports besides the header's functions is
+# reported.
 set -euo pipefail
 cc=$1
 src=$2
@@ -33,8 +37,9 @@ sources=("$src/tests/link/engine.c" "$src/tests/support/test_util.c" "$src/commo
          "$src/common/segment_params.c")
 flags=(-std=gnu11 -O2 -Wall -Wextra -Werror -I"$src/include" -I"$src/tests/support" -I"$src/common")
 
-# link NAME ARCHIVE ORDER: builds $work/NAME; ORDER is engine-first (the
-# engine's libraries before the archive) or lance-first.
+# link NAME LIBRARY ORDER [ARG...]: builds $work/NAME; ORDER is engine-first
+# (the engine's libraries before LIBRARY, an archive, a shared library or
+# -L<dir>) or lance-first; ARGs end the command.
 link() {
   local libs=("$zstd" "$lz4" "$2")
   [ "$3" = lance-first ] && libs=("$2" "$zstd" "$lz4")
@@ -73,22 +78,34 @@ for order in engine-first lance-first; do
 done
 if [ -n "$cargo_so" ]; then
   echo "---- the liblance_c.so cargo writes ----"
-  # Cargo names the file liblance_c.so; the program asks for its SONAME.
+  cargo_dir=$(dirname "$cargo_so")
   soname=$(readelf -d "$cargo_so" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
-  mkdir -p "$work/cargo_so"
-  ln -sf "$(readlink -f "$cargo_so")" "$work/cargo_so/${soname:-liblance_c.so}"
-  if link engine_cargo_so "$cargo_so" engine-first -Wl,-rpath,"$work/cargo_so" &&
-     [ "$(ldd "$work/engine_cargo_so" | awk '/liblance_c/ {print $3}')" = "$work/cargo_so/$soname" ] &&
-     "$work/engine_cargo_so"; then
-    api=$("$src/scripts/api_functions.sh" "$src/include/lance/lance.h")
-    exported=$(nm -D --defined-only "$cargo_so" | awk 'NF == 3 {print $3}' | sort -u)
-    missing=$(comm -23 <(echo "$api") <(echo "$exported"))
-    extra=$(comm -13 <(echo "$api") <(echo "$exported"))
-    [ -z "$missing" ] || { echo "FAIL: cargo's liblance_c.so does not export: $missing"; status=1; }
-    echo "cargo's shared library runs the program; besides the header's functions it exports" \
-         "$(echo "$extra" | grep -c . || true): $(echo "$extra" | head -3 | tr '\n' ' ')..."
-  else
-    echo "FAIL: the program linked with cargo's liblance_c.so failed"; status=1
+  echo "cargo's $(basename "$cargo_so"): SONAME ${soname:-none}"
+  if [ -n "$soname" ] && [ "$soname" != "$(basename "$cargo_so")" ]; then
+    echo "FAIL: the SONAME $soname names no file cargo writes: a program linked against it cannot start"; status=1
   fi
+  for form in flag path; do
+    name=engine_cargo_so_$form
+    if [ $form = flag ]; then
+      linked=$(link "$name" -L"$cargo_dir" engine-first -llance_c)
+    else
+      linked=$(link "$name" "$cargo_so" engine-first)
+    fi || { echo "$linked"; echo "FAIL: the program does not link against cargo's liblance_c.so ($form)"; status=1; continue; }
+    echo "$linked"
+    loaded=$(LD_LIBRARY_PATH="$cargo_dir" ldd "$work/$name" | awk '/liblance_c/ {print $3}')
+    if [ "$(readlink -f "$loaded")" != "$(readlink -f "$cargo_so")" ]; then
+      echo "FAIL: with LD_LIBRARY_PATH=$cargo_dir the program ($form) loads '${loaded:-nothing}', not cargo's file"
+      status=1
+    elif ! LD_LIBRARY_PATH="$cargo_dir" "$work/$name"; then
+      echo "FAIL: the program linked against cargo's liblance_c.so ($form) failed"; status=1
+    fi
+  done
+  api=$("$src/scripts/api_functions.sh" "$src/include/lance/lance.h")
+  exported=$(nm -D --defined-only "$cargo_so" | awk 'NF == 3 {print $3}' | sort -u)
+  missing=$(comm -23 <(echo "$api") <(echo "$exported"))
+  extra=$(comm -13 <(echo "$api") <(echo "$exported"))
+  [ -z "$missing" ] || { echo "FAIL: cargo's liblance_c.so does not export: $missing"; status=1; }
+  echo "cargo's shared library exports, besides the header's functions," \
+       "$(echo "$extra" | grep -c . || true): $(echo "$extra" | head -3 | tr '\n' ' ')..."
 fi
 exit $status

@@ -110,7 +110,7 @@ train_model() {
   s3_log "trained the shared model on coord: $(s3_elapsed "$t0") s"
 }
 
-# plan URI N: the fragment groups, one "0,4,8" line each; PLAN_VERSION set.
+# plan URI N: the fragment groups, one "0,1,2" line each; PLAN_VERSION set.
 plan_groups() {
   local plan
   plan=$(on coord "$TOOL" plan "$1" --groups "$2") || s3_fail "planning $1"

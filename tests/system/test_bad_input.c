@@ -537,8 +537,8 @@ static void test_scalar_builder(void) {
     BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "nope", NULL, bitmap, NULL, &o), none, LANCE_ERR_NOT_FOUND);
     CHECK(tu_error_mentions("nope"));
     BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", "", bitmap, NULL, &o), none, invalid);
-    const int types[] = {0, 5, -1};
-    for (size_t i = 0; i < 3; i++) {
+    const int types[] = {0, 6, 7, 11, 13, -1};
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
         BAD_VALUE(lance_index_segment_builder_new_scalar(ds, "id", NULL, types[i], NULL, &o), none, invalid);
         CHECK(tu_error_mentions("index_type"));
     }
@@ -636,7 +636,7 @@ static void test_execute_progress_cancel(void) {
             "index_type");
     BAD_MSG(lance_dataset_create_scalar_index_with_control(NULL, "id", NULL, LANCE_SCALAR_BTREE, NULL, false, &control),
             invalid, "dataset");
-    BAD_MSG(lance_dataset_create_scalar_index_with_control(ds, "id", NULL, (LanceScalarIndexType)9, NULL, false,
+    BAD_MSG(lance_dataset_create_scalar_index_with_control(ds, "id", NULL, (LanceScalarIndexType)11, NULL, false,
                                                            &control),
             invalid, "index_type");
     BAD_MSG(lance_dataset_create_scalar_index_with_control(ds, "id", NULL, LANCE_SCALAR_BTREE, "not json", false,

@@ -4,7 +4,9 @@
  * coverage report after an append, the index type taken from the model,
  * strict --uuid and fragment lists (also the example worker's), a model
  * given as raw float32 files, a build cancelled by SIGINT, merging
- * segments, and the distributed training commands.
+ * segments, the distributed training commands, cleanup cutoffs up to
+ * UINT64_MAX, the core's log records on stderr (LANCE_LOG), and every
+ * scalar type by name.
  * Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
 #include <dirent.h>
 #include <fcntl.h>
@@ -258,6 +260,30 @@ static void test_strict_arguments(void) {
     CHECK(stderr_mentions("--type IVF_PQ") && stderr_mentions("model.bin") && stderr_mentions("trained for IVF_FLAT"));
     snprintf(path, sizeof path, "%s/pq.bin", dir);
     CHECK(stat(path, &st) != 0);
+
+    /* Any uint64_t cutoff: one before 1970 removes nothing; one past
+     * uint64_t is refused. */
+    const char* far[] = {"10000000000000", "9300000000000000", "18446744073709551615"};
+    for (int i = 0; i < 3; i++) {
+        CHECK(run("cleanup %s --older-than %s", uri, far[i]) == 0);
+        CHECK(strstr(out, "\"old_versions\": 0") != NULL && strstr(out, "\"bytes_removed\": 0") != NULL);
+    }
+    CHECK(run("cleanup %s --older-than 18446744073709551616", uri) == 2);
+    CHECK(stderr_mentions("--older-than"));
+
+    /* LANCE_LOG: the core's warning for a search projecting no _distance,
+     * on stderr; an unknown level is refused. */
+    char query[4096];
+    query_text(3, query, sizeof query);
+    TuText logged = {0};
+    tu_text_append(&logged, "LANCE_LOG=warn %s", tool);
+    CHECK(run_in(logged.text, "search %s --column vec --query %s --k 3", uri, query) == 0);
+    CHECK(stderr_mentions("[warn lance::") && stderr_mentions("_distance"));
+    free(logged.text);
+    CHECK(run("search %s --column vec --query %s --k 3", uri, query) == 0);
+    CHECK(!stderr_mentions("[warn lance::"));
+    CHECK(run_in("LANCE_LOG=loud", "%s list %s", tool, uri) == 2);
+    CHECK(stderr_mentions("LANCE_LOG=loud"));
 }
 
 /* Two fragments appended after the build: the coverage report names exactly
@@ -742,6 +768,55 @@ static void test_distributed_training(void) {
     }
 }
 
+/* Every scalar type by name: ZONEMAP segments built with --params,
+ * committed and listed; a one-shot BLOOMFILTER from `create`; filters
+ * answered exactly; the refusals of names and options. */
+static void test_scalar_types(void) {
+    char at[700];
+    snprintf(at, sizeof at, "%s/scalar.lance", dir);
+    LanceDataset* ds = tu_write(at, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / 16);
+    CHECK(ds != NULL);
+    lance_dataset_close(ds);
+    const char* halves[] = {"0,1,2,3,4,5,6,7", "8,9,10,11,12,13,14,15"};
+    for (int h = 0; h < 2; h++)
+        CHECK(run("build %s --column id --scalar ZONEMAP --params '{\"rows_per_zone\": 256}' --fragments %s "
+                  "-o %s/zone-%d.bin --quiet", at, halves[h], dir, h) == 0);
+    LanceIndexSegmentMetadata* m = read_segment("zone-0.bin");
+    CHECK(m && lance_index_segment_metadata_index_type(m) == LANCE_SCALAR_ZONEMAP &&
+          lance_index_segment_metadata_fragment_count(m) == 8);
+    lance_index_segment_metadata_free(m);
+    CHECK(run("commit %s --name id_zones --column id %s/zone-0.bin %s/zone-1.bin", at, dir, dir) == 0);
+    CHECK(run("create %s --column tag --scalar BLOOMFILTER --params '{\"number_of_items\": 1024}' --quiet", at) == 0);
+    CHECK(run("list %s --json", at) == 0);
+    JValue* list = json_parse(out);
+    int zones = 0, blooms = 0;
+    for (size_t i = 0; list && i < list->count; i++) {
+        const char* type = json_get(list->items[i], "type")->string;
+        zones += !strcmp(type, "ZoneMap");
+        blooms += !strcmp(type, "BloomFilter");
+    }
+    CHECK(list && list->count == 3 && zones == 2 && blooms == 1);
+    json_free(list);
+    ds = lance_dataset_open(at, NULL, 0);
+    LanceScanner* s = ds ? lance_scanner_new(ds, NULL, "id >= 4000 AND id < 4100") : NULL;
+    CHECK(s && tu_count_scan(s) == 100);
+    lance_scanner_close(s);
+    s = ds ? lance_scanner_new(ds, NULL, "tag = 't3'") : NULL;
+    CHECK(s && tu_count_scan(s) == ROWS / 7 + (3 < ROWS % 7));
+    lance_scanner_close(s);
+    lance_dataset_close(ds);
+
+    CHECK(run("build %s --column id --scalar NOPE -o %s/x.bin", at, dir) == 2);
+    CHECK(stderr_mentions("unknown --scalar NOPE") && stderr_mentions("MINHASHLSH"));
+    CHECK(run("create %s --column id --params '{}'", at) == 2);
+    CHECK(stderr_mentions("--params is for scalar indices"));
+    CHECK(run("create %s --column id --scalar ZONEMAP --partitions 4", at) == 2);
+    CHECK(stderr_mentions("--partitions is for vector indices"));
+    /* The library's refusal of a key the type does not take: exit 11. */
+    CHECK(run("create %s --column id --scalar ZONEMAP --params '{\"rows_per_zones\": 1}' --quiet", at) == 11);
+    CHECK(stderr_mentions("rows_per_zones"));
+}
+
 /* lance.h, "Temporary files": the tools ran above, builds cancelled in
  * training among them, and left nothing in TMPDIR; this process's own
  * directory (lance-c-process-<pid>-...) is empty, and a child
@@ -809,6 +884,7 @@ int main(int argc, char** argv) {
     RUN(test_merge);
     RUN(test_distributed_training);
     RUN(test_model_type);
+    RUN(test_scalar_types);
     check_temp_dirs(tmpdir);
     tu_remove_tree(tmpdir);
     free(tmpdir);

@@ -77,7 +77,7 @@ public final class RoaringBitmaps {
     return values;
   }
 
-  /** The portable serialization (no run containers) of non-negative values. */
+  /** The portable serialization of non-negative values, run containers where the core would use them. */
   public static byte[] encode(List<Integer> values) {
     TreeSet<Long> sorted = new TreeSet<>();
     for (Integer v : values) {
@@ -94,19 +94,57 @@ public final class RoaringBitmaps {
       }
       lows.get(lows.size() - 1).add((int) (v & 0xffff));
     }
+    // Each container as the Lance core writes it: a run container when that
+    // is strictly smaller than its array or bitmap form (the core optimizes a
+    // bitmap before serializing it), so the library's bytes encode back the same.
     int n = keys.size();
-    int size = 8 + 8 * n;
-    for (List<Integer> l : lows) size += l.size() <= 4096 ? 2 * l.size() : 8192;
-    ByteBuffer out = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
-    out.putInt(COOKIE_NO_RUNS).putInt(n);
-    for (int i = 0; i < n; i++) out.putShort((short) (int) keys.get(i)).putShort((short) (lows.get(i).size() - 1));
-    int offset = 8 + 8 * n;
-    for (List<Integer> l : lows) {
-      out.putInt(offset);
-      offset += l.size() <= 4096 ? 2 * l.size() : 8192;
+    List<List<int[]>> runs = new ArrayList<>();
+    boolean[] isRun = new boolean[n];
+    boolean anyRun = false;
+    int[] chunk = new int[n];
+    for (int i = 0; i < n; i++) {
+      List<int[]> r = new ArrayList<>();
+      for (int low : lows.get(i)) {
+        if (!r.isEmpty() && r.get(r.size() - 1)[1] + 1 == low) {
+          r.get(r.size() - 1)[1] = low;
+        } else {
+          r.add(new int[] {low, low});
+        }
+      }
+      runs.add(r);
+      int plain = lows.get(i).size() <= 4096 ? 2 * lows.get(i).size() : 8192;
+      isRun[i] = plain > 2 + 4 * r.size();
+      anyRun |= isRun[i];
+      chunk[i] = isRun[i] ? 2 + 4 * r.size() : plain;
     }
-    for (List<Integer> l : lows) {
-      if (l.size() <= 4096) {
+    boolean withOffsets = !anyRun || n >= 4;
+    int flagBytes = anyRun ? (n + 7) / 8 : 0;
+    int header = anyRun ? 4 + flagBytes + 4 * n + (withOffsets ? 4 * n : 0) : 8 + 8 * n;
+    int size = header;
+    for (int c : chunk) size += c;
+    ByteBuffer out = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+    if (anyRun) {
+      out.putInt(COOKIE | ((n - 1) << 16));
+      byte[] flags = new byte[flagBytes];
+      for (int i = 0; i < n; i++) if (isRun[i]) flags[i / 8] |= (byte) (1 << (i % 8));
+      out.put(flags);
+    } else {
+      out.putInt(COOKIE_NO_RUNS).putInt(n);
+    }
+    for (int i = 0; i < n; i++) out.putShort((short) (int) keys.get(i)).putShort((short) (lows.get(i).size() - 1));
+    if (withOffsets) {
+      int offset = header;
+      for (int c : chunk) {
+        out.putInt(offset);
+        offset += c;
+      }
+    }
+    for (int i = 0; i < n; i++) {
+      List<Integer> l = lows.get(i);
+      if (isRun[i]) {
+        out.putShort((short) runs.get(i).size());
+        for (int[] r : runs.get(i)) out.putShort((short) r[0]).putShort((short) (r[1] - r[0]));
+      } else if (l.size() <= 4096) {
         for (int low : l) out.putShort((short) low);
       } else {
         long[] words = new long[1024];

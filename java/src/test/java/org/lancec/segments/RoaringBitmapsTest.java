@@ -26,6 +26,11 @@ class RoaringBitmapsTest {
     // Cookie 12347 with one container (count - 1 = 0), run flag set: values 5..9.
     byte[] bytes = {0x3b, 0x30, 0x00, 0x00, 0x01, 0x00, 0x00, 0x04, 0x00, 0x01, 0x00, 0x05, 0x00, 0x04, 0x00};
     assertEquals(List.of(5, 6, 7, 8, 9), RoaringBitmaps.decode(bytes));
+    // A run is what the core writes for consecutive fragments (it optimizes
+    // before serializing), and so what the encoder writes.
+    assertArrayEquals(bytes, RoaringBitmaps.encode(List.of(5, 6, 7, 8, 9)));
+    // Not strictly smaller as a run (6 bytes either way): an array container.
+    assertEquals(22, RoaringBitmaps.encode(List.of(1, 2, 3)).length);
   }
 
   @Test

@@ -1,0 +1,463 @@
+#!/usr/bin/env bash
+# The map check: lance.h's sections are the map of the tree, and this script
+# fails (exit 1, one line per disagreement) when a part of the map drifts
+# from the header.  It derives the sections (the /* ==== ... ==== */ title
+# blocks) and the functions each declares from lance.h, then checks:
+#   1. the header's table of contents lists every section in order, each
+#      with its functions in order, and nothing else;
+#   2. src/api/mod.rs lists one module for each section that declares
+#      functions, in the header's order, each module's first doc line
+#      (//! lance.h section "...") names the sections mod.rs gives it, and
+#      every function is defined in the module of its section;
+#   3. the section tables of tests/README.md and docs/architecture.md name
+#      the header's sections, in order, with mod.rs's modules;
+#   4. every file those documents (and docs/contributing.md and
+#      docs/compatibility.md) name in backticks exists;
+#   5. every function is referenced by a test (tests/ or tools/, comments
+#      and the compile-time interface checks aside): the report counts the
+#      functions their own section's tests reach, and only a function no
+#      test references at all fails.
+#
+# Usage:
+#   check_map.sh [--root DIR] [--header FILE] [--api DIR]
+#   check_map.sh --toc [--header FILE]   print the table of contents that
+#                                        belongs at the top of lance.h
+#   check_map.sh --planted-drift         plant drifts in copies and check
+#                                        that this script reports them
+# --root is the source tree (default: this script's parent directory);
+# --header and --api replace include/lance/lance.h and src/api/ in it.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+if [[ "${1:-}" == "--planted-drift" ]]; then
+    root=$(dirname "$here")
+    tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
+    cp "$root/include/lance/lance.h" "$tmp/lance.h"
+    cp -r "$root/src/api" "$tmp/api"
+    bash "$here/check_map.sh" --root "$root" --header "$tmp/lance.h" --api "$tmp/api" > "$tmp/before" || true
+    # Drift 1: a function declared in the last section, with no line in the
+    # table of contents (and so called by no test).  Drift 2: a module's doc
+    # line names a section the header does not have.
+    python3 - "$tmp" <<'PY'
+import sys
+tmp = sys.argv[1]
+path = tmp + "/lance.h"
+text = open(path).read()
+tail = "#ifdef __cplusplus\n} /* extern \"C\" */"
+assert text.count(tail) == 1, "lance.h: the closing extern \"C\" block was not found"
+text = text.replace(tail, "int32_t lance_planted_drift_probe(void);\n\n" + tail)
+open(path, "w").write(text)
+import os, re
+for name in sorted(os.listdir(tmp + "/api")):
+    path = tmp + "/api/" + name
+    text = open(path).read()
+    if name != "mod.rs" and text.startswith('//! lance.h section "'):
+        open(path, "w").write(re.sub(r'"[^"]*"', '"Planted bogus section"', text, count=1))
+        break
+else:
+    sys.exit("src/api: no module starts with //! lance.h section \"...\"")
+PY
+    status=0
+    bash "$here/check_map.sh" --root "$root" --header "$tmp/lance.h" --api "$tmp/api" > "$tmp/after" || status=$?
+    fail=0
+    if [[ $status -ne 1 ]]; then
+        echo "FAIL: the check exited $status on a planted drift, not 1"; fail=1
+    fi
+    for want in "lance_planted_drift_probe is declared in section" \
+                 "names section \"Planted bogus section\"" \
+                 "lance_planted_drift_probe is referenced by no test"; do
+        if ! grep -qF "$want" "$tmp/after"; then
+            echo "FAIL: the planted drift's report lacks: $want"; fail=1
+        elif grep -qF "$want" "$tmp/before"; then
+            echo "FAIL: the report says \"$want\" before the drift was planted"; fail=1
+        fi
+    done
+    echo "--- the check's report on the planted drift:"
+    cat "$tmp/after"
+    if [[ $fail -ne 0 ]]; then exit 1; fi
+    echo "planted drift: the three planted disagreements reported, exit status 1"
+    exit 0
+fi
+
+exec python3 - "$here" "$@" <<'PY'
+import os
+import re
+import sys
+
+here = sys.argv[1]
+args = sys.argv[2:]
+opts = {"--root": os.path.dirname(here), "--header": None, "--api": None}
+print_toc = False
+while args:
+    a = args.pop(0)
+    if a == "--toc":
+        print_toc = True
+    elif a in opts and args:
+        opts[a] = args.pop(0)
+    else:
+        sys.exit("usage: check_map.sh [--toc] [--root DIR] [--header FILE] [--api DIR]"
+                 " | check_map.sh --planted-drift")
+root = opts["--root"]
+header = opts["--header"] or os.path.join(root, "include/lance/lance.h")
+api_dir = opts["--api"] or os.path.join(root, "src/api")
+
+# Functions a section declares that another section's module defines: each
+# with its reason.
+DEFINED_ELSEWHERE = {
+    "lance_scanner_set_blob_handling":
+        ("scan", "a scanner setting, kept with the scanner's other settings"),
+}
+# Functions no test references, each with its reason (none today).
+UNTESTED = {}
+# Files that name every function only to freeze its type at compile time:
+# a reference there exercises nothing.
+TYPE_FREEZES = {
+    "tests/conformance/own_interface.c",
+    "tests/conformance/upstream_interface.c",
+    "tests/conformance/upstream_hpp.cpp",
+}
+TOC_WIDTH = 100
+
+# ---- the sections and their functions, from the header -----------------
+DECL = re.compile(r"^[A-Za-z_][A-Za-z0-9_ *]*[ *](lance_[a-z0-9_]+)\(")  # as api_functions.sh
+hlines = open(header).read().split("\n")
+sections = []  # [title, [functions]]
+for i, line in enumerate(hlines):
+    if re.match(r"^/\* =+$", line) and i + 1 < len(hlines):
+        m = re.match(r"^ \* (\S.*)$", hlines[i + 1])
+        if not m or m.group(1).startswith("="):
+            sys.exit("%s:%d: a section block without a title line" % (header, i + 2))
+        sections.append([m.group(1).strip(), []])
+        continue
+    m = DECL.match(line)
+    if m:
+        if not sections:
+            sys.exit("%s:%d: %s is declared before the first section" % (header, i + 1, m.group(1)))
+        sections[-1][1].append(m.group(1))
+
+
+def name_of(title):
+    """A section's name: its title without a closing parenthesis ("(RFC E1)")."""
+    return re.sub(r"\s*\([^()]*\)\s*$", "", title).strip()
+
+
+names = [name_of(t) for t, _ in sections]
+index_of = {n: i for i, n in enumerate(names)}
+section_of = {f: name_of(t) for t, fs in sections for f in fs}
+with_functions = [name_of(t) for t, fs in sections if fs]
+
+
+def render_toc():
+    out = ["/*",
+           " * Contents: each section below, in order, with the functions it declares",
+           " * (scripts/check_map.sh --toc prints this list; the map check fails when it",
+           " * disagrees with the declarations).",
+           " *"]
+    for title, fs in sections:
+        words = fs or ["(types only)"]
+        line = " *   %s: " % title
+        for j, w in enumerate(words):
+            piece = w + ("," if j + 1 < len(words) else "")
+            sep = "" if line.endswith(": ") else " "
+            if len(line) + len(sep) + len(piece) <= TOC_WIDTH:
+                line += sep + piece
+            else:
+                out.append(line.rstrip())
+                line = " *       " + piece
+        out.append(line)
+    out.append(" */")
+    return "\n".join(out)
+
+
+if print_toc:
+    print(render_toc())
+    sys.exit(0)
+
+problems = []
+report = []
+
+
+def bad(msg):
+    problems.append(msg)
+
+
+def rel(path):
+    r = os.path.relpath(path, root)
+    return os.path.abspath(path) if r.startswith("..") else r
+
+
+# ---- 1. the table of contents -------------------------------------------
+start = next((i for i, l in enumerate(hlines) if re.match(r"^ \* Contents\b", l)), None)
+if start is None:
+    bad("%s has no table of contents (a comment line ' * Contents'); print one with "
+        "scripts/check_map.sh --toc" % rel(header))
+else:
+    toc = []  # [title, [names]]
+    i = start + 1
+    while i < len(hlines) and not hlines[i].startswith(" */"):
+        line = hlines[i]
+        m = re.match(r"^ \*   (\S.*?):(?: (lance_.*|\(types only\)))?$", line)
+        c = re.match(r"^ \*       (lance_.*)$", line)
+        if m:
+            toc.append([m.group(1), []])
+            rest = m.group(2) or ""
+        elif c and toc:
+            rest = c.group(1)
+        else:
+            i += 1
+            continue
+        toc[-1][1] += [w for w in re.split(r",\s*", rest.strip().rstrip(",")) if w.startswith("lance_")]
+        i += 1
+    toc_problems = len(problems)
+    toc_titles = [t for t, _ in toc]
+    titles = [t for t, _ in sections]
+    for t in titles:
+        if t not in toc_titles:
+            bad("table of contents: section \"%s\" is missing" % t)
+    for t in toc_titles:
+        if t not in titles:
+            bad("table of contents: \"%s\" is not a section title of the header" % t)
+    if [t for t in toc_titles if t in titles] != [t for t in titles if t in toc_titles]:
+        bad("table of contents: the sections are not in the header's order")
+    toc_section = {}
+    for t, fs in toc:
+        for f in fs:
+            if t not in titles:
+                toc_section.setdefault(f, None)
+                continue
+            toc_section.setdefault(f, name_of(t))
+    for t, fs in sections:
+        for f in fs:
+            if f not in toc_section:
+                bad("table of contents: %s is declared in section \"%s\" but has no place in the "
+                    "table of contents" % (f, name_of(t)))
+            elif toc_section[f] not in (None, name_of(t)):
+                bad("table of contents: %s is listed under \"%s\" but declared in \"%s\""
+                    % (f, toc_section[f], name_of(t)))
+    for f in toc_section:
+        if f not in section_of:
+            bad("table of contents: %s is listed but not declared" % f)
+    for t, fs in toc:
+        declared = dict(sections).get(t)
+        if declared is not None and set(fs) == set(declared) and fs != declared:
+            bad("table of contents: the functions of \"%s\" are not in the header's order" % name_of(t))
+    if len(problems) == toc_problems and "\n".join(hlines[start - 1:i + 1]) != render_toc():
+        bad("table of contents: the right names, laid out differently from "
+            "scripts/check_map.sh --toc")
+
+# ---- 2. src/api/mod.rs and each module's doc line ---------------------
+mod_rs = os.path.join(api_dir, "mod.rs")
+modules = []  # [module, [section names]]
+for n, line in enumerate(open(mod_rs), 1):
+    m = re.match(r"^mod (\w+);\s*(?://\s*(.*))?$", line.rstrip("\n"))
+    if m:
+        claimed = [name_of(s) for s in (m.group(2) or "").split(";") if s.strip()]
+        if not claimed:
+            bad("%s:%d: module %s names no lance.h section in its comment" % (rel(mod_rs), n, m.group(1)))
+        for s in claimed:
+            if s not in index_of:
+                bad("%s:%d: module %s names section \"%s\", which lance.h does not have"
+                    % (rel(mod_rs), n, m.group(1), s))
+        modules.append([m.group(1), claimed])
+module_of = {}
+for mod, claimed in modules:
+    for s in claimed:
+        if s in module_of:
+            bad("%s: section \"%s\" is given to both %s and %s" % (rel(mod_rs), s, module_of[s], mod))
+        module_of.setdefault(s, mod)
+for s in with_functions:
+    if s not in module_of:
+        bad("%s: no module for section \"%s\"" % (rel(mod_rs), s))
+placed = [(index_of[s], mod) for mod, claimed in modules for s in claimed if s in index_of]
+for k, (at, mod) in enumerate(placed):
+    later = [m for a, m in placed[:k] if a > at]
+    if later:
+        bad("%s: module %s (section \"%s\") is listed after %s, whose sections come later in the header"
+            % (rel(mod_rs), mod, names[at], ", ".join(dict.fromkeys(later))))
+defined_in = {}
+for mod, claimed in modules:
+    path = os.path.join(api_dir, mod + ".rs")
+    if not os.path.exists(path):
+        bad("%s lists module %s, but %s does not exist" % (rel(mod_rs), mod, rel(path)))
+        continue
+    text = open(path).read()
+    lines = text.split("\n")
+    first = lines[0]
+    if first.count('"') % 2 and len(lines) > 1:
+        first += " " + lines[1].lstrip("/! ")
+    m = re.match(r'^//! lance\.h sections? ("[^"]*"(?:(?:,| and) "[^"]*")*)', first)
+    if not m:
+        bad("%s: the first line is not //! lance.h section \"...\"" % rel(path))
+    else:
+        doc = re.findall(r'"([^"]*)"', m.group(1))
+        for s in doc:
+            if s not in index_of:
+                bad("%s: the doc line names section \"%s\", which lance.h does not have" % (rel(path), s))
+        if [s for s in doc] != claimed and all(s in index_of for s in doc):
+            bad("%s: the doc line names %s, mod.rs names %s"
+                % (rel(path), ", ".join('"%s"' % s for s in doc), ", ".join('"%s"' % s for s in claimed)))
+    for f in re.findall(r'extern "C" fn (lance_[a-z0-9_]+)', text):
+        defined_in[f] = mod
+for f, s in section_of.items():
+    mod = defined_in.get(f)
+    want = module_of.get(s)
+    if mod is None or want is None or mod == want:
+        continue  # undefined functions are test_architecture's to report
+    if DEFINED_ELSEWHERE.get(f, (None,))[0] == mod:
+        continue
+    bad("%s is declared in section \"%s\" (module %s) but defined in src/api/%s.rs"
+        % (f, s, want, mod))
+for f in DEFINED_ELSEWHERE:
+    if f not in section_of:
+        bad("check_map.sh: DEFINED_ELSEWHERE names %s, which lance.h does not declare" % f)
+
+# ---- 3. the section tables of the documents ----------------------------
+def tables(path):
+    """Yields (header cells, [(line number, cells)]) for each table of a markdown file."""
+    rows, head = [], None
+    for n, line in enumerate(open(path).read().split("\n") + [""], 1):
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if head is None:
+                head = cells
+            elif not all(re.match(r"^:?-+:?$", c) for c in cells):
+                rows.append((n, cells))
+        elif head is not None:
+            yield head, rows
+            rows, head = [], None
+
+
+for doc in ("tests/README.md", "docs/architecture.md"):
+    path = os.path.join(root, doc)
+    seen, rows_at = [], []
+    for head, rows in tables(path):
+        if head[0].replace("`", "") != "lance.h section":
+            continue
+        for n, cells in rows:
+            mods = re.findall(r"`(?:src/)?(?:api/)?(\w+)\.rs`", cells[1]) if len(cells) > 1 else []
+            row = []
+            for s in (name_of(x) for x in cells[0].split(";")):
+                if s not in index_of:
+                    bad("%s:%d: names section \"%s\", which lance.h does not have" % (doc, n, s))
+                    continue
+                seen.append(s)
+                row.append(index_of[s])
+                want = module_of.get(s)
+                if want and mods != [want]:
+                    bad("%s:%d: section \"%s\" is src/api/%s.rs (mod.rs), not %s"
+                        % (doc, n, s, want, ", ".join(mods) or "no module"))
+            if row:
+                rows_at.append((min(row), n))
+    for s in with_functions:
+        if s not in seen:
+            bad("%s: its section table lacks \"%s\"" % (doc, s))
+    for (a, _), (b, n) in zip(rows_at, rows_at[1:]):
+        if b < a:
+            bad("%s:%d: the section table leaves the header's order here (\"%s\" comes before)"
+                % (doc, n, names[b]))
+
+# ---- 4. the files the documents name ------------------------------------
+PATHLIKE = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_./-]*$")
+EXT = re.compile(r"\.(c|h|rs|py|sh|cpp|hpp|md|txt|toml|xml|json|java|supp)$")
+
+
+def is_dir_cell(cell):
+    m = re.match(r"^`?([A-Za-z0-9_./-]+/?)`?$", cell)
+    return m.group(1).rstrip("/") if m and os.path.isdir(os.path.join(root, m.group(1))) else None
+
+
+named = 0
+for doc in ("tests/README.md", "docs/architecture.md", "docs/contributing.md", "docs/compatibility.md"):
+    path = os.path.join(root, doc)
+    if not os.path.exists(path):
+        bad("%s does not exist" % doc)
+        continue
+    head = None
+    for n, line in enumerate(open(path), 1):
+        bases = []
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            if head is None:
+                head = cells
+            d = is_dir_cell(cells[0])
+            if d:
+                bases.append(d)
+        else:
+            head = None
+        for tok in re.findall(r"`([^`]+)`", line):
+            tok = tok.split("#", 1)[0]
+            if not PATHLIKE.match(tok) or tok.startswith(".") or ("/" not in tok and not EXT.search(tok)):
+                continue
+            cands = list(bases)
+            if line.startswith("|") and head:
+                cells = [c.strip() for c in line.strip().strip("|").split("|")]
+                for k, c in enumerate(cells):
+                    if "`%s`" % tok in c and k < len(head):
+                        d = is_dir_cell(head[k])
+                        if d:
+                            cands.insert(0, d)
+            cands += ["", os.path.dirname(doc), "include/lance", "src"]
+            named += 1
+            if not any(os.path.exists(os.path.join(root, b, tok)) for b in cands):
+                bad("%s:%d: names `%s`, which does not exist" % (doc, n, tok))
+
+# ---- 5. every function referenced by a test -----------------------------
+def code_of(path, text):
+    if path.endswith((".c", ".h", ".cpp", ".hpp", ".java")):
+        text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+        return re.sub(r"//[^\n]*", " ", text)
+    if path.endswith((".py", ".sh")):
+        return re.sub(r"(?m)#[^\n]*", " ", text)
+    return text
+
+
+refs = {}  # function -> [files]
+for top in ("tests", "tools"):
+    for dirpath, _, files in os.walk(os.path.join(root, top)):
+        for f in sorted(files):
+            p = os.path.join(dirpath, f)
+            r = rel(p)
+            if r in TYPE_FREEZES or not f.endswith((".c", ".h", ".cpp", ".hpp", ".py", ".sh", ".java")):
+                continue
+            for w in set(re.findall(r"\blance_[a-z0-9_]+\b", code_of(f, open(p, errors="replace").read()))):
+                refs.setdefault(w, []).append(r)
+untested, own_count, elsewhere = [], 0, []
+for title, fs in sections:
+    s = name_of(title)
+    mod = module_of.get(s)
+    own = re.compile(r"^tests/api/test_%s(_\w+)?\.c$" % mod) if mod else None
+    for f in fs:
+        files = refs.get(f, [])
+        if not files:
+            if f in UNTESTED:
+                report.append("%s: no test (allowed: %s)" % (f, UNTESTED[f]))
+            else:
+                untested.append(f)
+                bad("%s is referenced by no test (section \"%s\"): test it in tests/api/test_%s.c"
+                    % (f, s, mod or "<section>"))
+        elif own and any(own.match(x) for x in files):
+            own_count += 1
+        else:
+            elsewhere.append("%s (%s)" % (f, ", ".join(sorted(files))))
+for f in UNTESTED:
+    if f in refs or f not in section_of:
+        bad("check_map.sh: UNTESTED names %s, which is %s" % (f, "tested" if f in refs else "not declared"))
+
+total = len(section_of)
+print("map: %d sections (%d with functions), %d functions; %d modules in %s; %d file names checked in the docs"
+      % (len(sections), len(with_functions), total, len(modules), rel(mod_rs), named))
+print("tests: %d of %d functions referenced by their own section's tests; %d only by other tests; %d by none"
+      % (own_count, total, len(elsewhere), len(untested)))
+for e in elsewhere:
+    print("  only elsewhere: " + e)
+for r in report:
+    print("  " + r)
+if problems:
+    print("FAIL: the map disagrees with lance.h in %d place(s):" % len(problems))
+    for p in problems:
+        print("  " + p)
+    sys.exit(1)
+print("map: the table of contents, src/api/mod.rs, the modules' doc lines, tests/README.md and "
+      "docs/architecture.md agree with lance.h")
+PY

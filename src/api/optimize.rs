@@ -1,0 +1,220 @@
+//! lance.h section "Index maintenance": the core's `optimize_indices` in one
+//! call, with or without progress and cancellation.  The options are
+//! checked here (names against the handle's version, combinations the core
+//! would ignore or word in its own terms); what to build, merge and commit
+//! is the core's.
+
+use std::collections::BTreeSet;
+use std::ffi::c_char;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use lance::index::DatasetIndexExt;
+use lance::Dataset;
+use lance_index::optimize::OptimizeOptions;
+use lance_index::progress::IndexBuildProgress;
+
+use crate::floor::catalog::user_segments;
+use crate::floor::error::{invalid, not_found, status, CResult, Context};
+use crate::floor::ffi::counted_strs;
+use crate::floor::handle::{dataset_ref, LanceDataset};
+use crate::floor::progress::{BuildControl, LanceIndexBuildControl};
+
+/// Mirrors `LanceOptimizeIndicesOptions` in lance.h.
+#[repr(C)]
+pub struct LanceOptimizeIndicesOptions {
+    pub index_names: *const *const c_char,
+    pub index_name_count: usize,
+    pub has_num_indices_to_merge: bool,
+    pub num_indices_to_merge: u32,
+    pub retrain: bool,
+    pub enable_partition_rebalancing: bool,
+    pub max_rows_per_task: u64,
+    pub max_rows_per_segment: u64,
+}
+crate::c_layout!(LanceOptimizeIndicesOptions, 48;
+    index_names @ 0,
+    index_name_count @ 8,
+    has_num_indices_to_merge @ 16,
+    num_indices_to_merge @ 20,
+    retrain @ 24,
+    enable_partition_rebalancing @ 25,
+    max_rows_per_task @ 32,
+    max_rows_per_segment @ 40,
+);
+
+/// The call's own stage (lance.h "Index maintenance"): open from the start
+/// until the core starts a stage of its own or the call ends.
+const STAGE: &str = "optimize_indices";
+
+/// The hooks the core reports to: the caller's, with the call's own stage
+/// closed before the core's first one starts, so that one stage is open at
+/// a time.  Opening it is also the call's first checkpoint, and it marks
+/// the call as writing from its start: a cancel stops it only at a
+/// checkpoint, never between two (it could be committing).
+#[derive(Debug)]
+struct Stages {
+    hooks: Arc<dyn IndexBuildProgress>,
+    open: AtomicBool,
+}
+
+impl Stages {
+    async fn open(hooks: Arc<dyn IndexBuildProgress>, indices: u64) -> lance::Result<Arc<Self>> {
+        hooks.stage_start(STAGE, Some(indices), "indices").await?;
+        Ok(Arc::new(Stages { hooks, open: AtomicBool::new(true) }))
+    }
+
+    async fn close(&self) -> lance::Result<()> {
+        if self.open.swap(false, Ordering::SeqCst) {
+            self.hooks.stage_complete(STAGE).await?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl IndexBuildProgress for Stages {
+    async fn stage_start(&self, stage: &str, total: Option<u64>, unit: &str) -> lance::Result<()> {
+        self.close().await?;
+        self.hooks.stage_start(stage, total, unit).await
+    }
+
+    async fn stage_progress(&self, stage: &str, completed: u64) -> lance::Result<()> {
+        self.hooks.stage_progress(stage, completed).await
+    }
+
+    async fn stage_complete(&self, stage: &str) -> lance::Result<()> {
+        self.hooks.stage_complete(stage).await
+    }
+}
+
+/// The options as the core takes them, and the names the caller gave.
+/// NULL options are the core's defaults.
+unsafe fn core_options(o: Option<&LanceOptimizeIndicesOptions>) -> CResult<(OptimizeOptions, Option<Vec<String>>)> {
+    let mut options = OptimizeOptions::new();
+    let Some(o) = o else { return Ok((options, None)) };
+    let names = if o.index_names.is_null() && o.index_name_count == 0 {
+        None
+    } else {
+        if o.index_name_count == 0 {
+            return Err(invalid(
+                "options->index_names is an empty list; pass NULL with index_name_count 0 for every index",
+            ));
+        }
+        let names = counted_strs(o.index_names, o.index_name_count, "options->index_names")?;
+        for (j, name) in names.iter().enumerate() {
+            if let Some(i) = names[..j].iter().position(|n| n == name) {
+                return Err(invalid(format!(
+                    "options->index_names[{j}] = \"{name}\" is listed twice (also at [{i}])"
+                )));
+            }
+        }
+        Some(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
+    };
+    if !o.has_num_indices_to_merge && o.num_indices_to_merge != 0 {
+        return Err(invalid(format!(
+            "options->num_indices_to_merge = {} applies only with has_num_indices_to_merge set",
+            o.num_indices_to_merge
+        )));
+    }
+    if o.retrain && o.has_num_indices_to_merge {
+        return Err(invalid(
+            "options->retrain rebuilds every segment into one, so options->has_num_indices_to_merge must not be set",
+        ));
+    }
+    let bounded = o.max_rows_per_task != 0 || o.max_rows_per_segment != 0;
+    if o.enable_partition_rebalancing {
+        if o.has_num_indices_to_merge && o.num_indices_to_merge == 0 {
+            return Err(invalid(
+                "options->enable_partition_rebalancing needs num_indices_to_merge > 0 (or has_num_indices_to_merge \
+                 unset): appending a delta segment rebalances nothing",
+            ));
+        }
+        if bounded {
+            return Err(invalid(
+                "options->enable_partition_rebalancing cannot be combined with max_rows_per_task or \
+                 max_rows_per_segment: a rebalance needs the whole index in one task",
+            ));
+        }
+    }
+    if o.has_num_indices_to_merge {
+        options.num_indices_to_merge = Some(o.num_indices_to_merge as usize);
+    }
+    options.retrain = o.retrain;
+    options.enable_partition_rebalancing = o.enable_partition_rebalancing;
+    options.max_rows_per_task = (o.max_rows_per_task != 0).then_some(o.max_rows_per_task);
+    options.max_rows_per_segment = (o.max_rows_per_segment != 0).then_some(o.max_rows_per_segment);
+    options.index_names = names.clone();
+    Ok((options, names))
+}
+
+/// The user indices the call optimizes: the named ones, each of which must
+/// exist (the core skips a name it does not find), or all of them.
+fn targets(ds: &Dataset, names: Option<&[String]>) -> CResult<BTreeSet<String>> {
+    let existing: BTreeSet<String> = user_segments(ds)?.into_iter().map(|s| s.name).collect();
+    let Some(names) = names else { return Ok(existing) };
+    if let Some((i, name)) = names.iter().enumerate().find(|(_, n)| !existing.contains(*n)) {
+        return Err(not_found(format!(
+            "options->index_names[{i}] = \"{name}\" is not an index of dataset version {}",
+            ds.version().version
+        )));
+    }
+    Ok(names.iter().cloned().collect())
+}
+
+fn optimize(
+    ds: &mut Dataset,
+    options: OptimizeOptions,
+    names: Option<&[String]>,
+    control: &BuildControl,
+) -> CResult<()> {
+    let session = control.start()?;
+    let version = ds.version().version;
+    let indices = targets(ds, names)?.len() as u64;
+    let hooks = session.hooks();
+    let mut work = Dataset::clone(ds);
+    let run = async move {
+        let Some(hooks) = hooks else {
+            work.optimize_indices(&options).await?;
+            return lance::Result::Ok(work);
+        };
+        let stages = Stages::open(hooks, indices).await?;
+        work.optimize_indices(&options.progress(stages.clone())).await?;
+        // Committed (or nothing to commit): a cancel from here on changes
+        // nothing, and its refusal of this last event is not the outcome.
+        let _ = stages.close().await;
+        Ok(work)
+    };
+    *ds = session
+        .run(run, false, None)
+        .context(format!("optimizing the indices of dataset version {version}"))?;
+    Ok(())
+}
+
+unsafe fn optimize_c(
+    dataset: *mut LanceDataset,
+    options: *const LanceOptimizeIndicesOptions,
+    control: &BuildControl,
+) -> CResult<()> {
+    let handle = dataset_ref(dataset)?;
+    let (options, names) = core_options(options.as_ref())?;
+    handle.mutate(|ds| optimize(ds, options, names.as_deref(), control))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_optimize_indices(
+    dataset: *mut LanceDataset,
+    options: *const LanceOptimizeIndicesOptions,
+) -> i32 {
+    status(|| optimize_c(dataset, options, &BuildControl::default()))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_optimize_indices_with_control(
+    dataset: *mut LanceDataset,
+    options: *const LanceOptimizeIndicesOptions,
+    control: *const LanceIndexBuildControl,
+) -> i32 {
+    status(|| optimize_c(dataset, options, &BuildControl::from_c(control)))
+}
