@@ -6,7 +6,6 @@
  * ones (IVF_RQ: the model carries the rotation every segment uses;
  * test_model_rq.c has the rest of IVF_RQ); every refusal with its exact
  * code; and a scalar (BITMAP) merge answers filters exactly. */
-#include <math.h>
 #include <string.h>
 
 #include "json.h"
@@ -264,11 +263,12 @@ static void test_pq_merge(void) {
 
 /* IVF_RQ from one model, which carries the rotation every segment uses:
  * the segments merge, the merged segment covers every fragment, records the
- * model and answers with the unmerged set's recall.  Unlike IVF_PQ its ids
- * are not the same query by query: measured on 2026-12-04, 12-16 of 20
- * queries' top-10 differ between the eight segments and their merge while
- * recall@10 moves by 0.005-0.010 (RaBitQ's estimated distances are not kept
- * bit for bit by the core's merge; the cause is not pinned down). */
+ * model and answers at least as well as the unmerged set.  Unlike IVF_PQ
+ * its ids are not the same query by query: measured on 2026-12-04 in four
+ * runs, 12-17 of 20 queries' top-10 differ between the eight segments and
+ * their merge, and the merge's recall@10 is 0.005-0.035 higher (the cause,
+ * in the core's search of several IVF_RQ segments or in its merge, is not
+ * pinned down). */
 static void test_rq_merge(void) {
     LanceDataset* ds = fresh();
     LanceVectorIndexParams p = params(LANCE_INDEX_IVF_RQ);
@@ -299,7 +299,7 @@ static void test_rq_merge(void) {
     /* A floor this data clears with any rotation (pylance's one-shot IVF_RQ
        builds of it: 0.37-0.51), so a broken index cannot pass. */
     CHECK(r_unmerged > 0.25);
-    CHECK(fabs(r_merged - r_unmerged) <= 0.03);
+    CHECK(r_merged >= r_unmerged - 0.02);
     int differ = 0;
     for (int q = 0; q < QUERIES; q++) differ += memcmp(got[q], unmerged[q], sizeof got[q]) != 0;
     printf("    IVF_RQ: %d of %d queries' ids differ\n", differ, QUERIES);
