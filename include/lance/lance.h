@@ -2503,6 +2503,9 @@ int32_t lance_dataset_train_vector_model_with_control(const LanceDataset* datase
 
 /**
  * Builds a model from Arrow arrays trained elsewhere (e.g. by the Java SDK).
+ * A model never holds an infinity or NaN: arrays with one are
+ * LANCE_ERR_INVALID_ARGUMENT, and so are model bytes with one
+ * (lance_vector_model_parse()).
  * @param ivf_centroids, ivf_centroids_schema  Borrowed FixedSizeList<float32>.
  * @param num_sub_vectors, num_bits            The PQ shape (ignored without a codebook).
  * @param pq_codebook, pq_codebook_schema      Borrowed, or NULL for no PQ.

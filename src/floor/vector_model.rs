@@ -191,6 +191,20 @@ impl LanceVectorModel {
         if let Some(pq) = &pq {
             check_codebook_shape(pq.codebook.len(), dim, pq.num_sub_vectors, pq.num_bits)?;
         }
+        // Every way into a model (training, Arrow arrays, bytes) passes here:
+        // a model never holds an infinity or NaN, which every distance to it
+        // would carry into the index.
+        let non_finite = |what: &str, values: &[f32]| {
+            values.iter().position(|v| !v.is_finite()).map(|i| {
+                invalid(format!("the model's {what} hold a non-finite value ({what}[{i}] = {})", values[i]))
+            })
+        };
+        if let Some(err) = non_finite("centroids", &centroids) {
+            return Err(err);
+        }
+        if let Some(err) = pq.as_ref().and_then(|pq| non_finite("PQ codebook values", &pq.codebook)) {
+            return Err(err);
+        }
         let mut model = Self {
             metric,
             dim,

@@ -6,9 +6,11 @@
  * stability and sensitivity, the index type a model records, and every
  * refusal with its exact code. */
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 
 #include "test_util.h"
+#include "../fuzz/mutate.h" /* fz_sha256(): the seal of model bytes */
 
 #define ROWS 4000
 #define DIM 32
@@ -363,6 +365,53 @@ static void test_refusals(void) {
     CHECK_ERR(lance_vector_model_parse(longer, len + 1, &back), IA);
     free(longer);
     CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, NULL, NULL, 0, 0, NULL, NULL, &back), IA);
+
+    /* A model never holds an infinity or NaN: centroids or codebook values
+       that carry one are refused, naming the value, from Arrow arrays and
+       from bytes a sender sealed itself. */
+    CHECK_OK(lance_vector_model_parse(bytes, len, &back));
+    lance_vector_model_free(back);
+    uint8_t* resealed = malloc(len);
+    memcpy(resealed, bytes, len);
+    /* The typed layout: magic (8), index type, metric, dimension and
+       partitions (src/floor/vector_model.rs), then the float centroids. */
+    size_t first_value = len - 32 - (size_t)4 * 4 * DIM - 1;
+    const float nan_value = NAN;
+    memcpy(resealed + first_value + 4 * 7, &nan_value, 4);
+    fz_sha256(resealed, len - 32, resealed + len - 32);
+    back = NULL;
+    CHECK_ERR(lance_vector_model_parse(resealed, len, &back), IA);
+    CHECK(back == NULL && tu_error_mentions("non-finite") && tu_error_mentions("centroids[7]"));
+    free(resealed);
+    float cents[4 * DIM];
+    for (int i = 0; i < 4 * DIM; i++) cents[i] = (float)i;
+    const float bad_values[] = {NAN, INFINITY, -INFINITY};
+    for (int b = 0; b < 3; b++) {
+        cents[DIM + 3] = bad_values[b];
+        struct ArrowArray ba;
+        struct ArrowSchema bs;
+        tu_f32_list(cents, 4, DIM, -1, "f", &ba, &bs);
+        back = NULL;
+        CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, &ba, &bs, 0, 0, NULL, NULL, &back), IA);
+        CHECK(back == NULL && tu_error_mentions("ivf_centroids value 35 is not finite"));
+        ba.release(&ba);
+        bs.release(&bs);
+    }
+    cents[DIM + 3] = 1.0f;
+    float book[256 * DIM];
+    for (int i = 0; i < 256 * DIM; i++) book[i] = (float)(i % 97);
+    book[5] = INFINITY;
+    struct ArrowArray fa, fb;
+    struct ArrowSchema fas, fbs;
+    tu_f32_list(cents, 4, DIM, -1, "f", &fa, &fas);
+    tu_f32_list(book, 256, DIM, -1, "f", &fb, &fbs);
+    back = NULL;
+    CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, &fa, &fas, 4, 8, &fb, &fbs, &back), IA);
+    CHECK(back == NULL && tu_error_mentions("pq_codebook value 5 is not finite (inf)"));
+    fa.release(&fa);
+    fas.release(&fas);
+    fb.release(&fb);
+    fbs.release(&fbs);
     lance_free_bytes(bytes);
     lance_vector_model_free(none);
 }
