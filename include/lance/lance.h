@@ -402,10 +402,10 @@ typedef enum {
  *
  * Store timeouts and retries (s3://, gs://, az://; docs/object-storage.md,
  * "Timeouts and retries").  Before a store failure becomes LANCE_ERR_IO the
- * store client has retried it, as the storage options say: connect_timeout
- * (default 5s) and timeout (30s, one attempt), client_max_retries (3) within
- * client_retry_timeout (180 s), Lance's throttle retries
- * lance_aimd_max_retries (3), and download_retry_count (3) for reads.
+ * store client has retried it, as the storage options say: "connect_timeout"
+ * (default 5s) and "timeout" (30s, one attempt), "client_max_retries" (3)
+ * within "client_retry_timeout" (180 s), Lance's throttle retries
+ * "lance_aimd_max_retries" = 3, and "download_retry_count" (3) for reads.
  * Raise them to ride out longer outages inside one call; lower them to fail
  * sooner and retry at your level.  On oss://, cos://, tos:// and hf:// no
  * option bounds a request's wait.  A write or commit that failed with
@@ -1951,11 +1951,8 @@ int32_t lance_scanner_set_fts_index_segments(LanceScanner* scanner, const uint8_
  * 1 - the estimated Jaccard similarity of their shingle sets, ascending.
  * Only the index's LSH candidates (rows sharing a band with `text`) are
  * returned, so fewer than `limit` rows come back when fewer are similar.  `text`
- * is tokenized and shingled exactly as the indexed rows were.  Rows of
- * fragments the index does not cover are signed and scored in a flat pass
- * over their current text.  The offset, a filter (applied before ranking
- * with lance_scanner_set_prefilter(true), else to the ranked rows), a
- * projection and lance_scanner_with_row_id() apply as to any scan.
+ * is tokenized and shingled exactly as the indexed rows were.  A projection
+ * applies as to any scan (`_distance` is added to it).
  *
  * Set the limit first (lance_scanner_set_limit()): without a limit this call
  * is LANCE_ERR_INVALID_ARGUMENT.

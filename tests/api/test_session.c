@@ -6,6 +6,9 @@
  * written), and every bad-input path. */
 #define _GNU_SOURCE /* nftw */
 #include <ftw.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -371,6 +374,53 @@ static void test_data_cache_disk(void) {
     if (tree_files != 0) fprintf(stderr, "    %lld cache files left in %s\n", (long long)tree_files, cache_dir);
 }
 
+/* The disk tier is per process (lance.h "Data cache"): a process killed
+ * with its session open leaves its own subdirectory, which the next
+ * process neither reuses (its first read goes to the store) nor removes. */
+static char self_path[700];
+
+static int child_fills_cache(const char* cache_dir) {
+    LanceDataCacheOptions options = {0};
+    options.directory = cache_dir;
+    options.disk_capacity_bytes = 256u << 20;
+    options.read_block_size_bytes = BLOCK;
+    LanceSession* session = lance_session_new_with_data_cache(256u << 20, 256u << 20, &options);
+    LanceDataset* ds = session ? lance_dataset_open_with_session(store_uri, NULL, 0, session) : NULL;
+    if (!ds || matching_rows(ds) != data.rows) return 1;
+    kill(getpid(), SIGKILL); /* the session is never closed */
+    return 1;
+}
+
+static void test_data_cache_per_process(void) {
+    char cache_dir[700];
+    snprintf(cache_dir, sizeof cache_dir, "%s/data_cache/restart", dir);
+    pid_t child = fork();
+    if (child == 0) execl(self_path, self_path, "--fill-cache", dir, cache_dir, (char*)NULL), _exit(127);
+    int status = 0;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    char left[800];
+    snprintf(left, sizeof left, "%s/lance-c-data-cache-%d-0", cache_dir, (int)child);
+    walk_tree(left);
+    CHECK(tree_files > 0); /* the killed process's blocks stay */
+    int64_t left_files = tree_files;
+
+    LanceDataCacheOptions options = {0};
+    options.directory = cache_dir;
+    options.read_block_size_bytes = BLOCK;
+    LanceSession* session = lance_session_new_with_data_cache(256u << 20, 256u << 20, &options);
+    LanceDataset* ds = session ? lance_dataset_open_with_session(store_uri, NULL, 0, session) : NULL;
+    CHECK(ds != NULL);
+    if (ds) {
+        CHECK(matching_rows(ds) == data.rows);
+        CHECK(data_stats(ds).bytes_read_from_remote > 0); /* nothing reused */
+        lance_dataset_close(ds);
+    }
+    lance_session_close(session);
+    walk_tree(left);
+    CHECK(tree_files == left_files); /* and nothing reclaimed */
+}
+
 /* Datasets that do not read through a data cache report zeros. */
 static void test_data_cache_zeros(void) {
     LanceDataset* plain = lance_dataset_open(store_uri, NULL, 0);
@@ -449,8 +499,15 @@ static void test_data_cache_bad_input(void) {
     lance_session_close(defaults);
 }
 
-int main(void) {
+int main(int argc, char** argv) {
     data = tu_make_data(4000, 16, 8, 0.5f, 42);
+    if (argc == 4 && strcmp(argv[1], "--fill-cache") == 0) {
+        /* test_data_cache_per_process's child: argv[2] is the parent's directory. */
+        snprintf(uri, sizeof uri, "%s/data.lance", argv[2]);
+        snprintf(store_uri, sizeof store_uri, "file-object-store://%s", uri);
+        return child_fills_cache(argv[3]);
+    }
+    snprintf(self_path, sizeof self_path, "%s", argv[0]);
     dir = tu_temp_dir("session");
     snprintf(uri, sizeof uri, "%s/data.lance", dir);
     snprintf(store_uri, sizeof store_uri, "file-object-store://%s", uri);
@@ -468,6 +525,7 @@ int main(void) {
         RUN(test_bad_input);
         RUN(test_data_cache_memory);
         RUN(test_data_cache_disk);
+        RUN(test_data_cache_per_process);
         RUN(test_data_cache_zeros);
         RUN(test_data_cache_bad_input);
     }
