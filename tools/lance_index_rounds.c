@@ -1,0 +1,152 @@
+/* lance-index train-start, train-worker and train-reduce: the distributed
+ * training's rounds from a shell. */
+#include "lance_index.h"
+
+static const char* phase_name(LanceVectorTrainingPhase phase) {
+    switch (phase) {
+        case LANCE_TRAINING_IVF_INIT: return "ivf_init";
+        case LANCE_TRAINING_IVF: return "ivf";
+        case LANCE_TRAINING_PQ_INIT: return "pq_init";
+        case LANCE_TRAINING_PQ: return "pq";
+        case LANCE_TRAINING_DONE: return "done";
+    }
+    return "unknown";
+}
+
+/* Prints where a training is, as one JSON line. */
+static int print_training(const LanceVectorTraining* t) {
+    LanceVectorTrainingInfo i;
+    if (lance_vector_training_info(t, &i) != 0) return lib_error("training info");
+    printf("{\"phase\": \"%s\", \"done\": %s, \"rounds\": %u, \"ivf_iterations\": %u, \"pq_iterations\": %u, "
+           "\"dimension\": %u, \"ivf_sample_rows\": %llu, \"pq_sample_rows\": %llu, \"ivf_loss\": %.17g, "
+           "\"pq_loss\": %.17g}\n",
+           phase_name(i.phase), i.phase == LANCE_TRAINING_DONE ? "true" : "false", i.rounds, i.ivf_iterations,
+           i.pq_iterations, i.dimension, (unsigned long long)i.ivf_sample_rows, (unsigned long long)i.pq_sample_rows,
+           i.ivf_loss, i.pq_loss);
+    return 0;
+}
+
+/* Writes the training's next request to `out`, or its model once done. */
+static int write_training(const LanceVectorTraining* t, const char* out) {
+    LanceVectorTrainingInfo i;
+    if (lance_vector_training_info(t, &i) != 0) return lib_error("training info");
+    uint8_t* bytes = NULL;
+    size_t len = 0;
+    LanceVectorModel* model = NULL;
+    int rc = 0;
+    if (i.phase != LANCE_TRAINING_DONE) {
+        if (lance_vector_training_request(t, &bytes, &len) != 0) rc = lib_error("training request");
+    } else if (lance_vector_training_model(t, &model) != 0) {
+        rc = lib_error("training model");
+    } else if (lance_vector_model_serialize(model, &bytes, &len) != 0) {
+        rc = lib_error("serialize");
+    }
+    if (rc == 0) rc = write_output(out, bytes, len);
+    if (rc == 0) rc = print_training(t);
+    lance_free_bytes(bytes);
+    lance_vector_model_free(model);
+    return rc;
+}
+
+int cmd_train_start(int argc, char** argv) {
+    Opt o[] = {VECTOR_OPTS, {"--column", 1, NULL, 0}, {"--seed", 1, NULL, 0}, {"-o", 1, NULL, 0},
+               {"--help", 0, NULL, 0}};
+    int no = (int)(sizeof o / sizeof o[0]);
+    const char* pos[1] = {NULL};
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 1,
+                        "lance-index train-start --column C -o REQUEST [--seed S] [--type IVF_PQ]\n"
+                        "        [--metric l2|cosine|dot] [--partitions K] [--sub-vectors M] [--bits B]\n"
+                        "        [--iterations I] [--sample-rate S]\n"
+                        "  Starts a distributed training (no dataset needed): writes the first round's request\n"
+                        "  to REQUEST and prints where the training is as JSON.  Send the request to every\n"
+                        "  train-worker, then train-reduce their statistics.", &np);
+    if (done >= 0) return done;
+    const char* column = opt(o, no, "--column");
+    const char* out = opt(o, no, "-o");
+    if (np != 0 || !column || !out) return usage("train-start needs --column and -o");
+    LanceVectorIndexParams p;
+    int rc = vector_params(o, no, &p);
+    if (rc) return rc;
+    const char* seed_text = opt(o, no, "--seed");
+    uint64_t seed = 0;
+    if (seed_text && decimal_parse(seed_text, UINT64_MAX, &seed) != 0) return usage("--seed must be a number");
+    LanceVectorTraining* t = NULL;
+    if (lance_vector_training_new(column, &p, seed, &t) != 0) return lib_error("train-start");
+    rc = write_training(t, out);
+    lance_vector_training_free(t);
+    return rc;
+}
+
+int cmd_train_worker(int argc, char** argv) {
+    Opt o[] = {{"--fragments", 1, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
+    int no = (int)(sizeof o / sizeof o[0]);
+    const char* pos[1] = {NULL};
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 1,
+                        "lance-index train-worker URI [--fragments 0,1,...] [--version V]\n"
+                        "  A distributed training's worker over some fragments (all without --fragments).\n"
+                        "  Reads lines \"REQUEST STATS\" (two file paths) from stdin; for each, answers the\n"
+                        "  request with this worker's statistics in STATS and prints \"ok\", or prints\n"
+                        "  \"error EXIT MESSAGE\" (EXIT as the exit status table) and goes on.  Ends at the end\n"
+                        "  of input.  It keeps its sample between lines: keep one running for the whole\n"
+                        "  training (a new one over the same fragments can take over any round).\n"
+                        "  SIGINT or SIGTERM during a round cancels it: \"error 20 ...\", exit status 20.", &np);
+    if (done >= 0) return done;
+    if (np != 1) return usage("train-worker needs URI");
+    uint32_t* frags = NULL;
+    size_t nfrags = 0;
+    const char* ft = opt(o, no, "--fragments");
+    int rc = 0;
+    if (ft && (rc = fragment_list("--fragments", ft, &frags, &nfrags)) != 0) return rc;
+    LanceDataset* ds = NULL;
+    LanceVectorTrainingWorker* w = NULL;
+    if ((rc = open_dataset(pos[0], opt(o, no, "--version"), &ds)) != 0) goto out;
+    if (lance_vector_training_worker_new(ds, frags, nfrags, &w) != 0) {
+        rc = lib_error("train-worker");
+        goto out;
+    }
+    rc = training_serve(w, stdin, stdout, exit_status, EXIT_USAGE);
+out:
+    lance_vector_training_worker_free(w);
+    lance_dataset_close(ds);
+    free(frags);
+    return rc;
+}
+
+int cmd_train_reduce(int argc, char** argv) {
+    Opt o[] = {{"-o", 1, NULL, 0}, {"--help", 0, NULL, 0}};
+    int no = (int)(sizeof o / sizeof o[0]);
+    enum { MAX_STATS = 4096 };
+    const char* pos[1 + MAX_STATS];
+    int np = 0;
+    int done = prologue(argc, argv, o, no, pos, 1 + MAX_STATS,
+                        "lance-index train-reduce REQUEST STATS... -o OUT\n"
+                        "  Reduces one round: every worker's statistics for REQUEST.  Writes the next request\n"
+                        "  to OUT or, when the training is done, the model (as lance-index train writes it,\n"
+                        "  for build --model), and prints where the training is as JSON.  Statistics of\n"
+                        "  another request exit 25, two covering one fragment 23, a worker's missing 11.", &np);
+    if (done >= 0) return done;
+    const char* out = opt(o, no, "-o");
+    if (np < 2 || !out) return usage("train-reduce needs REQUEST, the statistics files and -o");
+    size_t len = 0;
+    uint8_t* request = read_whole_file(pos[0], &len);
+    if (!request) return usage("cannot read %s: %s", pos[0], strerror(errno));
+    LanceVectorTraining* t = NULL;
+    const uint8_t** ptrs = NULL;
+    size_t* lens = NULL;
+    size_t n = (size_t)(np - 1);
+    int rc = 0;
+    if (lance_vector_training_resume(request, len, &t) != 0) {
+        rc = lib_error("train-reduce");
+    } else if ((rc = read_segments(pos + 1, n, &ptrs, &lens)) == 0) {
+        if (lance_vector_training_reduce(t, ptrs, lens, n) != 0)
+            rc = lib_error("train-reduce");
+        else
+            rc = write_training(t, out);
+    }
+    if (ptrs) free_segments(ptrs, lens, n);
+    lance_vector_training_free(t);
+    free(request);
+    return rc;
+}
