@@ -21,11 +21,11 @@
 // header's functions instead (scripts/link_shared.sh), and
 // scripts/check_exports.sh checks that one.
 //
-// The CPU check (src/floor/cpu_check.c, see cpu.rs) is compiled for the
+// The CPU check (src/boundary/cpu_check.c, see cpu.rs) is compiled for the
 // x86-64 baseline, told which features rustc may use.
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=src/floor/cpu_check.c");
+    println!("cargo:rerun-if-changed=src/boundary/cpu_check.c");
     let env = |name: &str| std::env::var(name).unwrap_or_default();
     if env("CARGO_CFG_TARGET_FAMILY").split(',').any(|f| f == "unix") && env("CARGO_CFG_TARGET_VENDOR") != "apple" {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,liblance_c.so");
@@ -34,7 +34,7 @@ fn main() {
     if env("CARGO_CFG_TARGET_ARCH") == "x86_64" {
         let features = env("CARGO_CFG_TARGET_FEATURE");
         let mut build = cc::Build::new();
-        build.file("src/floor/cpu_check.c").inherit_rustflags(false).flag("-march=x86-64").flag("-mtune=generic");
+        build.file("src/boundary/cpu_check.c").inherit_rustflags(false).flag("-march=x86-64").flag("-mtune=generic");
         for feature in features.split(',').filter(|f| !f.is_empty()) {
             let name: String = feature.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
             build.define(&format!("LANCE_C_ASSUMES_{name}"), "1");

@@ -34,27 +34,22 @@
 
 enum { FRAGMENTS = 8, DIM = 128 };
 
+/* One build, as an engine's task: its fragment, and the cancel token the
+ * engine keeps to stop it; the segment's metadata when it is done. */
 typedef struct {
     LanceDataset* ds;
     const LanceVectorModel* model;
     const LanceVectorIndexParams* params;
     uint32_t fragment;
+    LanceIndexBuildCancelToken* token;
     uint8_t* bytes;
     size_t len;
 } Task;
 
 static void* build(void* arg) {
     Task* t = arg;
-    LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = &t->fragment;
-    o.fragment_count = 1;
-    LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
-    LanceIndexSegmentBuilder* b = vector_segment_builder_new(t->ds, "vec", NULL, t->params, &o, t->model);
-    if (!b || lance_index_segment_builder_set_cancel_token(b, token) != 0 ||
-        lance_index_segment_builder_execute_uncommitted(b, &t->bytes, &t->len) != 0)
+    if (vector_segment_build(t->ds, "vec", t->params, t->model, &t->fragment, 1, t->token, &t->bytes, &t->len) != 0)
         die("building a segment");
-    lance_index_segment_builder_free(b);
-    lance_index_build_cancel_token_free(token);
     return NULL;
 }
 
@@ -82,7 +77,7 @@ static int run(const char* uri, const char* model_path, int concurrent, uint32_t
     if (!peak) die_errno("starting the thread sampler");
     double start = monotonic_seconds();
     for (int i = 0; i < FRAGMENTS; i++) {
-        tasks[i] = (Task){ds, model, &p, (uint32_t)i, NULL, 0};
+        tasks[i] = (Task){ds, model, &p, (uint32_t)i, lance_index_build_cancel_token_new(), NULL, 0};
         if (concurrent)
             pthread_create(&threads[i], NULL, build, &tasks[i]);
         else
@@ -98,7 +93,10 @@ static int run(const char* uri, const char* model_path, int concurrent, uint32_t
     for (int i = 0; i < FRAGMENTS; i++) ptrs[i] = tasks[i].bytes, lens[i] = tasks[i].len;
     if (lance_dataset_commit_index_segments_with_options(ds, index, "vec", ptrs, lens, FRAGMENTS, NULL, NULL) != 0)
         die("committing the segments");
-    for (int i = 0; i < FRAGMENTS; i++) lance_free_bytes(tasks[i].bytes);
+    for (int i = 0; i < FRAGMENTS; i++) {
+        lance_free_bytes(tasks[i].bytes);
+        lance_index_build_cancel_token_free(tasks[i].token);
+    }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("%.3f %d %.1f\n", seconds, threads_max - host, ru.ru_maxrss / 1024.0);

@@ -23,14 +23,9 @@
 #include "temp_dir.h"
 
 static uint8_t* segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* m,
-                        const uint32_t* frags, size_t n, size_t* len) {
-    LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = frags;
-    o.fragment_count = n;
-    LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, p, &o, m);
+                        const uint32_t* fragment_ids, size_t n, size_t* len) {
     uint8_t* bytes = NULL;
-    if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, len) != 0) die("segment");
-    lance_index_segment_builder_free(b);
+    if (vector_segment_build(ds, "vec", p, m, fragment_ids, n, NULL, &bytes, len) != 0) die("segment");
     return bytes;
 }
 
@@ -40,9 +35,9 @@ static void commit_groups(LanceDataset* ds, const LanceVectorIndexParams* p, con
     const uint8_t* ptrs[64];
     size_t lens[64];
     for (int g = 0; g < count; g++) {
-        uint32_t frags[64];
-        for (int i = 0; i < per; i++) frags[i] = (uint32_t)(g * per + i);
-        ptrs[g] = segment(ds, p, m, frags, (size_t)per, &lens[g]);
+        uint32_t fragment_ids[64];
+        for (int i = 0; i < per; i++) fragment_ids[i] = (uint32_t)(g * per + i);
+        ptrs[g] = segment(ds, p, m, fragment_ids, (size_t)per, &lens[g]);
     }
     if (lance_dataset_commit_index_segments_with_options(ds, name, "vec", ptrs, lens, (size_t)count, NULL, NULL) != 0)
         die("commit");
@@ -119,9 +114,9 @@ int main(int argc, char** argv) {
             const uint8_t* ptrs[64];
             size_t lens[64];
             for (int g = 0; g < count; g++) {
-                uint32_t frags[64];
-                for (int i = 0; i < per; i++) frags[i] = (uint32_t)(g * per + i);
-                ptrs[g] = segment(c, &f, m, frags, (size_t)per, &lens[g]);
+                uint32_t fragment_ids[64];
+                for (int i = 0; i < per; i++) fragment_ids[i] = (uint32_t)(g * per + i);
+                ptrs[g] = segment(c, &f, m, fragment_ids, (size_t)per, &lens[g]);
             }
             char name[32];
             snprintf(name, sizeof name, "idx%d", count);

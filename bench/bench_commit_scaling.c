@@ -16,16 +16,16 @@
 
 int main(int argc, char** argv) {
     int max = argc > 1 ? atoi(argv[1]) : 256;
-    const int frags = 256, per_frag = 100;
+    const int fragments = 256, per_frag = 100;
     char* dir = temp_dir_create("bench-commit-scaling");
     if (!dir) die_errno("creating a temporary directory");
     DemoData data;
-    if (demo_data_make(&data, frags * per_frag, 16, 8, 0.5f, 4) != 0) die_errno("generating the vectors");
+    if (demo_data_make(&data, fragments * per_frag, 16, 8, 0.5f, 4) != 0) die_errno("generating the vectors");
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = 8;
     printf("segments,commit_ms,list_ms,coverage_ms\n");
-    for (int count = 1; count <= max && count <= frags; count *= 2) {
+    for (int count = 1; count <= max && count <= fragments; count *= 2) {
         char uri[600];
         snprintf(uri, sizeof uri, "%s/s%d.lance", dir, count);
         LanceDataset* ds = demo_data_write(uri, &data, 0, data.rows, LANCE_WRITE_CREATE, per_frag, NULL);
@@ -34,18 +34,13 @@ int main(int argc, char** argv) {
         if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &m) != 0) die("train");
         const uint8_t** ptrs = calloc((size_t)count, sizeof *ptrs);
         size_t* lens = calloc((size_t)count, sizeof *lens);
-        int per = frags / count;
+        int per = fragments / count;
         for (int g = 0; g < count; g++) {
             uint32_t ids[256];
             for (int i = 0; i < per; i++) ids[i] = (uint32_t)(g * per + i);
-            LanceIndexSegmentBuildOptions o = {0};
-            o.fragment_ids = ids;
-            o.fragment_count = (size_t)per;
-            LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, &p, &o, m);
             uint8_t* bytes = NULL;
-            if (!b || lance_index_segment_builder_execute_uncommitted(b, &bytes, &lens[g]) != 0) die("segment");
+            if (vector_segment_build(ds, "vec", &p, m, ids, (size_t)per, NULL, &bytes, &lens[g]) != 0) die("segment");
             ptrs[g] = bytes;
-            lance_index_segment_builder_free(b);
         }
         double t0 = monotonic_seconds();
         if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)count, NULL,

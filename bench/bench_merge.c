@@ -55,17 +55,12 @@ static double build_layout(LanceDataset* ds, const LanceVectorIndexParams* p, co
     l->count = count;
     double total = 0;
     for (int g = 0; g < count; g++) {
-        uint32_t frags[FRAGS];
-        for (int i = 0; i < per; i++) frags[i] = (uint32_t)(g * per + i);
-        LanceIndexSegmentBuildOptions o = {0};
-        o.fragment_ids = frags;
-        o.fragment_count = (size_t)per;
+        uint32_t fragment_ids[FRAGS];
+        for (int i = 0; i < per; i++) fragment_ids[i] = (uint32_t)(g * per + i);
         double t0 = monotonic_seconds();
-        LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, p, &o, m);
-        if (!b || lance_index_segment_builder_execute_uncommitted(b, &l->bytes[g], &l->lens[g]) != 0)
+        if (vector_segment_build(ds, "vec", p, m, fragment_ids, (size_t)per, NULL, &l->bytes[g], &l->lens[g]) != 0)
             die("segment");
         total += monotonic_seconds() - t0;
-        lance_index_segment_builder_free(b);
     }
     l->build_s = total;
     return total;

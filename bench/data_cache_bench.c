@@ -624,12 +624,7 @@ static const char* take_option(int* argc, char** argv, const char* name) {
 
 int main(int argc, char** argv) {
     StorageOptions storage = {0};
-    char why[200];
-    if (storage_options_from_env(&storage, why, sizeof why) != 0 ||
-        storage_options_from_args(&storage, &argc, argv, why, sizeof why) != 0) {
-        fprintf(stderr, "data_cache_bench: %s\n", why);
-        return 2;
-    }
+    if (storage_options_init(&storage, &argc, argv, "data_cache_bench") != 0) return 2;
     storage_opts = storage_options_array(&storage);
     const char* link = take_option(&argc, argv, "--link");
     const char* rounds_text = take_option(&argc, argv, "--rounds");

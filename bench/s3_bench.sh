@@ -20,7 +20,55 @@
 # --smoke is the smallest shape that runs every step (4096 x 16, 2 segments,
 # 1 cancelled build per store and stage): a check that the script still
 # works (ctest's test_bench_smoke_s3 runs it), whose figures mean nothing.
+#
+#   bench/s3_bench.sh --maintenance BENCH_MAINTENANCE [OPTIONS]
+#
+# The maintenance of an index with hundreds of segments instead (issue 43):
+# one bench_maintenance process on host w1 (bench/bench_maintenance.c says
+# what it builds, plans, merges, commits and checks) runs on a dataset on
+# w1's disk, then on one on s3://; OPTIONS go to it (--smoke among them).
+# Its two JSON lines, then their figures side by side.
 set -euo pipefail
+if [ "${1:-}" = --maintenance ]; then
+  BENCH=$(realpath "${2:?bench_maintenance}")
+  shift 2
+  source "$(dirname "$0")/../tests/stores/lib.sh"
+  s3_hosts store w1
+  s3_start
+  echo "object store up in $S3_START_SECONDS s"
+  lines=$(on w1 "$BENCH" "$(s3_dir w1)/maintenance.lance" "s3://$S3_BUCKET/bench/maintenance.lance" "$@")
+  echo "$lines"
+  disk=$(sed -n 1p <<<"$lines")
+  s3=$(sed -n 2p <<<"$lines")
+  figure() {
+    local l r
+    l=$(json_field "$disk" "$2")
+    r=$(json_field "$s3" "$2")
+    printf '%-44s %12s %12s %10s\n' "$1" "$l" "$r" "$(awk -v a="$r" -v b="$l" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')"
+  }
+  echo
+  echo "$(json_field "$disk" fragments) fragments x $(json_field "$disk" rows_per_fragment) rows x" \
+    "$(json_field "$disk" dim), IVF_FLAT ($(json_field "$disk" partitions) partitions), one segment per fragment;" \
+    "$(json_field "$disk" appended_fragments) fragments appended"
+  printf '%-44s %12s %12s %10s\n' "" "local disk" "s3://" "s3 / local"
+  figure "build, one segment per fragment (s)" build_s
+  figure "commit of those segments (s)" commit_build_s
+  figure "open the dataset (ms)" open_ms
+  figure "plan, first call on the handle (ms)" plan_first_ms
+  figure "plan, median of the next calls (ms)" plan_ms
+  figure "segments merged" merged_segments
+  figure "merge tasks" merges
+  figure "bytes merged (the sources' files)" merged_bytes
+  figure "merges, reads included (s)" merge_s
+  figure "merge, per source segment (ms)" merge_ms_per_segment
+  figure "merge throughput (MB/s)" merge_mb_per_s
+  figure "merge time per GB (s)" merge_s_per_gb
+  figure "delta builds (s)" delta_build_s
+  figure "commit with replace (s)" commit_s
+  figure "segments after" segments_after
+  figure "k-NN mismatches against brute force" knn_mismatches
+  exit 0
+fi
 TOOL=$(realpath "${1:?lance-index}")
 DATA=$(realpath "${2:?s3_dataset}")
 ROWS=${3:-100000}

@@ -30,3 +30,18 @@ LanceIndexSegmentBuilder* vector_segment_builder_new(const LanceDataset* dataset
     }
     return builder;
 }
+
+int vector_segment_build(const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params,
+                         const LanceVectorModel* model, const uint32_t* fragment_ids, size_t fragment_count,
+                         const LanceIndexBuildCancelToken* token, uint8_t** bytes, size_t* len) {
+    LanceIndexSegmentBuildOptions options = {0};
+    options.fragment_ids = fragment_ids;
+    options.fragment_count = fragment_count;
+    LanceIndexSegmentBuilder* builder = vector_segment_builder_new(dataset, column, NULL, params, &options, model);
+    int rc = -1;
+    if (builder && (!token || lance_index_segment_builder_set_cancel_token(builder, token) == 0) &&
+        lance_index_segment_builder_execute_uncommitted(builder, bytes, len) == 0)
+        rc = 0;
+    lance_index_segment_builder_free(builder);
+    return rc;
+}

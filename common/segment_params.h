@@ -28,6 +28,16 @@ LanceIndexSegmentBuilder* vector_segment_builder_new(const LanceDataset* dataset
                                                      const LanceIndexSegmentBuildOptions* options,
                                                      const LanceVectorModel* model);
 
+/* One uncommitted segment of column `column` over `fragment_count` fragments
+ * (all of them when 0), built with `model` (NULL: the builder trains its
+ * own), cancellable through `token` (NULL: none): the builder of
+ * vector_segment_builder_new() run once and freed.  Every argument is
+ * borrowed.  Returns 0 with the segment's metadata bytes in *bytes and *len
+ * (free with lance_free_bytes()), or -1 with the library's error pending. */
+int vector_segment_build(const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params,
+                         const LanceVectorModel* model, const uint32_t* fragment_ids, size_t fragment_count,
+                         const LanceIndexBuildCancelToken* token, uint8_t** bytes, size_t* len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -73,6 +73,44 @@ int storage_options_from_args(StorageOptions* options, int* argc, char** argv, c
     return 0;
 }
 
+int storage_options_from_command_line(StorageOptions* options, int* argc, char** argv, char* error,
+                                      size_t error_cap) {
+    if (storage_options_from_env(options, error, error_cap) == 0 &&
+        storage_options_from_args(options, argc, argv, error, error_cap) == 0)
+        return 0;
+    storage_options_free(options);
+    return -1;
+}
+
+int storage_options_init(StorageOptions* options, int* argc, char** argv, const char* program) {
+    char why[200];
+    if (storage_options_from_command_line(options, argc, argv, why, sizeof why) == 0) return 0;
+    fprintf(stderr, "%s: %s\n", program, why);
+    return -1;
+}
+
+/* The flag every pair of storage_options_to_args() starts with; never freed. */
+static char option_flag[] = "--storage-option";
+
+char** storage_options_to_args(const StorageOptions* options) {
+    char** args = calloc(options->count + 1, sizeof *args);
+    for (size_t i = 0; args && i + 1 < options->count; i += 2) {
+        size_t len = strlen(options->items[i]) + strlen(options->items[i + 1]) + 2;
+        args[i] = option_flag;
+        if (!(args[i + 1] = malloc(len))) {
+            storage_options_args_free(args);
+            return NULL;
+        }
+        snprintf(args[i + 1], len, "%s=%s", options->items[i], options->items[i + 1]);
+    }
+    return args;
+}
+
+void storage_options_args_free(char** args) {
+    for (size_t i = 0; args && args[i]; i += 2) free(args[i + 1]);
+    free(args);
+}
+
 const char* const* storage_options_array(const StorageOptions* options) {
     return options->count ? (const char* const*)options->items : NULL;
 }

@@ -41,6 +41,25 @@ int storage_options_from_env(StorageOptions* options, char* error, size_t error_
  * (also when the option has no value). */
 int storage_options_from_args(StorageOptions* options, int* argc, char** argv, char* error, size_t error_cap);
 
+/* The prologue of a program that opens datasets: storage_options_from_env(),
+ * then storage_options_from_args().  Returns 0, or -1 with `error` as above
+ * and `options` left empty. */
+int storage_options_from_command_line(StorageOptions* options, int* argc, char** argv, char* error,
+                                      size_t error_cap);
+
+/* storage_options_from_command_line() for a program that stops on bad
+ * storage options: on failure prints "<program>: <what is wrong>" on stderr
+ * and returns -1 (`options` left empty); else returns 0. */
+int storage_options_init(StorageOptions* options, int* argc, char** argv, const char* program);
+
+/* The entries as "--storage-option" "key=value" argument pairs, for the
+ * command line of a child process that reads them back with
+ * storage_options_from_args(): malloc'd and NULL-terminated (2 entries per
+ * key and value); free with storage_options_args_free().  NULL when out of
+ * memory. */
+char** storage_options_to_args(const StorageOptions* options);
+void storage_options_args_free(char** args);
+
 /* The array to pass as `storage_opts`: NULL when there are no entries.
  * Borrowed from `options`. */
 const char* const* storage_options_array(const StorageOptions* options);

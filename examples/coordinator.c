@@ -86,11 +86,11 @@ typedef struct {
     uint8_t uuid[16];
     char uuid_hex[UUID_HEX_LEN + 1];
     char out[700];
-    char* frags; /* "0,1,2": the worker's fragment list, any length */
+    char* fragment_ids; /* "0,1,2": the worker's fragment list, any length */
 } Worker;
 
-/* The storage options, and the same as "--storage-option key=value"
- * arguments for the workers' command lines. */
+/* The storage options, and the same as "--storage-option" "key=value"
+ * arguments for the workers' command lines (storage.count of them). */
 static StorageOptions storage;
 static char** storage_args;
 
@@ -104,7 +104,7 @@ static pid_t spawn(const char* program, const char* uri, uint64_t version, const
         size_t n = 0, extra = storage.count; /* one "--storage-option" + one "k=v" per pair */
         char** args = calloc(9 + extra, sizeof *args);
         if (!args) _exit(127);
-        const char* fixed[] = {program, uri, version_text, model_file, w->uuid_hex, w->out, w->frags, type};
+        const char* fixed[] = {program, uri, version_text, model_file, w->uuid_hex, w->out, w->fragment_ids, type};
         for (size_t i = 0; i < 8; i++) args[n++] = (char*)fixed[i];
         for (size_t i = 0; i < extra; i++) args[n++] = storage_args[i];
         execv(program, args);
@@ -128,7 +128,7 @@ static uint32_t train_across(const char* program, const char* uri, uint64_t vers
     if (!procs || !args) die("out of memory");
     for (int i = 0; i < workers; i++) {
         size_t n = 0;
-        const char* fixed[] = {program, "--train", uri, version_text, w[i].frags};
+        const char* fixed[] = {program, "--train", uri, version_text, w[i].fragment_ids};
         for (size_t k = 0; k < 5; k++) args[n++] = (char*)fixed[k];
         for (size_t k = 0; k < storage.count; k++) args[n++] = storage_args[k];
         args[n] = NULL;
@@ -173,22 +173,8 @@ int main(int argc, char** argv) {
     int dim = 128, fragments = 16, workers = 4, parallel = 2, partitions = 64, check = 0, compare = 0, kill_first = 0, one_node = 0;
     const char* type_name = "IVF_PQ";
     const char* uri_given = NULL;
-    char why[200];
-    if (storage_options_from_env(&storage, why, sizeof why) != 0 ||
-        storage_options_from_args(&storage, &argc, argv, why, sizeof why) != 0) {
-        fprintf(stderr, "coordinator: %s\n", why);
-        return 2;
-    }
-    storage_args = calloc(storage.count + 1, sizeof *storage_args);
-    for (size_t i = 0; storage_args && i + 1 < storage.count; i += 2) {
-        size_t len = strlen(storage.items[i]) + strlen(storage.items[i + 1]) + 2;
-        storage_args[i] = "--storage-option";
-        if (!(storage_args[i + 1] = malloc(len))) break;
-        snprintf(storage_args[i + 1], len, "%s=%s", storage.items[i], storage.items[i + 1]);
-    }
-    for (size_t i = 1; storage_args && i < storage.count; i += 2)
-        if (!storage_args[i]) storage_args = NULL;
-    if (!storage_args) {
+    if (storage_options_init(&storage, &argc, argv, "coordinator") != 0) return 2;
+    if (!(storage_args = storage_options_to_args(&storage))) {
         fprintf(stderr, "coordinator: out of memory\n");
         return 1;
     }
@@ -249,14 +235,14 @@ int main(int argc, char** argv) {
         size_t n = 0;
         uint64_t group_rows = 0;
         if (lance_fragment_plan_group(plan, (size_t)i, &ids, &n, &group_rows) != 0) die("plan group");
-        w[i].frags = id_list_format(ids, n);
-        if (!w[i].frags) {
+        w[i].fragment_ids = id_list_format(ids, n);
+        if (!w[i].fragment_ids) {
             fprintf(stderr, "coordinator: out of memory\n");
             return 1;
         }
         assign_uuid(w[i].uuid, w[i].uuid_hex);
         snprintf(w[i].out, sizeof w[i].out, "%s/segment-%d.bin", dir, i);
-        printf("  worker %d: fragments [%s] (%llu rows), segment %s\n", i, w[i].frags,
+        printf("  worker %d: fragments [%s] (%llu rows), segment %s\n", i, w[i].fragment_ids,
                (unsigned long long)group_rows, w[i].uuid_hex);
     }
     lance_fragment_plan_free(plan);
@@ -307,7 +293,7 @@ int main(int argc, char** argv) {
         char line[512];
         int sent = 0;
         while (fgets(line, sizeof line, err)) {
-            if (!sent && strstr(line, "shuffle started")) {
+            if (!sent && strstr(line, ": shuffle: started")) {
                 kill(pid, SIGTERM);
                 sent = 1;
             }
@@ -410,7 +396,7 @@ int main(int argc, char** argv) {
 
     for (int i = 0; i < workers; i++) {
         free((void*)ptrs[i]);
-        free(w[i].frags);
+        free(w[i].fragment_ids);
     }
     free(ptrs);
     free(lens);
@@ -421,8 +407,7 @@ int main(int argc, char** argv) {
     demo_data_free(&data);
     remove_tree(dir);
     free(dir);
-    for (size_t i = 1; i < storage.count; i += 2) free(storage_args[i]);
-    free(storage_args);
+    storage_options_args_free(storage_args);
     storage_options_free(&storage);
     if (bad) fprintf(stderr, "coordinator: a check failed\n");
     return bad;

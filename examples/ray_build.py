@@ -4,7 +4,9 @@ The plan / train / build / commit loop on Ray: the shared model is trained
 by Ray actors together (one per fragment group, each keeping a
 `lance-index train-worker` process, and with it its sample, for the whole
 training; the driver reduces their statistics with `lance-index
-train-reduce`), or with --one-node-training by one task; the segments are
+train-reduce`), or by one task (--training one-node; the default, auto,
+trains across the workers only when they run on other nodes than the
+driver's and the model has at most 256 partitions); the segments are
 built by Ray tasks and committed by one.  The requests, the statistics, the
 model and every segment's metadata travel through Ray's object store as
 bytes, as they would between the machines of a cluster (each task writes
@@ -29,6 +31,16 @@ The driver's LANCE_STORAGE_OPTIONS reaches every task through the job's
 runtime environment (env_vars, which win over what `ray start` had).
 Every task reports the IP address of the node it ran on, and the driver
 prints one JSON line per task and one for the commit.
+
+With --maintain the build is followed by a maintenance job, as an engine
+runs one after loads: the driver plans the index's upkeep with `lance-index
+plan-maintenance` (delta segments over fragments no segment covers, merges
+of small segments down to --max-segments), each task runs as a Ray task
+(`lance-index build` with the shared model for a delta or a rebuild,
+`lance-index merge --segment` for a merge of committed segments), and one
+task commits them all in one version with `lance-index commit --replace`.
+On the dataset it writes, the example first appends rows for the job to
+index.
 """
 
 from __future__ import annotations
@@ -142,7 +154,7 @@ def build(tool: str, uri: str, version: int, index_type: str, fragments: list, m
 
 
 @ray.remote
-def commit(tool: str, uri: str, job_id: str, *segments: bytes) -> dict:
+def commit(tool: str, uri: str, job_id: str, replace: bool, *segments: bytes) -> dict:
     # Segments arrive as top-level arguments, so Ray resolves them to bytes.
     with tempfile.TemporaryDirectory() as tmp:
         paths = []
@@ -151,13 +163,87 @@ def commit(tool: str, uri: str, job_id: str, *segments: bytes) -> dict:
             with open(paths[-1], "wb") as f:
                 f.write(data)
         result = json.loads(run_tool(tool, "commit", uri, "--name", "vec_idx", "--column", "vec", *paths,
-                                     "--job-id", job_id))
+                                     "--job-id", job_id, *(["--replace"] if replace else [])))
         result["node_ip"] = ray.util.get_node_ip_address()
         return result
 
 
+@ray.remote(num_returns=2)
+def maintenance_task(tool: str, uri: str, version: int, task: dict, model: bytes):
+    """One task of a maintenance plan: a segment built over the task's
+    fragments with the shared model (build, rebuild), or the task's committed
+    segments merged (merge); returns its metadata and the node's IP."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "segment.bin")
+        if task["kind"] == "merge":
+            sources = [arg for uuid in task["segment_uuids"] for arg in ("--segment", uuid)]
+            run_tool(tool, "merge", uri, "--index", "vec_idx", *sources, "--version", str(version), "-o", out,
+                     "--quiet")
+        else:
+            model_path = os.path.join(tmp, "model.bin")
+            with open(model_path, "wb") as f:
+                f.write(model)
+            run_tool(tool, "build", uri, "--column", "vec", "--name", "vec_idx", "--version", str(version),
+                     "--fragments", ",".join(map(str, task["fragment_ids"])), "--model", model_path, "-o", out,
+                     "--quiet")
+        with open(out, "rb") as f:
+            return f.read(), ray.util.get_node_ip_address()
+
+
+def maintain(tool: str, uri: str, model, max_segments: int, target_rows: int | None, on_build: dict,
+             on_commit: dict) -> dict:
+    """The maintenance job: plan on the driver, every task a Ray task, one
+    commit.  `model` is the shared model the index was built with (its bytes,
+    or a Ray reference to them).  Returns the commit's result with the
+    segment counts."""
+    policy = ["--max-segments", str(max_segments)]
+    if target_rows:
+        policy += ["--target-rows", str(target_rows)]
+    plan = json.loads(run_tool(tool, "plan-maintenance", uri, "--index", "vec_idx", *policy))
+    version = plan["dataset_version"]
+    done = [maintenance_task.options(**on_build).remote(tool, uri, version, t, model) for t in plan["tasks"]]
+    if not done:
+        return {"task": "maintain-commit", "version": version, "committed": False,
+                "segments_before": plan["segments_before"], "segments_after": plan["segments_before"]}
+    result = ray.get(commit.options(**on_commit).remote(tool, uri, "ray-maintenance", True, *[s for s, _ in done]))
+    for t, (_, ip) in zip(plan["tasks"], done):
+        print(json.dumps({"task": "maintain-" + t["kind"], "fragments": t["fragment_ids"],
+                          "segments": len(t.get("segment_uuids", [])), "node_ip": ray.get(ip)}))
+    coverage = json.loads(run_tool(tool, "coverage", uri, "--name", "vec_idx", "--json"))
+    return {"task": "maintain-commit", **result, "committed": True, "segments_before": plan["segments_before"],
+            "segments_after": coverage["num_segments"], "unindexed_fragments": coverage["unindexed_fragments"]}
+
+
 def on_resource(name: str | None) -> dict:
     return {"resources": {name: 1}} if name else {}
+
+
+# Above this many partitions the core trains one-node with hierarchical
+# k-means, which the distributed rounds (flat k-means) do not match in speed:
+# measured at 1,024 partitions, 2 one-core workers took 1.25x the one-node
+# time (docs/measurements.md).
+DISTRIBUTED_TRAINING_MAX_PARTITIONS = 256
+
+
+def training_choice(asked: str, partitions: int, build_resource: str | None) -> tuple:
+    """Where to train, and why: as asked, or with "auto" the coordinator's
+    choice from what it knows.  Distributed training pays only when the
+    workers bring cores the coordinator's node does not have: on one node
+    the rounds share its cores and only add their overhead (a process per
+    reduction, a Ray round trip per worker per round), so one-node training
+    is faster there; and above DISTRIBUTED_TRAINING_MAX_PARTITIONS."""
+    if asked != "auto":
+        return asked, "asked for"
+    if partitions > DISTRIBUTED_TRAINING_MAX_PARTITIONS:
+        return "one-node", f"{partitions} partitions: above {DISTRIBUTED_TRAINING_MAX_PARTITIONS} the core's " \
+                           "one-node hierarchical k-means is faster"
+    here = ray.get_runtime_context().get_node_id()
+    others = [n for n in ray.nodes() if n["Alive"] and n["NodeID"] != here
+              and n["Resources"].get(build_resource or "CPU", 0) > 0]
+    if not others:
+        return "one-node", "the workers would share the coordinator's node and its cores"
+    cpus = sum(n["Resources"].get("CPU", 0) for n in others)
+    return "distributed", f"{len(others)} other nodes with {cpus:g} CPUs run the workers"
 
 
 def main() -> None:
@@ -171,8 +257,15 @@ def main() -> None:
     parser.add_argument("--partitions", type=int, default=64)
     parser.add_argument("--train-resource", help="custom resource that train and commit need one unit of")
     parser.add_argument("--build-resource", help="custom resource that each build needs one unit of")
-    parser.add_argument("--one-node-training", action="store_true",
-                        help="train the shared model in one task instead of across the workers")
+    parser.add_argument("--training", choices=["auto", "one-node", "distributed"], default="auto",
+                        help="where the shared model is trained (default auto: see training_choice)")
+    parser.add_argument("--one-node-training", action="store_true", help="the same as --training one-node")
+    parser.add_argument("--maintain", action="store_true",
+                        help="after the build, run a maintenance job (plan-maintenance, its tasks, one commit)")
+    parser.add_argument("--max-segments", type=int, default=2,
+                        help="the most segments the maintenance job leaves the index (plan-maintenance's policy)")
+    parser.add_argument("--target-rows", type=int,
+                        help="the rows a segment should hold (plan-maintenance's policy; default: the library's)")
     args = parser.parse_args()
     tool = os.path.abspath(args.tool)
 
@@ -207,7 +300,10 @@ def main() -> None:
     on_build = on_resource(args.build_resource)
     if args.build_resource:
         on_build["scheduling_strategy"] = "SPREAD"
-    if args.one_node_training:
+    choice, why = training_choice("one-node" if args.one_node_training else args.training, args.partitions,
+                                  args.build_resource)
+    print(json.dumps({"task": "training-choice", "training": choice, "why": why}))
+    if choice == "one-node":
         model, train_ip = train.options(**on_train).remote(tool, uri, version, args.index_type, args.partitions)
         train_ips = [train_ip]
     else:
@@ -216,7 +312,7 @@ def main() -> None:
         print(json.dumps({"task": "train", "workers": len(plan["groups"]), "rounds": rounds}))
     built = [build.options(**on_build).remote(tool, uri, version, args.index_type, g["fragments"], model)
              for g in plan["groups"]]
-    result = ray.get(commit.options(**on_train).remote(tool, uri, "ray-example", *[seg for seg, _ in built]))
+    result = ray.get(commit.options(**on_train).remote(tool, uri, "ray-example", False, *[seg for seg, _ in built]))
     for ip in train_ips:
         print(json.dumps({"task": "train", "node_ip": ray.get(ip) if isinstance(ip, ray.ObjectRef) else ip}))
     for g, (_, ip) in zip(plan["groups"], built):
@@ -224,6 +320,21 @@ def main() -> None:
     print(json.dumps({"task": "commit", **result}))
     print(f"Ray: trained, built {len(built)} segments as Ray tasks and committed them in version "
           f"{result['version']}: {time.time() - t0:.2f} s")
+    if args.maintain:
+        if work is not None:
+            # Rows loaded after the build: fragments no segment covers.
+            added = max(2, args.rows // 8)
+            more = centres[rng.integers(0, 64, added)] + rng.normal(0, 2, (added, dim)).astype(np.float32)
+            lance.write_dataset(pa.table({"id": np.arange(args.rows, args.rows + added, dtype=np.int64),
+                                          "vec": pa.FixedSizeListArray.from_arrays(pa.array(more.reshape(-1)), dim)}),
+                                uri, mode="append", max_rows_per_file=(added + 1) // 2)
+            vectors = np.concatenate([vectors, more])
+            print(f"appended {added} rows in 2 fragments")
+        t0 = time.time()
+        outcome = maintain(tool, uri, model, args.max_segments, args.target_rows, on_build, on_train)
+        print(json.dumps(outcome))
+        print(f"Ray: maintenance job, {outcome['segments_before']} -> {outcome['segments_after']} segments: "
+              f"{time.time() - t0:.2f} s")
     if work is None:
         ray.shutdown()
         return
@@ -231,7 +342,7 @@ def main() -> None:
 
     hits = 0
     for q in range(20):
-        row = (q * 7919 + 13) % args.rows
+        row = (q * 7919 + 13) % len(vectors)
         out = run_tool(tool, "search", uri, "--column", "vec", "--query", ",".join(f"{x:.7g}" for x in vectors[row]),
                        "--k", "10", "--nprobes", "16", "--refine", "5")
         got = [int(line.split("\t")[0]) for line in out.strip().split("\n")[1:]]

@@ -16,8 +16,9 @@
  * object store is in the default build): its storage options come from
  * LANCE_STORAGE_OPTIONS ("key=value,...") and from "--storage-option
  * key=value" arguments anywhere on the line.
- * Progress goes to stderr: a line when a stage starts and one when it is
- * done, with the count its last progress event reported.  SIGTERM (or
+ * Progress goes to stderr, "worker <uuid>: " and the tool's lines
+ * (common/progress_print.h): one when a stage starts, with its total, and
+ * one when it is done, with the time it took.  SIGTERM (or
  * SIGINT) cancels the build through a cancel token: the worker removes its
  * partial segment and exits with status 3.
  *
@@ -37,6 +38,7 @@
 #include "files.h"
 #include "id_list.h"
 #include "lance/lance.h"
+#include "progress_print.h"
 #include "segment_params.h"
 #include "storage_options.h"
 #include "training_rounds.h"
@@ -49,39 +51,12 @@ static int fail(const char* what) {
     return report_lance_error(what) == LANCE_ERR_CANCELLED ? EXIT_CANCELLED : EXIT_FAILED;
 }
 
-/* The progress of one build: who builds, and the count of the stage
- * running.  STAGE_COMPLETE carries no count (completed = 0): the count a
- * stage ends with is its last STAGE_PROGRESS event's. */
-typedef struct {
-    const char* who;
-    uint64_t completed;
-} Progress;
-
-static void progress(void* ctx, int32_t event, const char* stage, uint64_t total, const char* unit,
-                     uint64_t completed) {
-    Progress* p = ctx;
-    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) {
-        p->completed = 0;
-        fprintf(stderr, "worker %s: %s started (%llu %s)\n", p->who, stage, (unsigned long long)total, unit);
-    } else if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS) {
-        p->completed = completed;
-    } else if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) {
-        fprintf(stderr, "worker %s: %s done (%llu)\n", p->who, stage, (unsigned long long)p->completed);
-    }
-}
-
 static int run(int argc, char** argv, const char* const* storage_opts);
 static int train(int argc, char** argv, const char* const* storage_opts);
 
 int main(int argc, char** argv) {
     StorageOptions storage = {0};
-    char why[200];
-    if (storage_options_from_env(&storage, why, sizeof why) != 0 ||
-        storage_options_from_args(&storage, &argc, argv, why, sizeof why) != 0) {
-        fprintf(stderr, "worker: %s\n", why);
-        storage_options_free(&storage);
-        return EXIT_ARGUMENTS;
-    }
+    if (storage_options_init(&storage, &argc, argv, "worker") != 0) return EXIT_ARGUMENTS;
     int rc = argc > 1 && !strcmp(argv[1], "--train") ? train(argc, argv, storage_options_array(&storage))
                                                       : run(argc, argv, storage_options_array(&storage));
     storage_options_free(&storage);
@@ -109,10 +84,10 @@ static int run(int argc, char** argv, const char* const* storage_opts) {
     }
     /* The coordinator's list, refused whole when any of it is wrong: a
      * worker that built fewer fragments than assigned would leave a hole. */
-    uint32_t* frags = NULL;
-    size_t nfrags = 0;
+    uint32_t* fragment_ids = NULL;
+    size_t fragment_count = 0;
     char why[160];
-    if (id_list_parse(argv[6], ID_LIST_UNIQUE, &frags, &nfrags, why, sizeof why) != 0) {
+    if (id_list_parse(argv[6], ID_LIST_UNIQUE, &fragment_ids, &fragment_count, why, sizeof why) != 0) {
         fprintf(stderr, "worker: bad fragment list: %s\n", why);
         return EXIT_ARGUMENTS;
     }
@@ -120,7 +95,7 @@ static int run(int argc, char** argv, const char* const* storage_opts) {
     if (argc > 7 && strcmp(argv[7], "IVF_FLAT") == 0) type = LANCE_INDEX_IVF_FLAT;
     else if (argc > 7 && strcmp(argv[7], "IVF_PQ") != 0) {
         fprintf(stderr, "worker: unknown index type %s (IVF_FLAT or IVF_PQ)\n", argv[7]);
-        free(frags);
+        free(fragment_ids);
         return EXIT_ARGUMENTS;
     }
 
@@ -133,7 +108,10 @@ static int run(int argc, char** argv, const char* const* storage_opts) {
     uint8_t* bytes = NULL;
     size_t len = 0;
     LanceVectorModelInfo info;
-    Progress shown = {argv[4], 0};
+    char who[UUID_HEX_DASHED_LEN + 16];
+    snprintf(who, sizeof who, "worker %s: ", argv[4]);
+    ProgressPrint shown;
+    progress_print_init(&shown, who, 0);
     const LanceIndexBuildCancelToken* token = cancel_signal_start();
     if (!token) {
         perror("worker: cannot watch SIGTERM");
@@ -156,12 +134,12 @@ static int run(int argc, char** argv, const char* const* storage_opts) {
         /* With the model set the builder never trains (mode AUTO, the zero
          * value); a model it refuses is a failed build. */
         LanceIndexSegmentBuildOptions o = {0};
-        o.fragment_ids = frags;
-        o.fragment_count = nfrags;
+        o.fragment_ids = fragment_ids;
+        o.fragment_count = fragment_count;
         o.index_uuid = uuid;
         b = vector_segment_builder_new(ds, "vec", NULL, &params, &o, model);
         if (!b) rc = fail("builder");
-        else if (lance_index_segment_builder_set_progress_callback(b, progress, &shown) != 0 ||
+        else if (lance_index_segment_builder_set_progress_callback(b, progress_print_event, &shown) != 0 ||
                  lance_index_segment_builder_set_cancel_token(b, token) != 0)
             rc = fail("builder settings");
         else if (lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0)
@@ -177,7 +155,7 @@ static int run(int argc, char** argv, const char* const* storage_opts) {
     lance_vector_model_free(model);
     free(model_bytes);
     lance_dataset_close(ds);
-    free(frags);
+    free(fragment_ids);
     return rc;
 }
 
@@ -188,23 +166,23 @@ static int training_exit(LanceErrorCode code) {
 
 static int train(int argc, char** argv, const char* const* storage_opts) {
     uint64_t version = 0;
-    uint32_t* frags = NULL;
-    size_t nfrags = 0;
+    uint32_t* fragment_ids = NULL;
+    size_t fragment_count = 0;
     char why[160];
     if (argc != 5 || decimal_parse(argv[3], UINT64_MAX, &version) != 0 ||
-        id_list_parse(argv[4], ID_LIST_UNIQUE, &frags, &nfrags, why, sizeof why) != 0) {
+        id_list_parse(argv[4], ID_LIST_UNIQUE, &fragment_ids, &fragment_count, why, sizeof why) != 0) {
         fprintf(stderr, "usage: %s --train uri version frag,frag,... [--storage-option key=value]...\n", argv[0]);
-        free(frags);
+        free(fragment_ids);
         return EXIT_ARGUMENTS;
     }
     int rc = 0;
     LanceVectorTrainingWorker* w = NULL;
     LanceDataset* ds = lance_dataset_open(argv[2], storage_opts, version);
     if (!ds) rc = fail("open");
-    else if (lance_vector_training_worker_new(ds, frags, nfrags, &w) != 0) rc = fail("training worker");
+    else if (lance_vector_training_worker_new(ds, fragment_ids, fragment_count, &w) != 0) rc = fail("training worker");
     else rc = training_serve(w, stdin, stdout, training_exit, EXIT_ARGUMENTS);
     lance_vector_training_worker_free(w);
     lance_dataset_close(ds);
-    free(frags);
+    free(fragment_ids);
     return rc;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds lance-c and runs the benchmarks, one after another (never two
 # builds or benchmarks at once: this machine has 2 cores).
-# Usage: scripts/bench.sh [segment|commit|merge|cancel|budget|loop|suite|scale|cancel-1m|s3|data-cache ...]
+# Usage: scripts/bench.sh [segment|commit|merge|cancel|budget|loop|suite|scale|cancel-1m|s3|data-cache|
+#                          maintenance|s3-maintenance ...]
 #        (default: segment commit merge cancel budget loop suite)
 # `budget`: 8 segment builds in one process, in sequence and at once, with
 # and without a process budget of 2 compute and 2 I/O threads (time,
@@ -16,6 +17,12 @@
 # scans and k-NN queries of a dataset on s3:// without a data cache, with one
 # in memory and with one on disk, over a bare and a shaped link;
 # DATA_CACHE_ARGS passes ROWS DIM FRAGMENTS RATE.
+# `maintenance` (bench/bench_maintenance.c): an index of 300 one-fragment
+# segments on the local disk, 8 fragments appended, its maintenance planned
+# (plan time), run in one process (merge time per GB, delta builds) and
+# committed (commit time), then checked; `s3-maintenance` (as root, the hosts
+# of `s3`) the same on the local disk and on s3:// side by side.
+# MAINTENANCE_ARGS passes bench_maintenance options (--fragments, --rows, ...).
 # `suite` (bench/suite.py) prints the summary table and writes PNG plots to
 # build/bench-plots: its own five sections, then bench_merge, bench_cancel
 # (1M rows) and scale_bench.sh (1M rows) run with --csv, as rows and plots of
@@ -25,7 +32,7 @@
 # --cancel-rows 0, --scale-rows N, ...; see its docstring).
 source "$(dirname "$0")/configure.sh"
 cmake --build "$build" --target bench_segment bench_commit bench_merge bench_cancel bench_ffi bench_commit_scaling \
-  bench_train bench_budget lance_coordinator lance_worker lance_index_tool s3_dataset data_cache_bench
+  bench_train bench_budget bench_maintenance lance_coordinator lance_worker lance_index_tool s3_dataset data_cache_bench
 venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 which=("$@")
 [ ${#which[@]} -eq 0 ] && which=(segment commit merge cancel budget loop suite)
@@ -56,6 +63,12 @@ for b in "${which[@]}"; do
     s3)      "$root/bench/s3_bench.sh" "$build/lance-index" "$build/s3_dataset" ;;
     # shellcheck disable=SC2086
     data-cache) "$root/bench/data_cache_bench.sh" "$build/data_cache_bench" ${DATA_CACHE_ARGS:-} ;;
+    maintenance)
+      # shellcheck disable=SC2086
+      "$build/bench_maintenance" ${MAINTENANCE_ARGS:-} ;;
+    s3-maintenance)
+      # shellcheck disable=SC2086
+      "$root/bench/s3_bench.sh" --maintenance "$build/bench_maintenance" ${MAINTENANCE_ARGS:-} ;;
     *) echo "unknown benchmark $b" >&2; exit 2 ;;
   esac
 done

@@ -16,16 +16,23 @@
 #   5. every function is referenced by a test (tests/ or tools/, comments
 #      and the compile-time interface checks aside): the report counts the
 #      functions their own section's tests reach, and only a function no
-#      test references at all fails.
+#      test references at all fails;
+#   6. the wings under src/api (src/lib.rs lists them bottom-up): each
+#      wing's mod.rs writes the wings it imports ("Import rule: this wing
+#      imports `a` and `b` only", or "nothing of the crate outside itself"),
+#      all of them below it; its files import no other wing and never
+#      `api`; inside a wing a module imports only modules its mod.rs lists
+#      above it; and docs/architecture.md names every wing module.
 #
 # Usage:
-#   check_map.sh [--root DIR] [--header FILE] [--api DIR]
+#   check_map.sh [--root DIR] [--header FILE] [--api DIR] [--src DIR]
 #   check_map.sh --toc [--header FILE]   print the table of contents that
 #                                        belongs at the top of lance.h
 #   check_map.sh --planted-drift         plant drifts in copies and check
 #                                        that this script reports them
 # --root is the source tree (default: this script's parent directory);
-# --header and --api replace include/lance/lance.h and src/api/ in it.
+# --header, --api and --src replace include/lance/lance.h, src/api/ and the
+# src/ whose wings are checked (src/lib.rs and the wing folders) in it.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
@@ -35,7 +42,8 @@ if [[ "${1:-}" == "--planted-drift" ]]; then
     trap 'rm -rf "$tmp"' EXIT
     cp "$root/include/lance/lance.h" "$tmp/lance.h"
     cp -r "$root/src/api" "$tmp/api"
-    bash "$here/check_map.sh" --root "$root" --header "$tmp/lance.h" --api "$tmp/api" > "$tmp/before" || true
+    cp -r "$root/src" "$tmp/src"
+    bash "$here/check_map.sh" --root "$root" --header "$tmp/lance.h" --api "$tmp/api" --src "$tmp/src" > "$tmp/before" || true
     # Drift 1: a function declared in the last section, with no line in the
     # table of contents (and so called by no test).  Drift 2: a module's doc
     # line names a section the header does not have.
@@ -57,16 +65,20 @@ for name in sorted(os.listdir(tmp + "/api")):
         break
 else:
     sys.exit("src/api: no module starts with //! lance.h section \"...\"")
+# Drift 3: an upward import, from the C boundary into the index machinery.
+path = tmp + "/src/boundary/ffi.rs"
+open(path, "a").write("\n#[allow(unused_imports)]\nuse crate::index::catalog as planted_upward_import;\n")
 PY
     status=0
-    bash "$here/check_map.sh" --root "$root" --header "$tmp/lance.h" --api "$tmp/api" > "$tmp/after" || status=$?
+    bash "$here/check_map.sh" --root "$root" --header "$tmp/lance.h" --api "$tmp/api" --src "$tmp/src" > "$tmp/after" || status=$?
     fail=0
     if [[ $status -ne 1 ]]; then
         echo "FAIL: the check exited $status on a planted drift, not 1"; fail=1
     fi
     for want in "lance_planted_drift_probe is declared in section" \
                  "names section \"Planted bogus section\"" \
-                 "lance_planted_drift_probe is referenced by no test"; do
+                 "lance_planted_drift_probe is referenced by no test" \
+                 "imports \`index\`, which the import rule of"; do
         if ! grep -qF "$want" "$tmp/after"; then
             echo "FAIL: the planted drift's report lacks: $want"; fail=1
         elif grep -qF "$want" "$tmp/before"; then
@@ -76,7 +88,7 @@ PY
     echo "--- the check's report on the planted drift:"
     cat "$tmp/after"
     if [[ $fail -ne 0 ]]; then exit 1; fi
-    echo "planted drift: the three planted disagreements reported, exit status 1"
+    echo "planted drift: the four planted disagreements reported, exit status 1"
     exit 0
 fi
 
@@ -87,7 +99,7 @@ import sys
 
 here = sys.argv[1]
 args = sys.argv[2:]
-opts = {"--root": os.path.dirname(here), "--header": None, "--api": None}
+opts = {"--root": os.path.dirname(here), "--header": None, "--api": None, "--src": None}
 print_toc = False
 while args:
     a = args.pop(0)
@@ -96,11 +108,12 @@ while args:
     elif a in opts and args:
         opts[a] = args.pop(0)
     else:
-        sys.exit("usage: check_map.sh [--toc] [--root DIR] [--header FILE] [--api DIR]"
+        sys.exit("usage: check_map.sh [--toc] [--root DIR] [--header FILE] [--api DIR] [--src DIR]"
                  " | check_map.sh --planted-drift")
 root = opts["--root"]
 header = opts["--header"] or os.path.join(root, "include/lance/lance.h")
 api_dir = opts["--api"] or os.path.join(root, "src/api")
+src_dir = opts["--src"] or os.path.join(root, "src")
 
 # Functions a section declares that another section's module defines: each
 # with its reason.
@@ -444,7 +457,59 @@ for f in UNTESTED:
     if f in refs or f not in section_of:
         bad("check_map.sh: UNTESTED names %s, which is %s" % (f, "tested" if f in refs else "not declared"))
 
+# ---- 6. the wings and their import rules --------------------------------
+def rust_code(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", text)
+
+
+lib_rs = os.path.join(src_dir, "lib.rs")
+wings = [m for m in re.findall(r"(?m)^mod ([a-z_]+);", open(lib_rs).read()) if m != "api"]
+wing_modules = 0
+arch_text = open(os.path.join(root, "docs/architecture.md")).read()
+for at, wing in enumerate(wings):
+    wdir = os.path.join(src_dir, wing)
+    mod_path = os.path.join(wdir, "mod.rs")
+    if not os.path.exists(mod_path):
+        bad("%s declares wing %s, but %s does not exist" % (rel(lib_rs), wing, rel(mod_path)))
+        continue
+    mod_text = open(mod_path).read()
+    rule = re.search(r"Import rule: this wing imports (.*?)(?:\.|$)", " ".join(
+        l[3:].strip() for l in mod_text.splitlines() if l.startswith("//!")))
+    if not rule:
+        bad("%s: no import rule (\"Import rule: this wing imports ...\")" % rel(mod_path))
+        continue
+    allowed = set(re.findall(r"`([a-z_]+)`", rule.group(1)))
+    if not allowed and "nothing" not in rule.group(1):
+        bad("%s: the import rule names no wing and does not say \"nothing\"" % rel(mod_path))
+    for a in sorted(allowed):
+        if a not in wings[:at]:
+            bad("%s: the import rule names `%s`, which is %s" % (
+                rel(mod_path), a, "not a wing" if a not in wings else "not below %s in src/lib.rs" % wing))
+    order = re.findall(r"(?m)^pub mod ([a-z_]+);", mod_text)
+    for pos, m in enumerate(order):
+        wing_modules += 1
+        files = [os.path.join(wdir, m + ".rs")] if os.path.exists(os.path.join(wdir, m + ".rs")) else []
+        sub = os.path.join(wdir, m)
+        if os.path.isdir(sub):
+            files += [os.path.join(dp, f) for dp, _, fs in os.walk(sub) for f in sorted(fs) if f.endswith(".rs")]
+        if not files:
+            bad("%s lists module %s, which has no file" % (rel(mod_path), m))
+        if ("%s/%s.rs" % (wing, m)) not in arch_text and ("%s/%s/" % (wing, m)) not in arch_text:
+            bad("docs/architecture.md does not name %s/%s.rs (a module of wing %s)" % (wing, m, wing))
+        for f in files:
+            for n, line in enumerate(rust_code(open(f).read()).splitlines(), 1):
+                for other, inner in re.findall(r"crate::([a-z_]+)::([a-z_]+)", line):
+                    if other == wing:
+                        if inner in order and order.index(inner) > pos:
+                            bad("%s:%d: imports %s::%s, which %s lists after %s" % (
+                                rel(f), n, wing, inner, rel(mod_path), m))
+                    elif other == "api" or (other in wings and other not in allowed):
+                        bad("%s:%d: imports `%s`, which the import rule of %s does not allow" % (
+                            rel(f), n, other, rel(mod_path)))
+
 total = len(section_of)
+print("wings: %d wings, %d modules, each importing only what its wing's mod.rs allows" % (len(wings), wing_modules))
 print("map: %d sections (%d with functions), %d functions; %d modules in %s; %d file names checked in the docs"
       % (len(sections), len(with_functions), total, len(modules), rel(mod_rs), named))
 print("tests: %d of %d functions referenced by their own section's tests; %d only by other tests; %d by none"

@@ -12,11 +12,11 @@
 # linked it with (its DT_NEEDED entries), which this link needs too.
 # CC names the C compiler driver to link with (default: cc).
 set -euo pipefail
-header=$1
-archive=$2
-cargo_so=$3
-out=$4
-soname=$5
+if [ $# -ne 5 ]; then
+  echo "usage: link_shared.sh HEADER ARCHIVE CARGO_SO OUT SONAME" >&2
+  exit 2
+fi
+header=$1 archive=$2 cargo_so=$3 out=$4 soname=$5
 cc=${CC:-cc}
 work=$(mktemp -d "$(dirname "$out")/.link_shared.XXXXXX")
 trap 'rm -rf "$work"' EXIT

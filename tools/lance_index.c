@@ -8,6 +8,7 @@
  *   lance-index build    URI --column C [--fragments 0,1,5] [--model model.bin] -o seg.bin
  *                        [--ivf-centroids c.f32 --partitions K [--pq-codebook p.f32 --sub-vectors M]]
  *   lance-index merge    URI seg.bin seg.bin... -o merged.bin [--version V]
+ *                        [--index NAME --segment UUID...]   (committed segments)
  *   lance-index commit   URI --name N --column C seg.bin... [--replace] [--job-id ID]
  *   lance-index list     URI [--json]
  *   lance-index coverage URI --name N [--json]
@@ -15,15 +16,27 @@
  *   lance-index create   URI --column C [vector options | --scalar TYPE [--params JSON]]
  *   lance-index optimize URI [--index NAME]... [--merge N] [--retrain]
  *   lance-index cleanup  URI [--older-than S] [--delete-unverified]
+ *   lance-index plan-maintenance URI --index NAME [--target-rows N] [--small-rows N] [--max-segments N]
+ *   lance-index maintain URI --index NAME [policy as above] [--model model.bin]
  *
  * Every command takes --storage-option KEY=VALUE (repeated) and reads
  * LANCE_STORAGE_OPTIONS ("k=v,k=v"): the object-store settings of s3://
  * URIs (endpoint, region, credentials, allow_http).
  *
- * Written on lance.h and the shared helpers of common/ alone.
- * `lance-index help` and `lance-index CMD --help` describe each command;
- * docs/lance-index.md is the manual, with the exit codes. */
+ * Written on lance.h and the shared helpers of common/ alone.  main parses
+ * a command's options by its row of the command table and calls its
+ * handler; `lance-index help` and `lance-index CMD --help` print from the
+ * table.  docs/lance-index.md is the manual, with the exit codes. */
 #include "lance_index.h"
+
+#include <ctype.h>
+
+/* The commands, in the order `lance-index help` lists them. */
+static const Command* const commands[] = {
+    &plan_command,   &train_command,  &train_start_command, &train_worker_command, &train_reduce_command,
+    &build_command,  &merge_command,  &commit_command,      &list_command,         &coverage_command,
+    &search_command, &create_command, &optimize_command,    &cleanup_command,      &plan_maintenance_command,
+    &maintain_command};
 
 /* The exit status for a failure of the library with `code` (table above). */
 int exit_status(LanceErrorCode code) {
@@ -35,8 +48,8 @@ int exit_status(LanceErrorCode code) {
 
 int quiet;
 
-/* The storage options of every dataset the command opens. */
-StorageOptions storage;
+/* The storage options of every dataset a command opens. */
+static StorageOptions storage;
 
 int usage(const char* fmt, ...) {
     va_list ap;
@@ -64,43 +77,64 @@ void* must(void* p) {
 
 /* ---- command-line options ---- */
 
-
-/* Parses argv[first..] into `opts`; the rest are positional (up to `cap`).
- * Returns the number of positionals, or -1 after printing an error. */
-int parse(int argc, char** argv, int first, Opt* opts, int nopts, const char** pos, int cap) {
-    int n = 0;
-    for (int i = first; i < argc; i++) {
-        const char* a = argv[i];
-        if ((a[0] == '-' && a[1] == '-') || !strcmp(a, "-o")) {
-            int k = 0;
-            while (k < nopts && strcmp(opts[k].name, a) != 0) k++;
-            if (k == nopts) {
-                usage("unknown option %s", a);
-                return -1;
-            }
-            opts[k].given = 1;
-            if (opts[k].takes_value) {
-                if (i + 1 >= argc) {
-                    usage("%s needs a value", a);
-                    return -1;
-                }
-                opts[k].value = argv[++i];
-            }
-        } else {
-            if (n >= cap) {
-                usage("too many arguments");
-                return -1;
-            }
-            pos[n++] = a;
-        }
-    }
-    return n;
+/* The index of option `name` in `c`'s table; -1 when it takes none such. */
+static int option_index(const Command* c, const char* name) {
+    for (int k = 0; k < MAX_OPTIONS && c->options[k].name; k++)
+        if (!strcmp(c->options[k].name, name)) return k;
+    return -1;
 }
 
-const char* opt(const Opt* opts, int nopts, const char* name) {
-    for (int k = 0; k < nopts; k++)
-        if (!strcmp(opts[k].name, name)) return opts[k].given ? (opts[k].value ? opts[k].value : "") : NULL;
-    return NULL;
+/* Parses argv[2..] into `a` by `c`'s options: a word starting with "--",
+ * and -o, is an option; the rest are positional.  An option given twice
+ * keeps its last value.  Returns 0, or EXIT_USAGE after saying why. */
+static int parse_args(const Command* c, int argc, char** argv, Args* a, int* help_given) {
+    memset(a, 0, sizeof *a);
+    a->command = c;
+    a->argc = argc;
+    a->argv = argv;
+    a->pos = must(calloc((size_t)argc, sizeof *a->pos));
+    for (int i = 2; i < argc; i++) {
+        const char* word = argv[i];
+        if ((word[0] != '-' || word[1] != '-') && strcmp(word, "-o") != 0) {
+            if (a->npos >= c->max_positional) return usage("too many arguments");
+            a->pos[a->npos++] = word;
+            continue;
+        }
+        if (!strcmp(word, "--help")) {
+            *help_given = 1;
+            continue;
+        }
+        int k = option_index(c, word);
+        if (k < 0) return usage("unknown option %s", word);
+        if (!c->options[k].takes_value) {
+            a->values[k] = "";
+        } else if (i + 1 >= argc) {
+            return usage("%s needs a value", word);
+        } else {
+            a->values[k] = argv[++i];
+        }
+    }
+    return 0;
+}
+
+/* The value of option `name`: "" for a flag given, NULL when not given. */
+const char* arg(const Args* a, const char* name) {
+    int k = option_index(a->command, name);
+    return k < 0 ? NULL : a->values[k];
+}
+
+/* Every value of option `name` in the order given (arg() has the last
+ * one): the command line walked again as parse_args() walks it.  Returns
+ * their count; `out` holds room for a->argc of them. */
+size_t arg_values(const Args* a, const char* name, const char** out) {
+    size_t n = 0;
+    for (int i = 2; i < a->argc; i++) {
+        int k = option_index(a->command, a->argv[i]);
+        if (k < 0 || !a->command->options[k].takes_value || i + 1 >= a->argc) continue;
+        if (!strcmp(a->argv[i], name)) out[n++] = a->argv[i + 1];
+        i++;
+    }
+    return n;
 }
 
 /* A non-negative integer option; -1 when the text is not one. */
@@ -119,6 +153,8 @@ int fragment_list(const char* option, const char* text, uint32_t** ids, size_t* 
     return 0;
 }
 
+/* ---- files and datasets ---- */
+
 int write_output(const char* path, const uint8_t* bytes, size_t len) {
     if (write_whole_file(path, bytes, len) == 0) return 0;
     fprintf(stderr, "lance-index: cannot write %s: %s\n", path, strerror(errno));
@@ -134,73 +170,45 @@ int open_dataset(const char* uri, const char* version, LanceDataset** out) {
     return *out ? 0 : lib_error("open");
 }
 
-/* ---- progress on stderr ----
- * A stage's STAGE_START gives its total, its STAGE_PROGRESS events the
- * count so far; its STAGE_COMPLETE carries no count (completed = 0), so
- * the line that ends a stage says how long it took, never a count. */
-
-
-static void on_progress(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
-                        uint64_t completed) {
-    Progress* p = user;
-    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) {
-        snprintf(p->stage, sizeof p->stage, "%s", stage);
-        snprintf(p->unit, sizeof p->unit, "%s", unit);
-        p->total = total;
-        p->started = monotonic_seconds();
-        if (!p->tty && total) fprintf(stderr, "%s: started (%llu %s)\n", stage, (unsigned long long)total, unit);
-        else if (!p->tty) fprintf(stderr, "%s: started\n", stage);
-        return;
+/* Reads `count` files (segment metadata, training statistics).  Returns 0,
+ * or the exit status after printing why; free with free_segments() either
+ * way. */
+int read_segments(const char* const* paths, size_t count, const uint8_t*** ptrs, size_t** lens) {
+    *ptrs = must(calloc(count + 1, sizeof **ptrs));
+    *lens = must(calloc(count + 1, sizeof **lens));
+    for (size_t i = 0; i < count; i++) {
+        (*ptrs)[i] = read_whole_file(paths[i], &(*lens)[i]);
+        if (!(*ptrs)[i]) return usage("cannot read %s: %s", paths[i], strerror(errno));
     }
-    double elapsed = monotonic_seconds() - p->started;
-    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS && p->tty) {
-        double rate = elapsed > 0 ? completed / elapsed : 0;
-        if (p->total)
-            fprintf(stderr, "\r%-18s %llu/%llu %s (%.0f/s)   ", stage, (unsigned long long)completed,
-                    (unsigned long long)p->total, p->unit, rate);
-        else
-            fprintf(stderr, "\r%-18s %llu %s (%.0f/s)   ", stage, (unsigned long long)completed, p->unit, rate);
-    } else if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) {
-        fprintf(stderr, p->tty ? "\r%-18s done in %.2f s%30s\n" : "%s: done in %.2f s%s\n", stage, elapsed, "");
-    }
+    return 0;
 }
 
-Progress progress_state;
-
-/* The progress callback, NULL with --quiet. */
-LanceIndexBuildProgressCallback progress_fn(void) {
-    if (quiet) return NULL;
-    progress_state.tty = isatty(2);
-    return on_progress;
+void free_segments(const uint8_t** ptrs, size_t* lens, size_t count) {
+    for (size_t i = 0; ptrs && i < count; i++) free((void*)ptrs[i]);
+    free(ptrs);
+    free(lens);
 }
 
-/* SIGINT / SIGTERM cancel the build given the returned token (NULL, with a
- * warning, when signals cannot be watched: the build still runs). */
-const LanceIndexBuildCancelToken* cancel_on_signals(void) {
-    const LanceIndexBuildCancelToken* token = cancel_signal_start();
-    if (!token)
+/* ---- progress and cancel ---- */
+
+static ProgressPrint progress;
+
+/* A build's control: progress on stderr (none with --quiet), and SIGINT or
+ * SIGTERM as its cancel (no token, with a warning, when signals cannot be
+ * watched: the build still runs; cancel_signal_stop() after the build). */
+LanceIndexBuildControl build_control(void) {
+    LanceIndexBuildControl control = {NULL, &progress, cancel_signal_start()};
+    if (!control.cancel_token)
         fprintf(stderr, "lance-index: warning: SIGINT and SIGTERM will not cancel this build (%s)\n",
                 strerror(errno));
-    return token;
-}
-
-/* ---- training has no progress events: show the time it has taken ---- */
-
-atomic_int training_done;
-double training_started;
-
-void* show_elapsed(void* arg) {
-    (void)arg;
-    while (!atomic_load(&training_done)) {
-        fprintf(stderr, "\rtraining the shared model: %.1f s", monotonic_seconds() - training_started);
-        struct timespec pause = {0, 200 * 1000 * 1000};
-        nanosleep(&pause, NULL);
+    if (!quiet) {
+        progress_print_init(&progress, NULL, isatty(2));
+        control.progress = progress_print_event;
     }
-    fprintf(stderr, "\r%50s\r", "");
-    return NULL;
+    return control;
 }
 
-/* ---- vector parameters ---- */
+/* ---- index parameters ---- */
 
 static const struct {
     const char* name;
@@ -210,7 +218,7 @@ static const struct {
                     {"IVF_HNSW_PQ", LANCE_INDEX_IVF_HNSW_PQ}, {"IVF_HNSW_FLAT", LANCE_INDEX_IVF_HNSW_FLAT},
                     {"IVF_RQ", LANCE_INDEX_IVF_RQ}};
 
-static int vector_type(const char* name, LanceVectorIndexType* out) {
+int vector_type(const char* name, LanceVectorIndexType* out) {
     for (size_t i = 0; i < sizeof vector_types / sizeof vector_types[0]; i++)
         if (!strcmp(vector_types[i].name, name)) {
             *out = vector_types[i].type;
@@ -238,221 +246,98 @@ int metric(const char* name, LanceMetricType* out) {
     return 0;
 }
 
-/* Fills params from the VECTOR_OPTS (type IVF_PQ when --type is absent);
- * returns 0 or an exit code. */
-int vector_params(const Opt* o, int n, LanceVectorIndexParams* p) {
+/* The VECTOR_OPTIONS that take a number, and the fields they set. */
+static const char* const vector_numbers[] = {"--partitions", "--sub-vectors", "--bits", "--iterations",
+                                             "--sample-rate"};
+
+/* Fills params from the VECTOR_OPTIONS (type IVF_PQ when --type is
+ * absent); returns 0 or an exit code. */
+int vector_params(const Args* a, LanceVectorIndexParams* p) {
     memset(p, 0, sizeof *p);
-    const char* type = opt(o, n, "--type");
+    const char* type = arg(a, "--type");
     if (vector_type(type ? type : "IVF_PQ", &p->index_type) != 0) return usage("unknown --type %s", type);
-    const char* m = opt(o, n, "--metric");
+    const char* m = arg(a, "--metric");
     if (m && metric(m, &p->metric) != 0) return usage("unknown --metric %s (l2, cosine, dot)", m);
-    const char* names[5] = {"--partitions", "--sub-vectors", "--bits", "--iterations", "--sample-rate"};
-    uint32_t* fields[5] = {&p->num_partitions, &p->num_sub_vectors, &p->num_bits, &p->max_iterations,
-                           &p->sample_rate};
-    for (int i = 0; i < 5; i++) {
-        const char* v = opt(o, n, names[i]);
+    uint32_t* fields[] = {&p->num_partitions, &p->num_sub_vectors, &p->num_bits, &p->max_iterations,
+                          &p->sample_rate};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const char* v = arg(a, vector_numbers[i]);
         if (!v) continue;
         long long x = number(v);
-        if (x < 0 || x > UINT32_MAX) return usage("%s must be a number", names[i]);
+        if (x < 0 || x > UINT32_MAX) return usage("%s must be a number", vector_numbers[i]);
         *fields[i] = (uint32_t)x;
     }
     return 0;
 }
 
-/* Parses a command's arguments; prints its help for --help.  Returns -1 to
- * go on (with *np positionals), or the exit status to return at once. */
-int prologue(int argc, char** argv, Opt* o, int no, const char** pos, int cap, const char* help, int* np) {
-    *np = parse(argc, argv, 2, o, no, pos, cap);
-    if (*np < 0) return EXIT_USAGE;
-    if (opt(o, no, "--help")) {
-        puts(help);
-        return 0;
+static const struct {
+    const char* name;
+    LanceScalarIndexType type;
+} scalar_types[] = {{"BTREE", LANCE_SCALAR_BTREE},
+                    {"BITMAP", LANCE_SCALAR_BITMAP},
+                    {"LABEL_LIST", LANCE_SCALAR_LABEL_LIST},
+                    {"INVERTED", LANCE_SCALAR_INVERTED},
+                    {"NGRAM", LANCE_SCALAR_NGRAM},
+                    {"ZONEMAP", LANCE_SCALAR_ZONEMAP},
+                    {"BLOOMFILTER", LANCE_SCALAR_BLOOMFILTER},
+                    {"RTREE", LANCE_SCALAR_RTREE},
+                    {"MINHASHLSH", LANCE_SCALAR_MINHASHLSH}};
+
+int scalar_type(const char* name, LanceScalarIndexType* out) {
+    for (size_t i = 0; i < sizeof scalar_types / sizeof scalar_types[0]; i++)
+        if (!strcmp(scalar_types[i].name, name)) {
+            *out = scalar_types[i].type;
+            return 0;
+        }
+    return -1;
+}
+
+/* The scalar type of a segment as the library's listings name it ("BTree",
+ * "LabelList", "MinHashLsh": the core's names), which are the --scalar
+ * names in another case, without the underscores.  Returns 0 or -1. */
+int scalar_type_listed(const char* listed, LanceScalarIndexType* out) {
+    for (size_t i = 0; i < sizeof scalar_types / sizeof scalar_types[0]; i++) {
+        const char* a = scalar_types[i].name;
+        const char* b = listed;
+        for (;; a++, b++) {
+            if (*a == '_') a++;
+            if (toupper((unsigned char)*b) != *a || !*a) break;
+        }
+        if (!*a && !*b) {
+            *out = scalar_types[i].type;
+            return 0;
+        }
     }
     return -1;
 }
 
-/* ---- commands ---- */
-
-static int cmd_plan(int argc, char** argv) {
-    Opt o[] = {{"--groups", 1, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
-    const char* pos[1] = {NULL};
-    int np = 0;
-    int done = prologue(argc, argv, o, 3, pos, 1,
-                        "lance-index plan URI --groups N [--version V]\n"
-                        "  Splits the fragments into N ranges of consecutive fragments with balanced row counts\n"
-                        "  (so that the segments built over them leave the table compactable) and prints them\n"
-                        "  as JSON:\n"
-                        "  {\"dataset_version\": V, \"groups\": [{\"fragments\": [...], \"rows\": R}, ...]}", &np);
-    if (done >= 0) return done;
-    long long groups = number(opt(o, 3, "--groups"));
-    if (np != 1 || groups < 0) return usage("plan needs URI and --groups N");
-    LanceDataset* ds = NULL;
-    int rc = open_dataset(pos[0], opt(o, 3, "--version"), &ds);
-    if (rc) return rc;
-    LanceFragmentPlan* plan = NULL;
-    if (lance_dataset_plan_fragment_groups(ds, (size_t)groups, &plan) != 0) {
-        rc = lib_error("plan");
-    } else {
-        /* The whole document is checked before any of it is printed. */
-        size_t count = lance_fragment_plan_group_count(plan);
-        for (size_t g = 0; g < count && rc == 0; g++) {
-            const uint32_t* ids = NULL;
-            size_t n = 0;
-            uint64_t rows = 0;
-            if (lance_fragment_plan_group(plan, g, &ids, &n, &rows) != 0) rc = lib_error("plan group");
-        }
-        if (rc == 0) {
-            printf("{\"dataset_version\": %llu, \"groups\": [",
-                   (unsigned long long)lance_fragment_plan_dataset_version(plan));
-            for (size_t g = 0; g < count; g++) {
-                const uint32_t* ids = NULL;
-                size_t n = 0;
-                uint64_t rows = 0;
-                lance_fragment_plan_group(plan, g, &ids, &n, &rows);
-                printf("%s{\"fragments\": [", g ? ", " : "");
-                for (size_t i = 0; i < n; i++) printf("%s%u", i ? ", " : "", ids[i]);
-                printf("], \"rows\": %llu}", (unsigned long long)rows);
-            }
-            printf("]}\n");
-        }
-    }
-    lance_fragment_plan_free(plan);
-    lance_dataset_close(ds);
-    return rc;
-}
-
-/* Reads `count` segment metadata files.  Returns 0, or the exit status
- * after printing why; free with free_segments() either way. */
-int read_segments(const char* const* paths, size_t count, const uint8_t*** ptrs, size_t** lens) {
-    *ptrs = must(calloc(count + 1, sizeof **ptrs));
-    *lens = must(calloc(count + 1, sizeof **lens));
-    for (size_t i = 0; i < count; i++) {
-        (*ptrs)[i] = read_whole_file(paths[i], &(*lens)[i]);
-        if (!(*ptrs)[i]) return usage("cannot read %s: %s", paths[i], strerror(errno));
-    }
+/* Reads --scalar and --params: *scalar NULL for a vector index.  A vector
+ * option with --scalar, or --params without it, is a usage error.  Returns 0
+ * or an exit code. */
+int scalar_options(const Args* a, const char** scalar, LanceScalarIndexType* type, const char** params_json) {
+    static const char* const vector_only[] = {"--type", "--metric", "--partitions", "--sub-vectors",
+                                              "--bits", "--iterations", "--sample-rate"};
+    *scalar = arg(a, "--scalar");
+    *params_json = arg(a, "--params");
+    *type = LANCE_SCALAR_BTREE;
+    if (!*scalar) return *params_json ? usage("--params is for scalar indices: give --scalar TYPE") : 0;
+    if (scalar_type(*scalar, type) != 0) return usage("unknown --scalar %s (" SCALAR_NAMES ")", *scalar);
+    for (size_t i = 0; i < sizeof vector_only / sizeof vector_only[0]; i++)
+        if (arg(a, vector_only[i]))
+            return usage("%s is for vector indices, not with --scalar %s", vector_only[i], *scalar);
     return 0;
 }
 
-void free_segments(const uint8_t** ptrs, size_t* lens, size_t count) {
-    for (size_t i = 0; ptrs && i < count; i++) free((void*)ptrs[i]);
-    free(ptrs);
-    free(lens);
-}
-
-static int cmd_commit(int argc, char** argv) {
-    Opt o[] = {{"--name", 1, NULL, 0},       {"--column", 1, NULL, 0},   {"--replace", 0, NULL, 0},
-               {"--job-id", 1, NULL, 0},     {"--attempt-id", 1, NULL, 0}, {"--allow-independent-models", 0, NULL, 0},
-               {"--help", 0, NULL, 0}};
-    int no = (int)(sizeof o / sizeof o[0]);
-    const char** pos = must(calloc((size_t)argc, sizeof *pos));
-    int np = 0;
-    int done = prologue(argc, argv, o, no, pos, argc,
-                        "lance-index commit URI --name N --column C SEGMENT... [--replace] [--job-id ID]\n"
-                        "        [--attempt-id ID] [--allow-independent-models]\n"
-                        "  Commits the segments as one index in one new version and prints\n"
-                        "  {\"version\": V, \"already_committed\": false|true}.  A retry of a commit that\n"
-                        "  happened prints the version that holds the segments.", &np);
-    if (done >= 0) {
-        free(pos);
-        return done;
-    }
-    const char* name = opt(o, no, "--name");
-    const char* column = opt(o, no, "--column");
-    if (np < 1 || !name || !column) {
-        free(pos);
-        return usage("commit needs URI, --name, --column and segment files");
-    }
-    size_t count = (size_t)np - 1;
-    const uint8_t** ptrs = NULL;
-    size_t* lens = NULL;
-    int rc = read_segments(pos + 1, count, &ptrs, &lens);
-    LanceDataset* ds = NULL;
-    if (rc == 0) rc = open_dataset(pos[0], NULL, &ds);
-    if (rc == 0) {
-        LanceCommitIndexOptions c;
-        memset(&c, 0, sizeof c);
-        c.replace = opt(o, no, "--replace") != NULL;
-        c.allow_independent_models = opt(o, no, "--allow-independent-models") != NULL;
-        c.job_id = opt(o, no, "--job-id");
-        c.attempt_id = opt(o, no, "--attempt-id");
-        LanceCommitIndexResult r;
-        if (lance_dataset_commit_index_segments_with_options(ds, name, column, ptrs, lens, count, &c, &r) != 0)
-            rc = lib_error("commit");
-        else
-            printf("{\"version\": %llu, \"already_committed\": %s}\n", (unsigned long long)r.version,
-                   r.already_committed ? "true" : "false");
-    }
-    free_segments(ptrs, lens, count);
-    free(pos);
-    lance_dataset_close(ds);
-    return rc;
-}
-
-static int cmd_merge(int argc, char** argv) {
-    Opt o[] = {{"-o", 1, NULL, 0}, {"--version", 1, NULL, 0}, {"--quiet", 0, NULL, 0}, {"--help", 0, NULL, 0}};
-    int no = (int)(sizeof o / sizeof o[0]);
-    const char** pos = must(calloc((size_t)argc, sizeof *pos));
-    int np = 0;
-    int done = prologue(argc, argv, o, no, pos, argc,
-                        "lance-index merge URI SEGMENT SEGMENT... -o MERGED [--version V] [--quiet]\n"
-                        "  Merges two or more uncommitted segments (the metadata files `build` wrote)\n"
-                        "  into one and writes its metadata to MERGED; nothing is committed: commit\n"
-                        "  MERGED like any segment.  Vector segments must come from one shared model\n"
-                        "  (their partitions are combined, not retrained); scalar segments of the\n"
-                        "  types Lance merges are rebuilt.  Fewer segments make k-NN queries faster.\n"
-                        "  --version V reads the segments' files at version V (default: latest).", &np);
-    if (done >= 0) {
-        free(pos);
-        return done;
-    }
-    quiet |= opt(o, no, "--quiet") != NULL;
-    const char* out = opt(o, no, "-o");
-    if (np < 3 || !out) {
-        free(pos);
-        return usage("merge needs URI, at least two segment files and -o MERGED");
-    }
-    size_t count = (size_t)np - 1;
-    const uint8_t** ptrs = NULL;
-    size_t* lens = NULL;
-    int rc = read_segments(pos + 1, count, &ptrs, &lens);
-    LanceDataset* ds = NULL;
-    if (rc == 0) rc = open_dataset(pos[0], opt(o, no, "--version"), &ds);
-    uint8_t* bytes = NULL;
-    size_t len = 0;
-    if (rc == 0) {
-        double t0 = monotonic_seconds();
-        if (lance_dataset_merge_index_segments(ds, ptrs, lens, count, &bytes, &len) != 0)
-            rc = lib_error("merge");
-        else
-            rc = write_output(out, bytes, len);
-        if (rc == 0 && !quiet)
-            fprintf(stderr, "%zu segments merged in %.2f s -> %s\n", count, monotonic_seconds() - t0, out);
-    }
-    lance_free_bytes(bytes);
-    free_segments(ptrs, lens, count);
-    free(pos);
-    lance_dataset_close(ds);
-    return rc;
-}
+/* ---- help, logging, main ---- */
 
 static void help(void) {
-    puts("lance-index: run the steps of a distributed Lance index build from a shell.\n"
-         "\n"
-         "  lance-index plan     URI --groups N                       balanced fragment ranges (JSON)\n"
-         "  lance-index train    URI --column C -o MODEL [options]    the shared model\n"
-         "  lance-index train-start --column C -o REQUEST [options]   the shared model, trained by\n"
-         "  lance-index train-worker URI [--fragments F]              the workers together: rounds of\n"
-         "  lance-index train-reduce REQUEST STATS... -o OUT          requests and statistics\n"
-         "  lance-index build    URI --column C -o SEGMENT [options]  one uncommitted segment\n"
-         "  lance-index merge    URI SEGMENT SEGMENT... -o MERGED     segments merged into one\n"
-         "  lance-index commit   URI --name N --column C SEGMENT...   one index, one new version\n"
-         "  lance-index list     URI [--json]                         the segments of every index\n"
-         "  lance-index coverage URI --name N [--json]                indexed, unindexed, stale fragments\n"
-         "  lance-index search   URI --column C --query V [options]   k-NN through the index\n"
-         "  lance-index create   URI --column C [options]             one-shot build and commit\n"
-         "  lance-index optimize URI [--index N]... [--merge N]       index new rows, merge segments\n"
-         "  lance-index cleanup  URI [--older-than S]                 old versions, unreferenced files\n"
-         "\n"
+    puts("lance-index: run the steps of a distributed Lance index build from a shell.\n");
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        /* The summaries start at column 60 (one space at least). */
+        int width = printf("  lance-index %-8s %s", commands[i]->name, commands[i]->synopsis);
+        printf("%*s%s\n", width < 59 ? 60 - width : 1, "", commands[i]->summary);
+    }
+    puts("\n"
          "Object storage: every command takes --storage-option KEY=VALUE (repeated) and reads\n"
          "LANCE_STORAGE_OPTIONS=\"KEY=VALUE,KEY=VALUE\" (the command line's win), for example\n"
          "  lance-index list s3://bucket/vectors.lance --storage-option aws_endpoint=http://host:8333 \\\n"
@@ -491,11 +376,24 @@ static int log_from_env(void) {
     return usage("LANCE_LOG=%s: expected off, error, warn, info, debug or trace", level);
 }
 
+/* Runs command `c` on argv[2..]: its --help, or its handler. */
+static int run(const Command* c, int argc, char** argv) {
+    Args a;
+    int help_given = 0;
+    int rc = parse_args(c, argc, argv, &a, &help_given);
+    if (rc == 0 && help_given) {
+        puts(c->usage);
+    } else if (rc == 0) {
+        quiet = arg(&a, "--quiet") != NULL;
+        rc = c->run(&a);
+    }
+    free(a.pos);
+    return rc;
+}
+
 int main(int argc, char** argv) {
     char why[200];
-    if (storage_options_from_env(&storage, why, sizeof why) != 0 ||
-        storage_options_from_args(&storage, &argc, argv, why, sizeof why) != 0)
-        return usage("%s", why);
+    if (storage_options_from_command_line(&storage, &argc, argv, why, sizeof why) != 0) return usage("%s", why);
     int log_rc = log_from_env();
     if (log_rc != 0) return log_rc;
     if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -506,18 +404,10 @@ int main(int argc, char** argv) {
         printf("lance-index (lance-c %s, Lance core %s)\n", lance_version(), LANCE_CORE_VERSION_STRING);
         return 0;
     }
-    static const struct {
-        const char* name;
-        int (*run)(int, char**);
-    } commands[] = {{"plan", cmd_plan},     {"train", cmd_train},       {"build", cmd_build},
-                    {"merge", cmd_merge},   {"commit", cmd_commit},     {"list", cmd_list},
-                    {"coverage", cmd_coverage}, {"search", cmd_search}, {"create", cmd_create},
-                    {"cleanup", cmd_cleanup}, {"optimize", cmd_optimize}, {"train-start", cmd_train_start},
-                    {"train-worker", cmd_train_worker}, {"train-reduce", cmd_train_reduce}};
-    int rc = -1;
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0] && rc < 0; i++)
-        if (!strcmp(argv[1], commands[i].name)) rc = commands[i].run(argc, argv);
-    if (rc < 0) rc = usage("unknown command %s", argv[1]);
+    const Command* c = NULL;
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0] && !c; i++)
+        if (!strcmp(argv[1], commands[i]->name)) c = commands[i];
+    int rc = c ? run(c, argc, argv) : usage("unknown command %s", argv[1]);
     storage_options_free(&storage);
     return rc;
 }

@@ -1,22 +1,21 @@
-/* lance-index's shared part: the includes, the exit codes, the option
- * parser's type, and the helpers and commands one file of the tool uses
- * from another.  Each command lives in the file of its group:
- * lance_index.c (plan, commit, merge, help and main), lance_index_build.c
+/* lance-index's shared part: the command table's types, the exit codes and
+ * the helpers the command files share.  lance_index.c holds main, the table
+ * and these helpers; each command lives in the file of its group:
+ * lance_index_coordinate.c (plan, merge, commit), lance_index_build.c
  * (train, build), lance_index_inspect.c (list, coverage, search),
- * lance_index_maintain.c (create, optimize, cleanup), lance_index_rounds.c
- * (train-start, train-worker, train-reduce). */
+ * lance_index_maintain.c (create, optimize, cleanup, plan-maintenance,
+ * maintain) and lance_index_rounds.c (train-start, train-worker,
+ * train-reduce). */
 #ifndef LANCE_INDEX_TOOL_H
 #define LANCE_INDEX_TOOL_H
 
 #define _POSIX_C_SOURCE 200809L /* strdup, nanosleep */
 #include <errno.h>
-#include <pthread.h>
-#include <stdatomic.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cancel_signal.h"
@@ -27,6 +26,7 @@
 #include "json.h"
 #include "lance/lance.h"
 #include "measure.h"
+#include "progress_print.h"
 #include "segment_params.h"
 #include "storage_options.h"
 #include "training_rounds.h"
@@ -48,69 +48,76 @@
 #define EXIT_USAGE 2
 #define EXIT_UNKNOWN_ERROR 29
 
+/* One option a command takes: "--groups", and whether a value follows. */
 typedef struct {
-    const char* name;  /* "--groups" */
+    const char* name;
     int takes_value;
-    const char* value; /* set when given */
-    int given;
-} Opt;
+} Option;
 
-/* The progress printer's state (lance_index.c, on_progress). */
+/* The most options one command takes (build takes 19). */
+enum { MAX_OPTIONS = 24 };
+
+typedef struct Command Command;
+
+/* A command's arguments as main parsed them for its handler. */
 typedef struct {
-    int tty;
-    char stage[64];
-    uint64_t total;
-    char unit[32];
-    double started;
-} Progress;
+    const Command* command;
+    int argc; /* the whole command line, for an option given more than once */
+    char** argv;
+    const char* values[MAX_OPTIONS]; /* per command->options entry: its value ("" for a
+                                        flag), NULL when not given */
+    const char** pos;                /* the positional arguments */
+    int npos;
+} Args;
+
+/* One row of the command table (lance_index.c), written beside its handler. */
+struct Command {
+    const char* name;             /* "plan" */
+    int (*run)(const Args* args); /* returns the exit status */
+    const char* synopsis;         /* its row in `lance-index help`: the arguments, */
+    const char* summary;          /* and what it does */
+    const char* usage;            /* `lance-index NAME --help` */
+    const Option* options;        /* besides --help; ends with {NULL, 0} */
+    int max_positional;           /* more positional arguments are a usage error */
+};
+
+extern const Command plan_command, merge_command, commit_command, train_command, build_command, list_command,
+    coverage_command, search_command, create_command, optimize_command, cleanup_command, plan_maintenance_command,
+    maintain_command, train_start_command, train_worker_command, train_reduce_command;
 
 /* The vector options every command that trains or builds takes. */
-#define VECTOR_OPTS                                                                              \
-    {"--type", 1, NULL, 0}, {"--metric", 1, NULL, 0}, {"--partitions", 1, NULL, 0},              \
-        {"--sub-vectors", 1, NULL, 0}, {"--bits", 1, NULL, 0}, {"--iterations", 1, NULL, 0},     \
-        {"--sample-rate", 1, NULL, 0}
+#define VECTOR_OPTIONS                                                                                           \
+    {"--type", 1}, {"--metric", 1}, {"--partitions", 1}, {"--sub-vectors", 1}, {"--bits", 1}, {"--iterations", 1}, \
+        {"--sample-rate", 1}
 
 /* The --scalar names, every LanceScalarIndexType. */
 #define SCALAR_NAMES "BTREE|BITMAP|LABEL_LIST|INVERTED|NGRAM|ZONEMAP|BLOOMFILTER|RTREE|MINHASHLSH"
 
-/* -q/--quiet, and the storage options every command takes (lance_index.c). */
+/* --quiet: no progress, no timings on stderr. */
 extern int quiet;
-extern StorageOptions storage;
-extern Progress progress_state;
-extern atomic_int training_done;
-extern double training_started;
 
 int exit_status(LanceErrorCode code);
 int usage(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 int lib_error(const char* what);
 void* must(void* p);
-int parse(int argc, char** argv, int first, Opt* opts, int nopts, const char** pos, int cap);
-const char* opt(const Opt* opts, int nopts, const char* name);
+const char* arg(const Args* a, const char* name);
+size_t arg_values(const Args* a, const char* name, const char** out);
 long long number(const char* text);
 int fragment_list(const char* option, const char* text, uint32_t** ids, size_t* count);
 int write_output(const char* path, const uint8_t* bytes, size_t len);
 int open_dataset(const char* uri, const char* version, LanceDataset** out);
-LanceIndexBuildProgressCallback progress_fn(void);
-const LanceIndexBuildCancelToken* cancel_on_signals(void);
-void* show_elapsed(void* arg);
+int read_segments(const char* const* paths, size_t count, const uint8_t*** ptrs, size_t** lens);
+void free_segments(const uint8_t** ptrs, size_t* lens, size_t count);
+LanceIndexBuildControl build_control(void);
+int vector_type(const char* name, LanceVectorIndexType* out);
 const char* vector_type_name(int32_t type);
 int uses_pq_codebook(LanceVectorIndexType type);
 int metric(const char* name, LanceMetricType* out);
-int vector_params(const Opt* o, int n, LanceVectorIndexParams* p);
-int prologue(int argc, char** argv, Opt* o, int no, const char** pos, int cap, const char* help, int* np);
-int cmd_train(int argc, char** argv);
-int scalar_options(const Opt* o, int n, const char** scalar, LanceScalarIndexType* type, const char** params_json);
-int cmd_build(int argc, char** argv);
-int read_segments(const char* const* paths, size_t count, const uint8_t*** ptrs, size_t** lens);
-void free_segments(const uint8_t** ptrs, size_t* lens, size_t count);
-int cmd_list(int argc, char** argv);
-int cmd_coverage(int argc, char** argv);
-int cmd_create(int argc, char** argv);
-int cmd_optimize(int argc, char** argv);
-int cmd_search(int argc, char** argv);
-int cmd_train_start(int argc, char** argv);
-int cmd_train_worker(int argc, char** argv);
-int cmd_train_reduce(int argc, char** argv);
-int cmd_cleanup(int argc, char** argv);
+int vector_params(const Args* a, LanceVectorIndexParams* p);
+int scalar_type(const char* name, LanceScalarIndexType* out);
+int scalar_type_listed(const char* listed, LanceScalarIndexType* out);
+int scalar_options(const Args* a, const char** scalar, LanceScalarIndexType* type, const char** params_json);
+int build_model(const char* path, const char* type_given, int metric_given, LanceVectorIndexParams* p,
+                LanceVectorModel** out);
 
 #endif

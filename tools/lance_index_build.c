@@ -1,34 +1,36 @@
 /* lance-index train and build: a shared model, one segment. */
 #include "lance_index.h"
 
-int cmd_train(int argc, char** argv) {
-    Opt o[] = {VECTOR_OPTS,
-               {"--column", 1, NULL, 0},
-               {"--sample-fragments", 1, NULL, 0},
-               {"--version", 1, NULL, 0},
-               {"--quiet", 0, NULL, 0},
-               {"-o", 1, NULL, 0},
-               {"--help", 0, NULL, 0}};
-    int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1] = {NULL};
-    int np = 0;
-    int done = prologue(argc, argv, o, no, pos, 1,
-                        "lance-index train URI --column C -o MODEL [--type IVF_PQ] [--metric l2|cosine|dot]\n"
-                        "        [--partitions K] [--sub-vectors M] [--bits B] [--iterations I] [--sample-rate S]\n"
-                        "        [--sample-fragments 0,1,...] [--version V] [--quiet]\n"
-                        "  Trains the shared model (IVF centroids, and the PQ codebook for the PQ types) and\n"
-                        "  writes it, serialized, to MODEL.  Prints the model's fingerprint.", &np);
-    if (done >= 0) return done;
-    quiet |= opt(o, no, "--quiet") != NULL;
-    const char* column = opt(o, no, "--column");
-    const char* out = opt(o, no, "-o");
-    if (np != 1 || !column || !out) return usage("train needs URI, --column and -o");
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
+
+/* ---- training has no progress events: show the time it has taken ---- */
+
+static atomic_int training_done;
+static double training_started;
+
+static void* show_elapsed(void* arg) {
+    (void)arg;
+    while (!atomic_load(&training_done)) {
+        fprintf(stderr, "\rtraining the shared model: %.1f s", monotonic_seconds() - training_started);
+        struct timespec pause = {0, 200 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+    fprintf(stderr, "\r%50s\r", "");
+    return NULL;
+}
+
+static int cmd_train(const Args* a) {
+    const char* column = arg(a, "--column");
+    const char* out = arg(a, "-o");
+    if (a->npos != 1 || !column || !out) return usage("train needs URI, --column and -o");
     LanceVectorIndexParams p;
-    int rc = vector_params(o, no, &p);
+    int rc = vector_params(a, &p);
     if (rc) return rc;
     uint32_t* sample = NULL;
     size_t nsample = 0;
-    const char* sf = opt(o, no, "--sample-fragments");
+    const char* sf = arg(a, "--sample-fragments");
     if (sf && (rc = fragment_list("--sample-fragments", sf, &sample, &nsample)) != 0) return rc;
     LanceDataset* ds = NULL;
     LanceVectorModel* model = NULL;
@@ -38,7 +40,7 @@ int cmd_train(int argc, char** argv) {
     pthread_t ticker;
     int ticking = !quiet && isatty(2);
     double t0 = 0;
-    if ((rc = open_dataset(pos[0], opt(o, no, "--version"), &ds)) != 0) goto done;
+    if ((rc = open_dataset(a->pos[0], arg(a, "--version"), &ds)) != 0) goto done;
     t0 = monotonic_seconds();
     training_started = t0;
     if (ticking && pthread_create(&ticker, NULL, show_elapsed, NULL) != 0) ticking = 0;
@@ -67,14 +69,26 @@ done:
     return rc;
 }
 
+static const Option train_options[] = {VECTOR_OPTIONS, {"--column", 1}, {"--sample-fragments", 1}, {"--version", 1},
+                                       {"--quiet", 0}, {"-o", 1}, {NULL, 0}};
+
+const Command train_command = {
+    "train", cmd_train, "URI --column C -o MODEL [options]", "the shared model",
+    "lance-index train URI --column C -o MODEL [--type IVF_PQ] [--metric l2|cosine|dot]\n"
+    "        [--partitions K] [--sub-vectors M] [--bits B] [--iterations I] [--sample-rate S]\n"
+    "        [--sample-fragments 0,1,...] [--version V] [--quiet]\n"
+    "  Trains the shared model (IVF centroids, and the PQ codebook for the PQ types) and\n"
+    "  writes it, serialized, to MODEL.  Prints the model's fingerprint.",
+    train_options, 1};
+
 /* The model in `path` for a build: parsed, its settings filling what the
  * command line left open.  Without --type the model decides the type: the
  * one it was trained for, or, for a model that records none (made from
  * Arrow arrays, or by lance-c before 0.4), IVF_PQ with a PQ codebook and
  * IVF_FLAT without.  A --type the model cannot build is a usage error
  * naming both.  Returns 0 or an exit status. */
-static int build_model(const char* path, const char* type_given, int metric_given, LanceVectorIndexParams* p,
-                       LanceVectorModel** out) {
+int build_model(const char* path, const char* type_given, int metric_given, LanceVectorIndexParams* p,
+                LanceVectorModel** out) {
     size_t len = 0;
     unsigned char* bytes = read_whole_file(path, &len);
     if (!bytes) return usage("cannot read %s: %s", path, strerror(errno));
@@ -101,6 +115,23 @@ static int build_model(const char* path, const char* type_given, int metric_give
     return 0;
 }
 
+/* The float32 values of `path`; NULL after saying why (exit status
+ * EXIT_USAGE). */
+static float* read_floats(const char* path, size_t* count) {
+    float* values = read_f32_file(path, count);
+    if (!values)
+        usage("cannot read %s as little-endian float32 values: %s", path,
+              errno == EINVAL ? "empty, or its size is not a multiple of 4 bytes" : strerror(errno));
+    return values;
+}
+
+/* `values` (taken) as an Arrow array of lists of `width` floats; running out
+ * of memory ends the tool. */
+static void floats_arrow(float* values, size_t count, size_t width, struct ArrowArray* array,
+                         struct ArrowSchema* schema) {
+    if (f32_list_arrow(values, count, (int32_t)width, array, schema) != 0) must(NULL);
+}
+
 /* A model trained elsewhere, as raw little-endian float32 files (the Lance
  * Java SDK's VectorTrainer output written as it is):
  *   centroids  [K][dim] row-major, K = --partitions;
@@ -120,20 +151,15 @@ static int raw_model(const char* centroids_path, const char* codebook_path, cons
         return usage("--type %s %s --pq-codebook", type_given,
                      codebook_path ? "does not use a PQ codebook: leave out" : "needs a PQ codebook: add");
     size_t count = 0;
-    float* centroids = read_f32_file(centroids_path, &count);
-    if (!centroids)
-        return usage("cannot read %s as little-endian float32 values: %s", centroids_path,
-                     errno == EINVAL ? "empty, or its size is not a multiple of 4 bytes" : strerror(errno));
+    float* centroids = read_floats(centroids_path, &count);
+    if (!centroids) return EXIT_USAGE;
     if (count % p->num_partitions != 0 || count / p->num_partitions > INT32_MAX) {
         free(centroids);
         return usage("%s holds %zu floats, not --partitions %u rows of one dimension", centroids_path, count,
                      p->num_partitions);
     }
     size_t dim = count / p->num_partitions;
-    if (f32_list_arrow(centroids, count, (int32_t)dim, &arrays[0], &schemas[0]) != 0) {
-        fprintf(stderr, "lance-index: out of memory\n");
-        exit(EXIT_OUT_OF_MEMORY);
-    }
+    floats_arrow(centroids, count, dim, &arrays[0], &schemas[0]);
     options->ivf_centroids = &arrays[0];
     options->ivf_centroids_schema = &schemas[0];
     options->mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
@@ -145,116 +171,32 @@ static int raw_model(const char* centroids_path, const char* codebook_path, cons
         return usage("--sub-vectors %u does not divide the centroids' dimension %zu", p->num_sub_vectors, dim);
     size_t sub_dim = dim / p->num_sub_vectors;
     size_t expected = (size_t)p->num_sub_vectors * ((size_t)1 << bits) * sub_dim;
-    float* codebook = read_f32_file(codebook_path, &count);
-    if (!codebook)
-        return usage("cannot read %s as little-endian float32 values: %s", codebook_path,
-                     errno == EINVAL ? "empty, or its size is not a multiple of 4 bytes" : strerror(errno));
+    float* codebook = read_floats(codebook_path, &count);
+    if (!codebook) return EXIT_USAGE;
     if (count != expected) {
         free(codebook);
         return usage("%s holds %zu floats; a codebook of %u sub-vectors x %u centroids x %zu dimensions holds %zu",
                      codebook_path, count, p->num_sub_vectors, 1u << bits, sub_dim, expected);
     }
-    if (f32_list_arrow(codebook, count, (int32_t)sub_dim, &arrays[1], &schemas[1]) != 0) {
-        fprintf(stderr, "lance-index: out of memory\n");
-        exit(EXIT_OUT_OF_MEMORY);
-    }
+    floats_arrow(codebook, count, sub_dim, &arrays[1], &schemas[1]);
     options->pq_codebook = &arrays[1];
     options->pq_codebook_schema = &schemas[1];
     return 0;
 }
 
 
-static int scalar_type(const char* name, LanceScalarIndexType* out) {
-    static const struct {
-        const char* name;
-        LanceScalarIndexType type;
-    } types[] = {{"BTREE", LANCE_SCALAR_BTREE},
-                 {"BITMAP", LANCE_SCALAR_BITMAP},
-                 {"LABEL_LIST", LANCE_SCALAR_LABEL_LIST},
-                 {"INVERTED", LANCE_SCALAR_INVERTED},
-                 {"NGRAM", LANCE_SCALAR_NGRAM},
-                 {"ZONEMAP", LANCE_SCALAR_ZONEMAP},
-                 {"BLOOMFILTER", LANCE_SCALAR_BLOOMFILTER},
-                 {"RTREE", LANCE_SCALAR_RTREE},
-                 {"MINHASHLSH", LANCE_SCALAR_MINHASHLSH}};
-    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
-        if (!strcmp(types[i].name, name)) {
-            *out = types[i].type;
-            return 0;
-        }
-    return -1;
-}
-
-/* Reads --scalar and --params: *scalar NULL for a vector index.  A vector
- * option with --scalar, or --params without it, is a usage error.  Returns 0
- * or an exit code. */
-int scalar_options(const Opt* o, int n, const char** scalar, LanceScalarIndexType* type,
-                          const char** params_json) {
-    static const char* const vector_only[] = {"--type", "--metric", "--partitions", "--sub-vectors",
-                                              "--bits", "--iterations", "--sample-rate"};
-    *scalar = opt(o, n, "--scalar");
-    *params_json = opt(o, n, "--params");
-    *type = LANCE_SCALAR_BTREE;
-    if (!*scalar) return *params_json ? usage("--params is for scalar indices: give --scalar TYPE") : 0;
-    if (scalar_type(*scalar, type) != 0) return usage("unknown --scalar %s (" SCALAR_NAMES ")", *scalar);
-    for (size_t i = 0; i < sizeof vector_only / sizeof vector_only[0]; i++)
-        if (opt(o, n, vector_only[i]))
-            return usage("%s is for vector indices, not with --scalar %s", vector_only[i], *scalar);
-    return 0;
-}
-
-int cmd_build(int argc, char** argv) {
-    Opt o[] = {VECTOR_OPTS,
-               {"--column", 1, NULL, 0},
-               {"--fragments", 1, NULL, 0},
-               {"--model", 1, NULL, 0},
-               {"--ivf-centroids", 1, NULL, 0},
-               {"--pq-codebook", 1, NULL, 0},
-               {"--uuid", 1, NULL, 0},
-               {"--name", 1, NULL, 0},
-               {"--scalar", 1, NULL, 0},
-               {"--params", 1, NULL, 0},
-               {"--version", 1, NULL, 0},
-               {"--quiet", 0, NULL, 0},
-               {"-o", 1, NULL, 0},
-               {"--help", 0, NULL, 0}};
-    int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1] = {NULL};
-    int np = 0;
-    int done = prologue(argc, argv, o, no, pos, 1,
-                        "lance-index build URI --column C -o SEGMENT [--fragments 0,1,5] [--model MODEL]\n"
-                        "        [--uuid HEX] [--version V] [--name N] [--quiet]\n"
-                        "        [vector options as for train, or --scalar TYPE [--params JSON]]\n"
-                        "  Builds one segment over the fragments WITHOUT committing and writes its metadata\n"
-                        "  bytes to SEGMENT.  With --model the shared model is used and never retrained, and\n"
-                        "  the index type is the one it was trained for (a model that records none: IVF_PQ\n"
-                        "  with a PQ codebook, else IVF_FLAT); --type may name only that one.\n"
-                        "  --uuid takes 32 hex digits, or the dashed 8-4-4-4-12 form.\n"
-                        "  --ivf-centroids FILE and --pq-codebook FILE take a model trained elsewhere (the Lance\n"
-                        "  Java SDK's VectorTrainer) as raw little-endian float32, never retrained:\n"
-                        "    centroids: K rows of dim floats, row-major [K][dim]; give --partitions K;\n"
-                        "    codebook:  [M][2^B][dim/M]: for each of the M sub-vectors, 2^B centroids of\n"
-                        "               dim/M floats (VectorTrainer.trainPqCodebook's float[] as it is);\n"
-                        "               give --sub-vectors M (and --bits B when not 8).\n"
-                        "  Without --type the type is IVF_PQ with a codebook, else IVF_FLAT.\n"
-                        "  --scalar TYPE builds a scalar segment instead, TYPE one of\n"
-                        "    " SCALAR_NAMES "\n"
-                        "  with --params JSON the type's parameters, a JSON object (lance.h lists the keys\n"
-                        "  at LanceScalarIndexType), e.g. --params '{\"rows_per_zone\": 1024}' for ZONEMAP.\n"
-                        "  SIGINT or SIGTERM cancels the build: its files are removed, exit status 20.", &np);
-    if (done >= 0) return done;
-    quiet |= opt(o, no, "--quiet") != NULL;
-    const char* column = opt(o, no, "--column");
-    const char* out = opt(o, no, "-o");
-    if (np != 1 || !column || !out) return usage("build needs URI, --column and -o");
+static int cmd_build(const Args* a) {
+    const char* column = arg(a, "--column");
+    const char* out = arg(a, "-o");
+    if (a->npos != 1 || !column || !out) return usage("build needs URI, --column and -o");
     const char* scalar = NULL;
     const char* params_json = NULL;
     LanceScalarIndexType st = LANCE_SCALAR_BTREE;
-    int rc = scalar_options(o, no, &scalar, &st, &params_json);
+    int rc = scalar_options(a, &scalar, &st, &params_json);
     if (rc) return rc;
-    const char* model_path = opt(o, no, "--model");
-    const char* centroids_path = opt(o, no, "--ivf-centroids");
-    const char* codebook_path = opt(o, no, "--pq-codebook");
+    const char* model_path = arg(a, "--model");
+    const char* centroids_path = arg(a, "--ivf-centroids");
+    const char* codebook_path = arg(a, "--pq-codebook");
     if (scalar && (model_path || centroids_path || codebook_path))
         return usage("--model, --ivf-centroids and --pq-codebook are for vector indices, not with --scalar %s",
                      scalar);
@@ -262,11 +204,11 @@ int cmd_build(int argc, char** argv) {
         return usage("--model or --ivf-centroids/--pq-codebook: one model, not both");
     if (codebook_path && !centroids_path) return usage("--pq-codebook needs --ivf-centroids");
     uint8_t uuid[16];
-    const char* uuid_text = opt(o, no, "--uuid");
+    const char* uuid_text = arg(a, "--uuid");
     if (uuid_text && uuid_hex_parse(uuid_text, uuid) != 0)
         return usage("--uuid %s: expected 32 hex digits, or the dashed 8-4-4-4-12 form", uuid_text);
     LanceVectorIndexParams p;
-    if ((rc = vector_params(o, no, &p)) != 0) return rc;
+    if ((rc = vector_params(a, &p)) != 0) return rc;
 
     /* One options struct for every kind of build: the fragments and the
      * UUID, and for raw model files their Arrow arrays (mode PRECOMPUTED).
@@ -278,42 +220,40 @@ int cmd_build(int argc, char** argv) {
     struct ArrowSchema raw_schemas[2];
     memset(raw_arrays, 0, sizeof raw_arrays);
     memset(raw_schemas, 0, sizeof raw_schemas);
-    uint32_t* frags = NULL;
-    size_t nfrags = 0;
+    uint32_t* fragment_ids = NULL;
+    size_t fragment_count = 0;
     LanceVectorModel* model = NULL;
     LanceDataset* ds = NULL;
     LanceIndexSegmentBuilder* b = NULL;
     uint8_t* bytes = NULL;
     size_t len = 0;
-    const LanceIndexBuildCancelToken* token = NULL;
-    LanceIndexBuildProgressCallback callback = NULL;
     double t0 = 0;
-    const char* ft = opt(o, no, "--fragments");
-    if (ft && (rc = fragment_list("--fragments", ft, &frags, &nfrags)) != 0) goto done;
-    bo.fragment_ids = frags;
-    bo.fragment_count = nfrags;
+    const char* ft = arg(a, "--fragments");
+    if (ft && (rc = fragment_list("--fragments", ft, &fragment_ids, &fragment_count)) != 0) goto done;
+    bo.fragment_ids = fragment_ids;
+    bo.fragment_count = fragment_count;
     if (uuid_text) bo.index_uuid = uuid;
     if (centroids_path) {
-        rc = raw_model(centroids_path, codebook_path, opt(o, no, "--type"), &p, raw_arrays, raw_schemas, &bo);
+        rc = raw_model(centroids_path, codebook_path, arg(a, "--type"), &p, raw_arrays, raw_schemas, &bo);
         if (rc) goto done;
     }
     if (model_path) {
-        rc = build_model(model_path, opt(o, no, "--type"), opt(o, no, "--metric") != NULL, &p, &model);
+        rc = build_model(model_path, arg(a, "--type"), arg(a, "--metric") != NULL, &p, &model);
         if (rc) goto done;
     }
-    if ((rc = open_dataset(pos[0], opt(o, no, "--version"), &ds)) != 0) goto done;
+    if ((rc = open_dataset(a->pos[0], arg(a, "--version"), &ds)) != 0) goto done;
     if (scalar)
-        b = lance_index_segment_builder_new_scalar(ds, column, opt(o, no, "--name"), (int32_t)st, params_json, &bo);
+        b = lance_index_segment_builder_new_scalar(ds, column, arg(a, "--name"), (int32_t)st, params_json, &bo);
     else
-        b = vector_segment_builder_new(ds, column, opt(o, no, "--name"), &p, &bo, model);
+        b = vector_segment_builder_new(ds, column, arg(a, "--name"), &p, &bo, model);
     if (!b) {
         rc = lib_error("preparing the build");
         goto done;
     }
-    token = cancel_on_signals();
-    callback = progress_fn();
-    if ((callback && lance_index_segment_builder_set_progress_callback(b, callback, &progress_state) != 0) ||
-        lance_index_segment_builder_set_cancel_token(b, token) != 0) {
+    LanceIndexBuildControl control = build_control();
+    if ((control.progress &&
+         lance_index_segment_builder_set_progress_callback(b, control.progress, control.progress_user_data) != 0) ||
+        lance_index_segment_builder_set_cancel_token(b, control.cancel_token) != 0) {
         rc = lib_error("preparing the build");
         goto done;
     }
@@ -334,6 +274,35 @@ done:
         if (raw_schemas[i].release) raw_schemas[i].release(&raw_schemas[i]);
     }
     lance_dataset_close(ds);
-    free(frags);
+    free(fragment_ids);
     return rc;
 }
+
+static const Option build_options[] = {VECTOR_OPTIONS, {"--column", 1}, {"--fragments", 1}, {"--model", 1},
+                                       {"--ivf-centroids", 1}, {"--pq-codebook", 1}, {"--uuid", 1}, {"--name", 1},
+                                       {"--scalar", 1}, {"--params", 1}, {"--version", 1}, {"--quiet", 0}, {"-o", 1},
+                                       {NULL, 0}};
+
+const Command build_command = {
+    "build", cmd_build, "URI --column C -o SEGMENT [options]", "one uncommitted segment",
+    "lance-index build URI --column C -o SEGMENT [--fragments 0,1,5] [--model MODEL]\n"
+    "        [--uuid HEX] [--version V] [--name N] [--quiet]\n"
+    "        [vector options as for train, or --scalar TYPE [--params JSON]]\n"
+    "  Builds one segment over the fragments WITHOUT committing and writes its metadata\n"
+    "  bytes to SEGMENT.  With --model the shared model is used and never retrained, and\n"
+    "  the index type is the one it was trained for (a model that records none: IVF_PQ\n"
+    "  with a PQ codebook, else IVF_FLAT); --type may name only that one.\n"
+    "  --uuid takes 32 hex digits, or the dashed 8-4-4-4-12 form.\n"
+    "  --ivf-centroids FILE and --pq-codebook FILE take a model trained elsewhere (the Lance\n"
+    "  Java SDK's VectorTrainer) as raw little-endian float32, never retrained:\n"
+    "    centroids: K rows of dim floats, row-major [K][dim]; give --partitions K;\n"
+    "    codebook:  [M][2^B][dim/M]: for each of the M sub-vectors, 2^B centroids of\n"
+    "               dim/M floats (VectorTrainer.trainPqCodebook's float[] as it is);\n"
+    "               give --sub-vectors M (and --bits B when not 8).\n"
+    "  Without --type the type is IVF_PQ with a codebook, else IVF_FLAT.\n"
+    "  --scalar TYPE builds a scalar segment instead, TYPE one of\n"
+    "    " SCALAR_NAMES "\n"
+    "  with --params JSON the type's parameters, a JSON object (lance.h lists the keys\n"
+    "  at LanceScalarIndexType), e.g. --params '{\"rows_per_zone\": 1024}' for ZONEMAP.\n"
+    "  SIGINT or SIGTERM cancels the build: its files are removed, exit status 20.",
+    build_options, 1};

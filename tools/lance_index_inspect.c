@@ -25,20 +25,12 @@ static JValue* segment_listing(const LanceDataset* ds, int* rc) {
     return doc;
 }
 
-int cmd_list(int argc, char** argv) {
-    Opt o[] = {{"--json", 0, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
-    const char* pos[1] = {NULL};
-    int np = 0;
-    int done = prologue(argc, argv, o, 3, pos, 1,
-                        "lance-index list URI [--json] [--version V]\n"
-                        "  One line per index segment: index, type, uuid, fragments, rows, size, model.\n"
-                        "  --json prints the library's segment listing as it is.", &np);
-    if (done >= 0) return done;
-    if (np != 1) return usage("list needs URI");
+static int cmd_list(const Args* a) {
+    if (a->npos != 1) return usage("list needs URI");
     LanceDataset* ds = NULL;
-    int rc = open_dataset(pos[0], opt(o, 3, "--version"), &ds);
+    int rc = open_dataset(a->pos[0], arg(a, "--version"), &ds);
     if (rc) return rc;
-    if (opt(o, 3, "--json")) {
+    if (arg(a, "--json")) {
         const char* text = lance_dataset_index_segments_json(ds);
         if (!text) rc = lib_error("listing the segments");
         else printf("%s\n", text);
@@ -50,17 +42,17 @@ int cmd_list(int argc, char** argv) {
                    "bytes", "model");
             for (size_t i = 0; i < doc->count; i++) {
                 const JValue* e = doc->items[i];
-                char frags[25] = "";
+                char fragment_ids[25] = "";
                 const JValue* f = json_get(e, "fragment_ids");
                 size_t used = 0;
-                for (size_t j = 0; f && j < f->count && used < sizeof frags; j++)
-                    used += (size_t)snprintf(frags + used, sizeof frags - used, "%s%.0f", j ? "," : "",
+                for (size_t j = 0; f && j < f->count && used < sizeof fragment_ids; j++)
+                    used += (size_t)snprintf(fragment_ids + used, sizeof fragment_ids - used, "%s%.0f", j ? "," : "",
                                              f->items[j]->number);
-                if (used >= sizeof frags - 1) memcpy(frags + sizeof frags - 4, "...", 4);
+                if (used >= sizeof fragment_ids - 1) memcpy(fragment_ids + sizeof fragment_ids - 4, "...", 4);
                 const JValue* rows = json_get(e, "num_rows");
                 const JValue* size = json_get(e, "size_bytes");
                 printf("%-16s %-12s %-36s %-24s %10.0f %12.0f %.12s\n", jstr(e, "name"), jstr(e, "type"),
-                       jstr(e, "uuid"), frags, rows && rows->type == J_NUMBER ? rows->number : -1,
+                       jstr(e, "uuid"), fragment_ids, rows && rows->type == J_NUMBER ? rows->number : -1,
                        size && size->type == J_NUMBER ? size->number : -1, jstr(e, "model_fingerprint"));
             }
             printf("%zu segments, dataset version %llu\n", doc->count, (unsigned long long)lance_dataset_version(ds));
@@ -70,6 +62,15 @@ int cmd_list(int argc, char** argv) {
     lance_dataset_close(ds);
     return rc;
 }
+
+static const Option list_options[] = {{"--json", 0}, {"--version", 1}, {NULL, 0}};
+
+const Command list_command = {
+    "list", cmd_list, "URI [--json]", "the segments of every index",
+    "lance-index list URI [--json] [--version V]\n"
+    "  One line per index segment: index, type, uuid, fragments, rows, size, model.\n"
+    "  --json prints the library's segment listing as it is.",
+    list_options, 1};
 
 /* Prints a JSON array of numbers as "0,1,5", or "none" when empty. */
 static void print_ids(const JValue* ids) {
@@ -138,23 +139,11 @@ static void print_coverage_text(const JValue* report, const JValue* listing, con
     printf("\n");
 }
 
-int cmd_coverage(int argc, char** argv) {
-    Opt o[] = {{"--name", 1, NULL, 0}, {"--json", 0, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
-    int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1] = {NULL};
-    int np = 0;
-    int done = prologue(argc, argv, o, no, pos, 1,
-                        "lance-index coverage URI --name N [--json] [--version V]\n"
-                        "  Which fragments of the dataset's version the index covers: each segment with its\n"
-                        "  fragments, then the indexed fragments, the unindexed ones (appended since: the\n"
-                        "  ones to index next) and the stale ones (covered, but no longer in the dataset).\n"
-                        "  --json prints the library's coverage report with a \"segments\" member added:\n"
-                        "  [{\"uuid\": U, \"fragment_ids\": [...]}, ...].", &np);
-    if (done >= 0) return done;
-    const char* name = opt(o, no, "--name");
-    if (np != 1 || !name) return usage("coverage needs URI and --name");
+static int cmd_coverage(const Args* a) {
+    const char* name = arg(a, "--name");
+    if (a->npos != 1 || !name) return usage("coverage needs URI and --name");
     LanceDataset* ds = NULL;
-    int rc = open_dataset(pos[0], opt(o, no, "--version"), &ds);
+    int rc = open_dataset(a->pos[0], arg(a, "--version"), &ds);
     if (rc) return rc;
     const char* text = lance_dataset_index_coverage_json(ds, name);
     JValue* report = NULL;
@@ -165,7 +154,7 @@ int cmd_coverage(int argc, char** argv) {
         fprintf(stderr, "lance-index: the library's coverage report is not a JSON object\n");
         rc = exit_status(LANCE_ERR_INTERNAL);
     } else if ((listing = segment_listing(ds, &rc)) != NULL) {
-        if (opt(o, no, "--json")) print_coverage_json(text, listing, name);
+        if (arg(a, "--json")) print_coverage_json(text, listing, name);
         else print_coverage_text(report, listing, name);
     }
     json_free(listing);
@@ -174,6 +163,18 @@ int cmd_coverage(int argc, char** argv) {
     lance_dataset_close(ds);
     return rc;
 }
+
+static const Option coverage_options[] = {{"--name", 1}, {"--json", 0}, {"--version", 1}, {NULL, 0}};
+
+const Command coverage_command = {
+    "coverage", cmd_coverage, "URI --name N [--json]", "indexed, unindexed, stale fragments",
+    "lance-index coverage URI --name N [--json] [--version V]\n"
+    "  Which fragments of the dataset's version the index covers: each segment with its\n"
+    "  fragments, then the indexed fragments, the unindexed ones (appended since: the\n"
+    "  ones to index next) and the stale ones (covered, but no longer in the dataset).\n"
+    "  --json prints the library's coverage report with a \"segments\" member added:\n"
+    "  [{\"uuid\": U, \"fragment_ids\": [...]}, ...].",
+    coverage_options, 1};
 
 /* Prints one batch's rows: every column, int64, float32 or utf8. */
 static void print_batch(const struct ArrowArray* a, const struct ArrowSchema* s, int header) {
@@ -221,35 +222,23 @@ static float* parse_query(const char* text, size_t* dim) {
     return q;
 }
 
-int cmd_search(int argc, char** argv) {
-    Opt o[] = {{"--column", 1, NULL, 0},  {"--query", 1, NULL, 0},   {"--k", 1, NULL, 0},
-               {"--nprobes", 1, NULL, 0}, {"--refine", 1, NULL, 0},  {"--select", 1, NULL, 0},
-               {"--metric", 1, NULL, 0},  {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
-    int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1] = {NULL};
-    int np = 0;
-    int done = prologue(argc, argv, o, no, pos, 1,
-                        "lance-index search URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N] [--refine R]\n"
-                        "        [--metric l2|cosine|dot] [--select id,tag] [--version V]\n"
-                        "  k-NN through the column's index: one tab-separated line per row, the selected\n"
-                        "  columns (default: id) and _distance, nearest first.", &np);
-    if (done >= 0) return done;
-    const char* column = opt(o, no, "--column");
-    const char* qt = opt(o, no, "--query");
-    if (np != 1 || !column || !qt) return usage("search needs URI, --column and --query");
-    long long k = opt(o, no, "--k") ? number(opt(o, no, "--k")) : 10;
-    long long nprobes = opt(o, no, "--nprobes") ? number(opt(o, no, "--nprobes")) : 0;
-    long long refine = opt(o, no, "--refine") ? number(opt(o, no, "--refine")) : 0;
+static int cmd_search(const Args* a) {
+    const char* column = arg(a, "--column");
+    const char* qt = arg(a, "--query");
+    if (a->npos != 1 || !column || !qt) return usage("search needs URI, --column and --query");
+    long long k = arg(a, "--k") ? number(arg(a, "--k")) : 10;
+    long long nprobes = arg(a, "--nprobes") ? number(arg(a, "--nprobes")) : 0;
+    long long refine = arg(a, "--refine") ? number(arg(a, "--refine")) : 0;
     if (k <= 0 || nprobes < 0 || nprobes > UINT32_MAX || refine < 0 || refine > UINT32_MAX)
         return usage("--k, --nprobes and --refine must be numbers (k > 0)");
     LanceMetricType m = LANCE_METRIC_L2;
-    const char* mt = opt(o, no, "--metric");
+    const char* mt = arg(a, "--metric");
     if (mt && metric(mt, &m) != 0) return usage("unknown --metric %s", mt);
     size_t dim = 0;
     float* q = parse_query(qt, &dim);
     if (!q) return EXIT_USAGE;
     /* --select a,b -> a NULL-terminated list of every name given. */
-    char* select = must(strdup(opt(o, no, "--select") ? opt(o, no, "--select") : "id"));
+    char* select = must(strdup(arg(a, "--select") ? arg(a, "--select") : "id"));
     size_t nc = 1;
     for (const char* c = select; *c; c++) nc += *c == ',';
     const char** cols = must(calloc(nc + 1, sizeof *cols));
@@ -257,7 +246,7 @@ int cmd_search(int argc, char** argv) {
     for (char* tok = strtok(select, ","); tok; tok = strtok(NULL, ",")) cols[nc++] = tok;
     LanceDataset* ds = NULL;
     LanceScanner* s = NULL;
-    int rc = open_dataset(pos[0], opt(o, no, "--version"), &ds);
+    int rc = open_dataset(a->pos[0], arg(a, "--version"), &ds);
     if (rc == 0 && !(s = lance_scanner_new(ds, cols, NULL))) rc = lib_error("scanner");
     if (rc == 0 && (lance_scanner_nearest(s, column, q, dim, LANCE_DTYPE_FLOAT32, (size_t)k) != 0 ||
                     (nprobes && lance_scanner_set_nprobes(s, (uint32_t)nprobes) != 0) ||
@@ -292,4 +281,14 @@ int cmd_search(int argc, char** argv) {
     return rc;
 }
 
-/* ---- distributed training: start, worker, reduce ---- */
+static const Option search_options[] = {{"--column", 1}, {"--query", 1}, {"--k", 1}, {"--nprobes", 1},
+                                        {"--refine", 1}, {"--select", 1}, {"--metric", 1}, {"--version", 1},
+                                        {NULL, 0}};
+
+const Command search_command = {
+    "search", cmd_search, "URI --column C --query V [options]", "k-NN through the index",
+    "lance-index search URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N] [--refine R]\n"
+    "        [--metric l2|cosine|dot] [--select id,tag] [--version V]\n"
+    "  k-NN through the column's index: one tab-separated line per row, the selected\n"
+    "  columns (default: id) and _distance, nearest first.",
+    search_options, 1};

@@ -48,27 +48,14 @@ static int write_training(const LanceVectorTraining* t, const char* out) {
     return rc;
 }
 
-int cmd_train_start(int argc, char** argv) {
-    Opt o[] = {VECTOR_OPTS, {"--column", 1, NULL, 0}, {"--seed", 1, NULL, 0}, {"-o", 1, NULL, 0},
-               {"--help", 0, NULL, 0}};
-    int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1] = {NULL};
-    int np = 0;
-    int done = prologue(argc, argv, o, no, pos, 1,
-                        "lance-index train-start --column C -o REQUEST [--seed S] [--type IVF_PQ]\n"
-                        "        [--metric l2|cosine|dot] [--partitions K] [--sub-vectors M] [--bits B]\n"
-                        "        [--iterations I] [--sample-rate S]\n"
-                        "  Starts a distributed training (no dataset needed): writes the first round's request\n"
-                        "  to REQUEST and prints where the training is as JSON.  Send the request to every\n"
-                        "  train-worker, then train-reduce their statistics.", &np);
-    if (done >= 0) return done;
-    const char* column = opt(o, no, "--column");
-    const char* out = opt(o, no, "-o");
-    if (np != 0 || !column || !out) return usage("train-start needs --column and -o");
+static int cmd_train_start(const Args* a) {
+    const char* column = arg(a, "--column");
+    const char* out = arg(a, "-o");
+    if (a->npos != 0 || !column || !out) return usage("train-start needs --column and -o");
     LanceVectorIndexParams p;
-    int rc = vector_params(o, no, &p);
+    int rc = vector_params(a, &p);
     if (rc) return rc;
-    const char* seed_text = opt(o, no, "--seed");
+    const char* seed_text = arg(a, "--seed");
     uint64_t seed = 0;
     if (seed_text && decimal_parse(seed_text, UINT64_MAX, &seed) != 0) return usage("--seed must be a number");
     LanceVectorTraining* t = NULL;
@@ -78,31 +65,29 @@ int cmd_train_start(int argc, char** argv) {
     return rc;
 }
 
-int cmd_train_worker(int argc, char** argv) {
-    Opt o[] = {{"--fragments", 1, NULL, 0}, {"--version", 1, NULL, 0}, {"--help", 0, NULL, 0}};
-    int no = (int)(sizeof o / sizeof o[0]);
-    const char* pos[1] = {NULL};
-    int np = 0;
-    int done = prologue(argc, argv, o, no, pos, 1,
-                        "lance-index train-worker URI [--fragments 0,1,...] [--version V]\n"
-                        "  A distributed training's worker over some fragments (all without --fragments).\n"
-                        "  Reads lines \"REQUEST STATS\" (two file paths) from stdin; for each, answers the\n"
-                        "  request with this worker's statistics in STATS and prints \"ok\", or prints\n"
-                        "  \"error EXIT MESSAGE\" (EXIT as the exit status table) and goes on.  Ends at the end\n"
-                        "  of input.  It keeps its sample between lines: keep one running for the whole\n"
-                        "  training (a new one over the same fragments can take over any round).\n"
-                        "  SIGINT or SIGTERM during a round cancels it: \"error 20 ...\", exit status 20.", &np);
-    if (done >= 0) return done;
-    if (np != 1) return usage("train-worker needs URI");
-    uint32_t* frags = NULL;
-    size_t nfrags = 0;
-    const char* ft = opt(o, no, "--fragments");
+static const Option train_start_options[] = {VECTOR_OPTIONS, {"--column", 1}, {"--seed", 1}, {"-o", 1}, {NULL, 0}};
+
+const Command train_start_command = {
+    "train-start", cmd_train_start, "--column C -o REQUEST [options]", "the shared model, trained by",
+    "lance-index train-start --column C -o REQUEST [--seed S] [--type IVF_PQ]\n"
+    "        [--metric l2|cosine|dot] [--partitions K] [--sub-vectors M] [--bits B]\n"
+    "        [--iterations I] [--sample-rate S]\n"
+    "  Starts a distributed training (no dataset needed): writes the first round's request\n"
+    "  to REQUEST and prints where the training is as JSON.  Send the request to every\n"
+    "  train-worker, then train-reduce their statistics.",
+    train_start_options, 1};
+
+static int cmd_train_worker(const Args* a) {
+    if (a->npos != 1) return usage("train-worker needs URI");
+    uint32_t* fragment_ids = NULL;
+    size_t fragment_count = 0;
+    const char* ft = arg(a, "--fragments");
     int rc = 0;
-    if (ft && (rc = fragment_list("--fragments", ft, &frags, &nfrags)) != 0) return rc;
+    if (ft && (rc = fragment_list("--fragments", ft, &fragment_ids, &fragment_count)) != 0) return rc;
     LanceDataset* ds = NULL;
     LanceVectorTrainingWorker* w = NULL;
-    if ((rc = open_dataset(pos[0], opt(o, no, "--version"), &ds)) != 0) goto out;
-    if (lance_vector_training_worker_new(ds, frags, nfrags, &w) != 0) {
+    if ((rc = open_dataset(a->pos[0], arg(a, "--version"), &ds)) != 0) goto out;
+    if (lance_vector_training_worker_new(ds, fragment_ids, fragment_count, &w) != 0) {
         rc = lib_error("train-worker");
         goto out;
     }
@@ -110,36 +95,41 @@ int cmd_train_worker(int argc, char** argv) {
 out:
     lance_vector_training_worker_free(w);
     lance_dataset_close(ds);
-    free(frags);
+    free(fragment_ids);
     return rc;
 }
 
-int cmd_train_reduce(int argc, char** argv) {
-    Opt o[] = {{"-o", 1, NULL, 0}, {"--help", 0, NULL, 0}};
-    int no = (int)(sizeof o / sizeof o[0]);
-    enum { MAX_STATS = 4096 };
-    const char* pos[1 + MAX_STATS];
-    int np = 0;
-    int done = prologue(argc, argv, o, no, pos, 1 + MAX_STATS,
-                        "lance-index train-reduce REQUEST STATS... -o OUT\n"
-                        "  Reduces one round: every worker's statistics for REQUEST.  Writes the next request\n"
-                        "  to OUT or, when the training is done, the model (as lance-index train writes it,\n"
-                        "  for build --model), and prints where the training is as JSON.  Statistics of\n"
-                        "  another request exit 25, two covering one fragment 23, a worker's missing 11.", &np);
-    if (done >= 0) return done;
-    const char* out = opt(o, no, "-o");
-    if (np < 2 || !out) return usage("train-reduce needs REQUEST, the statistics files and -o");
+static const Option train_worker_options[] = {{"--fragments", 1}, {"--version", 1}, {NULL, 0}};
+
+const Command train_worker_command = {
+    "train-worker", cmd_train_worker, "URI [--fragments F]", "the workers together: rounds of",
+    "lance-index train-worker URI [--fragments 0,1,...] [--version V]\n"
+    "  A distributed training's worker over some fragments (all without --fragments).\n"
+    "  Reads lines \"REQUEST STATS\" (two file paths) from stdin; for each, answers the\n"
+    "  request with this worker's statistics in STATS and prints \"ok\", or prints\n"
+    "  \"error EXIT MESSAGE\" (EXIT as the exit status table) and goes on.  Ends at the end\n"
+    "  of input.  It keeps its sample between lines: keep one running for the whole\n"
+    "  training (a new one over the same fragments can take over any round).\n"
+    "  SIGINT or SIGTERM during a round cancels it: \"error 20 ...\", exit status 20.",
+    train_worker_options, 1};
+
+/* The most statistics files one train-reduce takes. */
+enum { MAX_STATS = 4096 };
+
+static int cmd_train_reduce(const Args* a) {
+    const char* out = arg(a, "-o");
+    if (a->npos < 2 || !out) return usage("train-reduce needs REQUEST, the statistics files and -o");
     size_t len = 0;
-    uint8_t* request = read_whole_file(pos[0], &len);
-    if (!request) return usage("cannot read %s: %s", pos[0], strerror(errno));
+    uint8_t* request = read_whole_file(a->pos[0], &len);
+    if (!request) return usage("cannot read %s: %s", a->pos[0], strerror(errno));
     LanceVectorTraining* t = NULL;
     const uint8_t** ptrs = NULL;
     size_t* lens = NULL;
-    size_t n = (size_t)(np - 1);
+    size_t n = (size_t)(a->npos - 1);
     int rc = 0;
     if (lance_vector_training_resume(request, len, &t) != 0) {
         rc = lib_error("train-reduce");
-    } else if ((rc = read_segments(pos + 1, n, &ptrs, &lens)) == 0) {
+    } else if ((rc = read_segments(a->pos + 1, n, &ptrs, &lens)) == 0) {
         if (lance_vector_training_reduce(t, ptrs, lens, n) != 0)
             rc = lib_error("train-reduce");
         else
@@ -150,3 +140,14 @@ int cmd_train_reduce(int argc, char** argv) {
     free(request);
     return rc;
 }
+
+static const Option train_reduce_options[] = {{"-o", 1}, {NULL, 0}};
+
+const Command train_reduce_command = {
+    "train-reduce", cmd_train_reduce, "REQUEST STATS... -o OUT", "requests and statistics",
+    "lance-index train-reduce REQUEST STATS... -o OUT\n"
+    "  Reduces one round: every worker's statistics for REQUEST.  Writes the next request\n"
+    "  to OUT or, when the training is done, the model (as lance-index train writes it,\n"
+    "  for build --model), and prints where the training is as JSON.  Statistics of\n"
+    "  another request exit 25, two covering one fragment 23, a worker's missing 11.",
+    train_reduce_options, 1 + MAX_STATS};

@@ -172,6 +172,9 @@
  *       lance_dataset_index_count, lance_dataset_index_list_json,
  *       lance_dataset_index_segment_count, lance_dataset_index_segments,
  *       lance_dataset_prewarm_index
+ *   Distributed index builds: planning: lance_dataset_plan_fragment_groups,
+ *       lance_fragment_plan_group_count, lance_fragment_plan_dataset_version,
+ *       lance_fragment_plan_group, lance_fragment_plan_free
  *   Distributed index builds: shared models (RFC E1): lance_dataset_train_ivf_centroids,
  *       lance_dataset_train_pq_codebook, lance_index_train_ivf_model, lance_index_train_pq_model,
  *       lance_dataset_train_vector_model, lance_dataset_train_vector_model_with_control,
@@ -204,12 +207,10 @@
  *       lance_index_segment_metadata_file_at
  *   Distributed index builds: commit (RFC E5): lance_dataset_commit_index_segments_with_options,
  *       lance_dataset_commit_index_segments, lance_dataset_merge_index_segments
- *   Index maintenance: lance_dataset_optimize_indices, lance_dataset_optimize_indices_with_control
- *   Distributed index builds: planning: lance_dataset_plan_fragment_groups,
- *       lance_fragment_plan_group_count, lance_fragment_plan_dataset_version,
- *       lance_fragment_plan_group, lance_fragment_plan_free
  *   Distributed index builds: coverage and statistics (RFC E6): lance_dataset_index_segments_json,
- *       lance_dataset_index_coverage_json
+ *       lance_dataset_index_coverage_json, lance_dataset_index_segment_metadata
+ *   Index maintenance: lance_dataset_optimize_indices, lance_dataset_optimize_indices_with_control,
+ *       lance_dataset_plan_index_maintenance
  */
 #ifndef LANCE_H
 #define LANCE_H
@@ -414,7 +415,12 @@ typedef enum {
  * each retry: "Logging", at LANCE_LOG_INFO.
  */
 
-/** The code of this thread's last error; LANCE_OK after a success. */
+/**
+ * The code of this thread's last error: LANCE_OK after a successful call,
+ * after lance_last_error_message() took the error, and on a thread that has
+ * made no call.  Reading it changes nothing (call it as often as needed);
+ * it never fails and may be called from anywhere, callbacks included.
+ */
 LanceErrorCode lance_last_error_code(void);
 
 /**
@@ -426,10 +432,25 @@ LanceErrorCode lance_last_error_code(void);
  */
 const char* lance_last_error_message(void);
 
-/** Frees a string the library produced.  NULL is a no-op. */
+/**
+ * Frees a string the library produced: one this header calls "produced,
+ * free with lance_free_string()" (lance_last_error_message(), the *_json
+ * functions, lance_vector_model_fingerprint()).  Never pass a string
+ * borrowed from a handle (lance_index_segment_metadata_name(), ...),
+ * lance_version()'s, or memory from malloc().
+ * @param s  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_free_string(const char* s);
 
-/** Frees a byte buffer the library produced.  NULL is a no-op. */
+/**
+ * Frees a byte buffer the library produced (model, request, statistics and
+ * segment metadata bytes: every "produced, free with lance_free_bytes()"
+ * below).  Pass the pointer the library wrote, never one into the buffer or
+ * from malloc(); the length is not needed.
+ * @param bytes  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_free_bytes(uint8_t* bytes);
 
 /* ========================================================================
@@ -602,16 +623,44 @@ typedef struct LanceDataset LanceDataset;
  */
 LanceDataset* lance_dataset_open(const char* uri, const char* const* storage_opts, uint64_t version);
 
-/** Closes a dataset handle.  NULL is a no-op. */
+/**
+ * Closes a dataset handle, once no other call uses it.  What was made from
+ * it keeps the version it took and stays valid: scanners and their
+ * streams, blob handles, FTS query contexts, segment builders, training
+ * workers.  Nothing is committed or written.
+ * @param dataset  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_dataset_close(LanceDataset* dataset);
 
-/** The version the handle holds; 0 on error. */
+/**
+ * The version the handle holds (it moves when a call commits through the
+ * handle; "Snapshots" above).  No I/O.
+ * @param dataset  Borrowed.
+ * @return The version (1 or more), or 0 with LANCE_ERR_INVALID_ARGUMENT for
+ *         a NULL `dataset`.
+ */
 uint64_t lance_dataset_version(const LanceDataset* dataset);
 
-/** The newest version committed in storage (may be newer than the handle's). 0 on error. */
+/**
+ * The newest version committed in storage, by any writer: it may be newer
+ * than the handle's, which does not move (open the dataset again to read
+ * it).  Reads the dataset's version list from storage.
+ * @param dataset  Borrowed.
+ * @return The version, or 0 on error: LANCE_ERR_INVALID_ARGUMENT (NULL),
+ *         LANCE_ERR_NOT_FOUND (the dataset is gone from storage),
+ *         LANCE_ERR_IO (storage could not be read).
+ */
 uint64_t lance_dataset_latest_version(const LanceDataset* dataset);
 
-/** Rows in the handle's version (deleted rows excluded); 0 on error. */
+/**
+ * The number of rows in the handle's version, deleted rows excluded.  May
+ * read fragment metadata (deletion files) from storage.
+ * @param dataset  Borrowed.
+ * @return The count; 0 both for an empty version and on error (check
+ *         lance_last_error_code()): LANCE_ERR_INVALID_ARGUMENT (NULL),
+ *         LANCE_ERR_IO.
+ */
 uint64_t lance_dataset_count_rows(const LanceDataset* dataset);
 
 /**
@@ -621,7 +670,13 @@ uint64_t lance_dataset_count_rows(const LanceDataset* dataset);
  */
 int32_t lance_dataset_schema(const LanceDataset* dataset, struct ArrowSchema* out);
 
-/** Number of fragments in the handle's version; 0 on error. */
+/**
+ * The number of fragments in the handle's version (each fragment counts,
+ * whatever rows of it are deleted).  No I/O.
+ * @param dataset  Borrowed.
+ * @return The count; 0 both for a version without fragments and on error
+ *         (LANCE_ERR_INVALID_ARGUMENT for a NULL `dataset`).
+ */
 uint64_t lance_dataset_fragment_count(const LanceDataset* dataset);
 
 /**
@@ -818,7 +873,13 @@ typedef struct LanceDataStatistics LanceDataStatistics;
  */
 LanceVersions* lance_dataset_versions(const LanceDataset* dataset);
 
-/** Number of versions in the history; 0 on error (NULL `versions`). */
+/**
+ * The number of versions in the history, as read by
+ * lance_dataset_versions() (the list does not change afterwards).
+ * @param versions  Borrowed.
+ * @return The count (at least 1 for a history read), or 0 with
+ *         LANCE_ERR_INVALID_ARGUMENT for a NULL `versions`.
+ */
 uint64_t lance_versions_count(const LanceVersions* versions);
 
 /**
@@ -834,7 +895,11 @@ uint64_t lance_versions_id_at(const LanceVersions* versions, size_t index);
  */
 int64_t lance_versions_timestamp_ms_at(const LanceVersions* versions, size_t index);
 
-/** Closes a version history.  NULL is a no-op. */
+/**
+ * Closes a version history.  The dataset it was read from is not touched.
+ * @param versions  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_versions_close(LanceVersions* versions);
 
 /**
@@ -883,7 +948,11 @@ uint32_t lance_data_statistics_field_id_at(const LanceDataStatistics* stats, siz
  */
 uint64_t lance_data_statistics_bytes_on_disk_at(const LanceDataStatistics* stats, size_t index);
 
-/** Closes data statistics.  NULL is a no-op. */
+/**
+ * Closes data statistics.  The dataset they were read from is not touched.
+ * @param stats  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_data_statistics_close(LanceDataStatistics* stats);
 
 /* ========================================================================
@@ -1079,7 +1148,20 @@ int32_t lance_dataset_write(const char* uri, const struct ArrowSchema* schema,
                             struct ArrowArrayStream* stream, int32_t mode,
                             const char* const* storage_opts, LanceDataset** out_dataset);
 
-/** lance_dataset_write() with tuning; `params` is borrowed, NULL = defaults. */
+/**
+ * lance_dataset_write() with write tuning (LanceWriteParams: file and row
+ * group sizes, the file format version, stable row ids).
+ *
+ * @param params  Borrowed; NULL = all defaults (as a zeroed struct, which
+ *                makes this call lance_dataset_write()).
+ * Other parameters, ownership included (`stream` consumed whatever the
+ * result), as for lance_dataset_write().
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL or empty `uri`, a
+ *         schema mismatch, a `mode` that is not a LanceWriteMode, a
+ *         data_storage_version that is not a Lance file version, a size
+ *         that does not fit size_t), LANCE_ERR_DATASET_ALREADY_EXISTS
+ *         (LANCE_WRITE_CREATE over a dataset), LANCE_ERR_IO.
+ */
 int32_t lance_dataset_write_with_params(const char* uri, const struct ArrowSchema* schema,
                                         struct ArrowArrayStream* stream, int32_t mode,
                                         const LanceWriteParams* params,
@@ -1340,20 +1422,49 @@ LanceScanner* lance_scanner_new(const LanceDataset* dataset, const char* const* 
 void lance_scanner_close(LanceScanner* scanner);
 
 /*
- * Settings.  Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a bad
- * value or when the scanner has already started iterating with
- * lance_scanner_next() or lance_scanner_poll_next().  Settings are checked
- * as they are made: a setting that makes the scan invalid fails and is not
- * kept.
+ * Settings.  Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a
+ * NULL scanner, a bad value, or once scanning has begun: every setting of
+ * this section is fixed by the scanner's first stream, whichever call made
+ * it (lance_scanner_next(), lance_scanner_to_arrow_stream(),
+ * lance_scanner_scan_async(), lance_scanner_poll_next()).  Settings are
+ * checked as they are made, against the scanner's version: a setting that
+ * makes the scan invalid fails (with the core's code when the core refuses
+ * the plan) and is not kept, the scanner staying as it was.
  */
 
-/** At most `limit` rows; -1 = no limit (the default).  Other negatives are invalid. */
+/**
+ * Returns at most `limit` rows (after `offset`).
+ * @param limit  -1 = no limit (the default); 0 and up = that many rows.
+ *               Below -1: LANCE_ERR_INVALID_ARGUMENT.  A batch k-NN search
+ *               (lance_scanner_nearest_batch()) refuses a limit, in either
+ *               order; a MinHash search needs one.
+ */
 int32_t lance_scanner_set_limit(LanceScanner* scanner, int64_t limit);
-/** Skip the first `offset` rows; 0 = none (the default).  Negative is invalid. */
+
+/**
+ * Skips the first `offset` rows of the result.
+ * @param offset  0 = none (the default); negative is
+ *                LANCE_ERR_INVALID_ARGUMENT.  A batch k-NN search refuses
+ *                an offset, in either order.
+ */
 int32_t lance_scanner_set_offset(LanceScanner* scanner, int64_t offset);
-/** Rows per batch; 0 = Lance's default (8192).  Negative is invalid. */
+
+/**
+ * The most rows in one batch the scan returns.
+ * @param batch_size  0 = Lance's default: 8192 rows on the local file
+ *                    system; on an object store a quarter of its block
+ *                    size in bytes when that is more (16384 for 64 KiB
+ *                    blocks); the LANCE_DEFAULT_BATCH_SIZE environment
+ *                    variable, when set, replaces that default.  Negative
+ *                    is LANCE_ERR_INVALID_ARGUMENT.
+ */
 int32_t lance_scanner_set_batch_size(LanceScanner* scanner, int64_t batch_size);
-/** Adds the `_rowid` column (uint64) when `enable` is true. */
+
+/**
+ * Adds the `_rowid` column (uint64, after the projected columns) when
+ * `enable` is true; false (the default) leaves it out.  Required by
+ * lance_scanner_set_include_deleted_rows().
+ */
 int32_t lance_scanner_with_row_id(LanceScanner* scanner, bool enable);
 
 /**
@@ -1460,15 +1571,45 @@ int32_t lance_scanner_set_distance_range(LanceScanner* scanner, const float* low
  * n = 0 gives LANCE_ERR_INVALID_ARGUMENT.
  */
 int32_t lance_scanner_set_nprobes(LanceScanner* scanner, uint32_t n);
-/** Re-rank refine_factor * k candidates by exact distance; 0 = no refine (the default). */
+/**
+ * Makes an indexed k-NN search fetch refine_factor * k candidates and
+ * re-rank them by their exact distance, read from the vector column.
+ * @param f  0 = no refine (the default; a multivector search defaults to
+ *           1).  For a multivector search refine_factor * k must stay
+ *           within 100000, else LANCE_ERR_INVALID_ARGUMENT.
+ */
 int32_t lance_scanner_set_refine_factor(LanceScanner* scanner, uint32_t f);
-/** HNSW search breadth; 0 = Lance's default. */
+
+/**
+ * The breadth of an HNSW index's search (candidates kept while walking the
+ * graph); more raises recall and latency.  Index types without HNSW ignore
+ * it.
+ * @param e  0 = Lance's default (k + k / 2).
+ */
 int32_t lance_scanner_set_ef(LanceScanner* scanner, uint32_t e);
-/** Distance metric of the search; the default is the index's (L2 without an index). */
+
+/**
+ * The distance metric of the k-NN search (k-NN and multivector searches;
+ * it may be set before the query).  Without it the search takes the
+ * index's metric, or L2 without an index.
+ * @param metric  A LanceMetricType; another value is
+ *                LANCE_ERR_INVALID_ARGUMENT.
+ */
 int32_t lance_scanner_set_metric(LanceScanner* scanner, LanceMetricType metric);
-/** false = exact (flat) search even when an index exists.  Default true. */
+
+/**
+ * false: the k-NN search reads every vector and computes exact distances
+ * (a flat search) even when the column has a vector index.  true (the
+ * default): it uses the index when there is one.  Scalar indices are set
+ * apart: lance_scanner_set_use_scalar_index().
+ */
 int32_t lance_scanner_set_use_index(LanceScanner* scanner, bool enable);
-/** true = apply the filter before the k-NN search.  Default false (post-filter). */
+
+/**
+ * true: the filter is applied before the k-NN search, which then returns
+ * the k nearest of the rows that match.  false (the default): the search
+ * runs first and the filter after it, so fewer than k rows may remain.
+ */
 int32_t lance_scanner_set_prefilter(LanceScanner* scanner, bool enable);
 
 /**
@@ -1550,11 +1691,11 @@ int32_t lance_scanner_set_query_parallelism(LanceScanner* scanner, int32_t query
  *
  * Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a bad value, for
  * a combination Lance refuses (the setting is then not kept), or once
- * scanning has begun.  As in upstream lance-c, the settings of this group and
- * of the two groups around it are fixed by the first lance_scanner_next()
- * *or* lance_scanner_to_arrow_stream(); the older settings above
- * (lance_scanner_set_limit() to lance_scanner_set_index_segments()) are fixed
- * by lance_scanner_next() alone.  Only lance_scanner_with_row_address() (a
+ * scanning has begun.  Every setting of a scanner, of this group, of the two
+ * groups around it and the older ones above (lance_scanner_set_limit() to
+ * lance_scanner_set_index_segments()) alike, is fixed by its first stream:
+ * lance_scanner_next(), lance_scanner_to_arrow_stream(), or an async scan.
+ * Only lance_scanner_with_row_address() (a
  * column) and lance_scanner_set_include_deleted_rows() change what a scan
  * returns; scan_in_order(false) may change the order of the rows.
  * ------------------------------------------------------------------------ */
@@ -1574,13 +1715,28 @@ int32_t lance_scanner_set_batch_size_bytes(LanceScanner* scanner, uint64_t batch
  */
 int32_t lance_scanner_set_io_buffer_size(LanceScanner* scanner, uint64_t io_buffer_size_bytes);
 
-/** Batches decoded concurrently; at least 1 (default: the number of CPUs). */
+/**
+ * The most batches the scan decodes at once; more uses more memory and
+ * cores.  Default: the size of the core's compute pool ("Process budget":
+ * cores - 2, at least 1, or LANCE_CPU_THREADS).
+ * @param batch_readahead  At least 1; 0 is LANCE_ERR_INVALID_ARGUMENT.
+ */
 int32_t lance_scanner_set_batch_readahead(LanceScanner* scanner, size_t batch_readahead);
 
-/** Fragments whose reads may be scheduled concurrently; at least 1 (1 = one at a time). */
+/**
+ * The most fragments whose reads are scheduled at once, in ordered and
+ * unordered scans alike (1 = one fragment at a time).  Default: the
+ * core's, which depends on the store's I/O parallelism.
+ * @param fragment_readahead  At least 1; 0 is LANCE_ERR_INVALID_ARGUMENT.
+ */
 int32_t lance_scanner_set_fragment_readahead(LanceScanner* scanner, size_t fragment_readahead);
 
-/** Partitions of the physical plan; at least 1 (default: the number of CPUs). */
+/**
+ * The number of partitions the core's physical plan is split into, the
+ * work that can run in parallel.  Default: the size of the core's compute
+ * pool, as for lance_scanner_set_batch_readahead().
+ * @param target_parallelism  At least 1; 0 is LANCE_ERR_INVALID_ARGUMENT.
+ */
 int32_t lance_scanner_set_target_parallelism(LanceScanner* scanner, size_t target_parallelism);
 
 /**
@@ -1603,7 +1759,12 @@ int32_t lance_scanner_set_use_scalar_index(LanceScanner* scanner, bool use_scala
  */
 int32_t lance_scanner_set_strict_batch_size(LanceScanner* scanner, bool strict_batch_size);
 
-/** false: the scan does not use file statistics to skip data (default true). */
+/**
+ * false: the scan does not use the files' statistics to skip data it can
+ * tell holds no matching row; it reads everything the filter could need.
+ * true (the default): it does.  The rows are the same either way: this is
+ * for diagnosis and benchmarks.
+ */
 int32_t lance_scanner_set_use_stats(LanceScanner* scanner, bool use_stats);
 
 /**
@@ -1676,7 +1837,10 @@ typedef struct {
     uint64_t iops;                    /* I/O operations */
     uint64_t requests;                /* storage requests (after coalescing) */
     uint64_t bytes_read;
-    uint64_t indices_loaded;          /* top-level indices opened */
+    uint64_t indices_loaded;          /* top-level indices opened from storage: 0 when
+                                         the session's index cache held them already,
+                                         so not a sign of whether an index was used
+                                         (index_comparisons is) */
     uint64_t index_partitions_loaded; /* index partitions loaded */
     uint64_t index_comparisons;       /* meaning depends on the index type */
     const LanceScanMetric* metrics;   /* borrowed; NULL when metrics_len is 0 */
@@ -1738,10 +1902,20 @@ int32_t lance_scanner_next(LanceScanner* scanner, LanceBatch** out);
 int32_t lance_batch_to_arrow(const LanceBatch* batch, struct ArrowArray* out_array,
                              struct ArrowSchema* out_schema);
 
-/** Rows in the batch; 0 on error. */
+/**
+ * The number of rows in a batch.  No I/O.
+ * @param batch  Borrowed.
+ * @return The count, or 0 with LANCE_ERR_INVALID_ARGUMENT for a NULL
+ *         `batch`.
+ */
 uint64_t lance_batch_num_rows(const LanceBatch* batch);
 
-/** Frees a batch.  NULL is a no-op. */
+/**
+ * Frees a batch.  Arrays exported from it with lance_batch_to_arrow() stay
+ * valid (they hold their own references to its buffers).
+ * @param batch  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_batch_free(LanceBatch* batch);
 
 /* ========================================================================
@@ -1900,7 +2074,14 @@ LanceFtsQueryContext* lance_dataset_prepare_fts_match_query(const LanceDataset* 
                                                             uint32_t max_fuzzy_distance,
                                                             int32_t coverage_mode);
 
-/** Deprecated: lance_dataset_prepare_fts_match_query() with LANCE_FTS_MATCH_OPERATOR_OR. */
+/**
+ * Deprecated: lance_dataset_prepare_fts_match_query() with
+ * LANCE_FTS_MATCH_OPERATOR_OR (a row matches on any of the query's terms).
+ * Parameters, ownership and errors as there: `max_fuzzy_distance` must be
+ * 0, `coverage_mode` a LanceFtsCoverageMode.
+ * @return Produced: close with lance_fts_query_context_close(); NULL on
+ *         error.
+ */
 LanceFtsQueryContext* lance_dataset_prepare_fts_query(const LanceDataset* dataset, const char* column,
                                                       const char* query, uint32_t max_fuzzy_distance,
                                                       int32_t coverage_mode);
@@ -1916,7 +2097,12 @@ LanceFtsQueryContext* lance_dataset_prepare_fts_phrase_query(const LanceDataset*
                                                              const char* column, const char* query,
                                                              int32_t slop, int32_t coverage_mode);
 
-/** Closes a context.  NULL is a no-op.  Scanners it was set on keep it alive. */
+/**
+ * Closes a context.  Scanners it was set on keep their own reference and
+ * go on running its query.  Close it when no other call uses it.
+ * @param context  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_fts_query_context_close(LanceFtsQueryContext* context);
 
 /**
@@ -2064,7 +2250,12 @@ int32_t lance_dataset_take_blobs(const LanceDataset* dataset, const uint64_t* ro
 int32_t lance_dataset_take_blobs_by_indices(const LanceDataset* dataset, const uint64_t* indices,
                                             size_t num_indices, const char* column, LanceBlobFile** out);
 
-/** The value's size in bytes, whatever the cursor; no I/O.  0 on error (and for an empty value). */
+/**
+ * The value's size in bytes, whatever the cursor.  No I/O.
+ * @param blob  Borrowed.
+ * @return The size; 0 both for an empty value and on error
+ *         (LANCE_ERR_INVALID_ARGUMENT for a NULL `blob`).
+ */
 uint64_t lance_blob_file_size(const LanceBlobFile* blob);
 
 /**
@@ -2108,7 +2299,15 @@ int32_t lance_blob_file_read_range(const LanceBlobFile* blob, uint64_t offset, u
  */
 int32_t lance_blob_file_seek(LanceBlobFile* blob, uint64_t pos);
 
-/** Writes the cursor's position to `pos` (borrowed, must not be NULL). */
+/**
+ * Reads the cursor's position: 0 for a new handle, moved by the reads and
+ * lance_blob_file_seek() (it may be past the end).  No I/O.
+ * @param blob  Borrowed.
+ * @param pos   Borrowed out parameter, must not be NULL; written on
+ *              success only.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL `blob` or
+ *         `pos`).
+ */
 int32_t lance_blob_file_tell(const LanceBlobFile* blob, uint64_t* pos);
 
 /**
@@ -2274,24 +2473,65 @@ int32_t lance_dataset_create_scalar_index(LanceDataset* dataset, const char* col
  */
 typedef struct LanceIndexBuildControl LanceIndexBuildControl;
 
-/** lance_dataset_create_vector_index() with progress and cancellation; control may be NULL. */
+/**
+ * lance_dataset_create_vector_index() with progress events and a cancel
+ * token (the stages and what a cancel stops: "Build progress and
+ * cancellation").  Builds over the whole dataset and commits; the handle
+ * moves to the new version on success only.
+ * @param control  Borrowed for the call; NULL or zeroed = none (then it is
+ *                 lance_dataset_create_vector_index()).  Its callback and
+ *                 callback context must stay valid until the call returns;
+ *                 the build keeps its own reference to the token.
+ * Other parameters as for lance_dataset_create_vector_index().
+ * @return 0 when the index was committed, or -1 with the codes of
+ *         lance_dataset_create_vector_index(), or LANCE_ERR_CANCELLED
+ *         (nothing committed, the handle unchanged).
+ */
 int32_t lance_dataset_create_vector_index_with_control(LanceDataset* dataset, const char* column,
                                                        const char* index_name,
                                                        const LanceVectorIndexParams* params,
                                                        bool replace,
                                                        const LanceIndexBuildControl* control);
 
-/** lance_dataset_create_scalar_index() with progress and cancellation; control may be NULL. */
+/**
+ * lance_dataset_create_scalar_index() with progress events and a cancel
+ * token, as lance_dataset_create_vector_index_with_control() is for vector
+ * indices (their stages: "Build progress and cancellation").
+ * @param control  Borrowed for the call; NULL or zeroed = none.
+ * Other parameters as for lance_dataset_create_scalar_index().
+ * @return 0 when the index was committed, or -1 with the codes of
+ *         lance_dataset_create_scalar_index(), or LANCE_ERR_CANCELLED
+ *         (nothing committed, the handle unchanged).
+ */
 int32_t lance_dataset_create_scalar_index_with_control(LanceDataset* dataset, const char* column,
                                                        const char* index_name,
                                                        LanceScalarIndexType index_type,
                                                        const char* params_json, bool replace,
                                                        const LanceIndexBuildControl* control);
 
-/** Drops every segment of the named index and commits; LANCE_ERR_NOT_FOUND if none. */
+/**
+ * Drops the named index, every segment of it, and commits: the handle
+ * moves to the new version (on success only).  The index's files stay in
+ * storage for older versions until lance_dataset_cleanup_old_versions()
+ * removes them.
+ * @param dataset  Borrowed.
+ * @param name     Borrowed: the name of a user index of the handle's
+ *                 version, non-empty.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL or empty),
+ *         LANCE_ERR_NOT_FOUND (no index of that name), LANCE_ERR_IO,
+ *         LANCE_ERR_COMMIT_CONFLICT (another writer's commit conflicts).
+ */
 int32_t lance_dataset_drop_index(LanceDataset* dataset, const char* name);
 
-/** Number of user indices (logical indices; system indices excluded).  0 on error. */
+/**
+ * The number of user indices of the handle's version: logical indices
+ * (an index of several segments counts once), system indices (the
+ * fragment-reuse and MemWAL indices) excluded.  Reads the version's index
+ * list (I/O the first time).
+ * @param dataset  Borrowed.
+ * @return The count; 0 both for none and on error: LANCE_ERR_INVALID_ARGUMENT
+ *         (NULL), LANCE_ERR_IO.
+ */
 uint64_t lance_dataset_index_count(const LanceDataset* dataset);
 
 /**
@@ -2302,7 +2542,16 @@ uint64_t lance_dataset_index_count(const LanceDataset* dataset);
  */
 const char* lance_dataset_index_list_json(const LanceDataset* dataset);
 
-/** Number of segments of the named index; 0 with LANCE_ERR_NOT_FOUND if there is none. */
+/**
+ * The number of segments of the named index in the handle's version (1 for
+ * an index built in one piece), to size lance_dataset_index_segments()'s
+ * buffer.  Reads the version's index list (I/O the first time).
+ * @param dataset     Borrowed.
+ * @param index_name  Borrowed, non-empty.
+ * @return The count (at least 1), or 0 on error: LANCE_ERR_INVALID_ARGUMENT
+ *         (NULL or empty), LANCE_ERR_NOT_FOUND (no index of that name),
+ *         LANCE_ERR_IO.
+ */
 uint64_t lance_dataset_index_segment_count(const LanceDataset* dataset, const char* index_name);
 
 /**
@@ -2330,6 +2579,71 @@ int32_t lance_dataset_index_segments(const LanceDataset* dataset, const char* in
  *         LANCE_ERR_IO (its files could not be read).
  */
 int32_t lance_dataset_prewarm_index(const LanceDataset* dataset, const char* index_name);
+
+/* ========================================================================
+ * Distributed index builds: planning
+ *
+ * Which worker builds which fragments: a coordinator's helper, optional.
+ * ======================================================================== */
+
+typedef struct LanceFragmentPlan LanceFragmentPlan;
+
+/**
+ * Splits the fragments of the handle's version into `group_count`
+ * non-empty ranges of consecutive fragments, in the order the version
+ * lists them (lance_dataset_fragment_ids()), balanced by live rows: the
+ * largest group's rows are as few as any such split allows, and within
+ * that bound each group, from the first, holds the rows nearest an even
+ * share of the rows still to place (ties: fewer fragments).  Every
+ * fragment is in exactly one group, ids ascending within a group; group 0
+ * holds the first fragments.  Deterministic for a given version.
+ *
+ * Why consecutive: Lance's compaction merges only neighbouring fragments
+ * that the same index segments cover, so an index built as one segment
+ * per group leaves the small fragments inside each group free to be
+ * compacted (segments over scattered fragments would keep every fragment
+ * apart from its neighbours for good).
+ * @param group_count  1 .. lance_dataset_fragment_count(); otherwise
+ *                     LANCE_ERR_INVALID_ARGUMENT (a group would be empty).
+ * @param out_plan     Produced: free with lance_fragment_plan_free().
+ */
+int32_t lance_dataset_plan_fragment_groups(const LanceDataset* dataset, size_t group_count,
+                                           LanceFragmentPlan** out_plan);
+
+/**
+ * The number of groups: the `group_count` the plan was made with.
+ * @param plan  Borrowed.
+ * @return The count (at least 1), or 0 with LANCE_ERR_INVALID_ARGUMENT for
+ *         a NULL `plan`.
+ */
+size_t lance_fragment_plan_group_count(const LanceFragmentPlan* plan);
+
+/**
+ * The dataset version the plan was made from.  Open each worker's dataset
+ * at this version (lance_dataset_open()'s `version`), so that its group's
+ * fragments are the fragments it reads.
+ * @param plan  Borrowed.
+ * @return The version, or 0 with LANCE_ERR_INVALID_ARGUMENT for a NULL
+ *         `plan`.
+ */
+uint64_t lance_fragment_plan_dataset_version(const LanceFragmentPlan* plan);
+
+/**
+ * One group.  `*out_fragment_ids` is borrowed from the plan (valid until it
+ * is freed) and can be passed as LanceIndexSegmentBuildOptions.fragment_ids.
+ * @param out_rows  Nullable; the group's live rows.
+ */
+int32_t lance_fragment_plan_group(const LanceFragmentPlan* plan, size_t group,
+                                  const uint32_t** out_fragment_ids, size_t* out_fragment_count,
+                                  uint64_t* out_rows);
+
+/**
+ * Frees a plan, and with it the fragment id arrays lance_fragment_plan_group()
+ * lent: copy them first if they must outlive it.
+ * @param plan  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
+void lance_fragment_plan_free(LanceFragmentPlan* plan);
 
 /* ========================================================================
  * Distributed index builds: shared models (RFC E1)
@@ -2368,6 +2682,12 @@ int32_t lance_dataset_prewarm_index(const LanceDataset* dataset, const char* ind
 typedef struct LanceVectorModel LanceVectorModel;
 
 /**
+ * Deprecated since 0.5: use upstream's lance_index_train_ivf_model() (the
+ * same training; `metric` as an int32_t) or, for a whole model,
+ * lance_dataset_train_vector_model().  Kept so that programs written for
+ * lance-c 0.4 compile and behave unchanged; to be removed in a later minor
+ * version, announced in the CHANGELOG.
+ *
  * Trains IVF centroids on a column with the Lance core's k-means (the same
  * entry point the Java SDK's trainer uses).
  *
@@ -2392,6 +2712,12 @@ int32_t lance_dataset_train_ivf_centroids(const LanceDataset* dataset, const cha
                                           struct ArrowSchema* out_schema);
 
 /**
+ * Deprecated since 0.5: use upstream's lance_index_train_pq_model() (the
+ * same training, the codebook in upstream's shape) or, for a whole model,
+ * lance_dataset_train_vector_model().  Kept so that programs written for
+ * lance-c 0.4 compile and behave unchanged; to be removed in a later minor
+ * version, announced in the CHANGELOG.
+ *
  * Trains a PQ codebook on the residuals of the given IVF centroids, as a
  * one-shot IVF_PQ build does, so shared-model segments match its quality.
  *
@@ -2554,6 +2880,16 @@ typedef struct LanceVectorModelInfo {
                                  dimension; 0 without either */
 } LanceVectorModelInfo;
 
+/**
+ * Describes a model: its metric, dimension, partition count, and what it
+ * holds besides the centroids (a PQ codebook and its shape, or an IVF_RQ
+ * rotation and its bits per dimension).  No I/O.
+ * @param model  Borrowed.
+ * @param out    Borrowed out parameter, must not be NULL; written on
+ *               success only.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL `model` or
+ *         `out`).
+ */
 int32_t lance_vector_model_info(const LanceVectorModel* model, LanceVectorModelInfo* out);
 
 /**
@@ -2573,15 +2909,43 @@ int32_t lance_vector_model_info(const LanceVectorModel* model, LanceVectorModelI
  */
 int32_t lance_vector_model_index_type(const LanceVectorModel* model, int32_t* out_index_type);
 
-/** Exports the centroids (produced; the caller releases both structs). */
+/**
+ * Exports the IVF centroids: a FixedSizeList<float32> array of
+ * num_partitions rows of `dimension` values (lance_vector_model_info()),
+ * the form lance_vector_model_from_arrow() takes.  A copy: it stays valid
+ * after the model is freed.
+ * @param model                  Borrowed.
+ * @param out_array, out_schema  Borrowed out parameters, neither NULL;
+ *                               on success they hold produced structs the
+ *                               caller releases with their release
+ *                               callbacks.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL argument).
+ */
 int32_t lance_vector_model_centroids(const LanceVectorModel* model, struct ArrowArray* out_array,
                                      struct ArrowSchema* out_schema);
 
-/** Exports the PQ codebook; LANCE_ERR_INVALID_ARGUMENT when the model has none. */
+/**
+ * Exports the PQ codebook: a FixedSizeList<float32> array of `dimension`
+ * values per row, 2^num_bits rows (the num_sub_vectors codebooks of
+ * 2^num_bits centroids each, laid out as Lance stores them), the form
+ * lance_vector_model_from_arrow() takes.  A copy, as for
+ * lance_vector_model_centroids().
+ * @param out_array, out_schema  As for lance_vector_model_centroids().
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT: a NULL argument, or a
+ *         model without a PQ codebook (has_pq_codebook false: a model for
+ *         a type other than IVF_PQ and IVF_HNSW_PQ; an IVF_RQ rotation has
+ *         no export).
+ */
 int32_t lance_vector_model_codebook(const LanceVectorModel* model, struct ArrowArray* out_array,
                                     struct ArrowSchema* out_schema);
 
-/** Frees a model.  NULL is a no-op. */
+/**
+ * Frees a model.  What was made from it keeps its own copy: segment
+ * builders given it (lance_index_segment_builder_set_model()), exported
+ * arrays, serialized bytes.
+ * @param model  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_vector_model_free(LanceVectorModel* model);
 
 /* ========================================================================
@@ -2722,7 +3086,20 @@ int32_t lance_vector_training_request(const LanceVectorTraining* training, uint8
 int32_t lance_vector_training_reduce(LanceVectorTraining* training, const uint8_t* const* stats,
                                      const size_t* stats_lens, size_t count);
 
-/** Where the training is (see LanceVectorTrainingInfo). */
+/**
+ * Where the training is: its phase (stop the rounds at
+ * LANCE_TRAINING_DONE), the rounds reduced, the k-means iterations and
+ * losses so far, and the sample sizes (LanceVectorTrainingInfo).  Reads
+ * the coordinator's state only: no I/O, cheap to call every round.
+ * Fields not reached yet are 0: pq_iterations and pq_loss before the PQ
+ * rounds (and for types without PQ), ivf_loss before the first IVF
+ * iteration.
+ * @param training  Borrowed.
+ * @param out       Borrowed out parameter, must not be NULL; written on
+ *                  success only.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL `training` or
+ *         `out`).
+ */
 int32_t lance_vector_training_info(const LanceVectorTraining* training,
                                    LanceVectorTrainingInfo* out);
 
@@ -2741,7 +3118,13 @@ int32_t lance_vector_training_info(const LanceVectorTraining* training,
 int32_t lance_vector_training_model(const LanceVectorTraining* training,
                                     LanceVectorModel** out_model);
 
-/** Frees a training.  NULL is a no-op. */
+/**
+ * Frees a training (the coordinator's state).  Models taken from it with
+ * lance_vector_training_model() stay valid, and the last request's bytes
+ * can still rebuild it (lance_vector_training_resume()).
+ * @param training  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_vector_training_free(LanceVectorTraining* training);
 
 /**
@@ -2806,7 +3189,14 @@ int32_t lance_vector_training_worker_run_with_control(LanceVectorTrainingWorker*
                                                       const LanceIndexBuildControl* control,
                                                       uint8_t** out_stats, size_t* out_len);
 
-/** Frees a worker.  NULL is a no-op. */
+/**
+ * Frees a worker and the sample it holds in memory.  The dataset handle it
+ * was made from is not touched.  The training goes on with a new worker
+ * over the same fragments, which draws the sample again.
+ * @param worker  Consumed.  NULL is a no-op.  Not while a run of it is in
+ *                progress on another thread.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_vector_training_worker_free(LanceVectorTrainingWorker* worker);
 
 /* ========================================================================
@@ -3015,7 +3405,14 @@ int32_t lance_index_segment_builder_execute_uncommitted(LanceIndexSegmentBuilder
                                                         uint8_t** out_metadata_bytes,
                                                         size_t* out_metadata_len);
 
-/** Frees a builder.  NULL is a no-op. */
+/**
+ * Frees a builder, executed or not, once no call uses it (never while its
+ * execute runs).  A segment it built stays in storage, uncommitted, for
+ * the metadata bytes its execute returned; the model and cancel token it
+ * was given keep their own handles.
+ * @param builder  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
 
 /* ========================================================================
@@ -3065,7 +3462,7 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     except the fragment-scoped BTREE and LABEL_LIST segment builds) on
  *     the local file system, and such a segment build on s3:// (one whose
  *     dataset has no extra base paths), returns at once, whatever stage it
- *     is in (bench/README.md has the measured latencies).  Stopped in a
+ *     is in (docs/measurements.md has the measured latencies).  Stopped in a
  *     stage that writes, on the local file system its tasks are dropped
  *     and the file operations it had in flight end before the call
  *     returns.  On s3:// the build writes through a store client of its
@@ -3139,7 +3536,15 @@ typedef void (*LanceIndexBuildProgressCallback)(void* callback_ctx, int32_t even
 
 typedef struct LanceIndexBuildCancelToken LanceIndexBuildCancelToken;
 
-/** A new, uncancelled token.  Free with lance_index_build_cancel_token_free(). */
+/**
+ * Makes a new, uncancelled token, to give to one or more builds (a
+ * builder's lance_index_segment_builder_set_cancel_token(), a
+ * LanceIndexBuildControl).  A token cannot be reset: one per build (or per
+ * group of builds cancelled together).
+ * @return Produced: free with lance_index_build_cancel_token_free(); NULL
+ *         on error (LANCE_ERR_INVALID_ARGUMENT when called from inside a
+ *         callback lance-c is running).
+ */
 LanceIndexBuildCancelToken* lance_index_build_cancel_token_new(void);
 
 /**
@@ -3159,7 +3564,14 @@ void lance_index_build_cancel_token_free(LanceIndexBuildCancelToken* token);
  */
 int32_t lance_index_build_cancel(const LanceIndexBuildCancelToken* token);
 
-/** Whether lance_index_build_cancel() was called on the token. */
+/**
+ * Whether lance_index_build_cancel() was called on the token (once true,
+ * always true).  Callable from any thread at any time, a progress or log
+ * callback included.
+ * @param token  Borrowed.
+ * @return true or false; false with LANCE_ERR_INVALID_ARGUMENT for a NULL
+ *         `token`.
+ */
 bool lance_index_build_cancel_requested(const LanceIndexBuildCancelToken* token);
 
 /**
@@ -3213,16 +3625,37 @@ typedef struct LanceIndexSegmentMetadata LanceIndexSegmentMetadata;
 int32_t lance_index_segment_metadata_parse(const uint8_t* bytes, size_t len,
                                            LanceIndexSegmentMetadata** out);
 
-/** Frees parsed metadata.  NULL is a no-op. */
+/**
+ * Frees parsed metadata, and with it every string its getters returned
+ * (the name, type name, type URL, fingerprint, file paths).  The bytes it
+ * was parsed from are the caller's, untouched.
+ * @param metadata  Consumed.  NULL is a no-op.
+ * It cannot fail and leaves this thread's last error as it was.
+ */
 void lance_index_segment_metadata_free(LanceIndexSegmentMetadata* metadata);
 
-/** Writes the segment's UUID, 16 raw bytes. */
+/**
+ * Writes the segment's UUID, 16 raw bytes (the form
+ * lance_scanner_set_index_segments() and
+ * lance_scanner_set_scalar_index_segment() take; the segment's files are
+ * under _indices/<uuid>/ in the dashed text form).
+ * @param metadata  Borrowed.
+ * @param out_uuid  Borrowed out parameter: room for 16 bytes, not NULL;
+ *                  written on success only.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL argument).
+ */
 int32_t lance_index_segment_metadata_uuid(const LanceIndexSegmentMetadata* metadata,
                                           uint8_t* out_uuid);
 
 /* The strings below are owned by the metadata handle: valid until it is freed. */
 
-/** The index name the segment records. */
+/**
+ * The index name the segment records: the name its build was given, or
+ * the core's default.  Borrowed from the handle: never free it.
+ * @param metadata  Borrowed.
+ * @return The name, or NULL with LANCE_ERR_INVALID_ARGUMENT for a NULL
+ *         `metadata`.
+ */
 const char* lance_index_segment_metadata_name(const LanceIndexSegmentMetadata* metadata);
 
 /**
@@ -3254,7 +3687,13 @@ const char* lance_index_segment_metadata_index_details_type_url(const LanceIndex
  */
 const char* lance_index_segment_metadata_model_fingerprint(const LanceIndexSegmentMetadata* metadata);
 
-/** The dataset version the segment was built from; 0 on error. */
+/**
+ * The dataset version the segment was built from (the version its
+ * builder's dataset handle held).
+ * @param metadata  Borrowed.
+ * @return The version, or 0 with LANCE_ERR_INVALID_ARGUMENT for a NULL
+ *         `metadata`.
+ */
 uint64_t lance_index_segment_metadata_dataset_version(const LanceIndexSegmentMetadata* metadata);
 
 /**
@@ -3264,7 +3703,16 @@ uint64_t lance_index_segment_metadata_dataset_version(const LanceIndexSegmentMet
  */
 int32_t lance_index_segment_metadata_index_version(const LanceIndexSegmentMetadata* metadata);
 
-/** Creation time in ms since the Unix epoch; *out_present = false when not recorded. */
+/**
+ * When the segment was created, in milliseconds since the Unix epoch
+ * (UTC), if its bytes record it.
+ * @param metadata     Borrowed.
+ * @param out_ms       Borrowed out parameter, not NULL: the time, or 0
+ *                     when none is recorded.
+ * @param out_present  Borrowed out parameter, not NULL: whether a time is
+ *                     recorded.  Both are written on success only.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL argument).
+ */
 int32_t lance_index_segment_metadata_created_at_ms(const LanceIndexSegmentMetadata* metadata,
                                                    int64_t* out_ms, bool* out_present);
 
@@ -3277,18 +3725,50 @@ int32_t lance_index_segment_metadata_field_ids(const LanceIndexSegmentMetadata* 
                                                int32_t* out_field_ids, size_t capacity,
                                                size_t* out_count);
 
-/** The fragments the segment covers, ascending; as for ..._field_ids(). */
+/**
+ * The ids of the fragments the segment covers, ascending (none when its
+ * bytes record no fragment set).
+ * @param metadata          Borrowed.
+ * @param out_fragment_ids  Borrowed: room for `capacity` ids; NULL with
+ *                          capacity 0 asks for the count only.
+ * @param capacity          Below the count: LANCE_ERR_INVALID_ARGUMENT and
+ *                          no id is written (the count still is).
+ * @param out_count         Borrowed out parameter, not NULL: the number of
+ *                          fragments.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL `metadata` or
+ *         `out_count`, NULL ids with a capacity, a misaligned buffer, a
+ *         capacity below the count).
+ */
 int32_t lance_index_segment_metadata_fragment_ids(const LanceIndexSegmentMetadata* metadata,
                                                   uint32_t* out_fragment_ids, size_t capacity,
                                                   size_t* out_count);
 
-/** The number of field ids the segment indexes; 0 on error. */
+/**
+ * The number of field ids the segment indexes (1 for the index types of
+ * this library, which index one column).
+ * @param metadata  Borrowed.
+ * @return The count; 0 on error (LANCE_ERR_INVALID_ARGUMENT for a NULL
+ *         `metadata`), and for bytes that record no field.
+ */
 size_t lance_index_segment_metadata_field_count(const LanceIndexSegmentMetadata* metadata);
 
-/** The number of fragments the segment covers; 0 on error (0 is also a count). */
+/**
+ * The number of fragments the segment covers, as
+ * lance_index_segment_metadata_fragment_ids() counts them.
+ * @param metadata  Borrowed.
+ * @return The count; 0 both for none and on error
+ *         (LANCE_ERR_INVALID_ARGUMENT for a NULL `metadata`).
+ */
 size_t lance_index_segment_metadata_fragment_count(const LanceIndexSegmentMetadata* metadata);
 
-/** Number of files the segment lists; 0 on error. */
+/**
+ * The number of files the segment lists (its files under _indices/<uuid>/,
+ * which the commit checks); read each with
+ * lance_index_segment_metadata_file_at().
+ * @param metadata  Borrowed.
+ * @return The count; 0 both for bytes that list no files and on error
+ *         (LANCE_ERR_INVALID_ARGUMENT for a NULL `metadata`).
+ */
 uint64_t lance_index_segment_metadata_file_count(const LanceIndexSegmentMetadata* metadata);
 
 /**
@@ -3308,8 +3788,10 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  * named `index_name`, in exactly one new dataset version.
  *
  * The commit is made against the dataset's LATEST version, whatever version
- * the handle is at; on success the handle moves to the version that holds
- * the segments (read it with lance_dataset_version()).  Rows appended since
+ * the handle is at; on success the handle moves to the new version (read it
+ * with lance_dataset_version()).  A set already committed commits nothing:
+ * the handle moves to the latest version, and the result's `version` is the
+ * version that first held the set (it may be older).  Rows appended since
  * the segments were built are fine: their fragments stay unindexed (see
  * lance_dataset_index_coverage_json()).
  *
@@ -3467,6 +3949,87 @@ int32_t lance_dataset_merge_index_segments(const LanceDataset* dataset,
                                            uint8_t** out_metadata_bytes, size_t* out_metadata_len);
 
 /* ========================================================================
+ * Distributed index builds: coverage and statistics (RFC E6)
+ *
+ * Both functions return JSON: a C engine that schedules rebuilds usually
+ * has a JSON parser already, the documents stay readable in logs, and new
+ * fields can be added without breaking callers (readers must ignore fields
+ * they do not know).  A field whose value is unknown is null, never guessed.
+ * ======================================================================== */
+
+/**
+ * Describes every segment of every user index of the handle's version, one
+ * object per segment, in manifest order:
+ *
+ *   "name"              string   the logical index the segment belongs to
+ *   "uuid"              string   the segment's UUID, hyphenated hex
+ *   "columns"           [string] the indexed columns
+ *   "type"              string   "IVF_PQ", "IVF_HNSW_SQ", "BTree", "Bitmap", ...
+ *   "dataset_version"   integer  the version the segment was built from
+ *   "index_version"     integer  the on-disk index format version
+ *   "fragment_ids"      [integer] the fragments it covers, ascending
+ *   "created_at"        string (RFC 3339, UTC) or null when not recorded
+ *   "num_rows"          integer  rows of its fragments as written, deleted
+ *                       rows included (a segment built after some were
+ *                       deleted indexed fewer); null when a covered
+ *                       fragment is no longer in the dataset
+ *   "size_bytes"        integer  total size of its files as recorded, or null
+ *   "model_fingerprint" string   the shared model it was built with, or null
+ *   "job_id"            string   the committing job's id (see
+ *                       LanceCommitIndexOptions), or null
+ *   "attempt_id"        string   the committing attempt's id, or null
+ *
+ * lance_dataset_index_list_json() keeps its 0.1.6 shape; this is the
+ * extended view.  Produced: free with lance_free_string().  NULL on error.
+ */
+char* lance_dataset_index_segments_json(const LanceDataset* dataset);
+
+/**
+ * How far one logical index covers the handle's version:
+ *
+ *   "name"                string
+ *   "dataset_version"     integer  the handle's version
+ *   "num_segments"        integer
+ *   "indexed_fragments"   [integer] fragments of this version some segment covers
+ *   "unindexed_fragments" [integer] fragments no segment covers (e.g. appended
+ *                         since the build): the ones to index next
+ *   "indexed_rows"        integer  live rows (deletions excluded) of the indexed
+ *                         fragments, or null when a count is not recorded
+ *   "unindexed_rows"      integer  the same for the unindexed fragments
+ *   "stale_fragments"     [integer] fragments the segments cover that are no
+ *                         longer in this version (deleted or compacted away)
+ *
+ * @param index_name  Borrowed; LANCE_ERR_NOT_FOUND when there is no such index.
+ * Produced: free with lance_free_string().  NULL on error.
+ */
+char* lance_dataset_index_coverage_json(const LanceDataset* dataset, const char* index_name);
+
+/**
+ * The metadata bytes of one committed segment of an index, as
+ * lance_index_segment_builder_execute_uncommitted() gives them for a new
+ * one: what lance_dataset_merge_index_segments() takes, so that committed
+ * segments can be merged (a maintenance plan's merge tasks).  The bytes
+ * describe the segment as the handle's version records it (its fragments
+ * after any remap by a compaction).
+ * @param dataset             Borrowed.
+ * @param index_name          Borrowed, non-empty.
+ * @param segment_uuid        Borrowed: the segment's UUID as text, hyphenated
+ *                            (as the JSON listings give it) or 32 hex digits,
+ *                            either case (the braced and urn:uuid: forms are
+ *                            taken too); no surrounding spaces.
+ * @param out_metadata_bytes  Produced on success: free with lance_free_bytes().
+ *                            Untouched on error.
+ * @param out_metadata_len    Receives the byte count.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL argument, an
+ *         empty name, a text that is no UUID), LANCE_ERR_NOT_FOUND (no such
+ *         index, or no such segment of it in the handle's version),
+ *         LANCE_ERR_IO.
+ */
+int32_t lance_dataset_index_segment_metadata(const LanceDataset* dataset, const char* index_name,
+                                             const char* segment_uuid, uint8_t** out_metadata_bytes,
+                                             size_t* out_metadata_len);
+
+/* ========================================================================
  * Index maintenance
  *
  * Keeping indices up to date as the table changes, on one node: the Lance
@@ -3617,108 +4180,110 @@ int32_t lance_dataset_optimize_indices_with_control(LanceDataset* dataset,
                                                     const LanceOptimizeIndicesOptions* options,
                                                     const LanceIndexBuildControl* control);
 
-/* ========================================================================
- * Distributed index builds: planning
- *
- * Which worker builds which fragments: a coordinator's helper, optional.
- * ======================================================================== */
-
-typedef struct LanceFragmentPlan LanceFragmentPlan;
+/**
+ * Options of lance_dataset_plan_index_maintenance(): the size policy.
+ * Zeroed (or a NULL options pointer) = the defaults written next to each
+ * field.
+ */
+typedef struct LanceIndexMaintenanceOptions {
+    /* The rows one segment should hold: a delta build task covers at most
+       this many live rows (a fragment is never split), and merges stay
+       within it unless max_segments forces more.  0 = 1048576. */
+    uint64_t target_rows_per_segment;
+    /* A segment holding fewer rows than this is small: it merges with a
+       neighbour while the two stay within target_rows_per_segment.
+       0 = target_rows_per_segment / 4.  Above target_rows_per_segment is
+       LANCE_ERR_INVALID_ARGUMENT. */
+    uint64_t small_segment_rows;
+    /* The most segments the index should have once the plan has run: while
+       it would have more, the smallest neighbouring pair merges whatever its
+       size.  0 = 32.  The new delta segments count; a plan never merges
+       them in the run that builds them. */
+    uint32_t max_segments;
+} LanceIndexMaintenanceOptions;
 
 /**
- * Splits the fragments of the handle's version into `group_count`
- * non-empty ranges of consecutive fragments, in the order the version
- * lists them (lance_dataset_fragment_ids()), balanced by live rows: the
- * largest group's rows are as few as any such split allows, and within
- * that bound each group, from the first, holds the rows nearest an even
- * share of the rows still to place (ties: fewer fragments).  Every
- * fragment is in exactly one group, ids ascending within a group; group 0
- * holds the first fragments.  Deterministic for a given version.
+ * Plans the maintenance of one index for workers: the tasks that index the
+ * fragments no segment covers, rebuild segments whose fragments left the
+ * table, and merge small segments, as JSON.  Reads the handle's version
+ * only: builds, merges and commits nothing.  The same version always gives
+ * the same plan, so a coordinator that retries plans the same tasks.
  *
- * Why consecutive: Lance's compaction merges only neighbouring fragments
- * that the same index segments cover, so an index built as one segment
- * per group leaves the small fragments inside each group free to be
- * compacted (segments over scattered fragments would keep every fragment
- * apart from its neighbours for good).
- * @param group_count  1 .. lance_dataset_fragment_count(); otherwise
- *                     LANCE_ERR_INVALID_ARGUMENT (a group would be empty).
- * @param out_plan     Produced: free with lance_fragment_plan_free().
+ * The plan, an object:
+ *   "index"             string   the index's name
+ *   "columns"           [string] its columns
+ *   "type"              string   its segments' type ("IVF_PQ", "BTree", ...)
+ *   "dataset_version"   integer  the version planned from (the handle's)
+ *   "model_fingerprint" string   the shared model all its segments were
+ *                       built with, or null (a scalar index; none recorded;
+ *                       segments of different models)
+ *   "policy"            object   the options in force, defaults applied:
+ *                       "target_rows_per_segment", "small_segment_rows",
+ *                       "max_segments"
+ *   "segments_before"   integer  the index's segments now
+ *   "segments_after"    integer  its segments once every task is committed
+ *   "tasks"             [object] the work, each independent of the others
+ *                       (any worker, any order), builds first:
+ *     "kind"          "build"    a delta segment over "fragment_ids",
+ *                                fragments no segment covers: a run of
+ *                                neighbouring ones (manifest order), split
+ *                                into consecutive ranges balanced by rows;
+ *                    "rebuild"   a new segment over "fragment_ids", the
+ *                                fragments the one segment in
+ *                                "segment_uuids" still covers (others it
+ *                                covers left the table: deleted, or
+ *                                compacted away without the index being
+ *                                remapped); such a segment is never merged,
+ *                                as a commit refuses segments over missing
+ *                                fragments;
+ *                    "merge"     the segments in "segment_uuids" (2 or
+ *                                more, neighbours by first fragment) merged
+ *                                into one over "fragment_ids".  Vector
+ *                                segments are merged only with segments of
+ *                                the same shared model.
+ *     "segment_uuids" [string]   (rebuild, merge) the segments replaced
+ *     "fragment_ids"  [integer]  ascending
+ *     "rows"          integer    build: live rows of its fragments; rebuild
+ *                                and merge: rows written in them, deleted
+ *                                ones included (what the policy weighs; a
+ *                                segment built after deletions holds fewer)
+ *   "stale_segments"    [string] segments none of whose fragments is in the
+ *                       table any more: no task (they answer no query)
+ *
+ * Running a plan, as a coordinator would (tools/lance_index_maintain.c,
+ * `lance-index maintain`, does it in one process; tests/api/
+ * test_optimize_maintenance.c runs every kind of task):
+ *   - build and rebuild: a segment builder over the task's fragment_ids
+ *     (lance_index_segment_builder_new_vector / _new_scalar with the
+ *     index's name, column and parameters); a vector index's builder gets
+ *     the index's shared model (lance_index_segment_builder_set_model; the
+ *     plan names its fingerprint), so its segments stay mergeable;
+ *   - merge: each source's bytes from lance_dataset_index_segment_metadata(),
+ *     then lance_dataset_merge_index_segments();
+ *   - all tasks' segment bytes committed together, in ONE call to
+ *     lance_dataset_commit_index_segments_with_options() with `replace`:
+ *     a rebuilt or merged segment covers exactly the live fragments of the
+ *     segments it replaces, so the commit replaces them; the delta segments
+ *     are added.  Its checks, idempotent retries and provenance are a
+ *     build's.
+ * A plan made from an older version may no longer fit the latest one: the
+ * commit's checks then refuse it (LANCE_ERR_STALE_SEGMENT when fragments a
+ * task covers have left the table since); plan again from the latest
+ * version.
+ *
+ * What this version does not plan: retraining (see
+ * LanceOptimizeIndicesOptions.retrain for the one-node way).
+ *
+ * @param dataset     Borrowed.
+ * @param index_name  Borrowed, non-empty: a user index of the handle's version.
+ * @param options     Borrowed; NULL = the defaults.
+ * @return The plan, produced: free with lance_free_string().  NULL on error:
+ *         LANCE_ERR_INVALID_ARGUMENT (NULL dataset, NULL or empty name, not
+ *         UTF-8, small_segment_rows above target_rows_per_segment),
+ *         LANCE_ERR_NOT_FOUND (no index of that name), LANCE_ERR_IO.
  */
-int32_t lance_dataset_plan_fragment_groups(const LanceDataset* dataset, size_t group_count,
-                                           LanceFragmentPlan** out_plan);
-
-/** Number of groups; 0 for NULL. */
-size_t lance_fragment_plan_group_count(const LanceFragmentPlan* plan);
-
-/** The dataset version the plan was made from (pin workers to it). */
-uint64_t lance_fragment_plan_dataset_version(const LanceFragmentPlan* plan);
-
-/**
- * One group.  `*out_fragment_ids` is borrowed from the plan (valid until it
- * is freed) and can be passed as LanceIndexSegmentBuildOptions.fragment_ids.
- * @param out_rows  Nullable; the group's live rows.
- */
-int32_t lance_fragment_plan_group(const LanceFragmentPlan* plan, size_t group,
-                                  const uint32_t** out_fragment_ids, size_t* out_fragment_count,
-                                  uint64_t* out_rows);
-
-/** Frees a plan.  NULL is a no-op. */
-void lance_fragment_plan_free(LanceFragmentPlan* plan);
-
-/* ========================================================================
- * Distributed index builds: coverage and statistics (RFC E6)
- *
- * Both functions return JSON: a C engine that schedules rebuilds usually
- * has a JSON parser already, the documents stay readable in logs, and new
- * fields can be added without breaking callers (readers must ignore fields
- * they do not know).  A field whose value is unknown is null, never guessed.
- * ======================================================================== */
-
-/**
- * Describes every segment of every user index of the handle's version, one
- * object per segment, in manifest order:
- *
- *   "name"              string   the logical index the segment belongs to
- *   "uuid"              string   the segment's UUID, hyphenated hex
- *   "columns"           [string] the indexed columns
- *   "type"              string   "IVF_PQ", "IVF_HNSW_SQ", "BTree", "Bitmap", ...
- *   "dataset_version"   integer  the version the segment was built from
- *   "index_version"     integer  the on-disk index format version
- *   "fragment_ids"      [integer] the fragments it covers, ascending
- *   "created_at"        string (RFC 3339, UTC) or null when not recorded
- *   "num_rows"          integer  rows of its fragments as written (deleted
- *                       rows included: the segment indexed them); null when
- *                       a covered fragment is no longer in the dataset
- *   "size_bytes"        integer  total size of its files as recorded, or null
- *   "model_fingerprint" string   the shared model it was built with, or null
- *   "job_id"            string   the committing job's id (see
- *                       LanceCommitIndexOptions), or null
- *   "attempt_id"        string   the committing attempt's id, or null
- *
- * lance_dataset_index_list_json() keeps its 0.1.6 shape; this is the
- * extended view.  Produced: free with lance_free_string().  NULL on error.
- */
-char* lance_dataset_index_segments_json(const LanceDataset* dataset);
-
-/**
- * How far one logical index covers the handle's version:
- *
- *   "name"                string
- *   "dataset_version"     integer  the handle's version
- *   "num_segments"        integer
- *   "indexed_fragments"   [integer] fragments of this version some segment covers
- *   "unindexed_fragments" [integer] fragments no segment covers (e.g. appended
- *                         since the build): the ones to index next
- *   "indexed_rows"        integer  live rows (deletions excluded) of the indexed
- *                         fragments, or null when a count is not recorded
- *   "unindexed_rows"      integer  the same for the unindexed fragments
- *   "stale_fragments"     [integer] fragments the segments cover that are no
- *                         longer in this version (deleted or compacted away)
- *
- * @param index_name  Borrowed; LANCE_ERR_NOT_FOUND when there is no such index.
- * Produced: free with lance_free_string().  NULL on error.
- */
-char* lance_dataset_index_coverage_json(const LanceDataset* dataset, const char* index_name);
+char* lance_dataset_plan_index_maintenance(const LanceDataset* dataset, const char* index_name,
+                                           const LanceIndexMaintenanceOptions* options);
 
 #ifdef __cplusplus
 } /* extern "C" */

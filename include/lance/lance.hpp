@@ -891,9 +891,10 @@ public:
         return *this;
     }
     /// Keeps the single-vector k-NN results whose _distance lies in
-    /// [lower, upper); std::nullopt = no bound on that side, both = none
+    /// [lower, upper); std::nullopt = no bound on that side: distance_range(0.2f)
+    /// sets a lower bound only, distance_range() clears both, as in upstream
     /// (see lance_scanner_set_distance_range).
-    Scanner& distance_range(std::optional<float> lower, std::optional<float> upper) {
+    Scanner& distance_range(std::optional<float> lower = std::nullopt, std::optional<float> upper = std::nullopt) {
         detail::check(lance_scanner_set_distance_range(get(), lower ? &*lower : nullptr, upper ? &*upper : nullptr));
         return *this;
     }
@@ -1348,6 +1349,22 @@ public:
     /// How far an index covers this version; see lance_dataset_index_coverage_json().
     std::string index_coverage_json(const std::string& index_name) const {
         return detail::take_string(lance_dataset_index_coverage_json(get(), index_name.c_str()));
+    }
+    /// The metadata bytes of one committed segment (its UUID as text, as the
+    /// listings give it), for merge_index_segments(); see
+    /// lance_dataset_index_segment_metadata().
+    Bytes index_segment_metadata(const std::string& index_name, const std::string& segment_uuid) const {
+        uint8_t* data = nullptr;
+        size_t len = 0;
+        detail::check(
+            lance_dataset_index_segment_metadata(get(), index_name.c_str(), segment_uuid.c_str(), &data, &len));
+        return detail::take_bytes(data, len);
+    }
+    /// The maintenance plan of one index as JSON (options NULL = the
+    /// defaults); see lance_dataset_plan_index_maintenance().
+    std::string plan_index_maintenance(const std::string& index_name,
+                                       const LanceIndexMaintenanceOptions* options = nullptr) const {
+        return detail::take_string(lance_dataset_plan_index_maintenance(get(), index_name.c_str(), options));
     }
 
     /// Trains a shared model for `params` on the given fragments (empty = all).

@@ -5,14 +5,14 @@ use std::ffi::c_char;
 
 use lance::dataset::BlobFile;
 
-use crate::floor::error::{guard, invalid, status, CError, CResult, Code, Context};
-use crate::floor::ffi::{
+use crate::boundary::error::{guard, invalid, status, CError, CResult, Code, Context};
+use crate::boundary::ffi::{
     bytes_out, free_handle, handle_mut, handle_ref, into_handle, require_out, required_nonempty_str, slice_arg,
     write_out,
 };
-use crate::floor::handle::dataset_ref;
-use crate::floor::handle::LanceDataset;
-use crate::floor::runtime::block_on;
+use crate::process::runtime::block_on;
+use crate::store::handle::LanceDataset;
+use crate::store::handle::dataset_ref;
 
 /// One blob value.  The core's `BlobFile` holds its own reference to the
 /// storage it reads, so the handle outlives the dataset it came from.

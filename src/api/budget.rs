@@ -1,12 +1,12 @@
 //! lance.h section "Process budget": the host's bound on the library's
-//! threads and temporary space, applied at first use (floor/runtime.rs).
+//! threads and temporary space, applied at first use (process/runtime.rs).
 
 use std::ffi::c_char;
 use std::path::PathBuf;
 
-use crate::floor::error::{invalid, status};
-use crate::floor::ffi::{handle_ref, optional_str};
-use crate::floor::runtime::{set_budget, Budget};
+use crate::boundary::error::{invalid, status};
+use crate::boundary::ffi::{handle_ref, optional_str};
+use crate::process::budget::{set_budget, Budget};
 
 /// The most threads one pool may be given: a bound, not a target (tokio
 /// starts every worker thread of a pool at once).
@@ -20,7 +20,7 @@ pub struct LanceProcessBudget {
 }
 crate::c_layout!(LanceProcessBudget, 16; compute_threads @ 0, io_threads @ 4, temp_dir @ 8);
 
-fn threads(value: u32, name: &str) -> crate::floor::error::CResult<usize> {
+fn threads(value: u32, name: &str) -> crate::boundary::error::CResult<usize> {
     if value > MAX_THREADS {
         return Err(invalid(format!("budget->{name} is {value}; at most {MAX_THREADS} (0 = the default)")));
     }

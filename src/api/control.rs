@@ -1,14 +1,14 @@
 //! lance.h section "Build progress and cancellation" (RFC E3 + E4): cancel
 //! tokens, and a segment builder's progress callback and token (one-shot
 //! creation under a control is in index.rs).  The mechanism is
-//! floor/progress.rs.
+//! index/progress.rs.
 
 use std::ffi::c_void;
 
-use crate::floor::build::LanceIndexSegmentBuilder;
-use crate::floor::error::{guard, guard_anywhere, invalid, status};
-use crate::floor::ffi::{free_handle, handle_mut, handle_ref, into_handle};
-use crate::floor::progress::{LanceIndexBuildCancelToken, ProgressFn};
+use crate::boundary::error::{guard, guard_anywhere, invalid, status};
+use crate::boundary::ffi::{free_handle, handle_mut, handle_ref, into_handle};
+use crate::index::build::LanceIndexSegmentBuilder;
+use crate::index::progress::{LanceIndexBuildCancelToken, ProgressFn};
 
 #[no_mangle]
 pub extern "C" fn lance_index_build_cancel_token_new() -> *mut LanceIndexBuildCancelToken {

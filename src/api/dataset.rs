@@ -13,16 +13,17 @@ use lance::dataset::optimize::{compact_files, CompactionOptions};
 use lance::dataset::UpdateBuilder;
 use lance::Dataset;
 
-use crate::floor::arrow::export_schema;
-use crate::floor::build::reclaim_unfinished_segments;
-use crate::floor::uploads::abort_incomplete_uploads;
-use crate::floor::error::{guard, invalid, status, CError, CResult, Code, Context};
-use crate::floor::ffi::{
+use crate::boundary::arrow::export_schema;
+use crate::boundary::error::{guard, invalid, status, CError, CResult, Code, Context};
+use crate::boundary::ffi::{
     copy_to_caller, free_handle, into_handle, optional_str, require_out, required_nonempty_str, slice_arg, storage_options,
     write_out,
 };
-use crate::floor::handle::{dataset_ref, open_dataset, LanceDataset};
-use crate::floor::runtime::block_on;
+use crate::boundary::params::size_field;
+use crate::index::build::reclaim_unfinished_segments;
+use crate::process::runtime::block_on;
+use crate::store::handle::{dataset_ref, open_dataset, LanceDataset};
+use crate::store::uploads::abort_incomplete_uploads;
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_open(
@@ -252,26 +253,19 @@ crate::c_layout!(LanceCompactionOptions, 40;
     batch_size @ 32,
 );
 
-/// `value` as a size, None for 0 (the default).
-fn size_option(value: u64, name: &str) -> CResult<Option<usize>> {
-    if value == 0 {
-        return Ok(None);
-    }
-    usize::try_from(value).map(Some).map_err(|_| invalid(format!("options->{name} = {value} is too large")))
-}
-
 fn compaction_options(o: Option<&LanceCompactionOptions>) -> CResult<CompactionOptions> {
     let mut options = CompactionOptions::default();
     let Some(o) = o else { return Ok(options) };
-    if let Some(v) = size_option(o.target_rows_per_fragment, "target_rows_per_fragment")? {
+    let size = |value: u64, name: &str| size_field(value, name, "is too large");
+    if let Some(v) = size(o.target_rows_per_fragment, "options->target_rows_per_fragment")? {
         options.target_rows_per_fragment = v;
     }
-    if let Some(v) = size_option(o.max_rows_per_group, "max_rows_per_group")? {
+    if let Some(v) = size(o.max_rows_per_group, "options->max_rows_per_group")? {
         options.max_rows_per_group = v;
     }
-    options.max_bytes_per_file = size_option(o.max_bytes_per_file, "max_bytes_per_file")?.or(options.max_bytes_per_file);
-    options.num_threads = size_option(o.num_threads, "num_threads")?.or(options.num_threads);
-    options.batch_size = size_option(o.batch_size, "batch_size")?.or(options.batch_size);
+    options.max_bytes_per_file = size(o.max_bytes_per_file, "options->max_bytes_per_file")?.or(options.max_bytes_per_file);
+    options.num_threads = size(o.num_threads, "options->num_threads")?.or(options.num_threads);
+    options.batch_size = size(o.batch_size, "options->batch_size")?.or(options.batch_size);
     Ok(options)
 }
 

@@ -2,8 +2,8 @@
 
 use std::ffi::c_char;
 
-use crate::floor::error::{last_error_code, take_last_error_message};
-use crate::floor::ffi::{free_c_bytes, into_c_string};
+use crate::boundary::error::{last_error_code, take_last_error_message};
+use crate::boundary::ffi::{free_c_bytes, into_c_string};
 
 /// NUL-terminated at compile time, so it can be returned without allocating.
 static VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");

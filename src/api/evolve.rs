@@ -8,12 +8,12 @@ use arrow::ffi::FFI_ArrowSchema;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use lance::dataset::{ColumnAlteration, NewColumnTransform};
 
-use crate::floor::arrow::{hold_stream, import_data_type, import_schema, status_consuming, take_stream};
-use crate::floor::error::{invalid, status, CResult, Context};
-use crate::floor::ffi::{counted_strs, optional_str, required_nonempty_str, slice_arg};
-use crate::floor::handle::{dataset_ref, LanceDataset};
-use crate::floor::params::column_nullable;
-use crate::floor::runtime::block_on;
+use crate::boundary::arrow::{hold_stream, import_data_type, import_schema, status_consuming, take_stream};
+use crate::boundary::error::{invalid, status, CResult, Context};
+use crate::boundary::ffi::{counted_strs, optional_str, required_nonempty_str, slice_arg};
+use crate::boundary::params::column_nullable;
+use crate::process::runtime::block_on;
+use crate::store::handle::{dataset_ref, LanceDataset};
 
 /// Mirrors `LanceColumnAlteration` in lance.h.
 #[repr(C)]

@@ -13,15 +13,15 @@ use lance_index::scalar::minhash_lsh::MinHashQuery;
 use lance_index::scalar::FullTextSearchQuery;
 use uuid::Uuid;
 
-use crate::floor::scanner::{scanner_mut, LanceScanner};
-use crate::floor::catalog::user_segments;
-use crate::floor::codec::segment_type_name;
-use crate::floor::error::{guard_handle, invalid, not_found, not_supported, status, CError, CResult, Code};
-use crate::floor::ffi::{
+use crate::boundary::error::{guard_handle, invalid, not_found, not_supported, status, CError, CResult, Code};
+use crate::boundary::ffi::{
     free_handle, handle_ref, null_terminated_strs, required_nonempty_str, required_str, uuids_from_packed,
 };
-use crate::floor::handle::{dataset_ref, LanceDataset};
-use crate::floor::runtime::block_on;
+use crate::index::catalog::user_segments;
+use crate::index::codec::segment_type_name;
+use crate::process::runtime::block_on;
+use crate::scan::scanner::{scanner_mut, LanceScanner};
+use crate::store::handle::{dataset_ref, LanceDataset};
 
 /// `LanceFtsCoverageMode` in lance.h.
 const COVERAGE_STRICT: i32 = 0;

@@ -4,10 +4,10 @@
 
 use lance::dataset::statistics::DatasetStatisticsExt;
 
-use crate::floor::error::{guard, invalid, CResult, Context};
-use crate::floor::ffi::{free_handle, handle_ref, into_handle};
-use crate::floor::handle::{dataset_ref, LanceDataset};
-use crate::floor::runtime::block_on;
+use crate::boundary::error::{guard, invalid, CResult, Context};
+use crate::boundary::ffi::{free_handle, handle_ref, into_handle};
+use crate::process::runtime::block_on;
+use crate::store::handle::{dataset_ref, LanceDataset};
 
 /// One entry of the version history: id and commit time in Unix epoch ms.
 struct VersionEntry {

@@ -7,17 +7,17 @@ use std::ffi::c_char;
 use lance::index::DatasetIndexExt;
 use serde_json::json;
 
-use crate::floor::build::create_one_shot;
-use crate::floor::catalog::{
+use crate::boundary::error::{guard, invalid, not_found, status, CResult, Context};
+use crate::boundary::ffi::{handle_ref, into_c_string, optional_str, require_out, required_nonempty_str, write_out};
+use crate::boundary::params::{scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams};
+use crate::index::build::create_one_shot;
+use crate::index::catalog::{
     check_partitions, check_vector_column, column_names, named_segments, optional_index_name, user_segments,
 };
-use crate::floor::codec::segment_type_name;
-use crate::floor::error::{guard, invalid, not_found, status, CResult, Context};
-use crate::floor::ffi::{handle_ref, into_c_string, optional_str, require_out, required_nonempty_str, write_out};
-use crate::floor::handle::{dataset_ref, LanceDataset};
-use crate::floor::params::{scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams};
-use crate::floor::progress::{BuildControl, LanceIndexBuildControl};
-use crate::floor::runtime::block_on;
+use crate::index::codec::segment_type_name;
+use crate::index::progress::{BuildControl, LanceIndexBuildControl};
+use crate::process::runtime::block_on;
+use crate::store::handle::{dataset_ref, LanceDataset};
 
 /// The dataset, column and index name every one-shot creation takes.
 unsafe fn target<'a>(
@@ -28,39 +28,6 @@ unsafe fn target<'a>(
     Ok((dataset_ref(dataset)?, required_nonempty_str(column, "column")?, optional_index_name(index_name)?))
 }
 
-unsafe fn create_vector(
-    dataset: *mut LanceDataset,
-    column: *const c_char,
-    index_name: *const c_char,
-    params: *const LanceVectorIndexParams,
-    replace: bool,
-    control: &BuildControl,
-) -> CResult<()> {
-    let (handle, column, name) = target(dataset, column, index_name)?;
-    let p = *handle_ref(params, "params")?;
-    let (index_type, core_params) = vector_params(&p)?;
-    create_one_shot(handle, column, name, replace, control, |ds, column| {
-        check_vector_column(ds, column, p.metric)?;
-        check_partitions(ds, p.num_partitions, None)?;
-        Ok((index_type, CoreParams::Vector(core_params)))
-    })
-}
-
-unsafe fn create_scalar(
-    dataset: *mut LanceDataset,
-    column: *const c_char,
-    index_name: *const c_char,
-    index_type: i32,
-    params_json: *const c_char,
-    replace: bool,
-    control: &BuildControl,
-) -> CResult<()> {
-    let (handle, column, name) = target(dataset, column, index_name)?;
-    let (index_type, kind) = scalar_kind(index_type)?;
-    let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
-    create_one_shot(handle, column, name, replace, control, |_, _| Ok((index_type, CoreParams::Scalar(params))))
-}
-
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_create_vector_index(
     dataset: *mut LanceDataset,
@@ -69,7 +36,7 @@ pub unsafe extern "C" fn lance_dataset_create_vector_index(
     params: *const LanceVectorIndexParams,
     replace: bool,
 ) -> i32 {
-    status(|| create_vector(dataset, column, index_name, params, replace, &BuildControl::default()))
+    lance_dataset_create_vector_index_with_control(dataset, column, index_name, params, replace, std::ptr::null())
 }
 
 #[no_mangle]
@@ -81,7 +48,15 @@ pub unsafe extern "C" fn lance_dataset_create_scalar_index(
     params_json: *const c_char,
     replace: bool,
 ) -> i32 {
-    status(|| create_scalar(dataset, column, index_name, index_type, params_json, replace, &BuildControl::default()))
+    lance_dataset_create_scalar_index_with_control(
+        dataset,
+        column,
+        index_name,
+        index_type,
+        params_json,
+        replace,
+        std::ptr::null(),
+    )
 }
 
 #[no_mangle]
@@ -93,7 +68,16 @@ pub unsafe extern "C" fn lance_dataset_create_vector_index_with_control(
     replace: bool,
     control: *const LanceIndexBuildControl,
 ) -> i32 {
-    status(|| create_vector(dataset, column, index_name, params, replace, &BuildControl::from_c(control)))
+    status(|| {
+        let (handle, column, name) = target(dataset, column, index_name)?;
+        let p = *handle_ref(params, "params")?;
+        let (index_type, core_params) = vector_params(&p)?;
+        create_one_shot(handle, column, name, replace, &BuildControl::from_c(control), |ds, column| {
+            check_vector_column(ds, column, p.metric)?;
+            check_partitions(ds, p.num_partitions, None)?;
+            Ok((index_type, CoreParams::Vector(core_params)))
+        })
+    })
 }
 
 #[no_mangle]
@@ -107,8 +91,11 @@ pub unsafe extern "C" fn lance_dataset_create_scalar_index_with_control(
     control: *const LanceIndexBuildControl,
 ) -> i32 {
     status(|| {
+        let (handle, column, name) = target(dataset, column, index_name)?;
+        let (index_type, kind) = scalar_kind(index_type)?;
+        let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
         let control = BuildControl::from_c(control);
-        create_scalar(dataset, column, index_name, index_type, params_json, replace, &control)
+        create_one_shot(handle, column, name, replace, &control, |_, _| Ok((index_type, CoreParams::Scalar(params))))
     })
 }
 

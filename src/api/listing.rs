@@ -9,18 +9,13 @@ use lance::Dataset;
 use lance_table::format::IndexMetadata;
 use roaring::RoaringBitmap;
 use serde_json::{json, Value};
+use uuid::Uuid;
 
-use crate::floor::catalog::{column_names, named_segments, user_segments};
-use crate::floor::codec::{model_fingerprint, provenance, segment_type_name};
-use crate::floor::error::{guard, CResult};
-use crate::floor::ffi::{into_c_string, required_nonempty_str};
-use crate::floor::handle::{dataset_ref, LanceDataset};
-
-/// Rows of each fragment of the snapshot: (written, live = written - deleted).
-fn fragment_rows(ds: &Dataset, id: u32) -> Option<(u64, u64)> {
-    let f = ds.manifest.fragments.iter().find(|f| f.id == u64::from(id))?;
-    Some((f.physical_rows? as u64, f.num_rows()? as u64))
-}
+use crate::boundary::error::{guard, invalid, not_found, status, CResult};
+use crate::boundary::ffi::{into_c_string, require_out, required_nonempty_str, write_bytes_out};
+use crate::index::catalog::{column_names, fragment_rows, named_segments, user_segments};
+use crate::index::codec::{encode_metadata, model_fingerprint, provenance, segment_type_name};
+use crate::store::handle::{dataset_ref, LanceDataset};
 
 fn segment_entry(ds: &Dataset, s: &IndexMetadata) -> Value {
     let fragments: Vec<u32> = s.fragment_bitmap.as_ref().map(|b| b.iter().collect()).unwrap_or_default();
@@ -101,5 +96,32 @@ pub unsafe extern "C" fn lance_dataset_index_coverage_json(
         let ds = dataset_ref(dataset)?.snapshot();
         let name = required_nonempty_str(index_name, "index_name")?;
         Ok(into_c_string(coverage(&ds, name)?.to_string()))
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_index_segment_metadata(
+    dataset: *const LanceDataset,
+    index_name: *const c_char,
+    segment_uuid: *const c_char,
+    out_metadata_bytes: *mut *mut u8,
+    out_metadata_len: *mut usize,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let name = required_nonempty_str(index_name, "index_name")?;
+        let text = required_nonempty_str(segment_uuid, "segment_uuid")?;
+        require_out(out_metadata_bytes, "out_metadata_bytes")?;
+        require_out(out_metadata_len, "out_metadata_len")?;
+        let uuid = Uuid::parse_str(text)
+            .map_err(|e| invalid(format!("segment_uuid = \"{text}\" is not a UUID ({e})")))?;
+        let segment = named_segments(&ds, name)?.into_iter().find(|s| s.uuid == uuid).ok_or_else(|| {
+            not_found(format!(
+                "index '{name}' has no segment {uuid} in dataset version {}",
+                ds.version().version
+            ))
+        })?;
+        write_bytes_out(out_metadata_bytes, out_metadata_len, encode_metadata(&segment));
+        Ok(())
     })
 }

@@ -23,7 +23,7 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;
 use tracing::{Event, Level, Metadata};
 
-use crate::floor::error::{guard_anywhere, invalid, not_supported, CResult, CallbackScope};
+use crate::boundary::error::{guard_anywhere, invalid, not_supported, CResult, CallbackScope};
 
 /// `LanceLogLevel` in lance.h: OFF = 0, then ERROR = 1 to TRACE = 5, the
 /// `log` crate's own numbering.

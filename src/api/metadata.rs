@@ -1,15 +1,15 @@
 //! lance.h section "Distributed index builds: segment metadata" (RFC E2):
-//! the bytes a segment build returns (floor/codec.rs), parsed into a handle
+//! the bytes a segment build returns (index/codec.rs), parsed into a handle
 //! with typed getters.
 
 use std::ffi::{c_char, CString};
 
 use lance_table::format::IndexMetadata;
 
-use crate::floor::codec::{decode_metadata, model_fingerprint, segment_type_name};
-use crate::floor::error::{guard, invalid, not_supported, status, CResult};
-use crate::floor::ffi::{c_text, copy_to_caller, free_handle, handle_ref, into_handle, require_out, slice_arg, write_out};
-use crate::floor::params::index_type_code;
+use crate::boundary::error::{guard, invalid, not_supported, status, CResult};
+use crate::boundary::ffi::{c_text, copy_to_caller, free_handle, handle_ref, into_handle, require_out, slice_arg, write_out};
+use crate::boundary::params::index_type_code;
+use crate::index::codec::{decode_metadata, model_fingerprint, segment_type_name};
 
 pub struct LanceIndexSegmentMetadata {
     pub metadata: IndexMetadata,

@@ -16,12 +16,12 @@ mod fts; //           Full-text search
 mod take; //          Random access
 mod blob; //          Blobs
 mod index; //         Indices
+mod plan; //          Distributed index builds: planning
 mod model; //         Distributed index builds: shared models (E1)
 mod training; //      Distributed index builds: distributed training
 mod segment; //       Distributed index builds: uncommitted segments (E1)
 mod control; //       Build progress and cancellation (E3, E4)
 mod metadata; //      Distributed index builds: segment metadata (E2)
 mod commit; //        Distributed index builds: commit (E5)
-mod optimize; //      Index maintenance
-mod plan; //          Distributed index builds: planning
 mod listing; //       Distributed index builds: coverage and statistics (E6)
+mod optimize; //      Index maintenance

@@ -1,6 +1,6 @@
 //! lance.h section "Distributed index builds: shared models" (RFC E1):
 //! training over the core's entry points, and the C surface of a model
-//! (floor/vector_model.rs) as Arrow arrays and as bytes.
+//! (index/vector_model.rs) as Arrow arrays and as bytes.
 
 use std::ffi::c_char;
 use std::sync::Arc;
@@ -17,19 +17,19 @@ use lance_index::vector::ivf::IvfBuildParams;
 use lance_index::vector::pq::PQBuildParams;
 use lance_linalg::distance::DistanceType;
 
-use crate::floor::arrow::{export_array, read_f32_list};
-use crate::floor::catalog::{check_partitions, check_vector_column, require_column};
-use crate::floor::error::{guard, invalid, status, CResult, Context};
-use crate::floor::ffi::{
+use crate::boundary::arrow::{export_array, read_f32_list};
+use crate::boundary::error::{guard, invalid, status, CResult, Context};
+use crate::boundary::ffi::{
     free_handle, handle_ref, into_c_string, into_handle, require_out, required_nonempty_str, slice_arg,
     write_bytes_out, write_out,
 };
-use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
-use crate::floor::params::{
+use crate::boundary::params::{
     ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_FLAT, IVF_PQ, IVF_RQ,
 };
-use crate::floor::progress::{BuildControl, LanceIndexBuildControl};
-use crate::floor::vector_model::{fsl, narrow, rq_num_bits, LanceVectorModel, PqModel, RqRotation};
+use crate::index::catalog::{check_partitions, check_vector_column, require_column};
+use crate::index::progress::{BuildControl, LanceIndexBuildControl};
+use crate::index::vector_model::{fsl, narrow, rq_num_bits, LanceVectorModel, PqModel, RqRotation};
+use crate::store::handle::{dataset_ref, fragment_list, LanceDataset};
 
 fn check_sub_vectors(num_sub_vectors: usize, dim: usize, column: &str, name: &str) -> CResult<()> {
     if dim % num_sub_vectors != 0 {

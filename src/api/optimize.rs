@@ -2,7 +2,7 @@
 //! call, with or without progress and cancellation.  The options are
 //! checked here (names against the handle's version, combinations the core
 //! would ignore or word in its own terms); what to build, merge and commit
-//! is the core's.
+//! is the core's.  The maintenance plan for workers is index/maintenance.rs.
 
 use std::collections::BTreeSet;
 use std::ffi::c_char;
@@ -15,11 +15,12 @@ use lance::Dataset;
 use lance_index::optimize::OptimizeOptions;
 use lance_index::progress::IndexBuildProgress;
 
-use crate::floor::catalog::user_segments;
-use crate::floor::error::{invalid, not_found, status, CResult, Context};
-use crate::floor::ffi::counted_strs;
-use crate::floor::handle::{dataset_ref, LanceDataset};
-use crate::floor::progress::{BuildControl, LanceIndexBuildControl};
+use crate::boundary::error::{guard, invalid, not_found, status, CResult, Context};
+use crate::boundary::ffi::{counted_strs, into_c_string, required_nonempty_str};
+use crate::index::catalog::user_segments;
+use crate::index::maintenance::{plan as maintenance_plan, Policy};
+use crate::index::progress::{BuildControl, LanceIndexBuildControl};
+use crate::store::handle::{dataset_ref, LanceDataset};
 
 /// Mirrors `LanceOptimizeIndicesOptions` in lance.h.
 #[repr(C)]
@@ -217,4 +218,43 @@ pub unsafe extern "C" fn lance_dataset_optimize_indices_with_control(
     control: *const LanceIndexBuildControl,
 ) -> i32 {
     status(|| optimize_c(dataset, options, &BuildControl::from_c(control)))
+}
+
+/// Mirrors `LanceIndexMaintenanceOptions` in lance.h.
+#[repr(C)]
+pub struct LanceIndexMaintenanceOptions {
+    pub target_rows_per_segment: u64,
+    pub small_segment_rows: u64,
+    pub max_segments: u32,
+}
+crate::c_layout!(LanceIndexMaintenanceOptions, 24;
+    target_rows_per_segment @ 0,
+    small_segment_rows @ 8,
+    max_segments @ 16,
+);
+
+/// lance.h's defaults of `LanceIndexMaintenanceOptions`.
+const DEFAULT_TARGET_ROWS: u64 = 1 << 20;
+const DEFAULT_MAX_SEGMENTS: u32 = 32;
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_plan_index_maintenance(
+    dataset: *const LanceDataset,
+    index_name: *const c_char,
+    options: *const LanceIndexMaintenanceOptions,
+) -> *mut c_char {
+    guard(std::ptr::null_mut(), || {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let name = required_nonempty_str(index_name, "index_name")?;
+        let (target, small, max) = options
+            .as_ref()
+            .map_or((0, 0, 0), |o| (o.target_rows_per_segment, o.small_segment_rows, o.max_segments));
+        let target_rows = if target == 0 { DEFAULT_TARGET_ROWS } else { target };
+        let policy = Policy {
+            target_rows,
+            small_rows: if small == 0 { target_rows / 4 } else { small },
+            max_segments: if max == 0 { DEFAULT_MAX_SEGMENTS } else { max } as usize,
+        };
+        Ok(into_c_string(maintenance_plan(&ds, name, &policy)?.to_string()))
+    })
 }

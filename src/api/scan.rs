@@ -13,18 +13,18 @@ use arrow_schema::{DataType, Field};
 use lance::Dataset;
 use lance_index::vector::ApproxMode;
 
-use crate::floor::arrow::export_batch;
-use crate::floor::catalog::user_segments;
-use crate::floor::error::{guard, invalid, status, CError, CResult, Context};
-use crate::floor::ffi::{
+use crate::boundary::arrow::export_batch;
+use crate::boundary::error::{guard, invalid, status, CError, CResult, Context};
+use crate::boundary::ffi::{
     copy_untyped, free_handle, handle_ref, into_handle, null_terminated_strs, optional_str, require_out,
     required_nonempty_str, slice_arg, uuids_from_packed, write_out,
 };
-use crate::floor::handle::{check_fragment_ids, dataset_ref, LanceDataset};
-use crate::floor::params::{
+use crate::boundary::params::{
     blob_handling_from_c, metric_from_c, DTYPE_FLOAT16, DTYPE_FLOAT32, DTYPE_FLOAT64, DTYPE_INT8, DTYPE_UINT8,
 };
-use crate::floor::scanner::*;
+use crate::index::catalog::user_segments;
+use crate::scan::scanner::*;
+use crate::store::handle::{check_fragment_ids, dataset_ref, LanceDataset};
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_new(
@@ -56,48 +56,76 @@ pub unsafe extern "C" fn lance_scanner_close(scanner: *mut LanceScanner) {
     free_handle(scanner);
 }
 
-#[no_mangle]
-pub unsafe extern "C" fn lance_scanner_set_limit(scanner: *mut LanceScanner, limit: i64) -> i32 {
+/// Every setter: the scanner is checked first, then `check` checks the
+/// argument (it may read the scanner's dataset and settings), then `apply`
+/// writes it through `try_set`, which refuses a change once scanning has
+/// begun and validates the settings as a whole.
+unsafe fn set_checked<T>(
+    scanner: *mut LanceScanner,
+    check: impl FnOnce(&LanceScanner) -> CResult<T>,
+    apply: impl FnOnce(&mut Settings, T),
+) -> i32 {
     status(|| {
         let s = scanner_mut(scanner)?;
-        let limit = match limit {
-            -1 => None,
-            l if l < 0 => return Err(invalid(format!("limit = {l} is negative (use -1 for no limit)"))),
-            l => Some(l),
-        };
-        s.try_set(|s| s.limit = limit)
+        let value = check(s)?;
+        s.try_set(|settings| apply(settings, value))
     })
+}
+
+/// A setter whose every argument value is valid (for a tuning number, 0
+/// restores the default).
+unsafe fn set_value(scanner: *mut LanceScanner, apply: impl FnOnce(&mut Settings)) -> i32 {
+    set_checked(scanner, |_| Ok(()), |settings, ()| apply(settings))
+}
+
+/// A count that must be at least 1.
+fn positive<T: PartialEq + Default>(value: T, name: &str) -> CResult<T> {
+    if value == T::default() {
+        Err(invalid(format!("{name} = 0; it must be at least 1")))
+    } else {
+        Ok(value)
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_scanner_set_limit(scanner: *mut LanceScanner, limit: i64) -> i32 {
+    set_checked(
+        scanner,
+        |_| match limit {
+            -1 => Ok(None),
+            l if l < 0 => Err(invalid(format!("limit = {l} is negative (use -1 for no limit)"))),
+            l => Ok(Some(l)),
+        },
+        |s, limit| s.limit = limit,
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_offset(scanner: *mut LanceScanner, offset: i64) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        if offset < 0 {
-            return Err(invalid(format!("offset = {offset} is negative")));
-        }
-        s.try_set(|s| s.offset = (offset > 0).then_some(offset))
-    })
+    set_checked(
+        scanner,
+        |_| if offset < 0 { Err(invalid(format!("offset = {offset} is negative"))) } else { Ok(offset) },
+        |s, offset| s.offset = (offset > 0).then_some(offset),
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_batch_size(scanner: *mut LanceScanner, batch_size: i64) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        if batch_size < 0 {
-            return Err(invalid(format!("batch_size = {batch_size} is negative")));
-        }
-        let batch_size = usize::try_from(batch_size).map_err(|_| invalid(format!("batch_size = {batch_size} is too large")))?;
-        s.try_set(|s| s.batch_size = (batch_size > 0).then_some(batch_size))
-    })
+    set_checked(
+        scanner,
+        |_| {
+            if batch_size < 0 {
+                return Err(invalid(format!("batch_size = {batch_size} is negative")));
+            }
+            usize::try_from(batch_size).map_err(|_| invalid(format!("batch_size = {batch_size} is too large")))
+        },
+        |s, batch_size| s.batch_size = (batch_size > 0).then_some(batch_size),
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_with_row_id(scanner: *mut LanceScanner, enable: bool) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        s.try_set(|s| s.with_row_id = enable)
-    })
+    set_value(scanner, |s| s.with_row_id = enable)
 }
 
 #[no_mangle]
@@ -106,12 +134,14 @@ pub unsafe extern "C" fn lance_scanner_set_fragment_ids(
     ids: *const u64,
     len: usize,
 ) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let ids = slice_arg(ids, len, "ids")?;
-        let ids = if ids.is_empty() { None } else { Some(check_fragment_ids(&s.dataset, ids, "ids")?) };
-        s.try_set(|s| s.fragment_ids = ids)
-    })
+    set_checked(
+        scanner,
+        |s| {
+            let ids = slice_arg(ids, len, "ids")?;
+            Ok(if ids.is_empty() { None } else { Some(check_fragment_ids(&s.dataset, ids, "ids")?) })
+        },
+        |s, ids| s.fragment_ids = ids,
+    )
 }
 
 /// Copies a caller's query vector into an Arrow array of its element type.
@@ -145,7 +175,7 @@ fn check_query_type(dataset: &Dataset, column: &str, query_type: &DataType) -> C
     let field = dataset
         .schema()
         .field(column)
-        .ok_or_else(|| crate::floor::error::not_found(format!("column = '{column}' is not a column of the dataset")))?;
+        .ok_or_else(|| crate::boundary::error::not_found(format!("column = '{column}' is not a column of the dataset")))?;
     let DataType::FixedSizeList(element, _) = field.data_type() else {
         return Err(invalid(format!(
             "column '{column}' is {}, not a vector column (FixedSizeList)",
@@ -162,6 +192,20 @@ fn check_query_type(dataset: &Dataset, column: &str, query_type: &DataType) -> C
     )))
 }
 
+/// The setter of the three k-NN searches: the column is read first, then
+/// `search` checks the query against it and makes the search.
+unsafe fn set_nearest(
+    scanner: *mut LanceScanner,
+    column: *const c_char,
+    search: impl FnOnce(&LanceScanner, String) -> CResult<Nearest>,
+) -> i32 {
+    set_checked(
+        scanner,
+        |s| search(s, required_nonempty_str(column, "column")?.to_string()),
+        |s, nearest| s.nearest = Some(nearest),
+    )
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_nearest(
     scanner: *mut LanceScanner,
@@ -171,9 +215,7 @@ pub unsafe extern "C" fn lance_scanner_nearest(
     element_type: i32,
     k: u32,
 ) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let column = required_nonempty_str(column, "column")?.to_string();
+    set_nearest(scanner, column, |s, column| {
         let query = query_array(query_data, query_len, element_type)?;
         if k == 0 {
             return Err(invalid("k must be at least 1"));
@@ -182,9 +224,7 @@ pub unsafe extern "C" fn lance_scanner_nearest(
         if s.dataset.schema().field(&column).is_some_and(|f| matches!(f.data_type(), DataType::FixedSizeList(..))) {
             check_query_type(&s.dataset, &column, query.data_type())?;
         }
-        s.try_set(|s| {
-            s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: 0, batch_count: 0 })
-        })
+        Ok(Nearest { column, query, k: k as usize, multivector_count: 0, batch_count: 0 })
     })
 }
 
@@ -193,7 +233,7 @@ fn multivector_element_type(dataset: &Dataset, column: &str) -> CResult<DataType
     let field = dataset
         .schema()
         .field(column)
-        .ok_or_else(|| crate::floor::error::not_found(format!("column = '{column}' is not a column of the dataset")))?;
+        .ok_or_else(|| crate::boundary::error::not_found(format!("column = '{column}' is not a column of the dataset")))?;
     let data_type = field.data_type();
     if let DataType::List(item) = &data_type {
         if let DataType::FixedSizeList(element, _) = item.data_type() {
@@ -217,9 +257,7 @@ pub unsafe extern "C" fn lance_scanner_nearest_multivector(
     element_type: i32,
     k: u32,
 ) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let column = required_nonempty_str(column, "column")?.to_string();
+    set_nearest(scanner, column, |s, column| {
         let query = QueryRows { data: query_data, dimension, count: num_vectors, count_name: "num_vectors", element_type, k };
         let query = query.into_list(|values| {
             // The core converts float32 queries to the column's float type;
@@ -233,9 +271,7 @@ pub unsafe extern "C" fn lance_scanner_nearest_multivector(
             }
             Ok(())
         })?;
-        s.try_set(|s| {
-            s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: num_vectors, batch_count: 0 })
-        })
+        Ok(Nearest { column, query, k: k as usize, multivector_count: num_vectors, batch_count: 0 })
     })
 }
 
@@ -249,9 +285,7 @@ pub unsafe extern "C" fn lance_scanner_nearest_batch(
     element_type: i32,
     k: u32,
 ) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let column = required_nonempty_str(column, "column")?.to_string();
+    set_nearest(scanner, column, |s, column| {
         let bytes = dimension.saturating_mul(num_queries).saturating_mul(element_size(element_type));
         if bytes > BATCH_MAX_QUERY_BYTES {
             return Err(invalid(format!(
@@ -264,9 +298,7 @@ pub unsafe extern "C" fn lance_scanner_nearest_batch(
         // The check also refuses a multivector column, against which the
         // core would take the list as one multivector query.
         let query = query.into_list(|values| check_query_type(&s.dataset, &column, values.data_type()))?;
-        s.try_set(|s| {
-            s.nearest = Some(Nearest { column, query, k: k as usize, multivector_count: 0, batch_count: num_queries })
-        })
+        Ok(Nearest { column, query, k: k as usize, multivector_count: 0, batch_count: num_queries })
     })
 }
 
@@ -322,71 +354,62 @@ pub unsafe extern "C" fn lance_scanner_set_distance_range(
     lower: *const f32,
     upper: *const f32,
 ) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let lower = lower.as_ref().copied();
-        let upper = upper.as_ref().copied();
-        for (name, bound) in [("lower", lower), ("upper", upper)] {
-            if let Some(value) = bound.filter(|v| !v.is_finite()) {
-                return Err(invalid(format!("{name} = {value}; a distance bound must be finite")));
+    set_checked(
+        scanner,
+        |_| {
+            let lower = lower.as_ref().copied();
+            let upper = upper.as_ref().copied();
+            for (name, bound) in [("lower", lower), ("upper", upper)] {
+                if let Some(value) = bound.filter(|v| !v.is_finite()) {
+                    return Err(invalid(format!("{name} = {value}; a distance bound must be finite")));
+                }
             }
-        }
-        if let (Some(l), Some(u)) = (lower, upper) {
-            if l > u {
-                return Err(invalid(format!("lower = {l} is above upper = {u}")));
+            if let (Some(l), Some(u)) = (lower, upper) {
+                if l > u {
+                    return Err(invalid(format!("lower = {l} is above upper = {u}")));
+                }
             }
-        }
-        let range = (lower.is_some() || upper.is_some()).then_some((lower, upper));
-        s.try_set(|s| s.distance_range = range)
-    })
-}
-
-/// A tuning setter: 0 restores the default.
-unsafe fn set_tuning(scanner: *mut LanceScanner, apply: impl FnOnce(&mut Settings)) -> i32 {
-    status(|| scanner_mut(scanner)?.try_set(apply))
+            Ok((lower.is_some() || upper.is_some()).then_some((lower, upper)))
+        },
+        |s, range| s.distance_range = range,
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_nprobes(scanner: *mut LanceScanner, n: u32) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        if n == 0 {
-            return Err(invalid("nprobes must be at least 1"));
-        }
-        s.try_set(|s| {
-            s.minimum_nprobes = Some(n as usize);
-            s.maximum_nprobes = Some(n as usize);
-        })
-    })
+    set_checked(
+        scanner,
+        |_| if n == 0 { Err(invalid("nprobes must be at least 1")) } else { Ok(n as usize) },
+        |s, n| {
+            s.minimum_nprobes = Some(n);
+            s.maximum_nprobes = Some(n);
+        },
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_refine_factor(scanner: *mut LanceScanner, f: u32) -> i32 {
-    set_tuning(scanner, |s| s.refine_factor = (f > 0).then_some(f))
+    set_value(scanner, |s| s.refine_factor = (f > 0).then_some(f))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_ef(scanner: *mut LanceScanner, e: u32) -> i32 {
-    set_tuning(scanner, |s| s.ef = (e > 0).then_some(e as usize))
+    set_value(scanner, |s| s.ef = (e > 0).then_some(e as usize))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_metric(scanner: *mut LanceScanner, metric: i32) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let metric = metric_from_c(metric, "metric")?;
-        s.try_set(|s| s.metric = Some(metric))
-    })
+    set_checked(scanner, |_| metric_from_c(metric, "metric"), |s, metric| s.metric = Some(metric))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_use_index(scanner: *mut LanceScanner, enable: bool) -> i32 {
-    set_tuning(scanner, |s| s.use_index = enable)
+    set_value(scanner, |s| s.use_index = enable)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_prefilter(scanner: *mut LanceScanner, enable: bool) -> i32 {
-    set_tuning(scanner, |s| s.prefilter = enable)
+    set_value(scanner, |s| s.prefilter = enable)
 }
 
 #[no_mangle]
@@ -395,100 +418,72 @@ pub unsafe extern "C" fn lance_scanner_set_index_segments(
     segment_uuids: *const u8,
     len: usize,
 ) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let uuids = uuids_from_packed(segment_uuids, len, "segment_uuids")?;
-        let segments = (!uuids.is_empty()).then_some(uuids);
-        s.try_set(|s| s.index_segments = segments)
-    })
-}
-
-/// A setter of upstream's tuning group: refused once scanning has begun.
-unsafe fn set_before_scan(scanner: *mut LanceScanner, apply: impl FnOnce(&mut Settings)) -> i32 {
-    status(|| scanner_mut(scanner)?.try_set(apply))
-}
-
-/// A count that must be at least 1.
-fn positive<T: PartialEq + Default>(value: T, name: &str) -> CResult<T> {
-    if value == T::default() {
-        Err(invalid(format!("{name} = 0; it must be at least 1")))
-    } else {
-        Ok(value)
-    }
+    set_checked(
+        scanner,
+        |_| uuids_from_packed(segment_uuids, len, "segment_uuids"),
+        |s, uuids| s.index_segments = (!uuids.is_empty()).then_some(uuids),
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_batch_size_bytes(scanner: *mut LanceScanner, batch_size_bytes: u64) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let bytes = positive(batch_size_bytes, "batch_size_bytes")?;
-        // The core refuses it next to strict batch sizes when the scan is planned.
-        s.try_set(|s| s.batch_size_bytes = Some(bytes))
-    })
+    // The core refuses it next to strict batch sizes when the scan is planned.
+    set_checked(scanner, |_| positive(batch_size_bytes, "batch_size_bytes"), |s, bytes| s.batch_size_bytes = Some(bytes))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_io_buffer_size(scanner: *mut LanceScanner, io_buffer_size_bytes: u64) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let bytes = positive(io_buffer_size_bytes, "io_buffer_size_bytes")?;
-        if bytes > i64::MAX as u64 {
-            return Err(invalid(format!("io_buffer_size_bytes = {bytes} is above INT64_MAX")));
-        }
-        s.try_set(|s| s.io_buffer_size = Some(bytes))
-    })
+    set_checked(
+        scanner,
+        |_| {
+            let bytes = positive(io_buffer_size_bytes, "io_buffer_size_bytes")?;
+            if bytes > i64::MAX as u64 {
+                return Err(invalid(format!("io_buffer_size_bytes = {bytes} is above INT64_MAX")));
+            }
+            Ok(bytes)
+        },
+        |s, bytes| s.io_buffer_size = Some(bytes),
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_batch_readahead(scanner: *mut LanceScanner, batch_readahead: usize) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let n = positive(batch_readahead, "batch_readahead")?;
-        s.try_set(|s| s.batch_readahead = Some(n))
-    })
+    set_checked(scanner, |_| positive(batch_readahead, "batch_readahead"), |s, n| s.batch_readahead = Some(n))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_fragment_readahead(scanner: *mut LanceScanner, fragment_readahead: usize) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let n = positive(fragment_readahead, "fragment_readahead")?;
-        s.try_set(|s| s.fragment_readahead = Some(n))
-    })
+    set_checked(scanner, |_| positive(fragment_readahead, "fragment_readahead"), |s, n| s.fragment_readahead = Some(n))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_target_parallelism(scanner: *mut LanceScanner, target_parallelism: usize) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let n = positive(target_parallelism, "target_parallelism")?;
-        s.try_set(|s| s.target_parallelism = Some(n))
-    })
+    set_checked(scanner, |_| positive(target_parallelism, "target_parallelism"), |s, n| s.target_parallelism = Some(n))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_scan_in_order(scanner: *mut LanceScanner, scan_in_order: bool) -> i32 {
-    set_before_scan(scanner, |s| s.scan_in_order = scan_in_order)
+    set_value(scanner, |s| s.scan_in_order = scan_in_order)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_use_scalar_index(scanner: *mut LanceScanner, use_scalar_index: bool) -> i32 {
-    set_before_scan(scanner, |s| s.use_scalar_index = use_scalar_index)
+    set_value(scanner, |s| s.use_scalar_index = use_scalar_index)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_strict_batch_size(scanner: *mut LanceScanner, strict_batch_size: bool) -> i32 {
-    set_before_scan(scanner, |s| s.strict_batch_size = strict_batch_size)
+    set_value(scanner, |s| s.strict_batch_size = strict_batch_size)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_use_stats(scanner: *mut LanceScanner, use_stats: bool) -> i32 {
-    set_before_scan(scanner, |s| s.use_stats = use_stats)
+    set_value(scanner, |s| s.use_stats = use_stats)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_with_row_address(scanner: *mut LanceScanner, enable: bool) -> i32 {
-    set_before_scan(scanner, |s| s.with_row_address = enable)
+    set_value(scanner, |s| s.with_row_address = enable)
 }
 
 #[no_mangle]
@@ -496,31 +491,33 @@ pub unsafe extern "C" fn lance_scanner_set_include_deleted_rows(
     scanner: *mut LanceScanner,
     include_deleted_rows: bool,
 ) -> i32 {
-    set_before_scan(scanner, |s| s.include_deleted_rows = include_deleted_rows)
+    set_value(scanner, |s| s.include_deleted_rows = include_deleted_rows)
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_substrait_filter(scanner: *mut LanceScanner, bytes: *const u8, len: usize) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        if bytes.is_null() {
-            return Err(invalid("bytes must not be NULL"));
-        }
-        if len == 0 {
-            return Err(invalid("len = 0; a Substrait filter needs at least one byte"));
-        }
-        let filter = slice_arg(bytes, len, "bytes")?.to_vec();
-        s.try_set(|s| s.substrait_filter = Some(filter))
-    })
+    set_checked(
+        scanner,
+        |_| {
+            if bytes.is_null() {
+                return Err(invalid("bytes must not be NULL"));
+            }
+            if len == 0 {
+                return Err(invalid("len = 0; a Substrait filter needs at least one byte"));
+            }
+            Ok(slice_arg(bytes, len, "bytes")?.to_vec())
+        },
+        |s, filter| s.substrait_filter = Some(filter),
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_additional_sql_filter(scanner: *mut LanceScanner, filter: *const c_char) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let filter = required_nonempty_str(filter, "filter")?.to_string();
-        s.try_set(|s| s.additional_filters.push(filter))
-    })
+    set_checked(
+        scanner,
+        |_| Ok(required_nonempty_str(filter, "filter")?.to_string()),
+        |s, filter| s.additional_filters.push(filter),
+    )
 }
 
 #[no_mangle]
@@ -529,76 +526,81 @@ pub unsafe extern "C" fn lance_scanner_set_statistics_callback(
     callback: Option<ScanStatisticsFn>,
     callback_ctx: *mut c_void,
 ) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let callback = callback.ok_or_else(|| invalid("callback must not be NULL"))?;
-        let statistics = StatisticsCallback { callback, ctx: callback_ctx };
-        s.try_set(|s| s.statistics = Some(statistics))
-    })
+    set_checked(
+        scanner,
+        |_| {
+            let callback = callback.ok_or_else(|| invalid("callback must not be NULL"))?;
+            Ok(StatisticsCallback { callback, ctx: callback_ctx })
+        },
+        |s, statistics| s.statistics = Some(statistics),
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_minimum_nprobes(scanner: *mut LanceScanner, minimum_nprobes: u32) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let n = positive(minimum_nprobes, "minimum_nprobes")? as usize;
-        if let Some(max) = s.settings.maximum_nprobes.filter(|max| n > *max) {
-            return Err(invalid(format!("minimum_nprobes = {n} is above maximum_nprobes = {max}")));
-        }
-        s.try_set(|s| s.minimum_nprobes = Some(n))
-    })
+    set_checked(
+        scanner,
+        |s| {
+            let n = positive(minimum_nprobes, "minimum_nprobes")? as usize;
+            if let Some(max) = s.settings.maximum_nprobes.filter(|max| n > *max) {
+                return Err(invalid(format!("minimum_nprobes = {n} is above maximum_nprobes = {max}")));
+            }
+            Ok(n)
+        },
+        |s, n| s.minimum_nprobes = Some(n),
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_maximum_nprobes(scanner: *mut LanceScanner, maximum_nprobes: u32) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let n = positive(maximum_nprobes, "maximum_nprobes")? as usize;
-        if let Some(min) = s.settings.minimum_nprobes.filter(|min| n < *min) {
-            return Err(invalid(format!("maximum_nprobes = {n} is below minimum_nprobes = {min}")));
-        }
-        s.try_set(|s| s.maximum_nprobes = Some(n))
-    })
+    set_checked(
+        scanner,
+        |s| {
+            let n = positive(maximum_nprobes, "maximum_nprobes")? as usize;
+            if let Some(min) = s.settings.minimum_nprobes.filter(|min| n < *min) {
+                return Err(invalid(format!("maximum_nprobes = {n} is below minimum_nprobes = {min}")));
+            }
+            Ok(n)
+        },
+        |s, n| s.maximum_nprobes = Some(n),
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_approx_mode(scanner: *mut LanceScanner, approx_mode: i32) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let mode = match approx_mode {
-            0 => ApproxMode::Fast,
-            1 => ApproxMode::Normal,
-            2 => ApproxMode::Accurate,
-            other => {
-                return Err(invalid(format!(
-                    "approx_mode = {other} is not a LanceApproxMode (0 = FAST, 1 = NORMAL, 2 = ACCURATE)"
-                )))
-            }
-        };
-        s.try_set(|s| s.approx_mode = Some(mode))
-    })
+    set_checked(
+        scanner,
+        |_| match approx_mode {
+            0 => Ok(ApproxMode::Fast),
+            1 => Ok(ApproxMode::Normal),
+            2 => Ok(ApproxMode::Accurate),
+            other => Err(invalid(format!(
+                "approx_mode = {other} is not a LanceApproxMode (0 = FAST, 1 = NORMAL, 2 = ACCURATE)"
+            ))),
+        },
+        |s, mode| s.approx_mode = Some(mode),
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_query_parallelism(scanner: *mut LanceScanner, query_parallelism: i32) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        if query_parallelism < -1 {
-            return Err(invalid(format!(
-                "query_parallelism = {query_parallelism}; it must be -1 (CPU pool size), 0 (automatic) or positive"
-            )));
-        }
-        s.try_set(|s| s.query_parallelism = Some(query_parallelism))
-    })
+    set_checked(
+        scanner,
+        |_| {
+            if query_parallelism < -1 {
+                return Err(invalid(format!(
+                    "query_parallelism = {query_parallelism}; it must be -1 (CPU pool size), 0 (automatic) or positive"
+                )));
+            }
+            Ok(query_parallelism)
+        },
+        |s, n| s.query_parallelism = Some(n),
+    )
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_blob_handling(scanner: *mut LanceScanner, handling: i32) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let handling = blob_handling_from_c(handling, "handling")?;
-        s.try_set(|s| s.blob_handling = handling)
-    })
+    set_checked(scanner, |_| blob_handling_from_c(handling, "handling"), |s, handling| s.blob_handling = handling)
 }
 
 #[no_mangle]
@@ -606,11 +608,12 @@ pub unsafe extern "C" fn lance_scanner_set_scalar_index_segment(
     scanner: *mut LanceScanner,
     segment_uuid: *const u8,
 ) -> i32 {
-    status(|| {
-        let s = scanner_mut(scanner)?;
-        let segment = if segment_uuid.is_null() {
-            None
-        } else {
+    set_checked(
+        scanner,
+        |s| {
+            if segment_uuid.is_null() {
+                return Ok(None);
+            }
             let uuid = uuids_from_packed(segment_uuid, 1, "segment_uuid")?[0];
             if !user_segments(&s.dataset)?.iter().any(|index| index.uuid == uuid) {
                 return Err(invalid(format!(
@@ -618,10 +621,10 @@ pub unsafe extern "C" fn lance_scanner_set_scalar_index_segment(
                     s.dataset.version().version
                 )));
             }
-            Some(uuid)
-        };
-        s.try_set(|s| s.scalar_index_segment = segment)
-    })
+            Ok(Some(uuid))
+        },
+        |s, segment| s.scalar_index_segment = segment,
+    )
 }
 
 #[no_mangle]
@@ -688,4 +691,3 @@ pub unsafe extern "C" fn lance_batch_num_rows(batch: *const LanceBatch) -> u64 {
 pub unsafe extern "C" fn lance_batch_free(batch: *mut LanceBatch) {
     free_handle(batch);
 }
-

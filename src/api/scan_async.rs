@@ -1,6 +1,6 @@
 //! lance.h section "Async scan": a scan handed over through a callback, and
 //! a scanner's batches polled without blocking (the hand-off itself is
-//! floor/poll.rs).
+//! process/poll.rs).
 
 use std::ffi::c_void;
 use std::panic::AssertUnwindSafe;
@@ -8,11 +8,11 @@ use std::panic::AssertUnwindSafe;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use futures::{FutureExt, StreamExt};
 
-use crate::floor::scanner::{export_scan_stream, scanner_mut, LanceBatch, LanceScanner};
-use crate::floor::error::{guard, invalid, set_last_error, CError, CResult, Code};
-use crate::floor::ffi::{handle_ref, into_handle, require_out, write_out};
-use crate::floor::poll::{CWaker, Polled, PolledStream, SendPtr, Step};
-use crate::floor::runtime::spawn;
+use crate::boundary::error::{guard, invalid, set_last_error, CError, CResult, Code};
+use crate::boundary::ffi::{handle_ref, into_handle, require_out, write_out};
+use crate::process::poll::{CWaker, Polled, PolledStream, SendPtr, Step};
+use crate::process::runtime::spawn;
+use crate::scan::scanner::{export_scan_stream, scanner_mut, LanceBatch, LanceScanner};
 
 /// `LanceCallback` in lance.h.
 type CCallback = unsafe extern "C" fn(*mut c_void, i32, *mut c_void);

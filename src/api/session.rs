@@ -6,13 +6,13 @@ use std::sync::Arc;
 
 use lance::session::Session;
 
-use crate::floor::error::{guard, invalid, status, CResult};
-use crate::floor::data_cache::{DataCache, DataCacheCounters, DataCacheOptions, DataCacheWrapper};
-use crate::floor::ffi::{
+use crate::boundary::error::{guard, invalid, status, CResult};
+use crate::boundary::ffi::{
     free_handle, handle_ref, into_handle, optional_str, require_out, required_nonempty_str, storage_options, write_out,
 };
-use crate::floor::handle::{dataset_ref, open_dataset, LanceDataset};
-use crate::floor::runtime::block_on;
+use crate::process::runtime::block_on;
+use crate::store::data_cache::{DataCache, DataCacheCounters, DataCacheOptions, DataCacheWrapper};
+use crate::store::handle::{dataset_ref, open_dataset, LanceDataset};
 
 /// A session: the core's `Session`, which datasets opened with it share
 /// (they hold their own reference, so they outlive the handle).

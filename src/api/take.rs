@@ -8,11 +8,11 @@ use arrow_array::RecordBatch;
 use lance::dataset::ProjectionRequest;
 use lance::Dataset;
 
-use crate::floor::arrow::{export_stream, IterReader};
-use crate::floor::error::{invalid, status, CResult, Context};
-use crate::floor::ffi::{null_terminated_strs, require_out, slice_arg};
-use crate::floor::handle::{dataset_ref, LanceDataset};
-use crate::floor::runtime::block_on;
+use crate::boundary::arrow::{export_stream, IterReader};
+use crate::boundary::error::{invalid, status, CResult, Context};
+use crate::boundary::ffi::{null_terminated_strs, require_out, slice_arg};
+use crate::process::runtime::block_on;
+use crate::store::handle::{dataset_ref, LanceDataset};
 
 /// The projection for a NULL-terminated column list (NULL = every column).
 /// The core's own projection checks the names, system columns included.

@@ -1,21 +1,21 @@
 //! lance.h section "Distributed index builds: distributed training": the C
 //! surface of a coordinator's training and a worker's rounds; the protocol
-//! and the arithmetic are floor/training.rs.
+//! and the arithmetic are index/training.rs.
 
 use std::ffi::c_char;
 
-use crate::floor::error::{invalid, status, CResult};
-use crate::floor::ffi::{
+use crate::boundary::error::{invalid, status, CResult};
+use crate::boundary::ffi::{
     free_handle, handle_mut, handle_ref, into_handle, require_out, required_nonempty_str, slice_arg, write_bytes_out,
     write_out,
 };
-use crate::floor::handle::{dataset_ref, fragment_list, LanceDataset};
-use crate::floor::params::{
+use crate::boundary::params::{
     ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_RQ, METRIC_HAMMING,
 };
-use crate::floor::progress::{BuildControl, LanceIndexBuildControl};
-use crate::floor::training::{reduce, Phase, Plan, Request, Stats, Worker};
-use crate::floor::vector_model::{rq_num_bits, LanceVectorModel, RqRotation};
+use crate::index::progress::{BuildControl, LanceIndexBuildControl};
+use crate::index::training::{reduce, Phase, Plan, Request, Stats, Worker};
+use crate::index::vector_model::{rq_num_bits, LanceVectorModel, RqRotation};
+use crate::store::handle::{dataset_ref, fragment_list, LanceDataset};
 
 /// A coordinator's training: the request of the current round.
 pub struct LanceVectorTraining {

@@ -6,19 +6,19 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use arrow::ffi::FFI_ArrowSchema;
-use arrow::ffi_stream::FFI_ArrowArrayStream;
+use arrow::ffi_stream::{ArrowArrayStreamReader, FFI_ArrowArrayStream};
 use arrow_array::RecordBatchReader;
 use lance::dataset::{InsertBuilder, WriteMode, WriteParams};
 use lance::Dataset;
 use lance_file::version::LanceFileVersion;
 use lance_io::object_store::{ObjectStoreParams, StorageOptionsAccessor};
 
-use crate::floor::arrow::{hold_stream, import_schema, status_consuming, take_stream};
-use crate::floor::error::{invalid, CResult, Context};
-use crate::floor::ffi::{into_handle, optional_str, required_nonempty_str, storage_options};
-use crate::floor::handle::LanceDataset;
-use crate::floor::params::write_mode;
-use crate::floor::runtime::block_on;
+use crate::boundary::arrow::{hold_stream, import_schema, status_consuming, take_stream};
+use crate::boundary::error::{invalid, CResult, Context};
+use crate::boundary::ffi::{into_handle, optional_str, required_nonempty_str, storage_options};
+use crate::boundary::params::{size_field, write_mode};
+use crate::process::runtime::block_on;
+use crate::store::handle::LanceDataset;
 
 /// Mirrors `LanceWriteParams` in lance.h.
 #[repr(C)]
@@ -37,15 +37,6 @@ crate::c_layout!(LanceWriteParams, 40;
     enable_stable_row_ids @ 32,
 );
 
-fn usize_param(value: u64, name: &str) -> CResult<Option<usize>> {
-    if value == 0 {
-        return Ok(None);
-    }
-    usize::try_from(value)
-        .map(Some)
-        .map_err(|_| invalid(format!("{name} = {value} does not fit this platform's size_t")))
-}
-
 unsafe fn write_params(
     params: *const LanceWriteParams,
     mode: WriteMode,
@@ -62,13 +53,14 @@ unsafe fn write_params(
         return Ok(out);
     }
     let p = &*params;
-    if let Some(v) = usize_param(p.max_rows_per_file, "params->max_rows_per_file")? {
+    let size = |value: u64, name: &str| size_field(value, name, "does not fit this platform's size_t");
+    if let Some(v) = size(p.max_rows_per_file, "params->max_rows_per_file")? {
         out.max_rows_per_file = v;
     }
-    if let Some(v) = usize_param(p.max_rows_per_group, "params->max_rows_per_group")? {
+    if let Some(v) = size(p.max_rows_per_group, "params->max_rows_per_group")? {
         out.max_rows_per_group = v;
     }
-    if let Some(v) = usize_param(p.max_bytes_per_file, "params->max_bytes_per_file")? {
+    if let Some(v) = size(p.max_bytes_per_file, "params->max_bytes_per_file")? {
         out.max_bytes_per_file = v;
     }
     if let Some(version) = optional_str(p.data_storage_version, "params->data_storage_version")? {
@@ -100,31 +92,20 @@ fn check_same_schema(declared: &arrow_schema::Schema, actual: &arrow_schema::Sch
     }
 }
 
-unsafe fn write_impl(
+/// The target and the stream of a write: the stream is taken before
+/// anything can fail (it is consumed whatever happens), then checked against
+/// the schema the caller declared.
+unsafe fn checked_source<'a>(
     uri: *const c_char,
     schema: *const FFI_ArrowSchema,
     stream: *mut FFI_ArrowArrayStream,
-    mode: i32,
-    params: *const LanceWriteParams,
-    storage_opts: *const *const c_char,
-    out_dataset: *mut *mut LanceDataset,
-) -> CResult<()> {
-    // The stream is consumed whatever happens, so take it before anything can fail.
+) -> CResult<(&'a str, ArrowArrayStreamReader)> {
     let reader = take_stream(stream, "stream");
     let uri = required_nonempty_str(uri, "uri")?;
     let declared = import_schema(schema, "schema")?;
     let reader = reader?;
     check_same_schema(&declared, &reader.schema())?;
-    let mode = write_mode(mode)?;
-    let options = storage_options(storage_opts)?;
-    let params = write_params(params, mode, options)?;
-    let (_held, reader) = hold_stream(reader);
-    let dataset = block_on(Dataset::write(reader, uri, Some(params)))?
-        .context(format!("writing dataset '{uri}'"))?;
-    if !out_dataset.is_null() {
-        *out_dataset = into_handle(LanceDataset::new(dataset));
-    }
-    Ok(())
+    Ok((uri, reader))
 }
 
 #[no_mangle]
@@ -149,31 +130,19 @@ pub unsafe extern "C" fn lance_dataset_write_with_params(
     storage_opts: *const *const c_char,
     out_dataset: *mut *mut LanceDataset,
 ) -> i32 {
-    status_consuming(stream, || write_impl(uri, schema, stream, mode, params, storage_opts, out_dataset))
-}
-
-unsafe fn write_fragments_impl(
-    uri: *const c_char,
-    schema: *const FFI_ArrowSchema,
-    stream: *mut FFI_ArrowArrayStream,
-    storage_opts: *const *const c_char,
-) -> CResult<()> {
-    // The stream is consumed whatever happens, so take it before anything can fail.
-    let reader = take_stream(stream, "stream");
-    let uri = required_nonempty_str(uri, "uri")?;
-    let declared = import_schema(schema, "schema")?;
-    let reader = reader?;
-    check_same_schema(&declared, &reader.schema())?;
-    let options = storage_options(storage_opts)?;
-    // Append: over an existing dataset the files take its field ids and
-    // format version (and its schema must admit the stream's); elsewhere the
-    // core writes them as for a new dataset.  The transaction that would
-    // commit them is dropped: nothing is committed.
-    let params = write_params(std::ptr::null(), WriteMode::Append, options)?;
-    let (_held, reader) = hold_stream(reader);
-    block_on(InsertBuilder::new(uri).with_params(&params).execute_uncommitted_stream(reader))?
-        .context(format!("writing fragments under '{uri}'"))?;
-    Ok(())
+    status_consuming(stream, || {
+        let (uri, reader) = checked_source(uri, schema, stream)?;
+        let mode = write_mode(mode)?;
+        let options = storage_options(storage_opts)?;
+        let params = write_params(params, mode, options)?;
+        let (_held, reader) = hold_stream(reader);
+        let dataset = block_on(Dataset::write(reader, uri, Some(params)))?
+            .context(format!("writing dataset '{uri}'"))?;
+        if !out_dataset.is_null() {
+            *out_dataset = into_handle(LanceDataset::new(dataset));
+        }
+        Ok(())
+    })
 }
 
 #[no_mangle]
@@ -183,5 +152,17 @@ pub unsafe extern "C" fn lance_write_fragments(
     stream: *mut FFI_ArrowArrayStream,
     storage_opts: *const *const c_char,
 ) -> i32 {
-    status_consuming(stream, || write_fragments_impl(uri, schema, stream, storage_opts))
+    status_consuming(stream, || {
+        let (uri, reader) = checked_source(uri, schema, stream)?;
+        let options = storage_options(storage_opts)?;
+        // Append: over an existing dataset the files take its field ids and
+        // format version (and its schema must admit the stream's); elsewhere the
+        // core writes them as for a new dataset.  The transaction that would
+        // commit them is dropped: nothing is committed.
+        let params = write_params(std::ptr::null(), WriteMode::Append, options)?;
+        let (_held, reader) = hold_stream(reader);
+        block_on(InsertBuilder::new(uri).with_params(&params).execute_uncommitted_stream(reader))?
+            .context(format!("writing fragments under '{uri}'"))?;
+        Ok(())
+    })
 }

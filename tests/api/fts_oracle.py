@@ -22,6 +22,7 @@ import sys
 import lance
 import pyarrow as pa
 from lance.query import FullTextOperator, MatchQuery, PhraseQuery
+from oracle_hits import print_hits
 
 WORDS = ("lance columnar format vector search index fast query data file "
          "arrow table row fragment score text phrase quick brown fox").split()
@@ -58,8 +59,7 @@ def main(argv):
         else:
             raise SystemExit(f"unknown kind {kind}")
         table = lance.dataset(uri).to_table(columns=["id", "_score"], full_text_query=query, fast_search=fast)
-        for row in table.to_pylist():
-            print(f"{row['id']} {format(row['_score'], '.9g')}")
+        print_hits(table, "_score")
     else:
         raise SystemExit(f"unknown command {command}")
 

@@ -14,6 +14,7 @@ import sys
 
 import lance
 import pyarrow as pa
+from oracle_hits import print_hits
 
 DIM = 4
 
@@ -34,8 +35,7 @@ def main(argv):
         values = [float(x) for x in argv[4:]]
         query = [values[i:i + DIM] for i in range(0, len(values), DIM)]
         table = lance.dataset(uri).to_table(columns=["id", "_distance"], nearest={"column": "mv", "q": query, "k": k})
-        for row in table.to_pylist():
-            print(f"{row['id']} {format(row['_distance'], '.9g')}")
+        print_hits(table, "_distance")
     else:
         raise SystemExit(f"unknown command {command}")
 

@@ -9,17 +9,13 @@
  * Without them the test fails: it never skips. */
 #include <string.h>
 
+#include "dataset_kit.h"
 #include "test_util.h"
 
 #define MAX_ROWS 32
 
 /* One live row as the oracle printed it. */
-typedef struct {
-    int64_t id;
-    uint64_t row_id;
-    int64_t size; /* -1 = null */
-    unsigned char* bytes; /* what pylance was given (NULL for a null value) */
-} Row;
+typedef DkBlobRow Row;
 
 static char* dir;
 static char uri[600];
@@ -32,29 +28,7 @@ static int write_dataset(const char* python, const char* script) {
     dir = tu_temp_dir("blob");
     if (!dir) return -1;
     snprintf(uri, sizeof uri, "%s/blobs.lance", dir);
-    char* out = tu_oracle(python, script, "write", dir, NULL);
-    if (!out) return -1;
-    for (char* line = out; nrows < MAX_ROWS && *line;) {
-        char* end = strchr(line, '\n');
-        Row* r = &rows[nrows];
-        char size[32];
-        long long id;
-        unsigned long long row_id;
-        if (sscanf(line, "%lld %llu %31s", &id, &row_id, size) != 3) break;
-        r->id = id;
-        r->row_id = row_id;
-        r->size = strcmp(size, "null") == 0 ? -1 : atoll(size);
-        if (r->size >= 0) {
-            char path[700];
-            snprintf(path, sizeof path, "%s/expected/%lld.bin", dir, id);
-            size_t len = 0;
-            r->bytes = read_whole_file(path, &len);
-            if (!r->bytes || (int64_t)len != r->size) break;
-        }
-        nrows++;
-        line = end ? end + 1 : line + strlen(line);
-    }
-    free(out);
+    nrows = dk_blob_rows(python, script, dir, rows, MAX_ROWS);
     return nrows > 0 ? 0 : -1;
 }
 
@@ -506,11 +480,9 @@ static void test_bad_input(void) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s <python with pylance> <tests/api/blob_oracle.py>\n", argv[0]);
-        return 2;
-    }
-    CHECK(write_dataset(argv[1], argv[2]) == 0);
+    const char *python, *script;
+    if (tu_oracle_args(argc, argv, "tests/api/blob_oracle.py", &python, &script) != 0) return 2;
+    CHECK(write_dataset(python, script) == 0);
     if (tu_failures == 0) {
         RUN(test_row_ids_match_pylance);
         RUN(test_take_blobs_bytes);

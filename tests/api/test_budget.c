@@ -222,19 +222,18 @@ static int child_concurrent(const char* dir, const char* budget_dir) {
 
 static char* dir;
 
-static void check_child(const char* const* args) {
+/* The child `args[0]` in a TMPDIR of its own, which it leaves empty. */
+static void check_child_tmpdir(const char* const* args) {
     char tmpdir[700];
     snprintf(tmpdir, sizeof tmpdir, "%s/tmp-%s", dir, args[0]);
     CHECK(mkdir(tmpdir, 0700) == 0);
-    int status = tu_run_self(self, args, tmpdir, NULL);
-    CHECK(status == 0);
-    if (status != 0) fprintf(stderr, "    child %s exited with %d\n", args[0], status);
+    tu_check_child(self, args, tmpdir, NULL, 0);
     CHECK(tu_dir_entries(tmpdir) == 0);
 }
 
 static void test_refusals(void) {
     const char* args[] = {"refusals", dir, NULL};
-    check_child(args);
+    check_child_tmpdir(args);
 }
 
 static void test_concurrent_builds_within_budget(void) {
@@ -242,7 +241,7 @@ static void test_concurrent_builds_within_budget(void) {
     snprintf(budget_dir, sizeof budget_dir, "%s/budget-tmp", dir);
     CHECK(mkdir(budget_dir, 0700) == 0);
     const char* args[] = {"concurrent", dir, budget_dir, NULL};
-    check_child(args);
+    check_child_tmpdir(args);
     /* The process's directory went with the process. */
     CHECK(tu_dir_entries(budget_dir) == 0);
 }

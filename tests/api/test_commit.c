@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 
 #include "json.h"
+#include "dataset_kit.h"
+#include "knn_kit.h"
+#include "segment_kit.h"
 #include "test_util.h"
 
 #define ROWS 8000
@@ -17,59 +20,9 @@
 
 static TuData data;
 static char* dir;
-static int dataset_seq;
 
-/* A fresh dataset of FRAGS equal fragments; returns its handle, URI in `uri`. */
-static LanceDataset* fresh(char* uri, size_t cap, uint64_t rows_per_fragment) {
-    snprintf(uri, cap, "%s/ds%d.lance", dir, dataset_seq++);
-    return tu_write(uri, &data, 0, ROWS, LANCE_WRITE_CREATE, rows_per_fragment);
-}
-
-static LanceVectorIndexParams flat_params(void) {
-    LanceVectorIndexParams p = {0};
-    p.index_type = LANCE_INDEX_IVF_FLAT;
-    p.num_partitions = 8;
-    return p;
-}
-
-/* Segments over fragment groups {0..3}, {4..7}, ... of `per` fragments each. */
-typedef struct {
-    int count;
-    uint8_t* bytes[FRAGS];
-    size_t lens[FRAGS];
-    const uint8_t* ptrs[FRAGS];
-} SegSet;
-
-static SegSet build_set(LanceDataset* ds, const LanceVectorModel* model, int count, int per, int uuid_base) {
-    LanceVectorIndexParams p = flat_params();
-    SegSet s = {0};
-    s.count = count;
-    for (int w = 0; w < count; w++) {
-        uint32_t frags[FRAGS];
-        for (int i = 0; i < per; i++) frags[i] = (uint32_t)(w * per + i);
-        s.bytes[w] = tu_vector_segment(ds, &p, model, frags, (size_t)per, uuid_base + w, &s.lens[w]);
-        CHECK(s.bytes[w] != NULL);
-        s.ptrs[w] = s.bytes[w];
-    }
-    return s;
-}
-
-static void free_set(SegSet* s) {
-    for (int i = 0; i < s->count; i++) lance_free_bytes(s->bytes[i]);
-}
-
-static LanceVectorModel* train(LanceDataset* ds, const uint32_t* sample, size_t n) {
-    LanceVectorIndexParams p = flat_params();
-    LanceVectorModel* m = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, sample, n, &m));
-    return m;
-}
-
-static int commit(LanceDataset* ds, const char* name, const SegSet* s, const LanceCommitIndexOptions* o,
-                  LanceCommitIndexResult* r) {
-    return lance_dataset_commit_index_segments_with_options(ds, name, "vec", s->ptrs, s->lens, (size_t)s->count,
-                                                            o, r);
-}
+/* IVF_FLAT with 8 partitions: probing all 8 is exact. */
+static const LanceVectorIndexParams flat_params = {.index_type = LANCE_INDEX_IVF_FLAT, .num_partitions = 8};
 
 /* The commit of `n` segments' bytes with the options spelled out, replace
  * false (NULL options mean the same). */
@@ -95,51 +48,60 @@ static int index_is(LanceDataset* ds, const char* name, const int* seeds, int n)
     return 1;
 }
 
-/* k-NN through the index (all partitions probed) equals brute force. */
-static void check_exact_knn(LanceDataset* ds) {
-    int mismatches = -1;
-    CHECK(tu_recall(ds, &data, 6, 8, 0, &mismatches) == 1.0);
-    CHECK(mismatches == 0);
+/* A test on what most tests here start from: a fresh dataset of `data`
+ * and a flat model trained on all of it. */
+typedef void (*TrainedTest)(LanceDataset* ds, LanceVectorModel* model);
+
+/* The URI of the dataset run_trained() made last. */
+static char uri[600];
+
+/* Makes the dataset and the model, runs `test` on them, frees them. */
+static void run_trained(TrainedTest test) {
+    LanceDataset* ds = dk_fresh(dir, NULL, &data, ROWS / FRAGS, uri, sizeof uri);
+    LanceVectorModel* model = sk_train(ds, &flat_params, NULL, 0);
+    test(ds, model);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+#define RUN_TRAINED(test) RUN_CALL(#test, run_trained(test))
+
+/* The dashed text of the UUID tu_uuid(seed). */
+static void uuid_text(int seed, char text[37]) {
+    uint8_t u[16];
+    tu_uuid(seed, u);
+    uuid_hex_format_dashed(u, text);
 }
 
-static void test_one_commit_one_version(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    SegSet s = build_set(ds, model, 4, 4, 100);
+static void test_one_commit_one_version(LanceDataset* ds, LanceVectorModel* model) {
+    SkSet s = sk_build_set(ds, &flat_params, model, 4, 4, 100);
     CHECK(lance_dataset_latest_version(ds) == 1);
 
     /* The coordinator's handle is a separate open of the dataset. */
     LanceDataset* coord = lance_dataset_open(uri, NULL, 0);
     LanceCommitIndexResult r = {0};
-    CHECK_OK(commit(coord, "vec_idx", &s, NULL, &r));
+    CHECK_OK(sk_commit(coord, "vec_idx", &s, NULL, &r));
     CHECK(r.version == 2 && !r.already_committed);
     CHECK(lance_dataset_version(coord) == 2);
     CHECK(lance_dataset_latest_version(coord) == 2);
     int seeds[] = {100, 101, 102, 103};
     CHECK(index_is(coord, "vec_idx", seeds, 4));
     CHECK(lance_dataset_index_count(coord) == 1);
-    check_exact_knn(coord);
+    kk_check_recall_exact(coord, &data, 6, 8);
 
     /* Options spelled out (replace = false) commit the same way (one version). */
-    SegSet t = build_set(ds, model, 4, 4, 110);
+    SkSet t = sk_build_set(ds, &flat_params, model, 4, 4, 110);
     CHECK_OK(commit_bytes(coord, "vec_idx2", "vec", t.ptrs, t.lens, 4));
     CHECK(lance_dataset_version(coord) == 3 && lance_dataset_latest_version(coord) == 3);
     int seeds2[] = {110, 111, 112, 113};
     CHECK(index_is(coord, "vec_idx2", seeds2, 4));
-    free_set(&t);
+    sk_set_free(&t);
 
-    free_set(&s);
-    lance_vector_model_free(model);
     lance_dataset_close(coord);
-    lance_dataset_close(ds);
+    sk_set_free(&s);
 }
 
-static void test_set_refusals(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    LanceVectorIndexParams p = flat_params();
+static void test_set_refusals(LanceDataset* ds, LanceVectorModel* model) {
+    LanceVectorIndexParams p = flat_params;
     uint32_t a[] = {0, 1, 2}, b[] = {2, 3}, c[] = {4, 5};
     size_t la, lb, lc;
     uint8_t* sa = tu_vector_segment(ds, &p, model, a, 3, 200, &la);
@@ -147,37 +109,27 @@ static void test_set_refusals(void) {
     uint8_t* sc = tu_vector_segment(ds, &p, model, c, 2, 202, &lc);
     CHECK(sa && sb && sc);
     char text_a[37], text_b[37];
-    uint8_t ua[16], ub[16];
-    tu_uuid(200, ua);
-    tu_uuid(201, ub);
-    uuid_hex_format_dashed(ua, text_a);
-    uuid_hex_format_dashed(ub, text_b);
+    uuid_text(200, text_a);
+    uuid_text(201, text_b);
 
     /* Empty set. */
     CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "i", "vec", NULL, NULL, 0, NULL, NULL),
               LANCE_ERR_NO_SEGMENTS);
     CHECK_ERR(commit_bytes(ds, "i", "vec", NULL, NULL, 0), LANCE_ERR_NO_SEGMENTS);
     /* The same UUID twice. */
-    const uint8_t* dup[] = {sa, sc, sa};
-    size_t dup_lens[] = {la, lc, la};
-    CHECK_ERR(commit_bytes(ds, "i", "vec", dup, dup_lens, 3),
+    CHECK_ERR(commit_bytes(ds, "i", "vec", (const uint8_t*[]){sa, sc, sa}, (size_t[]){la, lc, la}, 3),
               LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(tu_error_mentions(text_a) && tu_error_mentions("segments 0 and 2"));
     /* Overlap on fragment 2. */
-    const uint8_t* over[] = {sa, sb, sc};
-    size_t over_lens[] = {la, lb, lc};
-    CHECK_ERR(commit_bytes(ds, "i", "vec", over, over_lens, 3),
+    CHECK_ERR(commit_bytes(ds, "i", "vec", (const uint8_t*[]){sa, sb, sc}, (size_t[]){la, lb, lc}, 3),
               LANCE_ERR_OVERLAPPING_SEGMENTS);
     CHECK(tu_error_mentions(text_a) && tu_error_mentions(text_b) && tu_error_mentions("fragments [2]"));
     /* Bad arguments. */
     const uint8_t* ok[] = {sa, sc};
     size_t ok_lens[] = {la, lc};
     CHECK_ERR(commit_bytes(ds, "i", "nope", ok, ok_lens, 2), LANCE_ERR_NOT_FOUND);
-    CHECK_ERR(commit_bytes(ds, NULL, "vec", ok, ok_lens, 2),
-              LANCE_ERR_INVALID_ARGUMENT);
-    size_t short_lens[] = {la, 3};
-    CHECK_ERR(commit_bytes(ds, "i", "vec", ok, short_lens, 2),
-              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(commit_bytes(ds, NULL, "vec", ok, ok_lens, 2), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(commit_bytes(ds, "i", "vec", ok, (size_t[]){la, 3}, 2), LANCE_ERR_INVALID_ARGUMENT);
     /* Nothing was committed by any of them. */
     CHECK(lance_dataset_latest_version(ds) == 1 && lance_dataset_version(ds) == 1);
     /* A good set still commits. */
@@ -187,43 +139,38 @@ static void test_set_refusals(void) {
     lance_free_bytes(sa);
     lance_free_bytes(sb);
     lance_free_bytes(sc);
-    lance_vector_model_free(model);
-    lance_dataset_close(ds);
 }
 
-static void test_replace(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    SegSet first = build_set(ds, model, 4, 4, 300); /* fragments 0-15 */
-    CHECK_OK(commit(ds, "r_idx", &first, NULL, NULL));
+static void test_replace(LanceDataset* ds, LanceVectorModel* model) {
+    SkSet first = sk_build_set(ds, &flat_params, model, 4, 4, 300); /* fragments 0-15 */
+    CHECK_OK(sk_commit(ds, "r_idx", &first, NULL, NULL));
     CHECK(lance_dataset_version(ds) == 2);
 
     /* A new segment over fragments 0-3 with replace = false: refused. */
-    SegSet second = build_set(ds, model, 1, 4, 310);
+    SkSet second = sk_build_set(ds, &flat_params, model, 1, 4, 310);
     LanceCommitIndexOptions o = {0};
-    CHECK_ERR(commit(ds, "r_idx", &second, &o, NULL), LANCE_ERR_INDEX);
+    CHECK_ERR(sk_commit(ds, "r_idx", &second, &o, NULL), LANCE_ERR_INDEX);
     CHECK(tu_error_mentions("already exists"));
     CHECK(lance_dataset_latest_version(ds) == 2);
     /* With replace: the segment over 0-3 is replaced, the others kept. */
     o.replace = true;
     LanceCommitIndexResult r = {0};
-    CHECK_OK(commit(ds, "r_idx", &second, &o, &r));
+    CHECK_OK(sk_commit(ds, "r_idx", &second, &o, &r));
     CHECK(r.version == 3 && !r.already_committed);
     int seeds[] = {310, 301, 302, 303};
     CHECK(index_is(ds, "r_idx", seeds, 4));
-    check_exact_knn(ds);
+    kk_check_recall_exact(ds, &data, 6, 8);
 
     /* A segment over fragments 2-5 covers two existing segments (0-3 and
        4-7) only in part: replacing them would leave 0-1 and 6-7 unindexed. */
     uint32_t straddle[] = {2, 3, 4, 5};
-    SegSet third = {0};
+    SkSet third = {0};
     third.count = 1;
-    LanceVectorIndexParams p = flat_params();
+    LanceVectorIndexParams p = flat_params;
     third.bytes[0] = tu_vector_segment(ds, &p, model, straddle, 4, 320, &third.lens[0]);
     CHECK(third.bytes[0] != NULL);
     third.ptrs[0] = third.bytes[0];
-    CHECK_ERR(commit(ds, "r_idx", &third, &o, NULL), LANCE_ERR_OVERLAPPING_SEGMENTS);
+    CHECK_ERR(sk_commit(ds, "r_idx", &third, &o, NULL), LANCE_ERR_OVERLAPPING_SEGMENTS);
     CHECK(tu_error_mentions("would leave [0, 1] unindexed") || tu_error_mentions("would leave [6, 7] unindexed"));
     CHECK(lance_dataset_latest_version(ds) == 3);
     CHECK(index_is(ds, "r_idx", seeds, 4));
@@ -233,25 +180,20 @@ static void test_replace(void) {
     CHECK(tu_error_mentions("unindexed"));
     CHECK(lance_dataset_latest_version(ds) == 3);
 
-    free_set(&first);
-    free_set(&second);
-    free_set(&third);
-    lance_vector_model_free(model);
-    lance_dataset_close(ds);
+    sk_set_free(&first);
+    sk_set_free(&second);
+    sk_set_free(&third);
 }
 
-static void test_idempotent_retry(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    SegSet s = build_set(ds, model, 4, 4, 400);
+static void test_idempotent_retry(LanceDataset* ds, LanceVectorModel* model) {
+    SkSet s = sk_build_set(ds, &flat_params, model, 4, 4, 400);
     LanceDataset* stale_handle = lance_dataset_open(uri, NULL, 0);
 
     LanceCommitIndexOptions o = {0};
     o.job_id = "job-42";
     o.attempt_id = "attempt-1";
     LanceCommitIndexResult r = {0};
-    CHECK_OK(commit(ds, "vec_idx", &s, &o, &r));
+    CHECK_OK(sk_commit(ds, "vec_idx", &s, &o, &r));
     CHECK(r.version == 2 && !r.already_committed);
 
     /* An unrelated commit moves the dataset on. */
@@ -263,7 +205,7 @@ static void test_idempotent_retry(void) {
        the set, nothing new written, the first attempt's ids kept. */
     o.attempt_id = "attempt-2";
     LanceCommitIndexResult again = {0};
-    CHECK_OK(commit(stale_handle, "vec_idx", &s, &o, &again));
+    CHECK_OK(sk_commit(stale_handle, "vec_idx", &s, &o, &again));
     CHECK(again.version == 2 && again.already_committed);
     CHECK(lance_dataset_latest_version(stale_handle) == 3);
     CHECK(lance_dataset_version(stale_handle) == 3);
@@ -284,36 +226,30 @@ static void test_idempotent_retry(void) {
     lance_free_string(text);
 
     /* Part of the set committed, part new: a duplicate, not a retry. */
-    LanceVectorIndexParams p = flat_params();
+    LanceVectorIndexParams p = flat_params;
     uint32_t next[] = {4, 5, 6, 7};
     size_t mixed_len = 0;
     uint8_t* mixed = tu_vector_segment(ds, &p, model, next, 4, 499, &mixed_len);
     CHECK(mixed != NULL);
-    const uint8_t* ptrs[] = {s.ptrs[0], mixed};
-    size_t lens[] = {s.lens[0], mixed_len};
-    CHECK_ERR(commit_bytes(ds, "other_idx", "vec", ptrs, lens, 2),
+    CHECK_ERR(commit_bytes(ds, "other_idx", "vec", (const uint8_t*[]){s.ptrs[0], mixed},
+                           (size_t[]){s.lens[0], mixed_len}, 2),
               LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(tu_error_mentions("already committed"));
     /* The same set under another name is not a retry either. */
-    CHECK_ERR(commit(ds, "renamed_idx", &s, NULL, NULL), LANCE_ERR_DUPLICATE_SEGMENT);
+    CHECK_ERR(sk_commit(ds, "renamed_idx", &s, NULL, NULL), LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(lance_dataset_latest_version(ds) == 3);
 
     lance_free_bytes(mixed);
-    free_set(&s);
-    lance_vector_model_free(model);
     lance_dataset_close(stale_handle);
-    lance_dataset_close(ds);
+    sk_set_free(&s);
 }
 
 /* A retry after a compaction remapped the committed segments (into new
  * segments with new UUIDs) is still a retry, not a stale set. */
-static void test_retry_after_compaction(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    SegSet s = build_set(ds, model, 4, 4, 450); /* fragments 0-3, 4-7, 8-11, 12-15 */
+static void test_retry_after_compaction(LanceDataset* ds, LanceVectorModel* model) {
+    SkSet s = sk_build_set(ds, &flat_params, model, 4, 4, 450); /* fragments 0-3, 4-7, 8-11, 12-15 */
     LanceCommitIndexResult r = {0};
-    CHECK_OK(commit(ds, "vec_idx", &s, NULL, &r));
+    CHECK_OK(sk_commit(ds, "vec_idx", &s, NULL, &r));
     CHECK(r.version == 2);
     LanceCompactionMetrics m = {0};
     LanceCompactionOptions small = {.target_rows_per_fragment = 2000};
@@ -322,28 +258,21 @@ static void test_retry_after_compaction(void) {
     uint64_t compacted = lance_dataset_version(ds); /* the rewrite, then the index remap */
     CHECK(compacted > 2);
     LanceCommitIndexResult again = {0};
-    CHECK_OK(commit(ds, "vec_idx", &s, NULL, &again));
+    CHECK_OK(sk_commit(ds, "vec_idx", &s, NULL, &again));
     CHECK(again.already_committed && again.version == 2);
     CHECK(lance_dataset_latest_version(ds) == compacted);
-    check_exact_knn(ds);
-    free_set(&s);
-    lance_vector_model_free(model);
-    lance_dataset_close(ds);
+    kk_check_recall_exact(ds, &data, 6, 8);
+    sk_set_free(&s);
 }
 
 /* Segments built and never committed are reclaimed by the cleanup, and only
  * when unverified files may go. */
-static void test_cleanup_of_orphans(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    SegSet kept = build_set(ds, model, 1, 4, 470);
-    CHECK_OK(commit(ds, "vec_idx", &kept, NULL, NULL));
-    SegSet orphan = build_set(ds, model, 1, 4, 480); /* never committed */
+static void test_cleanup_of_orphans(LanceDataset* ds, LanceVectorModel* model) {
+    SkSet kept = sk_build_set(ds, &flat_params, model, 1, 4, 470);
+    CHECK_OK(sk_commit(ds, "vec_idx", &kept, NULL, NULL));
+    SkSet orphan = sk_build_set(ds, &flat_params, model, 1, 4, 480); /* never committed */
     char dir_path[800], text[37];
-    uint8_t u[16];
-    tu_uuid(480, u);
-    uuid_hex_format_dashed(u, text);
+    uuid_text(480, text);
     snprintf(dir_path, sizeof dir_path, "%s/_indices/%s", uri, text);
     struct stat st;
     CHECK(stat(dir_path, &st) == 0);
@@ -360,60 +289,50 @@ static void test_cleanup_of_orphans(void) {
     LanceDataset* again = lance_dataset_open(uri, NULL, 0);
     CHECK(again && lance_dataset_version(again) == 2);
     lance_dataset_close(again);
-    free_set(&kept);
-    free_set(&orphan);
-    lance_vector_model_free(model);
-    lance_dataset_close(ds);
+    sk_set_free(&kept);
+    sk_set_free(&orphan);
 }
 
-static void test_stale_segments(void) {
-    char uri[600];
+static void test_stale_segments(LanceDataset* ds, LanceVectorModel* model) {
     /* Deleting every row of fragment 3 removes it. */
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    SegSet s = build_set(ds, model, 4, 4, 500);
+    SkSet s = sk_build_set(ds, &flat_params, model, 4, 4, 500);
     uint64_t deleted = 0;
     CHECK_OK(lance_dataset_delete(ds, "id >= 1500 AND id < 2000", &deleted));
     CHECK(deleted == 500);
     CHECK(lance_dataset_fragment_count(ds) == FRAGS - 1);
-    CHECK_ERR(commit(ds, "vec_idx", &s, NULL, NULL), LANCE_ERR_STALE_SEGMENT);
+    CHECK_ERR(sk_commit(ds, "vec_idx", &s, NULL, NULL), LANCE_ERR_STALE_SEGMENT);
     CHECK(tu_error_mentions("fragments [3]"));
     CHECK(lance_dataset_latest_version(ds) == 2);
     CHECK_ERR(lance_dataset_delete(ds, "no_such_column > 1", NULL), LANCE_ERR_INVALID_ARGUMENT);
-    free_set(&s);
-    lance_dataset_close(ds);
+    sk_set_free(&s);
 
     /* Compaction rewrites the small fragments into new ones. */
-    ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    s = build_set(ds, model, 4, 4, 510);
+    LanceDataset* fresh = dk_fresh(dir, NULL, &data, ROWS / FRAGS, NULL, 0);
+    s = sk_build_set(fresh, &flat_params, model, 4, 4, 510);
     LanceCompactionMetrics m = {0};
     LanceCompactionOptions larger = {.target_rows_per_fragment = 4000};
-    CHECK_OK(lance_dataset_compact_files(ds, &larger, &m));
+    CHECK_OK(lance_dataset_compact_files(fresh, &larger, &m));
     CHECK(m.fragments_removed == FRAGS && m.fragments_added == 2);
-    uint64_t compacted = lance_dataset_version(ds);
-    CHECK(compacted > 1 && lance_dataset_latest_version(ds) == compacted);
-    if (lance_dataset_latest_version(ds) != compacted)
+    uint64_t compacted = lance_dataset_version(fresh);
+    CHECK(compacted > 1 && lance_dataset_latest_version(fresh) == compacted);
+    if (lance_dataset_latest_version(fresh) != compacted)
         printf("    compaction: handle at %llu, latest %llu\n", (unsigned long long)compacted,
-               (unsigned long long)lance_dataset_latest_version(ds));
-    CHECK_ERR(commit(ds, "vec_idx", &s, NULL, NULL), LANCE_ERR_STALE_SEGMENT);
+               (unsigned long long)lance_dataset_latest_version(fresh));
+    CHECK_ERR(sk_commit(fresh, "vec_idx", &s, NULL, NULL), LANCE_ERR_STALE_SEGMENT);
     CHECK(tu_error_mentions("compacted"));
-    CHECK(lance_dataset_latest_version(ds) == compacted);
-    free_set(&s);
-    lance_vector_model_free(model);
-    lance_dataset_close(ds);
+    CHECK(lance_dataset_latest_version(fresh) == compacted);
+    sk_set_free(&s);
+    lance_dataset_close(fresh);
 }
 
-static void test_append_between_build_and_commit(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    SegSet s = build_set(ds, model, 4, 4, 600);
+static void test_append_between_build_and_commit(LanceDataset* ds, LanceVectorModel* model) {
+    SkSet s = sk_build_set(ds, &flat_params, model, 4, 4, 600);
     LanceDataset* appended = tu_write(uri, &data, 0, 1000, LANCE_WRITE_APPEND, 500); /* fragments 16, 17 */
     CHECK(appended && lance_dataset_version(appended) == 2);
     lance_dataset_close(appended);
 
     LanceCommitIndexResult r = {0};
-    CHECK_OK(commit(ds, "vec_idx", &s, NULL, &r)); /* the handle is still at version 1 */
+    CHECK_OK(sk_commit(ds, "vec_idx", &s, NULL, &r)); /* the handle is still at version 1 */
     CHECK(r.version == 3 && lance_dataset_version(ds) == 3);
     CHECK(lance_dataset_count_rows(ds) == ROWS + 1000);
     const char* text = lance_dataset_index_coverage_json(ds, "vec_idx");
@@ -427,7 +346,7 @@ static void test_append_between_build_and_commit(void) {
     lance_free_string(text);
 
     /* The appended fragments get their own segment, committed with replace. */
-    LanceVectorIndexParams p = flat_params();
+    LanceVectorIndexParams p = flat_params;
     uint32_t extra[] = {16, 17};
     size_t len = 0;
     uint8_t* bytes = tu_vector_segment(ds, &p, model, extra, 2, 601 + 10, &len);
@@ -440,115 +359,88 @@ static void test_append_between_build_and_commit(void) {
     int seeds[] = {600, 601, 602, 603, 611};
     CHECK(index_is(ds, "vec_idx", seeds, 5));
     lance_free_bytes(bytes);
-    free_set(&s);
-    lance_vector_model_free(model);
-    lance_dataset_close(ds);
+    sk_set_free(&s);
 }
 
-/* Two coordinators racing to commit an index of the same name. */
-typedef struct {
-    const char* uri;
-    const SegSet* set;
-    pthread_barrier_t* barrier;
-    int rc;
-    LanceErrorCode code;
-    LanceCommitIndexResult result;
-} Racer;
-
-static void* race(void* arg) {
-    Racer* r = arg;
-    LanceDataset* ds = lance_dataset_open(r->uri, NULL, 0);
-    pthread_barrier_wait(r->barrier);
-    r->rc = ds ? commit(ds, "vec_idx", r->set, NULL, &r->result) : -2;
-    r->code = lance_last_error_code();
-    lance_dataset_close(ds);
-    return NULL;
+/* Two coordinators racing to commit the sets a and b as "vec_idx", each
+ * with a handle of its own on `uri`. */
+static void run_race(const SkSet* a, const SkSet* b, SkRacer out[2]) {
+    const SkSet* sets[2] = {a, b};
+    for (int i = 0; i < 2; i++)
+        out[i] = (SkRacer){.ds = lance_dataset_open(uri, NULL, 0), .name = "vec_idx", .set = sets[i]};
+    sk_race(out, 2);
+    for (int i = 0; i < 2; i++) lance_dataset_close(out[i].ds);
 }
 
-static void run_race(const char* uri, const SegSet* a, const SegSet* b, Racer out[2]) {
-    pthread_barrier_t barrier;
-    pthread_barrier_init(&barrier, NULL, 2);
-    pthread_t t[2];
-    const SegSet* sets[2] = {a, b};
+/* The round of test_racing_coordinators() being run. */
+static int race_round;
+
+/* The same set from both (a retried job dispatched twice). */
+static void race_same_set(LanceDataset* ds, LanceVectorModel* model) {
+    int base = 700 + race_round * 10;
+    SkSet s = sk_build_set(ds, &flat_params, model, 4, 4, base);
+    SkRacer r[2];
+    run_race(&s, &s, r);
+    int wins = 0, idempotent = 0, conflicts = 0;
     for (int i = 0; i < 2; i++) {
-        out[i] = (Racer){uri, sets[i], &barrier, 0, LANCE_OK, {0, false}};
-        pthread_create(&t[i], NULL, race, &out[i]);
+        if (r[i].rc == 0 && !r[i].result.already_committed) wins++;
+        else if (r[i].rc == 0) idempotent++;
+        else if (r[i].code == LANCE_ERR_COMMIT_CONFLICT) conflicts++;
     }
-    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
-    pthread_barrier_destroy(&barrier);
+    CHECK(wins == 1 && idempotent + conflicts == 1);
+    if (idempotent) CHECK(r[0].result.version == 2 && r[1].result.version == 2);
+    CHECK(lance_dataset_latest_version(ds) == 2);
+    LanceDataset* now = lance_dataset_open(uri, NULL, 0);
+    int seeds[] = {base, base + 1, base + 2, base + 3};
+    CHECK(index_is(now, "vec_idx", seeds, 4));
+    kk_check_recall_exact(now, &data, 6, 8);
+    lance_dataset_close(now);
+    sk_set_free(&s);
+}
+
+/* Two different sets under one name: exactly one of them becomes the index. */
+static void race_two_sets(LanceDataset* ds, LanceVectorModel* model) {
+    int base = 800 + race_round * 20;
+    SkSet a = sk_build_set(ds, &flat_params, model, 4, 4, base);
+    SkSet b = sk_build_set(ds, &flat_params, model, 2, 8, base + 10);
+    SkRacer r[2];
+    run_race(&a, &b, r);
+    int ok = (r[0].rc == 0) + (r[1].rc == 0);
+    CHECK(ok == 1);
+    for (int i = 0; i < 2; i++)
+        if (r[i].rc != 0) CHECK(r[i].code == LANCE_ERR_COMMIT_CONFLICT || r[i].code == LANCE_ERR_INDEX);
+    CHECK(lance_dataset_latest_version(ds) == 2);
+    LanceDataset* now = lance_dataset_open(uri, NULL, 0);
+    int sa[] = {base, base + 1, base + 2, base + 3};
+    int sb[] = {base + 10, base + 11};
+    CHECK(r[0].rc == 0 ? index_is(now, "vec_idx", sa, 4) : index_is(now, "vec_idx", sb, 2));
+    kk_check_recall_exact(now, &data, 6, 8);
+    lance_dataset_close(now);
+    sk_set_free(&a);
+    sk_set_free(&b);
 }
 
 static void test_racing_coordinators(void) {
-    char uri[600];
-    /* The same set from both (a retried job dispatched twice). */
-    for (int round = 0; round < 3; round++) {
-        LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-        LanceVectorModel* model = train(ds, NULL, 0);
-        SegSet s = build_set(ds, model, 4, 4, 700 + round * 10);
-        Racer r[2];
-        run_race(uri, &s, &s, r);
-        int wins = 0, idempotent = 0, conflicts = 0;
-        for (int i = 0; i < 2; i++) {
-            if (r[i].rc == 0 && !r[i].result.already_committed) wins++;
-            else if (r[i].rc == 0) idempotent++;
-            else if (r[i].code == LANCE_ERR_COMMIT_CONFLICT) conflicts++;
-        }
-        CHECK(wins == 1 && idempotent + conflicts == 1);
-        if (idempotent) CHECK(r[0].result.version == 2 && r[1].result.version == 2);
-        CHECK(lance_dataset_latest_version(ds) == 2);
-        LanceDataset* now = lance_dataset_open(uri, NULL, 0);
-        int seeds[] = {700 + round * 10, 701 + round * 10, 702 + round * 10, 703 + round * 10};
-        CHECK(index_is(now, "vec_idx", seeds, 4));
-        check_exact_knn(now);
-        lance_dataset_close(now);
-        free_set(&s);
-        lance_vector_model_free(model);
-        lance_dataset_close(ds);
-    }
-    /* Two different sets under one name: exactly one of them becomes the index. */
-    for (int round = 0; round < 3; round++) {
-        LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-        LanceVectorModel* model = train(ds, NULL, 0);
-        SegSet a = build_set(ds, model, 4, 4, 800 + round * 20);
-        SegSet b = build_set(ds, model, 2, 8, 810 + round * 20);
-        Racer r[2];
-        run_race(uri, &a, &b, r);
-        int ok = (r[0].rc == 0) + (r[1].rc == 0);
-        CHECK(ok == 1);
-        for (int i = 0; i < 2; i++)
-            if (r[i].rc != 0) CHECK(r[i].code == LANCE_ERR_COMMIT_CONFLICT || r[i].code == LANCE_ERR_INDEX);
-        CHECK(lance_dataset_latest_version(ds) == 2);
-        LanceDataset* now = lance_dataset_open(uri, NULL, 0);
-        int sa[] = {800 + round * 20, 801 + round * 20, 802 + round * 20, 803 + round * 20};
-        int sb[] = {810 + round * 20, 811 + round * 20};
-        CHECK(r[0].rc == 0 ? index_is(now, "vec_idx", sa, 4) : index_is(now, "vec_idx", sb, 2));
-        check_exact_knn(now);
-        lance_dataset_close(now);
-        free_set(&a);
-        free_set(&b);
-        lance_vector_model_free(model);
-        lance_dataset_close(ds);
-    }
+    for (race_round = 0; race_round < 3; race_round++) run_trained(race_same_set);
+    for (race_round = 0; race_round < 3; race_round++) run_trained(race_two_sets);
 }
 
 static void test_model_check(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
+    LanceDataset* ds = dk_fresh(dir, NULL, &data, ROWS / FRAGS, NULL, 0);
     uint32_t first_half[] = {0, 1, 2, 3, 4, 5, 6, 7}, second_half[] = {8, 9, 10, 11, 12, 13, 14, 15};
-    LanceVectorModel* m1 = train(ds, first_half, 8);
-    LanceVectorModel* m2 = train(ds, second_half, 8);
+    LanceVectorModel* m1 = sk_train(ds, &flat_params, first_half, 8);
+    LanceVectorModel* m2 = sk_train(ds, &flat_params, second_half, 8);
     const char* f1 = lance_vector_model_fingerprint(m1);
     const char* f2 = lance_vector_model_fingerprint(m2);
     CHECK(f1 && f2 && strcmp(f1, f2) != 0);
-    LanceVectorIndexParams p = flat_params();
+    LanceVectorIndexParams p = flat_params;
     uint32_t a[] = {0, 1, 2, 3, 4, 5, 6, 7};
     size_t la, lb, lc, ld;
     uint8_t* sa = tu_vector_segment(ds, &p, m1, a, 8, 900, &la);
     uint8_t* sb = tu_vector_segment(ds, &p, m2, second_half, 8, 901, &lb);
     const uint8_t* mixed[] = {sa, sb};
     size_t mixed_lens[] = {la, lb};
-    CHECK_ERR(commit_bytes(ds, "m_idx", "vec", mixed, mixed_lens, 2),
-              LANCE_ERR_MODEL_MISMATCH);
+    CHECK_ERR(commit_bytes(ds, "m_idx", "vec", mixed, mixed_lens, 2), LANCE_ERR_MODEL_MISMATCH);
     CHECK(tu_error_mentions(f1) && tu_error_mentions(f2));
     /* Locally trained segments record no model. */
     uint8_t* sc = tu_vector_segment(ds, &p, NULL, a, 8, 902, &lc);
@@ -556,8 +448,7 @@ static void test_model_check(void) {
     CHECK(sc && sd);
     const uint8_t* local[] = {sc, sd};
     size_t local_lens[] = {lc, ld};
-    CHECK_ERR(commit_bytes(ds, "l_idx", "vec", local, local_lens, 2),
-              LANCE_ERR_MODEL_MISMATCH);
+    CHECK_ERR(commit_bytes(ds, "l_idx", "vec", local, local_lens, 2), LANCE_ERR_MODEL_MISMATCH);
     CHECK(tu_error_mentions("trained independently"));
     CHECK(lance_dataset_latest_version(ds) == 1);
     /* Allowed explicitly, both commit, and queries still find exact answers. */
@@ -566,7 +457,7 @@ static void test_model_check(void) {
     CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "m_idx", "vec", mixed, mixed_lens, 2, &o, NULL));
     CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "l_idx", "vec", local, local_lens, 2, &o, NULL));
     CHECK(lance_dataset_version(ds) == 3);
-    check_exact_knn(ds);
+    kk_check_recall_exact(ds, &data, 6, 8);
     /* A single segment needs no check. */
     lance_free_string(f1);
     lance_free_string(f2);
@@ -580,37 +471,21 @@ static void test_model_check(void) {
 }
 
 static void test_scalar_commit_and_provenance(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    uint8_t* bytes[2];
-    size_t lens[2];
-    for (int w = 0; w < 2; w++) {
-        uint32_t frags[8];
-        for (int i = 0; i < 8; i++) frags[i] = (uint32_t)(w * 8 + i);
-        LanceIndexSegmentBuildOptions o = {0};
-        o.fragment_ids = frags;
-        o.fragment_count = 8;
-        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BITMAP,
-                                                                             NULL, &o);
-        CHECK(b != NULL);
-        CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes[w], &lens[w]));
-        lance_index_segment_builder_free(b);
-    }
-    const uint8_t* ptrs[] = {bytes[0], bytes[1]};
+    LanceDataset* ds = dk_fresh(dir, NULL, &data, ROWS / FRAGS, NULL, 0);
+    SkSet set = sk_build_scalar_set(ds, "id", LANCE_SCALAR_BITMAP, 2, 8);
     LanceCommitIndexOptions o = {0};
     o.job_id = "job-7";
-    CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", ptrs, lens, 2, &o, NULL),
+    CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", set.ptrs, set.lens, 2, &o, NULL),
               LANCE_ERR_NOT_SUPPORTED);
     o.job_id = NULL;
     LanceCommitIndexResult r = {0};
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", ptrs, lens, 2, &o, &r));
+    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", set.ptrs, set.lens, 2, &o, &r));
     CHECK(r.version == 2);
     /* The scalar index answers a filter exactly. */
     LanceScanner* s = lance_scanner_new(ds, NULL, "id = 4321");
     CHECK(tu_count_scan(s) == 1);
     lance_scanner_close(s);
-    lance_free_bytes(bytes[0]);
-    lance_free_bytes(bytes[1]);
+    sk_set_free(&set);
     lance_dataset_close(ds);
 }
 
@@ -622,9 +497,8 @@ static double knn_recall(LanceDataset* ds, uint32_t nprobes, uint32_t refine) {
 
 /* Loose checks only; the parity figures (50k x 128) come from bench/. */
 static void test_segmented_recall(void) {
-    char uri4[600], uri1[600];
-    LanceDataset* ds4 = fresh(uri4, sizeof uri4, ROWS / FRAGS);
-    LanceDataset* ds1 = fresh(uri1, sizeof uri1, ROWS / FRAGS);
+    LanceDataset* ds4 = dk_fresh(dir, NULL, &data, ROWS / FRAGS, NULL, 0);
+    LanceDataset* ds1 = dk_fresh(dir, NULL, &data, ROWS / FRAGS, NULL, 0);
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_PQ;
     p.num_partitions = 8;
@@ -634,9 +508,9 @@ static void test_segmented_recall(void) {
     uint8_t* bytes[4];
     size_t lens[4];
     for (int w = 0; w < 4; w++) {
-        uint32_t frags[4];
-        for (int i = 0; i < 4; i++) frags[i] = (uint32_t)(w * 4 + i);
-        bytes[w] = tu_vector_segment(ds4, &p, model, frags, 4, 950 + w, &lens[w]);
+        uint32_t fragment_ids[4];
+        for (int i = 0; i < 4; i++) fragment_ids[i] = (uint32_t)(w * 4 + i);
+        bytes[w] = tu_vector_segment(ds4, &p, model, fragment_ids, 4, 950 + w, &lens[w]);
         CHECK(bytes[w] != NULL);
     }
     const uint8_t* ptrs[] = {bytes[0], bytes[1], bytes[2], bytes[3]};
@@ -662,26 +536,21 @@ static void test_segmented_recall(void) {
 
 /* Issue 17, items 1 and 2: a segment UUID is never built twice, and a
  * segment whose files are gone is never committed. */
-static void test_segment_integrity(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    LanceVectorIndexParams p = flat_params();
+static void test_segment_integrity(LanceDataset* ds, LanceVectorModel* model) {
+    LanceVectorIndexParams p = flat_params;
     LanceDataset* pinned = lance_dataset_open(uri, NULL, 1); /* a worker's handle */
-    SegSet s = build_set(ds, model, 2, 4, 900);
-    CHECK_OK(commit(ds, "vec_idx", &s, NULL, NULL));
+    SkSet s = sk_build_set(ds, &flat_params, model, 2, 4, 900);
+    CHECK_OK(sk_commit(ds, "vec_idx", &s, NULL, NULL));
     char text[37];
-    uint8_t u[16];
-    tu_uuid(900, u);
-    uuid_hex_format_dashed(u, text);
+    uuid_text(900, text);
 
     /* A worker task retried after the commit, same UUID, at the pinned version. */
-    uint32_t frags[] = {0, 1, 2, 3};
+    uint32_t fragment_ids[] = {0, 1, 2, 3};
     size_t len = 0;
-    CHECK(tu_vector_segment(pinned, &p, model, frags, 4, 900, &len) == NULL);
+    CHECK(tu_vector_segment(pinned, &p, model, fragment_ids, 4, 900, &len) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(tu_error_mentions(text) && tu_error_mentions("already committed"));
-    check_exact_knn(ds); /* the committed segment's files are intact */
+    kk_check_recall_exact(ds, &data, 6, 8); /* the committed segment's files are intact */
 
     /* Built but never committed: its directory holds files. */
     uint8_t* orphan = tu_vector_segment(pinned, &p, model, (const uint32_t[]){8, 9}, 2, 910, &len);
@@ -697,16 +566,15 @@ static void test_segment_integrity(void) {
     uint64_t version = lance_dataset_version(ds);
     const uint8_t* ptrs[] = {orphan};
     size_t lens[] = {len};
-    CHECK_ERR(commit_bytes(ds, "late", "vec", ptrs, lens, 1),
-              LANCE_ERR_INCOMPLETE_SEGMENT);
-    tu_uuid(910, u);
-    uuid_hex_format_dashed(u, text);
+    CHECK_ERR(commit_bytes(ds, "late", "vec", ptrs, lens, 1), LANCE_ERR_INCOMPLETE_SEGMENT);
+    uuid_text(910, text);
     CHECK(tu_error_mentions(text) && tu_error_mentions(".idx is missing"));
     CHECK(lance_dataset_latest_version(ds) == version);
 
     /* A UUID corrupted in transit points at no files. */
     uint8_t* fresh_bytes = tu_vector_segment(ds, &p, model, (const uint32_t[]){8, 9}, 2, 920, &len);
     CHECK(fresh_bytes != NULL);
+    uint8_t u[16];
     tu_uuid(920, u);
     uint8_t* at = NULL;
     for (size_t i = 0; i + 16 <= len && !at; i++)
@@ -715,8 +583,7 @@ static void test_segment_integrity(void) {
     if (at) at[15] ^= 0x5a;
     ptrs[0] = fresh_bytes;
     lens[0] = len;
-    CHECK_ERR(commit_bytes(ds, "late", "vec", ptrs, lens, 1),
-              LANCE_ERR_INCOMPLETE_SEGMENT);
+    CHECK_ERR(commit_bytes(ds, "late", "vec", ptrs, lens, 1), LANCE_ERR_INCOMPLETE_SEGMENT);
     CHECK(lance_dataset_latest_version(ds) == version);
     if (at) at[15] ^= 0x5a;
     CHECK_OK(commit_bytes(ds, "late", "vec", ptrs, lens, 1));
@@ -724,18 +591,13 @@ static void test_segment_integrity(void) {
 
     lance_free_bytes(orphan);
     lance_free_bytes(fresh_bytes);
-    free_set(&s);
-    lance_vector_model_free(model);
     lance_dataset_close(pinned);
-    lance_dataset_close(ds);
+    sk_set_free(&s);
 }
 
 /* Issue 17, items 7 and 10: refusals that name what is wrong. */
-static void test_type_and_column_refusals(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    LanceVectorIndexParams flat = flat_params(), sq = flat_params();
+static void test_type_and_column_refusals(LanceDataset* ds, LanceVectorModel* model) {
+    LanceVectorIndexParams flat = flat_params, sq = flat_params;
     sq.index_type = LANCE_INDEX_IVF_SQ;
     size_t la, lb;
     uint8_t* a = tu_vector_segment(ds, &flat, model, (const uint32_t[]){0, 1}, 2, 940, &la);
@@ -743,8 +605,7 @@ static void test_type_and_column_refusals(void) {
     CHECK(a && b);
     const uint8_t* ptrs[] = {a, b};
     size_t lens[] = {la, lb};
-    CHECK_ERR(commit_bytes(ds, "mixed", "vec", ptrs, lens, 2),
-              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(commit_bytes(ds, "mixed", "vec", ptrs, lens, 2), LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions("IVF_FLAT") && tu_error_mentions("IVF_SQ") && tu_error_mentions("different index types"));
 
     /* An index of that name on another column. */
@@ -767,36 +628,22 @@ static void test_type_and_column_refusals(void) {
 
     lance_free_bytes(a);
     lance_free_bytes(b);
-    lance_vector_model_free(model);
-    lance_dataset_close(ds);
 }
 
 /* A builder's checks: a cancel before execute wins over every other check,
  * and an injected model's own PQ shape is what the codebook is checked
  * against (params left zero take it from the model). */
-static void test_build_checks(void) {
-    char uri[600];
-    LanceDataset* ds = fresh(uri, sizeof uri, ROWS / FRAGS);
-    LanceVectorModel* model = train(ds, NULL, 0);
-    SegSet s = build_set(ds, model, 1, 4, 960);
-    CHECK_OK(commit(ds, "vec_idx", &s, NULL, NULL));
+static void test_build_checks(LanceDataset* ds, LanceVectorModel* model) {
+    SkSet s = sk_build_set(ds, &flat_params, model, 1, 4, 960);
+    CHECK_OK(sk_commit(ds, "vec_idx", &s, NULL, NULL));
     uint8_t used[16];
     tu_uuid(960, used);
-    LanceVectorIndexParams flat = flat_params();
+    LanceVectorIndexParams flat = flat_params;
     LanceIndexSegmentBuildOptions o = {0};
     o.fragment_ids = (const uint32_t[]){8, 9};
     o.fragment_count = 2;
     o.index_uuid = used;
-    LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, &flat, &o, model);
-    CHECK(b != NULL);
-    LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
-    CHECK_OK(lance_index_build_cancel(token));
-    CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
-    uint8_t* bytes = NULL;
-    size_t len = 0;
-    CHECK_ERR(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len), LANCE_ERR_CANCELLED);
-    lance_index_segment_builder_free(b);
-    lance_index_build_cancel_token_free(token);
+    sk_check_cancelled_first(vector_segment_builder_new(ds, "vec", NULL, &flat, &o, model));
 
     /* A 4-bit PQ model into params that leave num_bits and num_sub_vectors 0. */
     LanceVectorIndexParams pq = {0};
@@ -812,9 +659,8 @@ static void test_build_checks(void) {
     pq.num_sub_vectors = 0;
     pq.num_bits = 0;
     o.index_uuid = NULL;
-    b = vector_segment_builder_new(ds, "vec", NULL, &pq, &o, pq_model);
-    CHECK(b != NULL);
-    CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
+    size_t len = 0;
+    uint8_t* bytes = sk_execute(vector_segment_builder_new(ds, "vec", NULL, &pq, &o, pq_model), &len, true);
     LanceIndexSegmentMetadata* m = NULL;
     CHECK_OK(lance_index_segment_metadata_parse(bytes, len, &m));
     char* fingerprint = lance_vector_model_fingerprint(pq_model);
@@ -823,36 +669,33 @@ static void test_build_checks(void) {
     lance_free_string(fingerprint);
     lance_index_segment_metadata_free(m);
     lance_free_bytes(bytes);
-    lance_index_segment_builder_free(b);
     /* Params that set another PQ shape than the model's: the model is refused. */
     pq.num_bits = 8;
     CHECK(vector_segment_builder_new(ds, "vec", NULL, &pq, &o, pq_model) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
 
     lance_vector_model_free(pq_model);
-    free_set(&s);
-    lance_vector_model_free(model);
-    lance_dataset_close(ds);
+    sk_set_free(&s);
 }
 
 int main(void) {
     data = tu_make_data(ROWS, DIM, 16, 0.5f, 11);
     dir = tu_temp_dir("commit");
-    RUN(test_one_commit_one_version);
-    RUN(test_set_refusals);
-    RUN(test_replace);
-    RUN(test_idempotent_retry);
-    RUN(test_retry_after_compaction);
-    RUN(test_cleanup_of_orphans);
-    RUN(test_stale_segments);
-    RUN(test_append_between_build_and_commit);
+    RUN_TRAINED(test_one_commit_one_version);
+    RUN_TRAINED(test_set_refusals);
+    RUN_TRAINED(test_replace);
+    RUN_TRAINED(test_idempotent_retry);
+    RUN_TRAINED(test_retry_after_compaction);
+    RUN_TRAINED(test_cleanup_of_orphans);
+    RUN_TRAINED(test_stale_segments);
+    RUN_TRAINED(test_append_between_build_and_commit);
     RUN(test_racing_coordinators);
     RUN(test_model_check);
     RUN(test_scalar_commit_and_provenance);
     RUN(test_segmented_recall);
-    RUN(test_segment_integrity);
-    RUN(test_type_and_column_refusals);
-    RUN(test_build_checks);
+    RUN_TRAINED(test_segment_integrity);
+    RUN_TRAINED(test_type_and_column_refusals);
+    RUN_TRAINED(test_build_checks);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&data);

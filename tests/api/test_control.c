@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "progress_kit.h"
+#include "segment_kit.h"
 #include "test_util.h"
 
 #define ROWS 20000
@@ -25,82 +27,6 @@ static LanceDataset* ds;
 
 /* ---- recording events and checking them ---- */
 
-#define MAX_EVENTS 4096
-typedef TuProgressEvent Event;
-
-typedef struct {
-    Event events[MAX_EVENTS];
-    int count;
-    pthread_t caller;
-    int wrong_thread;
-    atomic_int in_call;
-    int overlapped;
-    atomic_int returned;
-    atomic_int late_calls;
-    /* Cancel when this stage starts (event 0) or reports progress (event 1). */
-    const char* cancel_stage;
-    int cancel_event;
-    const LanceIndexBuildCancelToken* token;
-    /* Another thread cancels: the callback waits until it has, so the
-       cancel always comes before the build call returns. */
-    const LanceIndexBuildCancelToken* await_cancel;
-    atomic_int reached; /* set when cancel_stage/cancel_event was seen */
-} Recorder;
-
-static void record(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
-                   uint64_t completed) {
-    Recorder* r = user;
-    if (atomic_load(&r->returned)) atomic_fetch_add(&r->late_calls, 1);
-    if (atomic_fetch_add(&r->in_call, 1) != 0) r->overlapped++;
-    if (!pthread_equal(pthread_self(), r->caller)) r->wrong_thread++;
-    if (r->count < MAX_EVENTS) tu_progress_event_set(&r->events[r->count++], event, stage, total, unit, completed);
-    if (r->cancel_stage && strcmp(stage, r->cancel_stage) == 0 && event == r->cancel_event) {
-        if (r->token) lance_index_build_cancel(r->token);
-        atomic_store(&r->reached, 1);
-        struct timespec pause = {0, 1000 * 1000};
-        for (int i = 0; r->await_cancel && !lance_index_build_cancel_requested(r->await_cancel) && i < 20000; i++)
-            nanosleep(&pause, NULL);
-    }
-    atomic_fetch_sub(&r->in_call, 1);
-}
-
-static void recorder_init(Recorder* r) {
-    memset(r, 0, sizeof *r);
-    r->caller = pthread_self();
-}
-
-/* The build returned: no call may follow, even a little later. */
-static void recorder_returned(Recorder* r) {
-    atomic_store(&r->returned, 1);
-    struct timespec pause = {0, 100 * 1000 * 1000};
-    nanosleep(&pause, NULL);
-    CHECK(atomic_load(&r->late_calls) == 0);
-    CHECK(r->wrong_thread == 0);
-    CHECK(r->overlapped == 0);
-}
-
-static int has_stage(const Recorder* r, const char* stage) {
-    for (int i = 0; i < r->count; i++)
-        if (strcmp(r->events[i].stage, stage) == 0) return 1;
-    return 0;
-}
-
-/* The count of the last PROGRESS event of `stage`; 0 when it had none. */
-static uint64_t last_count(const Recorder* r, const char* stage) {
-    uint64_t count = 0;
-    for (int i = 0; i < r->count; i++)
-        if (r->events[i].event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS && strcmp(r->events[i].stage, stage) == 0)
-            count = r->events[i].completed;
-    return count;
-}
-
-/* The events' order and fields (tu_check_progress_events(): STAGE_COMPLETE
- * carries completed 0, the last STAGE_PROGRESS the count), for builders and
- * LanceIndexBuildControl alike.  `complete` = the build finished. */
-static void check_order(const Recorder* r, int complete) {
-    CHECK(r->count < MAX_EVENTS);
-    tu_check_progress_events(r->events, r->count, complete);
-}
 
 static int segment_dir_exists(const uint8_t* u) {
     char dashed[UUID_HEX_DASHED_LEN + 1], path[800];
@@ -131,11 +57,9 @@ static int count_index_dirs(void) {
     return n;
 }
 
-static LanceVectorIndexParams params(LanceVectorIndexType type) {
-    LanceVectorIndexParams p = {0};
-    p.index_type = type;
-    p.num_partitions = 16;
-    p.num_sub_vectors = 8;
+/* The builds' parameters: 16 partitions, 8 sub-vectors, 20 k-means iterations. */
+static LanceVectorIndexParams control_params(LanceVectorIndexType type) {
+    LanceVectorIndexParams p = sk_params(type, 16, 8);
     p.max_iterations = 20;
     return p;
 }
@@ -143,9 +67,9 @@ static LanceVectorIndexParams params(LanceVectorIndexType type) {
 static uint32_t half[] = {0, 1, 2, 3};
 
 /* A vector builder over `half`: with `model` set on it, or trained locally. */
-static LanceIndexSegmentBuilder* vector_builder(LanceVectorIndexType type, const LanceVectorModel* model,
+static LanceIndexSegmentBuilder* half_vector_builder(LanceVectorIndexType type, const LanceVectorModel* model,
                                                 const uint8_t* uuid) {
-    LanceVectorIndexParams p = params(type);
+    LanceVectorIndexParams p = control_params(type);
     LanceIndexSegmentBuildOptions o = {0};
     o.fragment_ids = half;
     o.fragment_count = 4;
@@ -163,105 +87,99 @@ static LanceIndexSegmentBuilder* scalar_builder(LanceScalarIndexType type, const
 }
 
 /* Runs a builder with a recorder; returns the execute status. */
-static int run(LanceIndexSegmentBuilder* b, Recorder* r) {
+static int execute_recorded(LanceIndexSegmentBuilder* b, PkRecorder* r) {
     CHECK(b != NULL);
     if (!b) return -2;
-    CHECK_OK(lance_index_segment_builder_set_progress_callback(b, record, r));
-    uint8_t* bytes = NULL;
-    size_t len = 0;
-    int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, &len);
-    LanceErrorCode code = lance_last_error_code();
-    recorder_returned(r);
-    lance_free_bytes(bytes);
-    lance_index_segment_builder_free(b);
-    /* Keep the code of the build for the caller. */
-    return rc == 0 ? 0 : (int)code;
+    CHECK_OK(lance_index_segment_builder_set_progress_callback(b, pk_record, r));
+    int code = sk_execute_status(b);
+    pk_check_returned(r);
+    return code;
 }
 
-static Recorder rec; /* large: static */
+static PkRecorder* rec; /* large: made by main() */
 
 static void test_progress_events(void) {
     /* IVF_PQ and IVF_FLAT, trained locally. */
     LanceVectorIndexType types[] = {LANCE_INDEX_IVF_PQ, LANCE_INDEX_IVF_FLAT};
     for (int t = 0; t < 2; t++) {
-        recorder_init(&rec);
-        CHECK(run(vector_builder(types[t], NULL, NULL), &rec) == 0);
-        check_order(&rec, 1);
-        CHECK(has_stage(&rec, "train_ivf") && has_stage(&rec, "shuffle") && has_stage(&rec, "merge_partitions"));
+        pk_recorder_reset(rec);
+        CHECK(execute_recorded(half_vector_builder(types[t], NULL, NULL), rec) == 0);
+        pk_check_events(rec, 1, 0);
+        CHECK(pk_has_stage(rec, "train_ivf") && pk_has_stage(rec, "shuffle") && pk_has_stage(rec, "merge_partitions"));
         /* The documented totals and units. */
-        for (int i = 0; i < rec.count; i++) {
-            const Event* e = &rec.events[i];
+        for (int i = 0; i < rec->count; i++) {
+            const TuProgressEvent* e = &rec->events[i];
             if (e->event != LANCE_INDEX_BUILD_PROGRESS_STAGE_START) continue;
             if (!strcmp(e->stage, "train_ivf")) CHECK(e->total == 20 && !strcmp(e->unit, "iterations"));
             if (!strcmp(e->stage, "merge_partitions")) CHECK(e->total == 16 && !strcmp(e->unit, "partitions"));
             if (!strcmp(e->stage, "shuffle")) CHECK(e->total == 10000 && !strcmp(e->unit, "rows"));
         }
         /* The last PROGRESS of a stage has its count (COMPLETE carries 0). */
-        CHECK(last_count(&rec, "shuffle") == 10000);
-        CHECK(last_count(&rec, "merge_partitions") == 16);
+        CHECK(pk_last_count(rec, "shuffle") == 10000);
+        CHECK(pk_last_count(rec, "merge_partitions") == 16);
     }
     /* IVF_PQ with an injected model. */
-    LanceVectorIndexParams p = params(LANCE_INDEX_IVF_PQ);
+    LanceVectorIndexParams p = control_params(LANCE_INDEX_IVF_PQ);
     LanceVectorModel* model = NULL;
     CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
-    recorder_init(&rec);
-    CHECK(run(vector_builder(LANCE_INDEX_IVF_PQ, model, NULL), &rec) == 0);
-    check_order(&rec, 1);
-    CHECK(has_stage(&rec, "merge_partitions"));
+    pk_recorder_reset(rec);
+    CHECK(execute_recorded(half_vector_builder(LANCE_INDEX_IVF_PQ, model, NULL), rec) == 0);
+    pk_check_events(rec, 1, 0);
+    CHECK(pk_has_stage(rec, "merge_partitions"));
     /* The model is given: "train_ivf" starts and completes at once. */
-    CHECK(has_stage(&rec, "train_ivf") && last_count(&rec, "train_ivf") == 0);
-    CHECK(last_count(&rec, "merge_partitions") == 16);
+    CHECK(pk_has_stage(rec, "train_ivf") && pk_last_count(rec, "train_ivf") == 0);
+    CHECK(pk_last_count(rec, "merge_partitions") == 16);
     lance_vector_model_free(model);
 
     /* BTREE and BITMAP over a fragment subset. */
-    recorder_init(&rec);
-    CHECK(run(scalar_builder(LANCE_SCALAR_BTREE, "id", NULL), &rec) == 0);
-    check_order(&rec, 1);
-    CHECK(has_stage(&rec, "load_data"));
-    recorder_init(&rec);
-    CHECK(run(scalar_builder(LANCE_SCALAR_BITMAP, "tag", NULL), &rec) == 0);
-    check_order(&rec, 1);
-    CHECK(has_stage(&rec, "load_data"));
+    pk_recorder_reset(rec);
+    CHECK(execute_recorded(scalar_builder(LANCE_SCALAR_BTREE, "id", NULL), rec) == 0);
+    pk_check_events(rec, 1, 0);
+    CHECK(pk_has_stage(rec, "load_data"));
+    pk_recorder_reset(rec);
+    CHECK(execute_recorded(scalar_builder(LANCE_SCALAR_BITMAP, "tag", NULL), rec) == 0);
+    pk_check_events(rec, 1, 0);
+    CHECK(pk_has_stage(rec, "load_data"));
 
     /* Print what a reader of the header gets, once. */
-    recorder_init(&rec);
-    CHECK(run(vector_builder(LANCE_INDEX_IVF_PQ, NULL, NULL), &rec) == 0);
-    for (int i = 0; i < rec.count; i++)
-        if (rec.events[i].event != LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS)
-            printf("    %d %-18s total=%llu unit=%s completed=%llu\n", rec.events[i].event, rec.events[i].stage,
-                   (unsigned long long)rec.events[i].total, rec.events[i].unit,
-                   (unsigned long long)rec.events[i].completed);
+    pk_recorder_reset(rec);
+    CHECK(execute_recorded(half_vector_builder(LANCE_INDEX_IVF_PQ, NULL, NULL), rec) == 0);
+    for (int i = 0; i < rec->count; i++)
+        if (rec->events[i].event != LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS)
+            printf("    %d %-18s total=%llu unit=%s completed=%llu\n", rec->events[i].event, rec->events[i].stage,
+                   (unsigned long long)rec->events[i].total, rec->events[i].unit,
+                   (unsigned long long)rec->events[i].completed);
 
     /* A NULL callback is refused and leaves the builder as it was: one
        without a callback still builds, a valid callback set afterwards
        gets every event, and a later NULL does not clear it. */
-    LanceIndexSegmentBuilder* b = vector_builder(LANCE_INDEX_IVF_FLAT, NULL, NULL);
+    LanceIndexSegmentBuilder* b = half_vector_builder(LANCE_INDEX_IVF_FLAT, NULL, NULL);
     CHECK_ERR(lance_index_segment_builder_set_progress_callback(b, NULL, NULL), LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions("callback"));
-    CHECK_ERR(lance_index_segment_builder_set_progress_callback(b, NULL, &rec), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_index_segment_builder_set_progress_callback(b, NULL, rec), LANCE_ERR_INVALID_ARGUMENT);
     uint8_t* bytes = NULL;
     size_t len = 0;
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
     CHECK(bytes != NULL && len > 0);
     lance_free_bytes(bytes);
     lance_index_segment_builder_free(b);
-    b = vector_builder(LANCE_INDEX_IVF_FLAT, NULL, NULL);
+    b = half_vector_builder(LANCE_INDEX_IVF_FLAT, NULL, NULL);
     CHECK_ERR(lance_index_segment_builder_set_progress_callback(b, NULL, NULL), LANCE_ERR_INVALID_ARGUMENT);
-    recorder_init(&rec);
-    CHECK_OK(lance_index_segment_builder_set_progress_callback(b, record, &rec));
+    pk_recorder_reset(rec);
+    CHECK_OK(lance_index_segment_builder_set_progress_callback(b, pk_record, rec));
     CHECK_ERR(lance_index_segment_builder_set_progress_callback(b, NULL, NULL), LANCE_ERR_INVALID_ARGUMENT);
     bytes = NULL;
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
-    recorder_returned(&rec);
-    check_order(&rec, 1);
-    CHECK(has_stage(&rec, "train_ivf") && has_stage(&rec, "shuffle") && has_stage(&rec, "merge_partitions"));
+    pk_check_returned(rec);
+    pk_check_events(rec, 1, 0);
+    CHECK(pk_has_stage(rec, "train_ivf") && pk_has_stage(rec, "shuffle") && pk_has_stage(rec, "merge_partitions"));
     lance_free_bytes(bytes);
 
     /* Settings after execution refused. */
-    CHECK_ERR(lance_index_segment_builder_set_progress_callback(b, record, &rec), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_index_segment_builder_set_progress_callback(b, pk_record, rec), LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_index_segment_builder_set_progress_callback(b, NULL, NULL), LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_index_segment_builder_set_cancel_token(b, NULL), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_index_segment_builder_set_progress_callback(NULL, record, &rec), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_index_segment_builder_set_progress_callback(NULL, pk_record, rec), LANCE_ERR_INVALID_ARGUMENT);
     lance_index_segment_builder_free(b);
     CHECK(lance_dataset_latest_version(ds) == 1);
 }
@@ -275,7 +193,7 @@ static void check_cancelled(int rc, const uint8_t* uuid) {
 }
 
 static void check_fresh_builder_works(void) {
-    LanceIndexSegmentBuilder* b = vector_builder(LANCE_INDEX_IVF_FLAT, NULL, NULL);
+    LanceIndexSegmentBuilder* b = half_vector_builder(LANCE_INDEX_IVF_FLAT, NULL, NULL);
     uint8_t* bytes = NULL;
     size_t len = 0;
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
@@ -284,7 +202,7 @@ static void check_fresh_builder_works(void) {
 }
 
 typedef struct {
-    Recorder* r;
+    PkRecorder* r;
     LanceIndexBuildCancelToken* token;
 } Canceller;
 
@@ -307,11 +225,11 @@ static void test_cancel_each_stage(void) {
     CHECK(lance_index_build_cancel_requested(token));
     uint8_t uuid[16];
     tu_uuid(1, uuid);
-    LanceIndexSegmentBuilder* b = vector_builder(LANCE_INDEX_IVF_PQ, NULL, uuid);
+    LanceIndexSegmentBuilder* b = half_vector_builder(LANCE_INDEX_IVF_PQ, NULL, uuid);
     CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
-    recorder_init(&rec);
-    check_cancelled(run(b, &rec), uuid);
-    CHECK(rec.count == 0);
+    pk_recorder_reset(rec);
+    check_cancelled(execute_recorded(b, rec), uuid);
+    CHECK(rec->count == 0);
     lance_index_build_cancel_token_free(token);
     check_fresh_builder_works();
 
@@ -325,23 +243,23 @@ static void test_cancel_each_stage(void) {
         for (int from_thread = 0; from_thread < 2; from_thread++) {
             token = lance_index_build_cancel_token_new();
             tu_uuid(10 + (int)i * 2 + from_thread, uuid);
-            b = vector_builder(LANCE_INDEX_IVF_PQ, NULL, uuid);
+            b = half_vector_builder(LANCE_INDEX_IVF_PQ, NULL, uuid);
             CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
-            recorder_init(&rec);
-            rec.cancel_stage = points[i].stage;
-            rec.cancel_event = points[i].event;
-            rec.token = from_thread ? NULL : token;
-            rec.await_cancel = from_thread ? token : NULL;
+            pk_recorder_reset(rec);
+            rec->cancel_stage = points[i].stage;
+            rec->cancel_event = points[i].event;
+            rec->token = from_thread ? NULL : token;
+            rec->await_cancel = from_thread ? token : NULL;
             pthread_t t;
-            Canceller c = {&rec, token};
+            Canceller c = {rec, token};
             if (from_thread) pthread_create(&t, NULL, cancel_when_reached, &c);
-            int rc = run(b, &rec);
+            int rc = execute_recorded(b, rec);
             if (from_thread) pthread_join(t, NULL);
-            CHECK(atomic_load(&rec.reached));
+            CHECK(atomic_load(&rec->reached));
             check_cancelled(rc, uuid);
             if (rc != LANCE_ERR_CANCELLED)
                 printf("    cancel at %s/%d (thread %d) gave %d\n", points[i].stage, points[i].event, from_thread, rc);
-            check_order(&rec, 0);
+            pk_check_events(rec, 0, 0);
             lance_index_build_cancel_token_free(token);
         }
     }
@@ -358,11 +276,11 @@ static void test_cancel_each_stage(void) {
         tu_uuid(40, uuid);
         b = scalar_builder(scalar_types[t], scalar_columns[t], t == 0 ? uuid : NULL);
         CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
-        recorder_init(&rec);
-        rec.cancel_stage = "load_data";
-        rec.cancel_event = 0;
-        rec.token = token;
-        check_cancelled(run(b, &rec), t == 0 ? uuid : NULL);
+        pk_recorder_reset(rec);
+        rec->cancel_stage = "load_data";
+        rec->cancel_event = 0;
+        rec->token = token;
+        check_cancelled(execute_recorded(b, rec), t == 0 ? uuid : NULL);
         CHECK(count_index_dirs() == dirs);
         lance_index_build_cancel_token_free(token);
     }
@@ -374,7 +292,7 @@ static void test_cancel_after_and_token_lifetime(void) {
     LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
     uint8_t uuid[16];
     tu_uuid(50, uuid);
-    LanceIndexSegmentBuilder* b = vector_builder(LANCE_INDEX_IVF_FLAT, NULL, uuid);
+    LanceIndexSegmentBuilder* b = half_vector_builder(LANCE_INDEX_IVF_FLAT, NULL, uuid);
     CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
     uint8_t* bytes = NULL;
     size_t len = 0;
@@ -392,7 +310,7 @@ static void test_cancel_after_and_token_lifetime(void) {
 
     /* The caller frees its token while the builder holds it: the build runs. */
     token = lance_index_build_cancel_token_new();
-    b = vector_builder(LANCE_INDEX_IVF_FLAT, NULL, NULL);
+    b = half_vector_builder(LANCE_INDEX_IVF_FLAT, NULL, NULL);
     CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
     lance_index_build_cancel_token_free(token);
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
@@ -442,7 +360,7 @@ static char* after_return(pthread_t canceller) {
  * returned (watched for 300 ms).  Then 12 late cancels of a one-shot
  * creation. */
 static void test_cancel_at_random_points(void) {
-    LanceVectorIndexParams p = params(LANCE_INDEX_IVF_PQ);
+    LanceVectorIndexParams p = control_params(LANCE_INDEX_IVF_PQ);
     LanceVectorModel* model = NULL;
     CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
     srand(4242);
@@ -456,7 +374,7 @@ static void test_cancel_at_random_points(void) {
         size_t len = 0;
         for (int r = 0; r < 3; r++) {
             double t0 = tu_now();
-            b = vector_builder(LANCE_INDEX_IVF_PQ, m, NULL);
+            b = half_vector_builder(LANCE_INDEX_IVF_PQ, m, NULL);
             CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
             if (tu_now() - t0 < took) took = tu_now() - t0;
             lance_free_bytes(bytes);
@@ -468,7 +386,7 @@ static void test_cancel_at_random_points(void) {
             tu_uuid(100 + injected * 20 + i, uuid);
             char* before = index_tree();
             LateCancel c = {lance_index_build_cancel_token_new(), 0.7 * took * rand() / ((double)RAND_MAX + 1)};
-            b = vector_builder(LANCE_INDEX_IVF_PQ, m, uuid);
+            b = half_vector_builder(LANCE_INDEX_IVF_PQ, m, uuid);
             CHECK_OK(lance_index_segment_builder_set_cancel_token(b, c.token));
             pthread_t t;
             pthread_create(&t, NULL, cancel_after_delay, &c);
@@ -542,15 +460,15 @@ static void test_cancel_at_random_points(void) {
 static void test_one_shot_control(void) {
     uint64_t version = lance_dataset_version(ds);
     int dirs = count_index_dirs();
-    LanceVectorIndexParams p = params(LANCE_INDEX_IVF_PQ);
+    LanceVectorIndexParams p = control_params(LANCE_INDEX_IVF_PQ);
     /* Progress. */
-    recorder_init(&rec);
-    LanceIndexBuildControl control = {record, &rec, NULL};
+    pk_recorder_reset(rec);
+    LanceIndexBuildControl control = {pk_record, rec, NULL};
     CHECK_OK(lance_dataset_create_vector_index_with_control(ds, "vec", "one_idx", &p, false, &control));
-    recorder_returned(&rec);
-    check_order(&rec, 1);
-    CHECK(has_stage(&rec, "train_ivf") && has_stage(&rec, "merge_partitions"));
-    CHECK(last_count(&rec, "shuffle") == ROWS && last_count(&rec, "merge_partitions") == 16);
+    pk_check_returned(rec);
+    pk_check_events(rec, 1, 0);
+    CHECK(pk_has_stage(rec, "train_ivf") && pk_has_stage(rec, "merge_partitions"));
+    CHECK(pk_last_count(rec, "shuffle") == ROWS && pk_last_count(rec, "merge_partitions") == 16);
     CHECK(lance_dataset_version(ds) == version + 1);
     CHECK_OK(lance_dataset_drop_index(ds, "one_idx"));
     version = lance_dataset_version(ds);
@@ -560,27 +478,27 @@ static void test_one_shot_control(void) {
        nothing committed, no new directory. */
     dirs = count_index_dirs();
     LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
-    recorder_init(&rec);
-    rec.cancel_stage = "shuffle";
-    rec.cancel_event = 0;
-    rec.token = token;
+    pk_recorder_reset(rec);
+    rec->cancel_stage = "shuffle";
+    rec->cancel_event = 0;
+    rec->token = token;
     control.cancel_token = token;
     CHECK_ERR(lance_dataset_create_vector_index_with_control(ds, "vec", "one_idx", &p, false, &control),
               LANCE_ERR_CANCELLED);
-    recorder_returned(&rec);
+    pk_check_returned(rec);
     CHECK(lance_dataset_version(ds) == version && lance_dataset_latest_version(ds) == version);
     CHECK(lance_dataset_index_count(ds) == 0);
     CHECK(count_index_dirs() == dirs);
     lance_index_build_cancel_token_free(token);
 
     /* Scalar progress through a control: the same event rules. */
-    recorder_init(&rec);
-    LanceIndexBuildControl scalar_progress = {record, &rec, NULL};
+    pk_recorder_reset(rec);
+    LanceIndexBuildControl scalar_progress = {pk_record, rec, NULL};
     CHECK_OK(lance_dataset_create_scalar_index_with_control(ds, "tag", "tag_idx", LANCE_SCALAR_BITMAP, NULL, false,
                                                             &scalar_progress));
-    recorder_returned(&rec);
-    check_order(&rec, 1);
-    CHECK(has_stage(&rec, "load_data"));
+    pk_check_returned(rec);
+    pk_check_events(rec, 1, 0);
+    CHECK(pk_has_stage(rec, "load_data"));
     CHECK(lance_dataset_version(ds) == version + 1);
     CHECK_OK(lance_dataset_drop_index(ds, "tag_idx"));
     version = lance_dataset_version(ds);
@@ -602,11 +520,13 @@ int main(void) {
     snprintf(uri, sizeof uri, "%s/p.lance", dir);
     ds = tu_write(uri, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / FRAGS);
     CHECK(ds != NULL);
+    rec = pk_recorder_new();
     RUN(test_progress_events);
     RUN(test_cancel_each_stage);
     RUN(test_cancel_after_and_token_lifetime);
     RUN(test_cancel_at_random_points);
     RUN(test_one_shot_control);
+    pk_recorder_free(rec);
     lance_dataset_close(ds);
     tu_remove_tree(dir);
     free(dir);

@@ -9,17 +9,25 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dataset_kit.h"
 #include "test_util.h"
 
 static TuData data;
+static char* dir;
+
+/* Rows [0, rows) of `data` written as the new dataset dir/<name>.lance,
+ * `rows_per_fragment` a fragment; its URI to uri[0..600).  NULL is a
+ * failed check. */
+static LanceDataset* create(const char* name, int64_t rows, uint64_t rows_per_fragment, char uri[600]) {
+    snprintf(uri, 600, "%s/%s.lance", dir, name);
+    LanceDataset* ds = tu_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, rows_per_fragment);
+    CHECK(ds != NULL);
+    return ds;
+}
 
 static void test_write_open_fragments(void) {
-    char* dir = tu_temp_dir("ds");
     char uri[600];
-    snprintf(uri, sizeof uri, "%s/data.lance", dir);
-
-    LanceDataset* ds = tu_write(uri, &data, 0, 1000, LANCE_WRITE_CREATE, 100);
-    CHECK(ds != NULL);
+    LanceDataset* ds = create("data", 1000, 100, uri);
     CHECK(lance_dataset_version(ds) == 1);
     CHECK(lance_dataset_latest_version(ds) == 1);
     CHECK(lance_dataset_count_rows(ds) == 1000);
@@ -82,8 +90,6 @@ static void test_write_open_fragments(void) {
     lance_dataset_close(latest);
     lance_dataset_close(v1);
     lance_dataset_close(NULL);
-    tu_remove_tree(dir);
-    free(dir);
 }
 
 static void test_open_errors(void) {
@@ -118,11 +124,8 @@ static void test_open_errors(void) {
 }
 
 static void test_fragment_ids_bounded(void) {
-    char* dir = tu_temp_dir("fragments");
     char uri[600];
-    snprintf(uri, sizeof uri, "%s/fragments.lance", dir);
-    LanceDataset* ds = tu_write(uri, &data, 0, 1000, LANCE_WRITE_CREATE, 250);
-    CHECK(ds != NULL);
+    LanceDataset* ds = create("fragments", 1000, 250, uri);
     size_t count = 99;
     CHECK_OK(lance_dataset_fragment_ids_bounded(ds, NULL, 0, &count));
     CHECK(count == 4);
@@ -142,27 +145,13 @@ static void test_fragment_ids_bounded(void) {
     CHECK_ERR(lance_dataset_fragment_ids_bounded(ds, NULL, 8, &count), LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_dataset_fragment_ids_bounded(NULL, ids, 8, &count), LANCE_ERR_INVALID_ARGUMENT);
     lance_dataset_close(ds);
-    tu_remove_tree(dir);
-    free(dir);
-}
-
-/* The ids of a whole scan, in scan order (up to cap). */
-static int64_t scan_ids(LanceDataset* ds, int64_t* out, int64_t cap) {
-    const char* cols[] = {"id", NULL};
-    LanceScanner* s = lance_scanner_new(ds, cols, NULL);
-    CHECK(s != NULL);
-    int64_t n = tu_knn_ids(s, out, (int)cap);
-    lance_scanner_close(s);
-    return n;
 }
 
 static void test_delete_compact_cleanup(void) {
-    char* dir = tu_temp_dir("maintain");
     char uri[600];
-    snprintf(uri, sizeof uri, "%s/m.lance", dir);
-    LanceDataset* ds = tu_write(uri, &data, 0, 1000, LANCE_WRITE_CREATE, 100);
-    CHECK(ds != NULL && lance_dataset_fragment_count(ds) == 10);
+    LanceDataset* ds = create("m", 1000, 100, uri);
     if (!ds) return;
+    CHECK(lance_dataset_fragment_count(ds) == 10);
 
     /* Delete: rows 150..299 go; fragment 2 (ids 200..299) leaves whole,
        fragment 1 keeps half. */
@@ -179,7 +168,7 @@ static void test_delete_compact_cleanup(void) {
     CHECK(memcmp(ids, want_ids, sizeof ids) == 0);
     CHECK(memcmp(counts, want_counts, sizeof counts) == 0);
     int64_t got[1000];
-    CHECK(scan_ids(ds, got, 1000) == 850);
+    CHECK(dk_scan_ids(ds, NULL, got, 1000) == 850);
     for (int64_t i = 0; i < 850; i++) CHECK(got[i] == (i < 150 ? i : i + 150));
     /* Nothing matches: nothing deleted; the out count is optional. */
     deleted = 77;
@@ -209,7 +198,7 @@ static void test_delete_compact_cleanup(void) {
     CHECK(compacted > version && lance_dataset_latest_version(ds) == compacted);
     CHECK(lance_dataset_fragment_count(ds) == 1 && lance_dataset_count_rows(ds) == 849);
     int64_t after[1000];
-    CHECK(scan_ids(ds, after, 1000) == 849);
+    CHECK(dk_scan_ids(ds, NULL, after, 1000) == 849);
     CHECK(memcmp(after, got, sizeof(int64_t) * 849) == 0);
     /* Nothing left to compact: zeroed metrics, no new version. */
     memset(&metrics, 0xff, sizeof metrics);
@@ -235,7 +224,7 @@ static void test_delete_compact_cleanup(void) {
     CHECK(lance_last_error_code() == LANCE_ERR_NOT_FOUND);
     LanceDataset* latest = lance_dataset_open(uri, NULL, 0);
     CHECK(latest != NULL && lance_dataset_version(latest) == compacted);
-    CHECK(latest && scan_ids(latest, after, 1000) == 849 && memcmp(after, got, sizeof(int64_t) * 849) == 0);
+    CHECK(latest && dk_scan_ids(latest, NULL, after, 1000) == 849 && memcmp(after, got, sizeof(int64_t) * 849) == 0);
     lance_dataset_close(latest);
     /* Again: nothing old left. */
     memset(&stats, 0xff, sizeof stats);
@@ -248,10 +237,7 @@ static void test_delete_compact_cleanup(void) {
     CHECK(aborted == 0);
     CHECK_OK(lance_dataset_abort_incomplete_uploads(ds, 0, NULL));
     CHECK_ERR(lance_dataset_abort_incomplete_uploads(NULL, 0, &aborted), LANCE_ERR_INVALID_ARGUMENT);
-
     lance_dataset_close(ds);
-    tu_remove_tree(dir);
-    free(dir);
 }
 
 /* Cleanup cutoffs at the limits of uint64_t: a cutoff before the Unix
@@ -260,12 +246,8 @@ static void test_delete_compact_cleanup(void) {
  * every call succeeds; 1 removes exactly the version older than a second,
  * 0 every old one. */
 static void test_cleanup_cutoffs(void) {
-    char* dir = tu_temp_dir("cutoffs");
     char uri[600];
-    snprintf(uri, sizeof uri, "%s/c.lance", dir);
-    LanceDataset* first = tu_write(uri, &data, 0, 500, LANCE_WRITE_CREATE, 100);
-    CHECK(first != NULL);
-    lance_dataset_close(first);
+    lance_dataset_close(create("c", 500, 100, uri));
     LanceDataset* ds = tu_write(uri, &data, 500, 500, LANCE_WRITE_APPEND, 100);
     CHECK(ds != NULL && lance_dataset_version(ds) == 2);
     if (!ds) return;
@@ -315,19 +297,19 @@ static void test_cleanup_cutoffs(void) {
     CHECK_OK(lance_dataset_cleanup_old_versions(ds, 0, false, &stats));
     CHECK(stats.old_versions == 0 && stats.bytes_removed == 0);
     CHECK(lance_dataset_version(ds) == 2 && lance_dataset_count_rows(ds) == 1000);
-
     lance_dataset_close(ds);
-    tu_remove_tree(dir);
-    free(dir);
 }
 
 int main(void) {
     data = tu_make_data(2000, 16, 8, 0.5f, 42);
+    dir = tu_temp_dir("ds");
     RUN(test_write_open_fragments);
     RUN(test_open_errors);
     RUN(test_fragment_ids_bounded);
     RUN(test_delete_compact_cleanup);
     RUN(test_cleanup_cutoffs);
+    tu_remove_tree(dir);
+    free(dir);
     tu_free_data(&data);
     return tu_finish("test_dataset");
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "dataset_kit.h"
 #include "test_util.h"
 
 #define CAP 1024
@@ -53,26 +54,10 @@ static void order_ties(Hits* h) {
         }
 }
 
-/* Reads the scanner's hits: `id` and `_score`. */
-static int read_hits(LanceScanner* s, Hits* h) {
-    h->n = 0;
-    int64_t n_scores = 0;
-    for (;;) {
-        LanceBatch* b = NULL;
-        int rc = lance_scanner_next(s, &b);
-        if (rc == 1) break;
-        if (rc != 0) return -1;
-        struct ArrowArray a;
-        struct ArrowSchema sc;
-        CHECK_OK(lance_batch_to_arrow(b, &a, &sc));
-        CHECK(tu_append_column(&a, &sc, "id", h->ids, sizeof(int64_t), CAP, &h->n) == 0);
-        CHECK(tu_append_column(&a, &sc, "_score", h->scores, sizeof(float), CAP, &n_scores) == 0);
-        a.release(&a);
-        sc.release(&sc);
-        lance_batch_free(b);
-    }
-    CHECK(n_scores == h->n);
-    return 0;
+/* Reads the scanner's hits, `id` and `_score`: 0, or -1. */
+static int read_scores(LanceScanner* s, Hits* h) {
+    h->n = dk_read_ids_with(s, "_score", h->ids, h->scores, CAP);
+    return h->n >= 0 ? 0 : -1;
 }
 
 /* Compares our hits with pylance's for KIND/QUERY (FAST: indexed rows only). */
@@ -116,7 +101,7 @@ static void test_full_text_search(void) {
             LanceScanner* s = id_scanner(ds);
             const char* cols[] = {"text", NULL};
             CHECK_OK(lance_scanner_full_text_search(s, queries[q], named ? cols : NULL, 0));
-            CHECK_OK(read_hits(s, &h));
+            CHECK_OK(read_scores(s, &h));
             expect_same("full_text_search", &h, uri, "plain", queries[q], "0");
             lance_scanner_close(s);
         }
@@ -131,7 +116,7 @@ static void test_fuzzy(void) {
         LanceScanner* s = id_scanner(ds);
         const char* cols[] = {"text", NULL};
         CHECK_OK(lance_scanner_full_text_search(s, queries[q], cols, 1));
-        CHECK_OK(read_hits(s, &h));
+        CHECK_OK(read_scores(s, &h));
         expect_same("fuzzy full_text_search", &h, uri, "fuzzy1", queries[q], "0");
         lance_scanner_close(s);
     }
@@ -159,7 +144,7 @@ static void test_prepared_contexts(void) {
         CHECK_OK(lance_scanner_set_fts_query_context(s, ctx));
         /* The scanner keeps the context alive. */
         lance_fts_query_context_close(ctx);
-        CHECK_OK(read_hits(s, &h));
+        CHECK_OK(read_scores(s, &h));
         expect_same("prepared context", &h, uri, cases[c].kind, cases[c].query, "0");
         lance_scanner_close(s);
     }
@@ -168,7 +153,7 @@ static void test_prepared_contexts(void) {
     CHECK(ctx != NULL);
     LanceScanner* s = id_scanner(ds);
     CHECK_OK(lance_scanner_set_fts_query_context(s, ctx));
-    CHECK_OK(read_hits(s, &h));
+    CHECK_OK(read_scores(s, &h));
     expect_same("deprecated prepare", &h, uri, "or", "quick fox", "0");
     lance_scanner_close(s);
     lance_fts_query_context_close(ctx);
@@ -251,7 +236,7 @@ static void test_segments(void) {
     CHECK_ERR(lance_scanner_set_fts_index_segments(s, NULL, 1), LANCE_ERR_INVALID_ARGUMENT);
     CHECK_OK(lance_scanner_set_fts_index_segments(s, NULL, 0));
     static Hits h;
-    CHECK_OK(read_hits(s, &h));
+    CHECK_OK(read_scores(s, &h));
     expect_same("context with its segments", &h, uri, "or", "fox", "0");
     lance_scanner_close(s);
     lance_fts_query_context_close(ctx);
@@ -326,7 +311,7 @@ static void test_coverage(void) {
     static Hits h;
     LanceScanner* s = id_scanner(grown);
     CHECK_OK(lance_scanner_set_fts_query_context(s, ctx));
-    CHECK_OK(read_hits(s, &h));
+    CHECK_OK(read_scores(s, &h));
     expect_same("INDEX_ONLY", &h, uri, "or", "quick fox", "1");
     for (int64_t i = 0; i < h.n; i++) CHECK(h.ids[i] < 600);
     lance_scanner_close(s);
@@ -334,7 +319,7 @@ static void test_coverage(void) {
     /* The plain search also reads the unindexed rows, as pylance does. */
     s = id_scanner(grown);
     CHECK_OK(lance_scanner_full_text_search(s, "quick fox", NULL, 0));
-    CHECK_OK(read_hits(s, &h));
+    CHECK_OK(read_scores(s, &h));
     expect_same("unindexed rows", &h, uri, "plain", "quick fox", "0");
     int64_t new_rows = 0;
     for (int64_t i = 0; i < h.n; i++) new_rows += h.ids[i] >= 600;
@@ -344,19 +329,10 @@ static void test_coverage(void) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s <python with pylance> <fts_oracle.py>\n", argv[0]);
-        return 2;
-    }
-    python = argv[1];
-    oracle_script = argv[2];
+    if (tu_oracle_args(argc, argv, "fts_oracle.py", &python, &oracle_script) != 0) return 2;
     char* dir = tu_temp_dir("fts");
     snprintf(uri, sizeof uri, "%s/ds", dir);
-    char* out = oracle("make", uri, NULL);
-    CHECK(out != NULL);
-    free(out);
-    ds = lance_dataset_open(uri, NULL, 0);
-    CHECK(ds != NULL);
+    ds = dk_oracle_dataset(python, oracle_script, uri);
     if (ds) {
         CHECK(lance_dataset_fragment_count(ds) == 4);
         CHECK_OK(lance_dataset_create_scalar_index(ds, "text", "text_fts", LANCE_SCALAR_INVERTED,

@@ -12,6 +12,7 @@
 static TuData data;
 static const char* python;
 static const char* oracle_script;
+static char* dir; /* the datasets' temporary directory */
 
 /* Runs history_oracle.py with the NULL-terminated arguments; its stdout, or
  * NULL (a failed check) when it cannot run or exits with an error. */
@@ -30,7 +31,6 @@ static char* versions_text(const LanceVersions* versions) {
 }
 
 static void test_versions(void) {
-    char* dir = tu_temp_dir("history");
     char uri[600];
     LanceDataset* ds = tu_history_dataset(&data, dir, "v.lance", uri, sizeof uri);
 
@@ -80,8 +80,6 @@ static void test_versions(void) {
     lance_dataset_close(old);
 
     lance_dataset_close(ds);
-    tu_remove_tree(dir);
-    free(dir);
 }
 
 /* ---- data statistics ---- */
@@ -106,7 +104,6 @@ static int64_t data_files_size(const char* uri) {
 }
 
 static void test_data_stats(void) {
-    char* dir = tu_temp_dir("stats");
     char uri[600];
     LanceDataset* ds = tu_history_dataset(&data, dir, "s.lance", uri, sizeof uri);
 
@@ -159,14 +156,11 @@ static void test_data_stats(void) {
     lance_data_statistics_close(NULL);
 
     lance_dataset_close(ds);
-    tu_remove_tree(dir);
-    free(dir);
 }
 
 /* ---- restore ---- */
 
 static void test_restore(void) {
-    char* dir = tu_temp_dir("restore");
     char uri[600];
     LanceDataset* ds = tu_history_dataset(&data, dir, "r.lance", uri, sizeof uri);
 
@@ -242,15 +236,16 @@ static void test_restore(void) {
 
     lance_dataset_close(restored);
     lance_dataset_close(ds);
-    tu_remove_tree(dir);
-    free(dir);
 }
 
 int main(int argc, char** argv) {
     if (!tu_history_begin(argc, argv, &python, &oracle_script, &data)) return 1;
+    dir = tu_temp_dir("history");
     RUN(test_versions);
     RUN(test_data_stats);
     RUN(test_restore);
+    tu_remove_tree(dir);
+    free(dir);
     tu_free_data(&data);
     return tu_finish("test_history");
 }

@@ -5,6 +5,7 @@
  * bad input with its exact code. */
 #include <string.h>
 
+#include "dataset_kit.h"
 #include "test_util.h"
 
 #define ROWS 4000
@@ -18,15 +19,10 @@ static char uri[600];
 
 static const float* query_of(int q) { return data.vectors + (int64_t)(q * 397 + 11) * DIM; }
 
-static LanceDataset* fresh_dataset(const char* name) {
-    snprintf(uri, sizeof uri, "%s/%s.lance", dir, name);
-    return tu_write(uri, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / 8);
-}
-
 /* ---- vector indices ---- */
 
 static void test_vector_index_lifecycle(void) {
-    LanceDataset* ds = fresh_dataset("ivf_flat");
+    LanceDataset* ds = dk_fresh(dir, "ivf_flat", &data, ROWS / 8, uri, sizeof uri);
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = 8;
@@ -77,7 +73,7 @@ static void test_vector_index_lifecycle(void) {
 }
 
 static void test_vector_index_errors(void) {
-    LanceDataset* ds = fresh_dataset("verr");
+    LanceDataset* ds = dk_fresh(dir, "verr", &data, ROWS / 8, uri, sizeof uri);
     uint64_t v = lance_dataset_version(ds);
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_PQ;
@@ -238,7 +234,7 @@ static void test_label_list_index(void) {
 }
 
 static void test_scalar_indices(void) {
-    LanceDataset* ds = fresh_dataset("scalar");
+    LanceDataset* ds = dk_fresh(dir, "scalar", &data, ROWS / 8, uri, sizeof uri);
     CHECK_OK(lance_dataset_create_scalar_index(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, false));
     CHECK_OK(lance_dataset_create_scalar_index(ds, "tag", "tag_bitmap", LANCE_SCALAR_BITMAP, NULL, false));
     CHECK_OK(lance_dataset_create_scalar_index(ds, "tag", "tag_fts", LANCE_SCALAR_INVERTED,
@@ -306,7 +302,7 @@ static void exact_search(LanceDataset* ds, int q) {
 }
 
 static void test_prewarm_index(void) {
-    LanceDataset* writer = fresh_dataset("prewarm");
+    LanceDataset* writer = dk_fresh(dir, "prewarm", &data, ROWS / 8, uri, sizeof uri);
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = PARTITIONS;

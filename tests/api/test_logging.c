@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "knn_kit.h"
 #include "test_util.h"
 
 enum { ROWS = 2000, DIM = 8, FRAGS = 4, K = 5, KEPT = 256, THREADS = 2, SCANS_PER_THREAD = 3 };
@@ -119,18 +120,10 @@ static const char* const DISTANCE_WARNING[] = {"did not include `_distance`", NU
 /* A k-NN search that projects "id" only: the core warns that it adds
  * `_distance` anyway.  Returns the rows found (K when it worked). */
 static int knn(int query_row) {
-    static const char* const columns[] = {"id", NULL};
-    LanceScanner* scanner = lance_scanner_new(fixture.ds, columns, NULL);
-    if (!scanner) return -1;
-    int found = -1;
-    if (lance_scanner_nearest(scanner, "vec", fixture.data.vectors + (size_t)query_row * DIM, DIM,
-                              LANCE_DTYPE_FLOAT32, K) == 0) {
-        int64_t ids[K];
-        found = tu_knn_ids(scanner, ids, K);
-        /* The search itself is exact: the query row is its own nearest. */
-        if (found == K && ids[0] != query_row) found = -2;
-    }
-    lance_scanner_close(scanner);
+    int64_t ids[K];
+    int found = kk_ids(fixture.ds, fixture.data.vectors + (size_t)query_row * DIM, DIM, K, 0, 0, ids);
+    /* The search itself is exact: the query row is its own nearest. */
+    if (found == K && ids[0] != query_row) found = -2;
     return found;
 }
 

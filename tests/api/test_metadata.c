@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "segment_kit.h"
 #include "test_util.h"
 
 #define ROWS 1200
@@ -30,16 +31,6 @@ static int64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Executes and frees a builder; the metadata bytes, or NULL (a failed check). */
-static uint8_t* execute(LanceIndexSegmentBuilder* b, size_t* len) {
-    CHECK(b != NULL);
-    if (!b) return NULL;
-    uint8_t* bytes = NULL;
-    CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, len));
-    lance_index_segment_builder_free(b);
-    return bytes;
 }
 
 static LanceIndexSegmentMetadata* parse(const uint8_t* bytes, size_t len) {
@@ -101,7 +92,7 @@ static void check_files(const LanceIndexSegmentMetadata* m, const uint8_t uuid[1
 /* ---- field and fragment ids ---- */
 
 /* The id getters: the count alone, a buffer one too small, the ids. */
-static void check_ids(const LanceIndexSegmentMetadata* m, int32_t field, const uint32_t* frags, size_t nfrags) {
+static void check_ids(const LanceIndexSegmentMetadata* m, int32_t field, const uint32_t* fragment_ids, size_t nfrags) {
     size_t count = 99;
     CHECK_OK(lance_index_segment_metadata_field_ids(m, NULL, 0, &count));
     CHECK(count == 1);
@@ -119,7 +110,7 @@ static void check_ids(const LanceIndexSegmentMetadata* m, int32_t field, const u
     CHECK_ERR(lance_index_segment_metadata_fragment_ids(m, got, nfrags - 1, &count), LANCE_ERR_INVALID_ARGUMENT);
     memset(got, 0xff, sizeof got);
     CHECK_OK(lance_index_segment_metadata_fragment_ids(m, got, FRAGS + 1, &count));
-    CHECK(count == nfrags && memcmp(got, frags, nfrags * sizeof *frags) == 0);
+    CHECK(count == nfrags && memcmp(got, fragment_ids, nfrags * sizeof *fragment_ids) == 0);
     CHECK(got[nfrags] == UINT32_MAX); /* nothing past the count */
     CHECK_ERR(lance_index_segment_metadata_fragment_ids(m, got, FRAGS + 1, NULL), LANCE_ERR_INVALID_ARGUMENT);
 }
@@ -129,19 +120,19 @@ static void check_ids(const LanceIndexSegmentMetadata* m, int32_t field, const u
 static void test_vector_segment(void) {
     uint8_t uuid[16];
     tu_uuid(7, uuid);
-    const uint32_t frags[] = {1, 3, 4};
+    const uint32_t fragment_ids[] = {1, 3, 4};
     LanceVectorIndexSegmentParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.metric = LANCE_METRIC_L2;
     p.num_partitions = 4;
     LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = frags;
+    o.fragment_ids = fragment_ids;
     o.fragment_count = 3;
     o.index_uuid = uuid;
     o.mode = LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN;
     int64_t before = now_ms();
     size_t len = 0;
-    uint8_t* bytes = execute(lance_index_segment_builder_new_vector(ds, "vec", "vec_segment", &p, &o), &len);
+    uint8_t* bytes = sk_execute(lance_index_segment_builder_new_vector(ds, "vec", "vec_segment", &p, &o), &len, true);
     int64_t after = now_ms();
     if (!bytes) return;
     LanceIndexSegmentMetadata* m = parse(bytes, len);
@@ -169,7 +160,7 @@ static void test_vector_segment(void) {
     if (!(ms >= before && ms <= after))
         fprintf(stderr, "    created at %lld, built between %lld and %lld\n", (long long)ms, (long long)before,
                 (long long)after);
-    check_ids(m, VEC_FIELD, frags, 3);
+    check_ids(m, VEC_FIELD, fragment_ids, 3);
     check_files(m, uuid, true);
 
     /* The same bytes parse to the same description. */
@@ -193,18 +184,18 @@ static void test_model_fingerprint(void) {
     char* want = lance_vector_model_fingerprint(model);
     CHECK(want != NULL);
 
-    const uint32_t frags[] = {0, 5};
+    const uint32_t fragment_ids[] = {0, 5};
     LanceVectorIndexSegmentParams p = {0};
     p.index_type = LANCE_INDEX_IVF_SQ;
     p.num_partitions = 4;
     LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = frags;
+    o.fragment_ids = fragment_ids;
     o.fragment_count = 2;
     o.ivf_centroids = &cent;
     o.ivf_centroids_schema = &cent_s;
     o.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
     size_t len = 0;
-    uint8_t* bytes = execute(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), &len);
+    uint8_t* bytes = sk_execute(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, &o), &len, true);
     LanceIndexSegmentMetadata* m = bytes ? parse(bytes, len) : NULL;
     if (m) {
         const char* fp = lance_index_segment_metadata_model_fingerprint(m);
@@ -213,7 +204,7 @@ static void test_model_fingerprint(void) {
         CHECK(name && strcmp(name, "vec_idx") == 0); /* NULL index_name = "<column>_idx" */
         CHECK(lance_index_segment_metadata_index_type(m) == LANCE_INDEX_IVF_SQ);
         CHECK(strcmp(lance_index_segment_metadata_index_type_name(m), "IVF_SQ") == 0);
-        check_ids(m, VEC_FIELD, frags, 2);
+        check_ids(m, VEC_FIELD, fragment_ids, 2);
     }
     lance_index_segment_metadata_free(m);
     lance_free_bytes(bytes);
@@ -225,7 +216,7 @@ static void test_model_fingerprint(void) {
     LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", "by_handle", &p, &by_handle);
     CHECK(b != NULL);
     CHECK_OK(lance_index_segment_builder_set_model(b, model));
-    bytes = execute(b, &len);
+    bytes = sk_execute(b, &len, true);
     m = bytes ? parse(bytes, len) : NULL;
     if (m) {
         const char* fp = lance_index_segment_metadata_model_fingerprint(m);
@@ -247,7 +238,8 @@ static void test_model_fingerprint(void) {
 static void test_scalar_segments(void) {
     /* BTREE over the whole dataset (NULL options). */
     size_t len = 0;
-    uint8_t* bytes = execute(lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, NULL), &len);
+    uint8_t* bytes =
+        sk_execute(lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, NULL), &len, true);
     LanceIndexSegmentMetadata* m = bytes ? parse(bytes, len) : NULL;
     if (m) {
         CHECK(strcmp(lance_index_segment_metadata_name(m), "id_idx") == 0);
@@ -269,12 +261,13 @@ static void test_scalar_segments(void) {
     /* BITMAP over two fragments, with a caller's UUID. */
     uint8_t uuid[16];
     tu_uuid(11, uuid);
-    const uint32_t frags[] = {2, 5};
+    const uint32_t fragment_ids[] = {2, 5};
     LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = frags;
+    o.fragment_ids = fragment_ids;
     o.fragment_count = 2;
     o.index_uuid = uuid;
-    bytes = execute(lance_index_segment_builder_new_scalar(ds, "tag", "tags", LANCE_SCALAR_BITMAP, NULL, &o), &len);
+    bytes = sk_execute(lance_index_segment_builder_new_scalar(ds, "tag", "tags", LANCE_SCALAR_BITMAP, NULL, &o), &len,
+                       true);
     m = bytes ? parse(bytes, len) : NULL;
     if (m) {
         uint8_t got[16];
@@ -283,7 +276,7 @@ static void test_scalar_segments(void) {
         CHECK(strcmp(lance_index_segment_metadata_name(m), "tags") == 0);
         CHECK(lance_index_segment_metadata_index_type(m) == LANCE_SCALAR_BITMAP);
         CHECK(strcmp(lance_index_segment_metadata_index_type_name(m), "Bitmap") == 0);
-        check_ids(m, TAG_FIELD, frags, 2);
+        check_ids(m, TAG_FIELD, fragment_ids, 2);
         check_files(m, uuid, true);
     }
     lance_index_segment_metadata_free(m);
@@ -310,7 +303,7 @@ static void test_refusals(void) {
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = 4;
     size_t len = 0;
-    uint8_t* bytes = execute(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, NULL), &len);
+    uint8_t* bytes = sk_execute(lance_index_segment_builder_new_vector(ds, "vec", NULL, &p, NULL), &len, true);
     CHECK(bytes != NULL);
     int refused = 0;
     for (size_t cut = 1; bytes && cut < len; cut++) {

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "files.h"
+#include "segment_kit.h"
 #include "test_util.h"
 #include "../fuzz/mutate.h" /* fz_sha256(): the seal of model bytes */
 
@@ -279,8 +281,9 @@ static void test_upstream_trainers(void) {
     CHECK(cent.release != NULL); /* borrowed, never released */
     book.release(&book);
     book_s.release(&book_s);
-    const uint32_t frags[] = {0, 7};
-    CHECK_OK(lance_index_train_pq_model(ds, "vec", 4, 4, LANCE_METRIC_L2, frags, 2, &cent, &cent_s, &book, &book_s));
+    const uint32_t fragment_ids[] = {0, 7};
+    CHECK_OK(lance_index_train_pq_model(ds, "vec", 4, 4, LANCE_METRIC_L2, fragment_ids, 2, &cent, &cent_s, &book,
+                                        &book_s));
     CHECK(strcmp(book_s.format, "+w:8") == 0 && book.length == 4 * 16);
     book.release(&book);
     book_s.release(&book_s);
@@ -439,13 +442,7 @@ static void test_index_type_recorded(void) {
     CHECK_OK(lance_vector_model_index_type(parsed, &type));
     CHECK(type == LANCE_INDEX_IVF_SQ);
     check_fingerprints(sq, parsed, 1);
-    struct ArrowArray cent;
-    struct ArrowSchema cent_s;
-    CHECK_OK(lance_vector_model_centroids(sq, &cent, &cent_s));
-    LanceVectorModel* untyped = NULL;
-    CHECK_OK(lance_vector_model_from_arrow(LANCE_METRIC_L2, &cent, &cent_s, 0, 0, NULL, NULL, &untyped));
-    cent.release(&cent);
-    cent_s.release(&cent_s);
+    LanceVectorModel* untyped = sk_bare_model(sq);
     type = -1;
     CHECK_OK(lance_vector_model_index_type(untyped, &type));
     CHECK(type == 0);
@@ -453,9 +450,9 @@ static void test_index_type_recorded(void) {
 
     /* A builder builds the type it is given (the tool reads the record:
      * tests/system/test_cli.c); an IVF_PQ model's record is IVF_PQ. */
-    const uint32_t frags[] = {0, 1};
+    const uint32_t fragment_ids[] = {0, 1};
     size_t seg_len = 0;
-    uint8_t* seg = tu_vector_segment(ds, &p, sq, frags, 2, 902, &seg_len);
+    uint8_t* seg = tu_vector_segment(ds, &p, sq, fragment_ids, 2, 902, &seg_len);
     CHECK(seg != NULL);
     LanceIndexSegmentMetadata* meta = NULL;
     if (seg) CHECK_OK(lance_index_segment_metadata_parse(seg, seg_len, &meta));
@@ -577,6 +574,41 @@ static void test_train_with_control(void) {
     CHECK(m == untouched);
 }
 
+/* Model bytes written by an earlier release (lance-c before 0.4, LANCEVM1:
+ * the four in tests/fuzz/corpus/model/) parse, serialize back byte for
+ * byte, and keep their fingerprint, the SHA-256 in their last 32 bytes
+ * (docs/compatibility.md, "Model bytes across versions").  CMake gives the
+ * corpus directory as LANCE_C_MODEL_CORPUS. */
+static void test_earlier_release_bytes(void) {
+    static const char* const names[] = {"ivf_flat_l2.bin", "ivf_flat_dot.bin", "ivf_pq_l2_2x8.bin",
+                                        "ivf_pq_cosine_4x4.bin"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char path[1200];
+        snprintf(path, sizeof path, "%s/%s", LANCE_C_MODEL_CORPUS, names[i]);
+        size_t len = 0;
+        unsigned char* bytes = read_whole_file(path, &len);
+        CHECK(bytes != NULL && len > 40 && memcmp(bytes, "LANCEVM1", 8) == 0);
+        if (!bytes || len <= 40) {
+            free(bytes);
+            continue;
+        }
+        LanceVectorModel* m = NULL;
+        CHECK_OK(lance_vector_model_parse(bytes, len, &m));
+        uint8_t* out = NULL;
+        size_t out_len = 0;
+        if (m) CHECK_OK(lance_vector_model_serialize(m, &out, &out_len));
+        CHECK(out != NULL && out_len == len && memcmp(out, bytes, len) == 0);
+        char want[65];
+        for (int k = 0; k < 32; k++) snprintf(want + 2 * k, 3, "%02x", bytes[len - 32 + k]);
+        char* fp = m ? lance_vector_model_fingerprint(m) : NULL;
+        CHECK(fp != NULL && strcmp(fp, want) == 0);
+        lance_free_string(fp);
+        lance_free_bytes(out);
+        lance_vector_model_free(m);
+        free(bytes);
+    }
+}
+
 int main(void) {
     tu_fixture_begin(&fixture, "model", tu_make_data(ROWS, DIM, 16, 1.0f, 77), ROWS / FRAGS);
     ds = fixture.ds;
@@ -588,6 +620,7 @@ int main(void) {
     RUN(test_refusals);
     RUN(test_index_type_recorded);
     RUN(test_train_with_control);
+    RUN(test_earlier_release_bytes);
     /* Training never commits. */
     CHECK(lance_dataset_latest_version(ds) == 1);
     return tu_fixture_end(&fixture, "test_model");

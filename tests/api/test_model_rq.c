@@ -11,6 +11,8 @@
  * has the rotation of a distributed training.) */
 #include <string.h>
 
+#include "dataset_kit.h"
+#include "segment_kit.h"
 #include "test_util.h"
 
 #define ROWS 8000
@@ -27,15 +29,6 @@
  * on this data, 300 queries). */
 static TuData data;
 static char* dir;
-static int dataset_seq;
-
-static LanceDataset* fresh(void) {
-    char uri[600];
-    snprintf(uri, sizeof uri, "%s/ds%d.lance", dir, dataset_seq++);
-    LanceDataset* ds = tu_write(uri, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / FRAGS);
-    CHECK(ds != NULL);
-    return ds;
-}
 
 static LanceVectorIndexParams rq_params(uint32_t num_bits) {
     LanceVectorIndexParams p = {0};
@@ -43,12 +36,6 @@ static LanceVectorIndexParams rq_params(uint32_t num_bits) {
     p.num_partitions = PARTS;
     p.num_bits = num_bits;
     return p;
-}
-
-static LanceVectorModel* train(LanceDataset* ds, const LanceVectorIndexParams* p) {
-    LanceVectorModel* m = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", p, NULL, 0, &m));
-    return m;
 }
 
 /* The model's fingerprint equals `want` (want_same) or differs from it. */
@@ -102,14 +89,27 @@ static void check_round_trip(const LanceVectorModel* m) {
     lance_vector_model_free(parsed);
 }
 
+/* A test on a fresh dataset of `data`, the IVF_RQ parameters `p` (the
+ * default bits) and a model trained with them on all of it. */
+typedef void (*ModelTest)(LanceDataset* ds, const LanceVectorIndexParams* p, LanceVectorModel* model);
+
+/* Makes the dataset and the model, runs `test` on them (not when the
+ * training failed, a failed check), frees them. */
+static void run_with_model(ModelTest test) {
+    LanceDataset* ds = dk_fresh(dir, NULL, &data, ROWS / FRAGS, NULL, 0);
+    LanceVectorIndexParams p = rq_params(0);
+    LanceVectorModel* model = sk_train(ds, &p, NULL, 0);
+    if (model) test(ds, &p, model);
+    lance_vector_model_free(model);
+    lance_dataset_close(ds);
+}
+#define RUN_WITH_MODEL(test) RUN_CALL(#test, run_with_model(test))
+
 /* ---- the model carries the rotation ---- */
 
-static void test_model_carries_rotation(void) {
-    LanceDataset* ds = fresh();
-    LanceVectorIndexParams p = rq_params(0);
-    LanceVectorModel* m1 = train(ds, &p);
-    LanceVectorModel* m2 = train(ds, &p);
-    if (!m1 || !m2) return;
+static void test_model_carries_rotation(LanceDataset* ds, const LanceVectorIndexParams* p, LanceVectorModel* m1) {
+    LanceVectorModel* m2 = sk_train(ds, p, NULL, 0);
+    if (!m2) return;
     LanceVectorModelInfo info;
     memset(&info, 0xff, sizeof info);
     CHECK_OK(lance_vector_model_info(m1, &info));
@@ -126,13 +126,7 @@ static void test_model_carries_rotation(void) {
 
     /* The rotation is part of the fingerprint: the same centroids without
        it (as Arrow arrays carry them) are another model. */
-    struct ArrowArray cent;
-    struct ArrowSchema cent_s;
-    CHECK_OK(lance_vector_model_centroids(m1, &cent, &cent_s));
-    LanceVectorModel* bare = NULL;
-    CHECK_OK(lance_vector_model_from_arrow(LANCE_METRIC_L2, &cent, &cent_s, 0, 0, NULL, NULL, &bare));
-    cent.release(&cent);
-    cent_s.release(&cent_s);
+    LanceVectorModel* bare = sk_bare_model(m1);
     memset(&info, 0xff, sizeof info);
     CHECK(bare && lance_vector_model_info(bare, &info) == 0);
     CHECK(!info.has_rq_rotation && info.num_bits == 0);
@@ -142,7 +136,7 @@ static void test_model_carries_rotation(void) {
 
     /* Other bits per dimension: recorded and kept. */
     LanceVectorIndexParams three = rq_params(3);
-    LanceVectorModel* m3 = train(ds, &three);
+    LanceVectorModel* m3 = sk_train(ds, &three, NULL, 0);
     memset(&info, 0, sizeof info);
     CHECK(m3 && lance_vector_model_info(m3, &info) == 0);
     CHECK(info.has_rq_rotation && info.num_bits == 3);
@@ -155,28 +149,22 @@ static void test_model_carries_rotation(void) {
     CHECK_ERR(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &none), IA);
     CHECK(tu_error_mentions("params->num_bits = 10"));
     CHECK(none == NULL);
-
     lance_vector_model_free(m2);
-    lance_vector_model_free(m1);
-    lance_dataset_close(ds);
 }
 
 /* ---- segments of one model: commit, merge, recall ---- */
 
-static void test_segments_merge(void) {
-    LanceDataset* ds = fresh();
-    LanceVectorIndexParams p = rq_params(0);
-    LanceVectorModel* model = train(ds, &p);
+static void test_segments_merge(LanceDataset* ds, const LanceVectorIndexParams* p, LanceVectorModel* model) {
     LanceFragmentPlan* plan = NULL;
     CHECK_OK(lance_dataset_plan_fragment_groups(ds, GROUPS, &plan));
-    if (!model || !plan) return;
+    if (!plan) return;
     uint8_t* segs[GROUPS] = {0};
     size_t lens[GROUPS] = {0};
     for (size_t g = 0; g < GROUPS; g++) {
         const uint32_t* ids = NULL;
         size_t n = 0;
         CHECK_OK(lance_fragment_plan_group(plan, g, &ids, &n, NULL));
-        segs[g] = tu_vector_segment(ds, &p, model, ids, n, 500 + (int)g, &lens[g]);
+        segs[g] = tu_vector_segment(ds, p, model, ids, n, 500 + (int)g, &lens[g]);
         CHECK(records_model(segs[g], lens[g], model));
     }
     lance_fragment_plan_free(plan);
@@ -202,8 +190,8 @@ static void test_segments_merge(void) {
     double r_merged = tu_recall(ds, &data, QUERIES, PARTS, 0, NULL);
 
     /* A one-shot IVF_RQ build of the same data, its own rotation. */
-    LanceDataset* ds2 = fresh();
-    CHECK_OK(lance_dataset_create_vector_index(ds2, "vec", "vec_idx", &p, false));
+    LanceDataset* ds2 = dk_fresh(dir, NULL, &data, ROWS / FRAGS, NULL, 0);
+    CHECK_OK(lance_dataset_create_vector_index(ds2, "vec", "vec_idx", p, false));
     double r_one = tu_recall(ds2, &data, QUERIES, PARTS, 0, NULL);
     printf("    IVF_RQ recall@10, %d queries, every partition: one-shot %.3f, %d segments %.3f, merged %.3f\n",
            QUERIES, r_one, GROUPS, r_segments, r_merged);
@@ -214,21 +202,16 @@ static void test_segments_merge(void) {
     lance_dataset_close(ds2);
     lance_free_bytes(merged);
     for (int g = 0; g < GROUPS; g++) lance_free_bytes(segs[g]);
-    lance_vector_model_free(model);
-    lance_dataset_close(ds);
 }
 
 /* ---- two models ---- */
 
-static void test_two_models(void) {
-    LanceDataset* ds = fresh();
-    LanceVectorIndexParams p = rq_params(0);
-    LanceVectorModel* m1 = train(ds, &p);
-    LanceVectorModel* m2 = train(ds, &p);
+static void test_two_models(LanceDataset* ds, const LanceVectorIndexParams* p, LanceVectorModel* m1) {
+    LanceVectorModel* m2 = sk_train(ds, p, NULL, 0);
     const uint32_t lo[] = {0, 1, 2, 3, 4, 5, 6, 7}, hi[] = {8, 9, 10, 11, 12, 13, 14, 15};
     size_t len[2] = {0, 0};
-    uint8_t* s1 = tu_vector_segment(ds, &p, m1, lo, 8, 600, &len[0]);
-    uint8_t* s2 = tu_vector_segment(ds, &p, m2, hi, 8, 601, &len[1]);
+    uint8_t* s1 = tu_vector_segment(ds, p, m1, lo, 8, 600, &len[0]);
+    uint8_t* s2 = tu_vector_segment(ds, p, m2, hi, 8, 601, &len[1]);
     CHECK(s1 && s2);
     const uint8_t* ptrs[] = {s1, s2};
     uint8_t* out = NULL;
@@ -244,47 +227,53 @@ static void test_two_models(void) {
     CHECK(lance_dataset_index_segment_count(ds, "vec_idx") == 2);
     lance_free_bytes(s1);
     lance_free_bytes(s2);
-    lance_vector_model_free(m1);
     lance_vector_model_free(m2);
-    lance_dataset_close(ds);
 }
 
 /* ---- model bytes of lance-c 0.4 ---- */
 
 /* An IVF_RQ model (L2, dimension 32, 2 partitions, centroid value
  * (7p + d) % 11 - 5 at partition p, dimension d) in the layout lance-c 0.4
- * writes (src/floor/vector_model.rs before rotations: "LANCEVM2", the
- * index type, metric, dimension, partitions, centroids, 0 for no codebook,
- * SHA-256), written by a script from that layout; OLD_FINGERPRINT is the
+ * writes (src/floor/vector_model.rs before rotations), little-endian:
+ * "LANCEVM2", the index type and the metric (u32 each), the dimension and
+ * the partitions (u64 each), the centroids (f32, partition by partition),
+ * a 0 byte for no codebook, then the SHA-256 of all before it, OLD_DIGEST
+ * (computed by a script from that layout); OLD_FINGERPRINT is the
  * fingerprint lance-c 0.4 gives it. */
-static const uint8_t OLD_MODEL[] = {
-    0x4c, 0x41, 0x4e, 0x43, 0x45, 0x56, 0x4d, 0x32, 0x6b, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x20, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0xa0, 0xc0, 0x00, 0x00, 0x80, 0xc0, 0x00, 0x00, 0x40, 0xc0, 0x00, 0x00, 0x00, 0xc0,
-    0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40,
-    0x00, 0x00, 0x40, 0x40, 0x00, 0x00, 0x80, 0x40, 0x00, 0x00, 0xa0, 0x40, 0x00, 0x00, 0xa0, 0xc0,
-    0x00, 0x00, 0x80, 0xc0, 0x00, 0x00, 0x40, 0xc0, 0x00, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x80, 0xbf,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40,
-    0x00, 0x00, 0x80, 0x40, 0x00, 0x00, 0xa0, 0x40, 0x00, 0x00, 0xa0, 0xc0, 0x00, 0x00, 0x80, 0xc0,
-    0x00, 0x00, 0x40, 0xc0, 0x00, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40, 0x00, 0x00, 0x80, 0x40,
-    0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40, 0x00, 0x00, 0x80, 0x40, 0x00, 0x00, 0xa0, 0x40,
-    0x00, 0x00, 0xa0, 0xc0, 0x00, 0x00, 0x80, 0xc0, 0x00, 0x00, 0x40, 0xc0, 0x00, 0x00, 0x00, 0xc0,
-    0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40,
-    0x00, 0x00, 0x40, 0x40, 0x00, 0x00, 0x80, 0x40, 0x00, 0x00, 0xa0, 0x40, 0x00, 0x00, 0xa0, 0xc0,
-    0x00, 0x00, 0x80, 0xc0, 0x00, 0x00, 0x40, 0xc0, 0x00, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x80, 0xbf,
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x00, 0x40, 0x00, 0x00, 0x40, 0x40,
-    0x00, 0x00, 0x80, 0x40, 0x00, 0x00, 0xa0, 0x40, 0x00, 0x00, 0xa0, 0xc0, 0x00, 0x00, 0x80, 0xc0,
-    0x00, 0x00, 0x40, 0xc0, 0x00, 0x00, 0x00, 0xc0, 0x00, 0x00, 0x80, 0xbf, 0x00, 0x00, 0x00, 0x00,
-    0x00, 0x64, 0xa3, 0x8b, 0x2c, 0x7e, 0x28, 0xdc, 0x20, 0x63, 0x0f, 0x39, 0xe4, 0xca, 0xec, 0xcc,
-    0x89, 0xd2, 0x36, 0x5c, 0xba, 0xab, 0x23, 0xd5, 0xbc, 0xeb, 0x22, 0xc8, 0xc1, 0x97, 0x8d, 0xd0,
-    0xf2,
-};
+#define OLD_MODEL_LEN 321
+static const uint8_t OLD_DIGEST[32] = {0x64, 0xa3, 0x8b, 0x2c, 0x7e, 0x28, 0xdc, 0x20, 0x63, 0x0f, 0x39,
+                                       0xe4, 0xca, 0xec, 0xcc, 0x89, 0xd2, 0x36, 0x5c, 0xba, 0xab, 0x23,
+                                       0xd5, 0xbc, 0xeb, 0x22, 0xc8, 0xc1, 0x97, 0x8d, 0xd0, 0xf2};
 static const char OLD_FINGERPRINT[] = "5a83063ad8084c85b3e0297913b9e21ace378a36f13d5a37ef17092078f8ba51";
 
+/* Writes the `bytes` low bytes of `value`, least significant first; returns the next position. */
+static uint8_t* put_le(uint8_t* at, uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; i++) *at++ = (uint8_t)(value >> (8 * i));
+    return at;
+}
+
+/* The model's bytes as lance-c 0.4 wrote them (see OLD_DIGEST). */
+static void old_model_bytes(uint8_t out[OLD_MODEL_LEN]) {
+    memcpy(out, "LANCEVM2", 8);
+    uint8_t* at = put_le(out + 8, LANCE_INDEX_IVF_RQ, 4);
+    at = put_le(at, LANCE_METRIC_L2, 4);
+    at = put_le(at, DIM, 8);
+    at = put_le(at, 2, 8);
+    for (int i = 0; i < 2 * DIM; i++) {
+        float value = (float)((i / DIM * 7 + i % DIM) % 11) - 5.0f;
+        uint32_t word;
+        memcpy(&word, &value, sizeof word);
+        at = put_le(at, word, 4);
+    }
+    *at++ = 0;
+    memcpy(at, OLD_DIGEST, sizeof OLD_DIGEST);
+}
+
 static void test_old_bytes(void) {
+    uint8_t old_model[OLD_MODEL_LEN];
+    old_model_bytes(old_model);
     LanceVectorModel* old = NULL;
-    CHECK_OK(lance_vector_model_parse(OLD_MODEL, sizeof OLD_MODEL, &old));
+    CHECK_OK(lance_vector_model_parse(old_model, sizeof old_model, &old));
     if (!old) return;
     int32_t type = -1;
     CHECK_OK(lance_vector_model_index_type(old, &type));
@@ -308,12 +297,12 @@ static void test_old_bytes(void) {
     uint8_t* bytes = NULL;
     size_t len = 0;
     CHECK_OK(lance_vector_model_serialize(old, &bytes, &len));
-    CHECK(len == sizeof OLD_MODEL && bytes && memcmp(bytes, OLD_MODEL, len) == 0);
+    CHECK(len == sizeof old_model && bytes && memcmp(bytes, old_model, len) == 0);
     lance_free_bytes(bytes);
 
     /* Its IVF_RQ segments each draw their own rotation: they record its
        fingerprint and commit together, but the core merges no two of them. */
-    LanceDataset* ds = fresh();
+    LanceDataset* ds = dk_fresh(dir, NULL, &data, ROWS / FRAGS, NULL, 0);
     LanceVectorIndexParams p = rq_params(0);
     p.num_partitions = 2;
     const uint32_t lo[] = {0, 1, 2, 3, 4, 5, 6, 7}, hi[] = {8, 9, 10, 11, 12, 13, 14, 15};
@@ -337,17 +326,14 @@ static void test_old_bytes(void) {
 
 /* ---- what a builder refuses of a model with a rotation ---- */
 
-static void test_refusals(void) {
-    LanceDataset* ds = fresh();
-    LanceVectorIndexParams p = rq_params(0);
-    LanceVectorModel* model = train(ds, &p);
-    const uint32_t frags[] = {0, 1};
+static void test_refusals(LanceDataset* ds, const LanceVectorIndexParams* p, LanceVectorModel* model) {
+    const uint32_t fragment_ids[] = {0, 1};
     LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = frags;
+    o.fragment_ids = fragment_ids;
     o.fragment_count = 2;
 
     /* The rotation fits IVF_RQ only. */
-    LanceVectorIndexParams flat = p;
+    LanceVectorIndexParams flat = *p;
     flat.index_type = LANCE_INDEX_IVF_FLAT;
     CHECK(vector_segment_builder_new(ds, "vec", NULL, &flat, &o, model) == NULL);
     CHECK(lance_last_error_code() == IA && tu_error_mentions("rotation"));
@@ -360,24 +346,22 @@ static void test_refusals(void) {
     LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, &five, &o, model);
     CHECK(b != NULL);
     lance_index_segment_builder_free(b);
-    b = vector_segment_builder_new(ds, "vec", NULL, &p, &o, model);
+    b = vector_segment_builder_new(ds, "vec", NULL, p, &o, model);
     CHECK(b != NULL);
     lance_index_segment_builder_free(b);
 
     /* Nothing was built or committed. */
     CHECK(lance_dataset_latest_version(ds) == 1);
-    lance_vector_model_free(model);
-    lance_dataset_close(ds);
 }
 
 int main(void) {
     data = tu_make_data(ROWS, DIM, 2000, 1.0f, 41);
     dir = tu_temp_dir("model-rq");
-    RUN(test_model_carries_rotation);
-    RUN(test_segments_merge);
-    RUN(test_two_models);
+    RUN_WITH_MODEL(test_model_carries_rotation);
+    RUN_WITH_MODEL(test_segments_merge);
+    RUN_WITH_MODEL(test_two_models);
     RUN(test_old_bytes);
-    RUN(test_refusals);
+    RUN_WITH_MODEL(test_refusals);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&data);

@@ -18,6 +18,10 @@
 
 #include "json.h"
 #include "rows_text.h"
+#include "dataset_kit.h"
+#include "knn_kit.h"
+#include "progress_kit.h"
+#include "segment_kit.h"
 #include "test_util.h"
 
 #define ROWS 1000
@@ -85,41 +89,20 @@ static void check_knn(const Table* t) {
         memcpy(alive.vectors + alive.rows * DIM, data.vectors + r * DIM, sizeof(float) * DIM);
         alive.ids[alive.rows++] = r;
     }
-    static const char* const columns[] = {"id", NULL};
-    for (int q = 0; q < 8; q++) {
-        const float* query = data.vectors + (int64_t)(q * 113 + 7) * DIM;
-        int64_t want[K], got[K];
-        tu_brute_force_knn(&alive, query, K, want);
-        LanceScanner* s = lance_scanner_new(t->ds, columns, NULL);
-        CHECK(s != NULL);
-        if (!s) break;
-        CHECK_OK(lance_scanner_nearest(s, "vec", query, DIM, LANCE_DTYPE_FLOAT32, K));
-        CHECK_OK(lance_scanner_set_nprobes(s, PARTITIONS));
-        CHECK(tu_knn_ids(s, got, K) == K);
-        CHECK(memcmp(got, want, sizeof got) == 0);
-        lance_scanner_close(s);
-    }
+    for (int q = 0; q < 8; q++)
+        kk_check_exact(t->ds, &alive, data.vectors + (int64_t)(q * 113 + 7) * DIM, K, PARTITIONS);
     tu_free_data(&alive);
 }
 
 /* The coverage report of `name`: its segment count, and how many of the
  * version's fragments no segment covers (-1 when it cannot be read). */
 static int coverage(LanceDataset* ds, const char* name, int* out_segments) {
-    char* text = lance_dataset_index_coverage_json(ds, name);
-    CHECK(text != NULL);
-    JValue* v = text ? json_parse(text) : NULL;
-    lance_free_string(text);
-    const JValue* segments = json_get(v, "num_segments");
-    const JValue* indexed = json_get(v, "indexed_fragments");
-    const JValue* unindexed = json_get(v, "unindexed_fragments");
-    int out = -1;
-    if (segments && indexed && unindexed &&
-        indexed->count + unindexed->count == lance_dataset_fragment_count(ds)) {
-        *out_segments = (int)segments->number;
-        out = (int)unindexed->count;
-    }
-    json_free(v);
-    return out;
+    SkCoverage c;
+    if (sk_coverage(ds, name, &c) != 0 || c.segments < 0 ||
+        (uint64_t)(c.indexed + c.unindexed) != lance_dataset_fragment_count(ds))
+        return -1;
+    *out_segments = c.segments;
+    return c.unindexed;
 }
 
 /* `name` has `segments` segments and covers every fragment. */
@@ -130,39 +113,12 @@ static void check_covered(LanceDataset* ds, const char* name, int segments) {
     CHECK(lance_dataset_index_segment_count(ds, name) == (uint64_t)segments);
 }
 
-static int by_value(const void* a, const void* b) {
-    int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
-    return (x > y) - (x < y);
-}
-
-/* The ids FILTER selects through lance-c, ascending, as the oracle prints
- * them; NULL when the scan fails. */
-static char* filter_ids(LanceDataset* ds) {
-    static const char* const columns[] = {"id", NULL};
-    LanceScanner* s = lance_scanner_new(ds, columns, FILTER);
-    CHECK(s != NULL);
-    if (!s) return NULL;
-    int64_t* ids = malloc(sizeof(int64_t) * ROWS);
-    int n = tu_knn_ids(s, ids, ROWS);
-    lance_scanner_close(s);
-    CHECK(n >= 0);
-    TuText text = {0};
-    if (n >= 0) {
-        qsort(ids, (size_t)n, sizeof *ids, by_value);
-        for (int i = 0; i < n; i++) tu_text_append(&text, "%s%lld", i ? "," : "", (long long)ids[i]);
-        tu_text_append(&text, "\n");
-    }
-    free(ids);
-    return n >= 0 ? tu_text_take(&text) : NULL;
-}
-
-/* The ids FILTER must select among the live rows, as filter_ids() prints them. */
-static char* expected_ids(const Table* t) {
+/* The ids FILTER must select among the live rows, as dk_filter_ids() prints them. */
+static char* live_filter_ids(const Table* t) {
     TuText text = {0};
     int n = 0;
     for (int r = FILTER_LO; r < FILTER_HI; r++)
         if (t->live[r]) tu_text_append(&text, "%s%d", n++ ? "," : "", r);
-    tu_text_append(&text, "\n");
     return tu_text_take(&text);
 }
 
@@ -177,8 +133,10 @@ static void optimize_both(Table* t, const LanceOptimizeIndicesOptions* o, const 
     CHECK_OK(lance_dataset_optimize_indices(t->ds, o));
     CHECK(lance_dataset_version(t->ds) == lance_dataset_latest_version(t->ds));
     char* theirs = tu_oracle(python, oracle_script, "optimize", t->uri, py_uri, mode, FILTER, NULL);
-    char* ours = filter_ids(t->ds);
-    char* live = expected_ids(t);
+    size_t theirs_len = theirs ? strlen(theirs) : 0;
+    if (theirs_len && theirs[theirs_len - 1] == '\n') theirs[theirs_len - 1] = 0; /* the oracle's line */
+    char* ours = dk_filter_ids(t->ds, FILTER, ROWS, -1, NULL, NULL);
+    char* live = live_filter_ids(t);
     tu_check_same_text(mode, ours, theirs);
     tu_check_same_text(mode, ours, live);
     free(theirs);
@@ -329,12 +287,12 @@ static void test_row_bounds(void) {
     lance_free_string(text);
     CHECK(list && list->type == J_ARRAY);
     for (size_t i = 0; list && i < list->count; i++) {
-        const JValue* frags = json_get(list->items[i], "fragment_ids");
+        const JValue* fragment_ids = json_get(list->items[i], "fragment_ids");
         const JValue* rows = json_get(list->items[i], "num_rows");
-        CHECK(frags && rows);
-        if (!frags || !rows) continue;
+        CHECK(fragment_ids && rows);
+        if (!fragment_ids || !rows) continue;
         /* The segments built before the call cover fragments 0-2. */
-        bool original = frags->count == 3 && frags->items[0]->number == 0;
+        bool original = fragment_ids->count == 3 && fragment_ids->items[0]->number == 0;
         CHECK(original ? rows->number == 600 : rows->number <= 100);
     }
     json_free(list);
@@ -368,22 +326,6 @@ static void test_conflict(void) {
 
 /* ---- progress and cancellation ---- */
 
-#define MAX_EVENTS 1024
-typedef struct {
-    TuProgressEvent events[MAX_EVENTS];
-    int count;
-    pthread_t caller;
-    int wrong_thread;
-    const LanceIndexBuildCancelToken* cancel_at_start; /* cancelled on the first event */
-} Recorder;
-
-static void record(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
-                   uint64_t completed) {
-    Recorder* r = user;
-    if (!pthread_equal(pthread_self(), r->caller)) r->wrong_thread++;
-    if (r->count < MAX_EVENTS) tu_progress_event_set(&r->events[r->count++], event, stage, total, unit, completed);
-    if (r->cancel_at_start) lance_index_build_cancel(r->cancel_at_start);
-}
 
 static void test_control(void) {
     Table t;
@@ -394,9 +336,8 @@ static void test_control(void) {
     /* Cancelled before the start: nothing written, nothing committed. */
     LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
     CHECK_OK(lance_index_build_cancel(token));
-    Recorder* rec = calloc(1, sizeof *rec);
-    rec->caller = pthread_self();
-    LanceIndexBuildControl control = {record, rec, token};
+    PkRecorder* rec = pk_recorder_new();
+    LanceIndexBuildControl control = {pk_record, rec, token};
     CHECK_ERR(lance_dataset_optimize_indices_with_control(t.ds, &delta, &control), LANCE_ERR_CANCELLED);
     CHECK(rec->count == 0);
     CHECK(lance_dataset_version(t.ds) == 4 && lance_dataset_latest_version(t.ds) == 4);
@@ -406,9 +347,9 @@ static void test_control(void) {
 
     /* Cancelled from the first event: success exactly when it committed. */
     token = lance_index_build_cancel_token_new();
-    memset(rec, 0, sizeof *rec);
-    rec->caller = pthread_self();
-    rec->cancel_at_start = token;
+    pk_recorder_reset(rec);
+    rec->cancel_at_call = 1;
+    rec->token = token;
     control.cancel_token = token;
     int rc = lance_dataset_optimize_indices_with_control(t.ds, &delta, &control);
     if (rc == 0) {
@@ -425,15 +366,14 @@ static void test_control(void) {
     /* Progress: the call's own stage first, then the core's, on this thread. */
     make(&t);
     if (!t.ds) {
-        free(rec);
+        pk_recorder_free(rec);
         return;
     }
-    memset(rec, 0, sizeof *rec);
-    rec->caller = pthread_self();
+    pk_recorder_reset(rec);
     control.cancel_token = NULL;
     CHECK_OK(lance_dataset_optimize_indices_with_control(t.ds, &delta, &control));
     CHECK(lance_dataset_version(t.ds) == 5);
-    tu_check_progress_events(rec->events, rec->count, 1);
+    pk_check_events(rec, 1, 0);
     CHECK(rec->count >= 2);
     const TuProgressEvent* first = &rec->events[0];
     CHECK(first->event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START && strcmp(first->stage, "optimize_indices") == 0 &&
@@ -451,7 +391,7 @@ static void test_control(void) {
     CHECK_OK(lance_dataset_optimize_indices_with_control(t.ds, &delta, NULL));
     CHECK(lance_dataset_version(t.ds) == 7);
     check_covered(t.ds, "id_idx", 3);
-    free(rec);
+    pk_recorder_free(rec);
     drop(&t);
 }
 
@@ -528,12 +468,7 @@ static void test_refusals(void) {
 }
 
 int main(int argc, char** argv) {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s PYTHON ORACLE_SCRIPT\n", argv[0]);
-        return 2;
-    }
-    python = argv[1];
-    oracle_script = argv[2];
+    if (tu_oracle_args(argc, argv, "tests/api/optimize_oracle.py", &python, &oracle_script) != 0) return 2;
     data = tu_make_data(ROWS, DIM, 8, 0.5f, 43);
     dir = tu_temp_dir("optimize");
     RUN(test_delta_then_merge);

@@ -27,6 +27,9 @@
 
 #include "arrow_c.h"
 #include "json.h"
+#include "dataset_kit.h"
+#include "progress_kit.h"
+#include "segment_kit.h"
 #include "test_util.h"
 
 #define ROWS 1600
@@ -36,7 +39,6 @@
 #define GROUP_ROWS (ROWS / DOC_GROUPS)  /* 16: the MinHash search's limit */
 #define MINHASH_QUERIES 20
 #define FILTERS 3
-#define MAX_EVENTS 1024
 
 static const char* python;
 static const char* oracle_script;
@@ -86,30 +88,15 @@ static const TypeCase MINHASHLSH = {
 
 /* ---- progress and scan statistics ---- */
 
-typedef struct {
-    int count;
-    TuProgressEvent events[MAX_EVENTS];
-} Progress;
-
-static void on_progress(void* ctx, int32_t event, const char* stage, uint64_t total, const char* unit,
-                        uint64_t completed) {
-    Progress* p = ctx;
-    if (p->count < MAX_EVENTS) tu_progress_event_set(&p->events[p->count], event, stage, total, unit, completed);
-    p->count++;
-}
-
-/* The events of one build that succeeded: lance.h's rules, all kept. */
-static void check_progress(const Progress* p) {
-    CHECK(p->count > 0 && p->count <= MAX_EVENTS);
-    tu_check_progress_events(p->events, p->count < MAX_EVENTS ? p->count : MAX_EVENTS, 1);
-}
+/* One build's progress events (progress_kit.h), made by main(). */
+static PkRecorder* progress;
 
 typedef struct {
     int calls;
     uint64_t indices_loaded, bytes_read;
 } Seen;
 
-static void on_statistics(void* ctx, const LanceScanStatistics* st) {
+static void add_statistics(void* ctx, const LanceScanStatistics* st) {
     Seen* seen = ctx;
     seen->calls++;
     seen->indices_loaded += st->indices_loaded;
@@ -117,36 +104,6 @@ static void on_statistics(void* ctx, const LanceScanStatistics* st) {
 }
 
 /* ---- reading scans ---- */
-
-static int by_value(const void* a, const void* b) {
-    int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
-    return (x > y) - (x < y);
-}
-
-/* Reads a scan to its end: its `id` column into `ids` (room for ROWS), and
- * `_distance` into `distances` unless that is NULL.  The row count, or -1. */
-static int64_t read_rows(LanceScanner* s, int64_t* ids, float* distances) {
-    int64_t n = 0, nd = 0;
-    for (;;) {
-        LanceBatch* b = NULL;
-        int rc = lance_scanner_next(s, &b);
-        if (rc == 1) break;
-        if (rc != 0) return -1;
-        struct ArrowArray a;
-        struct ArrowSchema sc;
-        if (lance_batch_to_arrow(b, &a, &sc) != 0) {
-            lance_batch_free(b);
-            return -1;
-        }
-        int ok = tu_append_column(&a, &sc, "id", ids, sizeof *ids, ROWS, &n) == 0 &&
-                 (!distances || tu_append_column(&a, &sc, "_distance", distances, sizeof *distances, ROWS, &nd) == 0);
-        a.release(&a);
-        sc.release(&sc);
-        lance_batch_free(b);
-        if (!ok) return -1;
-    }
-    return distances && nd != n ? -1 : n;
-}
 
 /* A handle of its own (own caches: a scan opens the indices it uses) at the
  * version `ds` is at. */
@@ -156,26 +113,13 @@ static LanceDataset* fresh_handle(void) {
     return h;
 }
 
-/* The ids `filter` selects, ascending and comma-separated (malloc'd; NULL
- * is a failed check), read with scalar indices on or off; the statistics
- * go to `seen`. */
-static char* filter_ids(const char* filter, bool use_scalar_index, Seen* seen) {
-    static int64_t ids[ROWS];
+/* dk_filter_ids() of `filter` on a handle of its own, with scalar indices on
+ * or off; the statistics go to `seen`. */
+static char* selected_ids(const char* filter, bool use_scalar_index, Seen* seen) {
     LanceDataset* h = fresh_handle();
-    const char* cols[] = {"id", NULL};
-    LanceScanner* s = h ? lance_scanner_new(h, cols, filter) : NULL;
-    int64_t n = -1;
-    if (s && lance_scanner_set_use_scalar_index(s, use_scalar_index) == 0 &&
-        lance_scanner_set_statistics_callback(s, on_statistics, seen) == 0)
-        n = read_rows(s, ids, NULL);
-    CHECK(n >= 0);
-    lance_scanner_close(s);
+    char* text = h ? dk_filter_ids(h, filter, ROWS, use_scalar_index, add_statistics, seen) : NULL;
     lance_dataset_close(h);
-    if (n < 0) return NULL;
-    qsort(ids, (size_t)n, sizeof *ids, by_value);
-    TuText t = {0};
-    for (int64_t i = 0; i < n; i++) tu_text_append(&t, i ? ",%lld" : "%lld", (long long)ids[i]);
-    return tu_text_take(&t);
+    return text;
 }
 
 /* The next line of *text, cut at its newline (consumed); NULL at the end. */
@@ -194,22 +138,17 @@ static char* next_line(char** text) {
 
 /* ---- the checks after each build ---- */
 
-static const char* version_text(void) {
-    static char text[32];
-    snprintf(text, sizeof text, "%llu", (unsigned long long)lance_dataset_version(ds));
-    return text;
-}
-
 /* Every filter of `t` against pylance, with the index of `segments` segments. */
 static void check_filters(const TypeCase* t, uint64_t segments, const char* stage) {
-    char* answer = oracle("query", uri, version_text(), t->filters[0], t->filters[1], t->filters[2], NULL);
+    char* answer = oracle("query", uri, dk_version_text(lance_dataset_version(ds)), t->filters[0], t->filters[1],
+                          t->filters[2], NULL);
     char* rest = answer;
     for (int f = 0; f < FILTERS; f++) {
         char* truth = next_line(&rest);
         char* plan = next_line(&rest);
         Seen on = {0}, off = {0};
-        char* with = filter_ids(t->filters[f], true, &on);
-        char* without = filter_ids(t->filters[f], false, &off);
+        char* with = selected_ids(t->filters[f], true, &on);
+        char* without = selected_ids(t->filters[f], false, &off);
         int before = tu_failures;
         CHECK(truth && plan && strcmp(plan, "index") == 0); /* pylance answers it through this index */
         CHECK(truth && with && strcmp(with, truth) == 0);
@@ -282,7 +221,8 @@ static void check_minhash(uint64_t segments, const char* stage) {
     static char rows_text[MINHASH_QUERIES][16];
     char limit[16];
     snprintf(limit, sizeof limit, "%d", GROUP_ROWS);
-    const char* argv[7 + MINHASH_QUERIES] = {python, oracle_script, "minhash", uri, version_text(), limit};
+    const char* version = dk_version_text(lance_dataset_version(ds));
+    const char* argv[7 + MINHASH_QUERIES] = {python, oracle_script, "minhash", uri, version, limit};
     for (int q = 0; q < MINHASH_QUERIES; q++) {
         snprintf(rows_text[q], sizeof rows_text[q], "%d", (5 + 83 * q) % ROWS);
         argv[6 + q] = rows_text[q];
@@ -303,9 +243,9 @@ static void check_minhash(uint64_t segments, const char* stage) {
         LanceScanner* s = own ? lance_scanner_new(h, cols, NULL) : NULL;
         int64_t n = -1;
         if (s && lance_scanner_set_limit(s, GROUP_ROWS) == 0 &&
-            lance_scanner_set_statistics_callback(s, on_statistics, &seen) == 0 &&
+            lance_scanner_set_statistics_callback(s, add_statistics, &seen) == 0 &&
             lance_scanner_minhash_search(s, "doc", own) == 0)
-            n = read_rows(s, ids, distances);
+            n = dk_read_ids(s, ids, distances, ROWS);
         CHECK(n >= 0);
         CHECK(seen.calls == 1 && seen.indices_loaded >= segments);
         lance_scanner_close(s);
@@ -389,59 +329,6 @@ static void check_queries(const TypeCase* t, uint64_t segments, const char* stag
 
 /* ---- segments ---- */
 
-typedef struct {
-    size_t count;
-    unsigned char* bytes[GROUPS];
-    size_t lens[GROUPS];
-    const uint8_t* ptrs[GROUPS];
-    bool from_library; /* free with lance_free_bytes(), else free() */
-} SegSet;
-
-static void set_add(SegSet* s, unsigned char* bytes, size_t len) {
-    CHECK(bytes != NULL && s->count < GROUPS);
-    if (!bytes || s->count >= GROUPS) return;
-    s->bytes[s->count] = bytes;
-    s->lens[s->count] = len;
-    s->ptrs[s->count] = bytes;
-    s->count++;
-}
-
-static void set_free(SegSet* s) {
-    for (size_t i = 0; i < s->count; i++) {
-        if (s->from_library) lance_free_bytes(s->bytes[i]);
-        else free(s->bytes[i]);
-    }
-    s->count = 0;
-}
-
-/* A segment's metadata: its type by code, name and details, its index
- * name, its fragments, its UUID when the caller gave one. */
-static void check_segment(const TypeCase* t, const uint8_t* bytes, size_t len, const uint32_t* fragments,
-                          size_t fragment_count, const uint8_t* uuid) {
-    LanceIndexSegmentMetadata* m = NULL;
-    CHECK_OK(lance_index_segment_metadata_parse(bytes, len, &m));
-    if (!m) return;
-    CHECK(lance_index_segment_metadata_index_type(m) == (int32_t)t->type);
-    const char* type_name = lance_index_segment_metadata_index_type_name(m);
-    CHECK(type_name && strcmp(type_name, t->type_name) == 0);
-    const char* url = lance_index_segment_metadata_index_details_type_url(m);
-    CHECK(url && strcmp(url, t->details_url) == 0);
-    const char* name = lance_index_segment_metadata_name(m);
-    CHECK(name && strcmp(name, t->index_name) == 0);
-    CHECK(lance_index_segment_metadata_field_count(m) == 1);
-    CHECK(lance_index_segment_metadata_model_fingerprint(m) == NULL);
-    uint32_t got[FRAGMENTS];
-    size_t count = 0;
-    CHECK_OK(lance_index_segment_metadata_fragment_ids(m, got, FRAGMENTS, &count));
-    CHECK(count == fragment_count && memcmp(got, fragments, count * sizeof *got) == 0);
-    if (uuid) {
-        uint8_t u[16];
-        CHECK_OK(lance_index_segment_metadata_uuid(m, u));
-        CHECK(memcmp(u, uuid, 16) == 0);
-    }
-    lance_index_segment_metadata_free(m);
-}
-
 /* The planned groups' fragments. */
 typedef struct {
     uint32_t ids[GROUPS][FRAGMENTS];
@@ -469,8 +356,24 @@ static void plan_groups(Groups* g) {
     lance_fragment_plan_free(plan);
 }
 
+/* A segment's metadata: its type by code, name and details, its index
+ * name, its fragments, its UUID when the caller gave one. */
+static void check_type_segment(const TypeCase* t, const uint8_t* bytes, size_t len, const uint32_t* fragment_ids,
+                               size_t fragment_count, const uint8_t* uuid) {
+    SkSegmentWant want = {.index_type = (int32_t)t->type,
+                          .type_name = t->type_name,
+                          .index_name = t->index_name,
+                          .details_url = t->details_url,
+                          .field_id = -1,
+                          .fragment_ids = fragment_ids,
+                          .fragment_count = fragment_count,
+                          .uuid = uuid,
+                          .no_fingerprint = true};
+    sk_check_segment(bytes, len, &want);
+}
+
 /* (b): one segment per group, built here; nothing is committed. */
-static void build_segments(const TypeCase* t, const Groups* g, SegSet* out) {
+static void build_segments(const TypeCase* t, const Groups* g, SkSet* out) {
     uint64_t latest = lance_dataset_latest_version(ds);
     for (size_t i = 0; i < GROUPS; i++) {
         LanceIndexSegmentBuildOptions o = {0};
@@ -490,39 +393,30 @@ static void build_segments(const TypeCase* t, const Groups* g, SegSet* out) {
         LanceIndexSegmentBuilder* b =
             lance_index_segment_builder_new_scalar(ds, t->column, t->index_name, (int32_t)t->type, t->params, &o);
         CHECK(b != NULL);
-        static Progress progress;
-        progress.count = 0;
+        pk_recorder_reset(progress);
         LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
-        CHECK_OK(lance_index_segment_builder_set_progress_callback(b, on_progress, &progress));
+        CHECK_OK(lance_index_segment_builder_set_progress_callback(b, pk_record, progress));
         CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
         uint8_t* bytes = NULL;
         size_t len = 0;
         CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
         lance_index_segment_builder_free(b);
         lance_index_build_cancel_token_free(token);
-        check_progress(&progress);
-        if (bytes) check_segment(t, bytes, len, g->ids[i], g->count[i], o.index_uuid);
-        set_add(out, bytes, len);
+        pk_check_events(progress, 1, 0);
+        if (bytes) check_type_segment(t, bytes, len, g->ids[i], g->count[i], o.index_uuid);
+        sk_set_add(out, bytes, &len);
     }
     /* A build whose token was cancelled first returns at once, cancelled. */
     LanceIndexSegmentBuildOptions o = {0};
     o.fragment_ids = g->ids[0];
     o.fragment_count = g->count[0];
-    LanceIndexSegmentBuilder* b =
-        lance_index_segment_builder_new_scalar(ds, t->column, t->index_name, (int32_t)t->type, t->params, &o);
-    LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
-    CHECK_OK(lance_index_build_cancel(token));
-    CHECK_OK(lance_index_segment_builder_set_cancel_token(b, token));
-    uint8_t* bytes = NULL;
-    size_t len = 0;
-    CHECK_ERR(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len), LANCE_ERR_CANCELLED);
-    lance_index_segment_builder_free(b);
-    lance_index_build_cancel_token_free(token);
+    sk_check_cancelled_first(
+        lance_index_segment_builder_new_scalar(ds, t->column, t->index_name, (int32_t)t->type, t->params, &o));
     CHECK(lance_dataset_latest_version(ds) == latest);
 }
 
 /* (d): pylance's segments over the same groups. */
-static void pylance_segments(const TypeCase* t, const Groups* g, SegSet* out) {
+static void pylance_segments(const TypeCase* t, const Groups* g, SkSet* out) {
     char* paths = oracle("segments", uri, t->pylance_name, t->column, t->index_name, t->params, dir, group_text[0],
                          group_text[1], group_text[2], group_text[3], NULL);
     char* rest = paths;
@@ -530,13 +424,13 @@ static void pylance_segments(const TypeCase* t, const Groups* g, SegSet* out) {
         char* path = next_line(&rest);
         size_t len = 0;
         unsigned char* bytes = path ? read_whole_file(path, &len) : NULL;
-        if (bytes) check_segment(t, bytes, len, g->ids[i], g->count[i], NULL);
-        set_add(out, bytes, len);
+        if (bytes) check_type_segment(t, bytes, len, g->ids[i], g->count[i], NULL);
+        sk_set_add(out, bytes, &len);
     }
     free(paths);
 }
 
-static void commit_set(const TypeCase* t, const SegSet* s, bool replace) {
+static void commit_set(const TypeCase* t, const SkSet* s, bool replace) {
     uint64_t version = lance_dataset_version(ds);
     LanceCommitIndexOptions o = {0};
     o.replace = replace;
@@ -549,12 +443,11 @@ static void commit_set(const TypeCase* t, const SegSet* s, bool replace) {
 static void test_type(const TypeCase* t) {
     /* (a) One-shot, with progress; again without control, replacing it. */
     uint64_t version = lance_dataset_version(ds);
-    static Progress progress;
-    progress.count = 0;
-    LanceIndexBuildControl control = {on_progress, &progress, NULL};
+    pk_recorder_reset(progress);
+    LanceIndexBuildControl control = {pk_record, progress, NULL};
     CHECK_OK(lance_dataset_create_scalar_index_with_control(ds, t->column, t->index_name, t->type, t->params, false,
                                                             &control));
-    check_progress(&progress);
+    pk_check_events(progress, 1, 0);
     CHECK(lance_dataset_version(ds) == version + 1);
     CHECK_ERR(lance_dataset_create_scalar_index(ds, t->column, t->index_name, t->type, t->params, false),
               LANCE_ERR_INDEX);
@@ -566,12 +459,11 @@ static void test_type(const TypeCase* t) {
     /* (b) Four segments built here, committed as one index. */
     Groups g;
     plan_groups(&g);
-    SegSet built = {0};
-    built.from_library = true;
+    SkSet built = {0};
     build_segments(t, &g, &built);
     CHECK(built.count == GROUPS);
     if (built.count != GROUPS) {
-        set_free(&built);
+        sk_set_free(&built);
         return;
     }
     /* (c) merged into one first (nothing committed by a merge) */
@@ -580,14 +472,13 @@ static void test_type(const TypeCase* t) {
     CHECK_OK(lance_dataset_merge_index_segments(ds, built.ptrs, built.lens, built.count, &merged, &merged_len));
     uint32_t all[FRAGMENTS];
     for (uint32_t f = 0; f < FRAGMENTS; f++) all[f] = f;
-    if (merged) check_segment(t, merged, merged_len, all, FRAGMENTS, NULL);
+    if (merged) check_type_segment(t, merged, merged_len, all, FRAGMENTS, NULL);
     commit_set(t, &built, false);
     check_queries(t, GROUPS, "segments");
 
     /* (c) the merged segment in their place. */
-    SegSet one = {0};
-    one.from_library = true;
-    set_add(&one, merged, merged_len);
+    SkSet one = {0};
+    sk_set_add(&one, merged, &merged_len);
     if (one.count == 1) {
         commit_set(t, &one, true);
         check_queries(t, 1, "merged");
@@ -595,7 +486,7 @@ static void test_type(const TypeCase* t) {
 
     /* (d) pylance's segments of the same groups, committed here (upstream's
        form of the commit: they replace what they cover). */
-    SegSet theirs = {0};
+    SkSet theirs = {.malloced = true}; /* read from pylance's files */
     pylance_segments(t, &g, &theirs);
     CHECK(theirs.count == GROUPS);
     if (theirs.count == GROUPS) {
@@ -606,9 +497,9 @@ static void test_type(const TypeCase* t) {
         check_queries(t, GROUPS, "pylance segments");
     }
     CHECK_OK(lance_dataset_drop_index(ds, t->index_name));
-    set_free(&theirs);
-    set_free(&one);
-    set_free(&built);
+    sk_set_free(&theirs);
+    sk_set_free(&one);
+    sk_set_free(&built);
 }
 
 static void test_ngram(void) { test_type(&NGRAM); }
@@ -676,9 +567,8 @@ static void test_bad_params(void) {
         CHECK_ERR(lance_dataset_create_scalar_index(ds, bad[i].column, "bad_idx", bad[i].type, bad[i].params, false),
                   LANCE_ERR_INVALID_ARGUMENT);
         CHECK(tu_error_mentions(bad[i].key));
-        static Progress progress;
-        progress.count = 0;
-        LanceIndexBuildControl control = {on_progress, &progress, NULL};
+        pk_recorder_reset(progress);
+        LanceIndexBuildControl control = {pk_record, progress, NULL};
         CHECK_ERR(lance_dataset_create_scalar_index_with_control(ds, bad[i].column, "bad_idx", bad[i].type,
                                                                  bad[i].params, false, &control),
                   LANCE_ERR_INVALID_ARGUMENT);
@@ -791,19 +681,11 @@ static void test_minhash_arguments(void) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s <python with pylance> <tests/api/scalar_types_oracle.py>\n", argv[0]);
-        return 2;
-    }
-    python = argv[1];
-    oracle_script = argv[2];
+    if (tu_oracle_args(argc, argv, "tests/api/scalar_types_oracle.py", &python, &oracle_script) != 0) return 2;
     dir = tu_temp_dir("scalar-types");
     snprintf(uri, sizeof uri, "%s/ds.lance", dir);
-    char* made = oracle("make", uri, NULL);
-    CHECK(made != NULL);
-    free(made);
-    ds = lance_dataset_open(uri, NULL, 0);
-    CHECK(ds != NULL);
+    ds = dk_oracle_dataset(python, oracle_script, uri);
+    progress = pk_recorder_new();
     if (ds) {
         CHECK(lance_dataset_fragment_count(ds) == FRAGMENTS && lance_dataset_count_rows(ds) == ROWS);
         RUN(test_ngram);
@@ -815,6 +697,7 @@ int main(int argc, char** argv) {
         RUN(test_type_codes);
         RUN(test_minhash_arguments);
     }
+    pk_recorder_free(progress);
     lance_dataset_close(ds);
     tu_remove_tree(dir);
     free(dir);

@@ -2,17 +2,13 @@
  * restriction, the two ways of reading, and bad input. */
 #include <string.h>
 
+#include "dataset_kit.h"
 #include "test_util.h"
 
 static TuData data;
 static char* dir;
 static char uri[600];
 static LanceDataset* ds;
-
-/* Collects the int64 `id` column of a whole scan (up to cap values). */
-static int64_t scan_ids(LanceScanner* s, int64_t* out, int64_t cap) {
-    return tu_knn_ids(s, out, (int)cap);
-}
 
 static void test_projection_and_filter(void) {
     const char* cols[] = {"id", "tag", NULL};
@@ -96,10 +92,10 @@ static void test_limit_offset_batch_rowid(void) {
 static void test_fragments(void) {
     const char* cols[] = {"id", NULL};
     LanceScanner* s = lance_scanner_new(ds, cols, NULL);
-    uint64_t frags[] = {3, 1};
-    CHECK_OK(lance_scanner_set_fragment_ids(s, frags, 2));
+    uint64_t fragment_ids[] = {3, 1};
+    CHECK_OK(lance_scanner_set_fragment_ids(s, fragment_ids, 2));
     int64_t ids[400];
-    int64_t n = scan_ids(s, ids, 400);
+    int64_t n = dk_read_ids(s, ids, NULL, 400);
     CHECK(n == 200);
     /* Fragment 3 first (ids 300..399), then fragment 1 (100..199). */
     CHECK(ids[0] == 300 && ids[99] == 399 && ids[100] == 100 && ids[199] == 199);
@@ -116,7 +112,7 @@ static void test_fragments(void) {
     CHECK_ERR(lance_scanner_set_fragment_ids(s, huge, 1), LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_scanner_set_fragment_ids(s, NULL, 3), LANCE_ERR_INVALID_ARGUMENT);
     /* Clearing the restriction scans everything again. */
-    CHECK_OK(lance_scanner_set_fragment_ids(s, frags, 2));
+    CHECK_OK(lance_scanner_set_fragment_ids(s, fragment_ids, 2));
     CHECK_OK(lance_scanner_set_fragment_ids(s, NULL, 0));
     CHECK(tu_count_scan(s) == data.rows);
     lance_scanner_close(s);

@@ -7,6 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dataset_kit.h"
 #include "test_util.h"
 
 #define ROWS 3000
@@ -27,22 +28,8 @@ static LanceScanner* new_scanner(void) {
 /* The blocking scanner's ids: the reference. */
 static int64_t sync_ids(int64_t* out) {
     LanceScanner* s = new_scanner();
-    int64_t n = 0;
-    for (;;) {
-        LanceBatch* b = NULL;
-        int rc = lance_scanner_next(s, &b);
-        if (rc != 0) {
-            CHECK(rc == 1);
-            break;
-        }
-        struct ArrowArray a;
-        struct ArrowSchema sc;
-        CHECK_OK(lance_batch_to_arrow(b, &a, &sc));
-        CHECK(tu_append_column(&a, &sc, "id", out, sizeof(int64_t), CAP, &n) == 0);
-        a.release(&a);
-        sc.release(&sc);
-        lance_batch_free(b);
-    }
+    int64_t n = dk_read_ids(s, out, NULL, CAP);
+    CHECK(n >= 0);
     lance_scanner_close(s);
     return n;
 }
@@ -152,9 +139,7 @@ static void test_poll_matches_sync(void) {
 /* ---- scan_async ---- */
 
 typedef struct {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int calls;
+    TuLatch calls; /* the callback's calls */
     int32_t status;
     struct ArrowArrayStream* stream;
     LanceErrorCode code; /* the callback thread's error code */
@@ -163,33 +148,16 @@ typedef struct {
 
 static void on_done(void* ctx, int32_t status, void* result) {
     Done* d = ctx;
-    LanceErrorCode code = lance_last_error_code();
-    pthread_mutex_lock(&d->mu);
-    d->calls++;
+    d->code = lance_last_error_code();
     d->status = status;
     d->stream = result;
-    d->code = code;
     d->off_main = !pthread_equal(pthread_self(), main_thread);
-    pthread_cond_broadcast(&d->cv);
-    pthread_mutex_unlock(&d->mu);
+    tu_latch_signal(&d->calls);
 }
 
 static void done_init(Done* d) {
     memset(d, 0, sizeof *d);
-    pthread_mutex_init(&d->mu, NULL);
-    pthread_cond_init(&d->cv, NULL);
-}
-
-static int wait_done(Done* d) {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 30;
-    pthread_mutex_lock(&d->mu);
-    int rc = 0;
-    while (d->calls == 0 && rc == 0) rc = pthread_cond_timedwait(&d->cv, &d->mu, &until);
-    int calls = d->calls;
-    pthread_mutex_unlock(&d->mu);
-    return calls;
+    tu_latch_init(&d->calls);
 }
 
 static void test_scan_async_matches_sync(void) {
@@ -201,7 +169,7 @@ static void test_scan_async_matches_sync(void) {
     lance_scanner_scan_async(s, on_done, &d);
     /* The scan does not depend on the scanner once the call returned. */
     lance_scanner_close(s);
-    CHECK(wait_done(&d) == 1);
+    CHECK(tu_latch_wait(&d.calls, 1, 30) == 1);
     CHECK(d.status == 0);
     CHECK(d.stream != NULL);
     CHECK(d.off_main);
@@ -225,13 +193,13 @@ static void test_scan_async_matches_sync(void) {
     CHECK(n_got == n_want);
     CHECK(memcmp(got, want, (size_t)n_want * sizeof(int64_t)) == 0);
     usleep(100 * 1000);
-    CHECK(d.calls == 1);
+    CHECK(d.calls.count == 1);
 
     /* A stream released by hand still goes to async_stream_free. */
     s = new_scanner();
     done_init(&d);
     lance_scanner_scan_async(s, on_done, &d);
-    CHECK(wait_done(&d) == 1 && d.status == 0);
+    CHECK(tu_latch_wait(&d.calls, 1, 30) == 1 && d.status == 0);
     if (d.stream) {
         d.stream->release(d.stream);
         CHECK(d.stream->release == NULL);
@@ -277,7 +245,7 @@ static void test_callbacks_call_the_library(void) {
     done_init(&r.done);
     LanceScanner* s = new_scanner();
     lance_scanner_scan_async(s, read_in_callback, &r);
-    CHECK(wait_done(&r.done) == 1);
+    CHECK(tu_latch_wait(&r.done.calls, 1, 30) == 1);
     CHECK(r.done.status == 0);
     CHECK(r.rows == ROWS - 100);
     CHECK(r.counted == ROWS);
@@ -306,13 +274,13 @@ static void test_scan_async_failures(void) {
     Done d;
     done_init(&d);
     lance_scanner_scan_async(bad, on_done, &d);
-    CHECK(wait_done(&d) == 1);
+    CHECK(tu_latch_wait(&d.calls, 1, 30) == 1);
     CHECK(d.status == -1);
     CHECK(d.stream == NULL);
     CHECK(d.code == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(d.off_main);
     usleep(200 * 1000);
-    CHECK(d.calls == 1);
+    CHECK(d.calls.count == 1);
 
     /* A NULL callback: nothing to call, the caller's thread gets the error. */
     LanceScanner* s = new_scanner();

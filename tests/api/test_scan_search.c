@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "dataset_kit.h"
 #include "test_util.h"
 
 #define ROWS 4000
@@ -53,20 +54,15 @@ static int same_order_as_brute_force(LanceDataset* ds, int q, uint32_t nprobes, 
     return memcmp(got, truth, sizeof truth) == 0;
 }
 
-static LanceDataset* fresh_dataset(const char* name) {
-    snprintf(uri, sizeof uri, "%s/%s.lance", dir, name);
-    return tu_write(uri, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / 8);
-}
-
 static void test_flat_search_is_exact(void) {
-    LanceDataset* ds = fresh_dataset("flat");
+    LanceDataset* ds = dk_fresh(dir, "flat", &data, ROWS / 8, uri, sizeof uri);
     CHECK(ds != NULL && lance_dataset_fragment_count(ds) == 8);
     for (int q = 0; q < 5; q++) CHECK(same_order_as_brute_force(ds, q, 0, true));
     lance_dataset_close(ds);
 }
 
 static void test_ivf_flat_full_probe_is_exact(void) {
-    LanceDataset* ds = fresh_dataset("ivf_flat");
+    LanceDataset* ds = dk_fresh(dir, "ivf_flat", &data, ROWS / 8, uri, sizeof uri);
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = 8;
@@ -103,7 +99,7 @@ static void test_ivf_flat_full_probe_is_exact(void) {
 }
 
 static void test_every_vector_index_type(void) {
-    LanceDataset* ds = fresh_dataset("types");
+    LanceDataset* ds = dk_fresh(dir, "types", &data, ROWS / 8, uri, sizeof uri);
     struct {
         LanceVectorIndexType type;
         const char* name;
@@ -151,7 +147,7 @@ static void test_every_vector_index_type(void) {
 }
 
 static void test_search_errors(void) {
-    LanceDataset* ds = fresh_dataset("serr");
+    LanceDataset* ds = dk_fresh(dir, "serr", &data, ROWS / 8, uri, sizeof uri);
     const char* cols[] = {"id", NULL};
     LanceScanner* s = lance_scanner_new(ds, cols, NULL);
     CHECK_ERR(lance_scanner_nearest(s, "vec", query_of(0), DIM - 1, LANCE_DTYPE_FLOAT32, K),
@@ -185,7 +181,7 @@ static void test_search_errors(void) {
 }
 
 static void test_filtered_search(void) {
-    LanceDataset* ds = fresh_dataset("filtered");
+    LanceDataset* ds = dk_fresh(dir, "filtered", &data, ROWS / 8, uri, sizeof uri);
     const char* cols[] = {"id", NULL};
     LanceScanner* s = lance_scanner_new(ds, cols, "id < 2000");
     CHECK_OK(lance_scanner_nearest(s, "vec", query_of(3), DIM, LANCE_DTYPE_FLOAT32, K));
@@ -227,16 +223,10 @@ static const char* column_format(const struct ArrowSchema* schema, const char* n
 static int read_hits(LanceScanner* s, Hit* out, int cap) {
     int n = 0;
     for (;;) {
-        LanceBatch* b = NULL;
-        int rc = lance_scanner_next(s, &b);
-        if (rc == 1) return n;
-        if (rc != 0) return -1;
         struct ArrowArray a;
         struct ArrowSchema sc;
-        if (lance_batch_to_arrow(b, &a, &sc) != 0) {
-            lance_batch_free(b);
-            return -1;
-        }
+        int got = dk_next_arrow(s, &a, &sc);
+        if (got <= 0) return got == 0 ? n : -1;
         int64_t rows = a.length;
         int64_t* ids = malloc(sizeof(int64_t) * (size_t)(rows + 1));
         float* distances = malloc(sizeof(float) * (size_t)(rows + 1));
@@ -261,7 +251,6 @@ static int read_hits(LanceScanner* s, Hit* out, int cap) {
         free(queries);
         a.release(&a);
         sc.release(&sc);
-        lance_batch_free(b);
         if (!ok) return -1;
     }
 }
@@ -362,7 +351,7 @@ static int range_search(LanceDataset* ds, int q, const float* lower, const float
 }
 
 static void test_distance_range(void) {
-    LanceDataset* ds = fresh_dataset("range");
+    LanceDataset* ds = dk_fresh(dir, "range", &data, ROWS / 8, uri, sizeof uri);
     CHECK(ds != NULL && lance_dataset_fragment_count(ds) == 8);
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
@@ -551,7 +540,7 @@ static void check_batch(LanceDataset* ds, const BatchCase* c, int k) {
 }
 
 static void test_nearest_batch(void) {
-    LanceDataset* ds = fresh_dataset("batch");
+    LanceDataset* ds = dk_fresh(dir, "batch", &data, ROWS / 8, uri, sizeof uri);
     CHECK(ds != NULL && lance_dataset_fragment_count(ds) == 8);
     const BatchCase flat[] = {
         {"flat", false, 0, 0, false, false, true},
@@ -583,7 +572,7 @@ static void test_nearest_batch(void) {
 
 static void test_nearest_batch_bad_input(void) {
     const int IA = LANCE_ERR_INVALID_ARGUMENT;
-    LanceDataset* ds = fresh_dataset("batch_bad");
+    LanceDataset* ds = dk_fresh(dir, "batch_bad", &data, ROWS / 8, uri, sizeof uri);
     CHECK_OK(lance_dataset_create_scalar_index(ds, "tag", "tag_fts", LANCE_SCALAR_INVERTED,
                                                "{\"base_tokenizer\": \"whitespace\"}", false));
     /* 128 queries: the most one batch may hold. */

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "dataset_kit.h"
 #include "test_util.h"
 
 #define DIM 4
@@ -29,16 +30,9 @@ static void load_rows(void) {
     CHECK(s != NULL);
     static int64_t counts[ROWS];
     static float* per_row[ROWS];
-    for (;;) {
-        LanceBatch* b = NULL;
-        int rc = lance_scanner_next(s, &b);
-        if (rc != 0) {
-            CHECK(rc == 1);
-            break;
-        }
-        struct ArrowArray a;
-        struct ArrowSchema sc;
-        CHECK_OK(lance_batch_to_arrow(b, &a, &sc));
+    struct ArrowArray a;
+    struct ArrowSchema sc;
+    while (dk_next_arrow(s, &a, &sc) == 1) {
         const struct ArrowArray* ids = a.children[0];
         const struct ArrowArray* mv = a.children[1];
         const int64_t* id_values = (const int64_t*)ids->buffers[1] + ids->offset;
@@ -55,7 +49,6 @@ static void load_rows(void) {
         }
         a.release(&a);
         sc.release(&sc);
-        lance_batch_free(b);
     }
     lance_scanner_close(s);
     row_first[0] = 0;
@@ -189,25 +182,6 @@ static void test_multivector_bad_input(void) {
     lance_scanner_close(s);
 }
 
-static void scan_ids(LanceScanner* s, int64_t* out, int64_t cap, int64_t* n) {
-    *n = 0;
-    for (;;) {
-        LanceBatch* b = NULL;
-        int rc = lance_scanner_next(s, &b);
-        if (rc != 0) {
-            CHECK(rc == 1);
-            return;
-        }
-        struct ArrowArray a;
-        struct ArrowSchema sc;
-        CHECK_OK(lance_batch_to_arrow(b, &a, &sc));
-        CHECK(tu_append_column(&a, &sc, "id", out, sizeof(int64_t), cap, n) == 0);
-        a.release(&a);
-        sc.release(&sc);
-        lance_batch_free(b);
-    }
-}
-
 /* Fragment f holds ids [100 f, 100 f + 100) (written in order, 100 per file). */
 static void test_scalar_index_segment(void) {
     CHECK_OK(lance_dataset_create_scalar_index(ds, "id", "id_idx", LANCE_SCALAR_BTREE, NULL, false));
@@ -216,25 +190,25 @@ static void test_scalar_index_segment(void) {
     CHECK_OK(lance_dataset_index_segments(ds, "id_idx", uuid, 1, &count));
     CHECK(count == 1);
     const char* cols[] = {"id", NULL};
-    uint64_t frags[] = {1, 2};
+    uint64_t fragment_ids[] = {1, 2};
     static int64_t got[ROWS];
     int64_t n = 0;
 
     LanceScanner* s = lance_scanner_new(ds, cols, "id >= 50 AND id < 250");
     CHECK_OK(lance_scanner_set_scalar_index_segment(s, uuid));
-    CHECK_OK(lance_scanner_set_fragment_ids(s, frags, 2));
-    scan_ids(s, got, ROWS, &n);
+    CHECK_OK(lance_scanner_set_fragment_ids(s, fragment_ids, 2));
+    n = dk_read_ids(s, got, NULL, ROWS);
     CHECK(n == 150);
     for (int64_t i = 0; i < n; i++) CHECK(got[i] == 100 + i);
     lance_scanner_close(s);
 
     /* Limit and offset apply after the whole filter. */
     s = lance_scanner_new(ds, cols, "id >= 50 AND id < 250");
-    CHECK_OK(lance_scanner_set_fragment_ids(s, frags, 2));
+    CHECK_OK(lance_scanner_set_fragment_ids(s, fragment_ids, 2));
     CHECK_OK(lance_scanner_set_scalar_index_segment(s, uuid));
     CHECK_OK(lance_scanner_set_limit(s, 10));
     CHECK_OK(lance_scanner_set_offset(s, 5));
-    scan_ids(s, got, ROWS, &n);
+    n = dk_read_ids(s, got, NULL, ROWS);
     CHECK(n == 10);
     for (int64_t i = 0; i < n; i++) CHECK(got[i] == 105 + i);
     lance_scanner_close(s);
@@ -248,7 +222,7 @@ static void test_scalar_index_segment(void) {
     CHECK_ERR(lance_scanner_to_arrow_stream(s, &stream), LANCE_ERR_INVALID_ARGUMENT);
     /* NULL clears it. */
     CHECK_OK(lance_scanner_set_scalar_index_segment(s, NULL));
-    scan_ids(s, got, ROWS, &n);
+    n = dk_read_ids(s, got, NULL, ROWS);
     CHECK(n == 10);
     lance_scanner_close(s);
 
@@ -265,19 +239,10 @@ static void test_scalar_index_segment(void) {
 }
 
 int main(int argc, char** argv) {
-    if (argc != 3) {
-        fprintf(stderr, "usage: %s <python with pylance> <multivector_oracle.py>\n", argv[0]);
-        return 2;
-    }
-    python = argv[1];
-    oracle_script = argv[2];
+    if (tu_oracle_args(argc, argv, "multivector_oracle.py", &python, &oracle_script) != 0) return 2;
     char* dir = tu_temp_dir("search-extras");
     snprintf(uri, sizeof uri, "%s/ds", dir);
-    char* out = tu_oracle(python, oracle_script, "make", uri, NULL);
-    CHECK(out != NULL);
-    free(out);
-    ds = lance_dataset_open(uri, NULL, 0);
-    CHECK(ds != NULL);
+    ds = dk_oracle_dataset(python, oracle_script, uri);
     if (ds) {
         CHECK(lance_dataset_fragment_count(ds) == 3);
         RUN(test_multivector_matches);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "dataset_kit.h"
 #include "test_util.h"
 
 #define ROWS 1000
@@ -53,13 +54,6 @@ static void check_same_text(const char* what, const char* ours, const char* thei
 
 /* ---- scan results as text, in scan_oracle.py's format ---- */
 
-static int valid_at(const struct ArrowArray* a, int64_t i) {
-    const uint8_t* bits = a->n_buffers > 0 ? a->buffers[0] : NULL;
-    if (!bits || a->null_count == 0) return 1;
-    int64_t j = a->offset + i;
-    return (bits[j / 8] >> (j % 8)) & 1;
-}
-
 /* Appends the rows of a struct array whose columns are int64, uint64 or utf8. */
 static int rows_text(TuText* rows, const struct ArrowSchema* schema, const struct ArrowArray* array) {
     for (int64_t r = 0; r < array->length; r++) {
@@ -68,7 +62,7 @@ static int rows_text(TuText* rows, const struct ArrowSchema* schema, const struc
             const struct ArrowArray* a = array->children[c];
             int64_t j = a->offset + array->offset + r;
             if (c > 0) tu_text_append(rows, "\t");
-            if (!valid_at(a, array->offset + r)) {
+            if (!tu_arrow_valid(a, array->offset + r)) {
                 tu_text_append(rows, "null");
             } else if (strcmp(s->format, "l") == 0) {
                 tu_text_append(rows, "%lld", (long long)((const int64_t*)a->buffers[1])[j]);
@@ -86,72 +80,79 @@ static int rows_text(TuText* rows, const struct ArrowSchema* schema, const struc
     return 0;
 }
 
-/* Reads the whole scan through lance_scanner_next(): "batches n1,n2,..."
- * and then the rows; NULL (after a failed check) on an error. */
+/* A scan's text as it is read: "batches n1,n2,..." and then the rows. */
+typedef struct {
+    TuText sizes, rows;
+    int batches, ok;
+} ScanText;
+
+static ScanText scan_text_start(void) {
+    ScanText t = {.ok = 1};
+    tu_text_append(&t.sizes, "batches ");
+    return t;
+}
+
+/* Adds one batch: its size and its rows. */
+static void scan_text_add(ScanText* t, const struct ArrowSchema* schema, const struct ArrowArray* array) {
+    tu_text_append(&t->sizes, t->batches++ ? ",%lld" : "%lld", (long long)array->length);
+    if (rows_text(&t->rows, schema, array) != 0) t->ok = 0;
+}
+
+/* The whole text; NULL (after a failed check) when the scan or a batch failed. */
+static char* scan_text_finish(ScanText* t) {
+    tu_text_append(&t->sizes, "\n%s", tu_text_take(&t->rows));
+    free(t->rows.text);
+    CHECK(t->ok);
+    if (!t->ok) {
+        free(t->sizes.text);
+        return NULL;
+    }
+    return tu_text_take(&t->sizes);
+}
+
+/* Reads the whole scan through lance_scanner_next(). */
 static char* scan_text(LanceScanner* s) {
-    TuText sizes = {0}, rows = {0};
-    tu_text_append(&sizes, "batches ");
-    int first = 1, ok = 1;
+    ScanText t = scan_text_start();
     for (;;) {
         LanceBatch* batch = NULL;
         int rc = lance_scanner_next(s, &batch);
         if (rc == 1) break;
         CHECK(rc == 0);
         if (rc != 0) {
-            ok = 0;
+            t.ok = 0;
             break;
         }
         struct ArrowArray array;
         struct ArrowSchema schema;
         CHECK_OK(lance_batch_to_arrow(batch, &array, &schema));
-        tu_text_append(&sizes, first ? "%lld" : ",%lld", (long long)array.length);
-        first = 0;
-        if (rows_text(&rows, &schema, &array) != 0) ok = 0;
+        scan_text_add(&t, &schema, &array);
         array.release(&array);
         schema.release(&schema);
         lance_batch_free(batch);
     }
-    tu_text_append(&sizes, "\n%s", tu_text_take(&rows));
-    free(rows.text);
-    CHECK(ok);
-    if (!ok) {
-        free(sizes.text);
-        return NULL;
-    }
-    return tu_text_take(&sizes);
+    return scan_text_finish(&t);
 }
 
 /* The same through lance_scanner_to_arrow_stream(). */
 static char* stream_text(LanceScanner* s) {
     struct ArrowArrayStream stream;
     CHECK_OK(lance_scanner_to_arrow_stream(s, &stream));
-    TuText sizes = {0}, rows = {0};
-    tu_text_append(&sizes, "batches ");
-    int first = 1, ok = 1;
+    ScanText t = scan_text_start();
     struct ArrowSchema schema;
     CHECK(stream.get_schema(&stream, &schema) == 0);
     for (;;) {
         struct ArrowArray array;
         if (stream.get_next(&stream, &array) != 0) {
-            ok = 0;
+            t.ok = 0;
             break;
         }
         if (array.release == NULL) break;
-        tu_text_append(&sizes, first ? "%lld" : ",%lld", (long long)array.length);
-        first = 0;
-        if (rows_text(&rows, &schema, &array) != 0) ok = 0;
+        scan_text_add(&t, &schema, &array);
         array.release(&array);
     }
     schema.release(&schema);
     stream.release(&stream);
-    tu_text_append(&sizes, "\n%s", tu_text_take(&rows));
-    free(rows.text);
-    CHECK(ok);
-    if (!ok) {
-        free(sizes.text);
-        return NULL;
-    }
-    return tu_text_take(&sizes);
+    return scan_text_finish(&t);
 }
 
 static int line_cmp(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
@@ -397,48 +398,7 @@ static void test_additional_filters(void) {
 /* ---- Substrait filters, against the same predicates in SQL and pylance ---- */
 
 #define SUBSTRAIT_ROWS 600 /* tests/api/substrait_oracle.py's dataset */
-#define GEO_ROWS 600       /* tests/api/geo_oracle.py's dataset (no more than SUBSTRAIT_ROWS: ids_text) */
-
-static int id_cmp(const void* a, const void* b) {
-    int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The ids a scan returns, ascending and comma-separated as the oracle
- * prints them; NULL (after a failed check) when the scan fails.
- * *out_count receives the number of rows. */
-static char* ids_text(LanceScanner* s, int64_t* out_count) {
-    int64_t* ids = malloc(sizeof(int64_t) * SUBSTRAIT_ROWS);
-    int64_t n = 0;
-    int ok = 1;
-    for (;;) {
-        LanceBatch* batch = NULL;
-        int rc = lance_scanner_next(s, &batch);
-        if (rc != 0) {
-            ok = rc == 1;
-            break;
-        }
-        struct ArrowArray array;
-        struct ArrowSchema schema;
-        CHECK_OK(lance_batch_to_arrow(batch, &array, &schema));
-        ok = tu_append_column(&array, &schema, "id", ids, sizeof *ids, SUBSTRAIT_ROWS, &n) == 0;
-        array.release(&array);
-        schema.release(&schema);
-        lance_batch_free(batch);
-        if (!ok) break;
-    }
-    CHECK(ok);
-    qsort(ids, (size_t)n, sizeof *ids, id_cmp);
-    TuText text = {0};
-    for (int64_t i = 0; i < n; i++) tu_text_append(&text, i ? ",%lld" : "%lld", (long long)ids[i]);
-    free(ids);
-    *out_count = n;
-    if (!ok) {
-        free(text.text);
-        return NULL;
-    }
-    return tu_text_take(&text);
-}
+#define GEO_ROWS 600       /* tests/api/geo_oracle.py's dataset (no more than SUBSTRAIT_ROWS: the ids read) */
 
 /* A scanner of `dataset` projecting id, with the SQL filter `sql` (or none)
  * and then the Substrait filter in `bytes` (or none). */
@@ -450,7 +410,7 @@ static LanceScanner* substrait_scanner(LanceDataset* dataset, const char* sql, c
 
 static char* substrait_ids(LanceDataset* dataset, const char* sql, const uint8_t* bytes, size_t len, int64_t* n) {
     LanceScanner* s = substrait_scanner(dataset, sql, bytes, len);
-    char* text = s ? ids_text(s, n) : NULL;
+    char* text = s ? dk_ids_text(s, SUBSTRAIT_ROWS, n) : NULL;
     lance_scanner_close(s);
     return text;
 }
@@ -469,11 +429,7 @@ static void test_substrait_filter(void) {
     snprintf(path, sizeof path, "%s/substrait.lance", dir);
     snprintf(out_dir, sizeof out_dir, "%s/substrait", dir);
     CHECK(mkdir(out_dir, 0700) == 0);
-    char* made = tu_oracle(python, substrait_script, "make", path, NULL);
-    CHECK(made != NULL);
-    free(made);
-    LanceDataset* sds = lance_dataset_open(path, NULL, 0);
-    CHECK(sds != NULL);
+    LanceDataset* sds = dk_oracle_dataset(python, substrait_script, path);
     if (!sds) return;
     CHECK(lance_dataset_fragment_count(sds) == 4);
     CHECK_OK(lance_dataset_create_scalar_index(sds, "id", "id_idx", LANCE_SCALAR_BTREE, NULL, false));
@@ -500,12 +456,12 @@ static void test_substrait_filter(void) {
         /* The same SQL as an additional filter. */
         LanceScanner* s = scanner_of(sds, id_only, NULL);
         CHECK_OK(lance_scanner_additional_sql_filter(s, sql));
-        char* by_additional = ids_text(s, &n_more);
+        char* by_additional = dk_ids_text(s, SUBSTRAIT_ROWS, &n_more);
         lance_scanner_close(s);
         /* Substrait with the scalar index off: the same rows. */
         s = substrait_scanner(sds, NULL, bytes, len);
         CHECK_OK(lance_scanner_set_use_scalar_index(s, false));
-        char* unindexed = ids_text(s, &n_unindexed);
+        char* unindexed = dk_ids_text(s, SUBSTRAIT_ROWS, &n_unindexed);
         lance_scanner_close(s);
         check_same_text(line, by_substrait, expected);
         check_same_text(line, by_sql, expected);
@@ -540,7 +496,7 @@ static void test_substrait_filter(void) {
     /* A second one replaces the first. */
     LanceScanner* s = substrait_scanner(sds, NULL, in_indexed, in_len);
     CHECK_OK(lance_scanner_set_substrait_filter(s, lt_indexed, lt_len));
-    ids = ids_text(s, &n);
+    ids = dk_ids_text(s, SUBSTRAIT_ROWS, &n);
     check_same_text("the second Substrait filter", ids, want_lt);
     free(ids);
     lance_scanner_close(s);
@@ -548,13 +504,13 @@ static void test_substrait_filter(void) {
     s = scanner_of(sds, id_only, NULL);
     CHECK_OK(lance_scanner_additional_sql_filter(s, "id % 2 = 0"));
     CHECK_OK(lance_scanner_set_substrait_filter(s, lt_indexed, lt_len));
-    ids = ids_text(s, &n);
+    ids = dk_ids_text(s, SUBSTRAIT_ROWS, &n);
     check_same_text("additional filter, then Substrait", ids, want_even);
     free(ids);
     lance_scanner_close(s);
     s = substrait_scanner(sds, NULL, lt_indexed, lt_len);
     CHECK_OK(lance_scanner_additional_sql_filter(s, "id % 2 = 0"));
-    ids = ids_text(s, &n);
+    ids = dk_ids_text(s, SUBSTRAIT_ROWS, &n);
     check_same_text("Substrait, then an additional filter", ids, want_even);
     free(ids);
     lance_scanner_close(s);
@@ -580,14 +536,14 @@ static void test_substrait_filter(void) {
     CHECK_ERR(lance_scanner_set_substrait_filter(s, lt_indexed, 0), IA);
     CHECK_ERR(lance_scanner_set_substrait_filter(NULL, lt_indexed, lt_len), IA);
     CHECK_ERR(lance_scanner_additional_sql_filter(NULL, "id > 1"), IA);
-    ids = ids_text(s, &n);
+    ids = dk_ids_text(s, SUBSTRAIT_ROWS, &n);
     check_same_text("the SQL filter after refused Substrait bytes", ids, want_lt);
     free(ids);
     lance_scanner_close(s);
     /* A refused filter does not replace a Substrait one either. */
     s = substrait_scanner(sds, NULL, in_indexed, in_len);
     CHECK_ERR(lance_scanner_set_substrait_filter(s, garbage, sizeof garbage), IA);
-    ids = ids_text(s, &n);
+    ids = dk_ids_text(s, SUBSTRAIT_ROWS, &n);
     check_same_text("a Substrait filter after refused bytes", ids, "3,141,277,450,599");
     free(ids);
     /* Once the scan has started: refused. */
@@ -635,7 +591,7 @@ static void on_statistics(void* ctx, const LanceScanStatistics* st) {
 }
 
 /* Reads `batches` batches of a stream (all of them for -1); returns the rows read, or -1. */
-static int64_t read_stream(struct ArrowArrayStream* stream, int batches) {
+static int64_t count_stream_rows(struct ArrowArrayStream* stream, int batches) {
     int64_t rows = 0;
     for (int b = 0; batches < 0 || b < batches; b++) {
         struct ArrowArray array;
@@ -686,16 +642,16 @@ static void test_statistics_callback(void) {
     CHECK_OK(lance_scanner_to_arrow_stream(s, &a));
     CHECK_OK(lance_scanner_to_arrow_stream(s, &b));
     CHECK_OK(lance_scanner_to_arrow_stream(s, &c));
-    CHECK(read_stream(&a, -1) == (int64_t)live);
+    CHECK(count_stream_rows(&a, -1) == (int64_t)live);
     CHECK(st2.calls == 1 && st2.bytes_read > 0 && st2.iops > 0 && st2.names_ok);
     struct ArrowArray end;
     CHECK(a.get_next(&a, &end) == 0 && end.release == NULL);
     CHECK(st2.calls == 1);
-    CHECK(read_stream(&b, 2) > 0); /* released early */
+    CHECK(count_stream_rows(&b, 2) > 0); /* released early */
     b.release(&b);
     CHECK(st2.calls == 1);
     lance_scanner_close(s);
-    CHECK(read_stream(&c, -1) == (int64_t)live);
+    CHECK(count_stream_rows(&c, -1) == (int64_t)live);
     CHECK(st2.calls == 2);
     a.release(&a);
     c.release(&c);
@@ -849,22 +805,33 @@ static void test_nprobes_bounds(void) {
 
 /* ---- bad input ---- */
 
+/* Every setting, each with a value it accepts, on a scanner `s` that takes
+ * none: NULL, or one that has started scanning. */
+static void check_settings_refused(LanceScanner* s) {
+    const int IA = LANCE_ERR_INVALID_ARGUMENT;
+    CHECK_ERR(lance_scanner_set_batch_size_bytes(s, 1), IA);
+    CHECK_ERR(lance_scanner_set_io_buffer_size(s, 1), IA);
+    CHECK_ERR(lance_scanner_set_batch_readahead(s, 1), IA);
+    CHECK_ERR(lance_scanner_set_fragment_readahead(s, 1), IA);
+    CHECK_ERR(lance_scanner_set_target_parallelism(s, 1), IA);
+    CHECK_ERR(lance_scanner_set_scan_in_order(s, false), IA);
+    CHECK_ERR(lance_scanner_set_use_scalar_index(s, false), IA);
+    CHECK_ERR(lance_scanner_set_strict_batch_size(s, true), IA);
+    CHECK_ERR(lance_scanner_set_use_stats(s, false), IA);
+    CHECK_ERR(lance_scanner_with_row_address(s, true), IA);
+    CHECK_ERR(lance_scanner_set_include_deleted_rows(s, false), IA);
+    CHECK_ERR(lance_scanner_additional_sql_filter(s, "id > 1"), IA);
+    CHECK_ERR(lance_scanner_set_substrait_filter(s, (const uint8_t*)"x", 1), IA);
+    CHECK_ERR(lance_scanner_set_statistics_callback(s, on_statistics, NULL), IA);
+    CHECK_ERR(lance_scanner_set_minimum_nprobes(s, 1), IA);
+    CHECK_ERR(lance_scanner_set_maximum_nprobes(s, 1), IA);
+    CHECK_ERR(lance_scanner_set_approx_mode(s, LANCE_APPROX_MODE_FAST), IA);
+    CHECK_ERR(lance_scanner_set_query_parallelism(s, 1), IA);
+}
+
 static void test_bad_input(void) {
     const int IA = LANCE_ERR_INVALID_ARGUMENT;
-    CHECK_ERR(lance_scanner_set_batch_size_bytes(NULL, 1), IA);
-    CHECK_ERR(lance_scanner_set_io_buffer_size(NULL, 1), IA);
-    CHECK_ERR(lance_scanner_set_batch_readahead(NULL, 1), IA);
-    CHECK_ERR(lance_scanner_set_fragment_readahead(NULL, 1), IA);
-    CHECK_ERR(lance_scanner_set_target_parallelism(NULL, 1), IA);
-    CHECK_ERR(lance_scanner_set_scan_in_order(NULL, true), IA);
-    CHECK_ERR(lance_scanner_set_use_scalar_index(NULL, true), IA);
-    CHECK_ERR(lance_scanner_set_strict_batch_size(NULL, true), IA);
-    CHECK_ERR(lance_scanner_set_use_stats(NULL, true), IA);
-    CHECK_ERR(lance_scanner_with_row_address(NULL, true), IA);
-    CHECK_ERR(lance_scanner_set_include_deleted_rows(NULL, true), IA);
-    CHECK_ERR(lance_scanner_set_minimum_nprobes(NULL, 1), IA);
-    CHECK_ERR(lance_scanner_set_maximum_nprobes(NULL, 1), IA);
-    CHECK_ERR(lance_scanner_set_approx_mode(NULL, LANCE_APPROX_MODE_FAST), IA);
+    check_settings_refused(NULL);
     CHECK_ERR(lance_scanner_set_query_parallelism(NULL, 0), IA);
     CHECK_ERR(lance_scanner_set_nprobes(NULL, 1), IA);
 
@@ -910,23 +877,7 @@ static void test_bad_input(void) {
         }
         CHECK_ERR(lance_scanner_set_batch_size_bytes(s, 1), IA);
         CHECK(tu_error_mentions("started scanning"));
-        CHECK_ERR(lance_scanner_set_io_buffer_size(s, 1), IA);
-        CHECK_ERR(lance_scanner_set_batch_readahead(s, 1), IA);
-        CHECK_ERR(lance_scanner_set_fragment_readahead(s, 1), IA);
-        CHECK_ERR(lance_scanner_set_target_parallelism(s, 1), IA);
-        CHECK_ERR(lance_scanner_set_scan_in_order(s, false), IA);
-        CHECK_ERR(lance_scanner_set_use_scalar_index(s, false), IA);
-        CHECK_ERR(lance_scanner_set_strict_batch_size(s, true), IA);
-        CHECK_ERR(lance_scanner_set_use_stats(s, false), IA);
-        CHECK_ERR(lance_scanner_with_row_address(s, true), IA);
-        CHECK_ERR(lance_scanner_set_include_deleted_rows(s, false), IA);
-        CHECK_ERR(lance_scanner_additional_sql_filter(s, "id > 1"), IA);
-        CHECK_ERR(lance_scanner_set_substrait_filter(s, (const uint8_t*)"x", 1), IA);
-        CHECK_ERR(lance_scanner_set_statistics_callback(s, on_statistics, NULL), IA);
-        CHECK_ERR(lance_scanner_set_minimum_nprobes(s, 1), IA);
-        CHECK_ERR(lance_scanner_set_maximum_nprobes(s, 1), IA);
-        CHECK_ERR(lance_scanner_set_approx_mode(s, LANCE_APPROX_MODE_FAST), IA);
-        CHECK_ERR(lance_scanner_set_query_parallelism(s, 1), IA);
+        check_settings_refused(s);
         lance_scanner_close(s);
     }
 }
@@ -939,10 +890,7 @@ static void test_bad_input(void) {
 static void test_geo_filter(void) {
     char path[1200];
     snprintf(path, sizeof path, "%s/geo.lance", dir);
-    char* made = tu_oracle(python, geo_script, "make", path, NULL);
-    free(made);
-    LanceDataset* geo = lance_dataset_open(path, NULL, 0);
-    CHECK(geo != NULL);
+    LanceDataset* geo = dk_oracle_dataset(python, geo_script, path);
     if (!geo) return;
     CHECK(lance_dataset_index_count(geo) == 1);
     const char* listed = lance_dataset_index_list_json(geo);
@@ -967,7 +915,7 @@ static void test_geo_filter(void) {
         }
         int64_t n = -1;
         LanceScanner* s = scanner_of(geo, id_only, sql);
-        char* ours = s ? ids_text(s, &n) : NULL;
+        char* ours = s ? dk_ids_text(s, SUBSTRAIT_ROWS, &n) : NULL;
         lance_scanner_close(s);
         char* theirs = tu_oracle(python, geo_script, "query", path, sql, NULL);
         char* brute = expected.text ? expected.text : "";

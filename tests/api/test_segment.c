@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 
 #include "segment_params.h"
+#include "knn_kit.h"
+#include "segment_kit.h"
 #include "test_util.h"
 
 #define ROWS 4000
@@ -42,34 +44,16 @@ static LanceVectorIndexParams vector_params(LanceVectorIndexType type, uint32_t 
     return p;
 }
 
-/* Build options over the `n` fragments `frags` in `mode`, under `uuid`
+/* Build options over the `n` fragments `fragment_ids` in `mode`, under `uuid`
  * (NULL = generated), without Arrow arrays. */
-static LanceIndexSegmentBuildOptions fragment_options(const uint32_t* frags, size_t n, int32_t mode,
+static LanceIndexSegmentBuildOptions fragment_options(const uint32_t* fragment_ids, size_t n, int32_t mode,
                                                       const uint8_t* uuid) {
     LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = frags;
+    o.fragment_ids = fragment_ids;
     o.fragment_count = n;
     o.index_uuid = uuid;
     o.mode = mode;
     return o;
-}
-
-/* Executes a builder once and frees it; returns the segment's metadata bytes
- * (free with lance_free_bytes), or NULL when there was no builder or the
- * build failed (its error pending). */
-static uint8_t* execute(LanceIndexSegmentBuilder* b, size_t* len) {
-    if (!b) return NULL;
-    uint8_t* bytes = NULL;
-    int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, len);
-    lance_index_segment_builder_free(b);
-    return rc == 0 ? bytes : NULL;
-}
-
-/* Builds one segment on ds's "vec" with `model` set (NULL = none); returns
- * its metadata bytes (free with lance_free_bytes) or NULL. */
-static uint8_t* build_vector(const LanceVectorIndexParams* p, const LanceIndexSegmentBuildOptions* o,
-                             const LanceVectorModel* model, size_t* len) {
-    return execute(vector_segment_builder_new(ds, "vec", NULL, p, o, model), len);
 }
 
 /* Commits segments on "vec" as a new index (replace = false); returns the
@@ -80,20 +64,6 @@ static uint64_t commit_new(LanceDataset* d, const char* name, const uint8_t* con
     LanceCommitIndexResult r = {0};
     if (lance_dataset_commit_index_segments_with_options(d, name, "vec", ptrs, lens, n, &o, &r) != 0) return 0;
     return r.already_committed ? 0 : r.version;
-}
-
-/* The K nearest ids to `query` through d's index, probing `nprobes`
- * partitions, refined by `refine` (0 = not refined); returns how many ids
- * were written (K expected), or -1. */
-static int knn(LanceDataset* d, const float* query, uint32_t nprobes, uint32_t refine, int64_t out[K]) {
-    const char* cols[] = {"id", NULL};
-    LanceScanner* s = lance_scanner_new(d, cols, NULL);
-    int n = -1;
-    if (s && lance_scanner_nearest(s, "vec", query, DIM, LANCE_DTYPE_FLOAT32, K) == 0 &&
-        lance_scanner_set_nprobes(s, nprobes) == 0 && (!refine || lance_scanner_set_refine_factor(s, refine) == 0))
-        n = tu_knn_ids(s, out, K);
-    lance_scanner_close(s);
-    return n;
 }
 
 /* Whether a segment records exactly `fingerprint` (NULL: none). */
@@ -109,7 +79,7 @@ static int records_fingerprint(const uint8_t* bytes, size_t len, const char* fin
 /* Checks a segment's metadata against its assignment; its files are under
  * the dataset at `at`. */
 static void check_metadata(const char* at, const uint8_t* bytes, size_t len, const uint8_t* uuid,
-                           const uint32_t* frags, size_t nfrags, const char* type, int32_t field_id,
+                           const uint32_t* fragment_ids, size_t nfrags, const char* type, int32_t field_id,
                            const char* fingerprint) {
     LanceIndexSegmentMetadata* m = NULL;
     CHECK_OK(lance_index_segment_metadata_parse(bytes, len, &m));
@@ -121,7 +91,7 @@ static void check_metadata(const char* at, const uint8_t* bytes, size_t len, con
     size_t count = 0;
     CHECK_OK(lance_index_segment_metadata_fragment_ids(m, got, 64, &count));
     CHECK(count == nfrags);
-    if (count == nfrags) CHECK(memcmp(got, frags, nfrags * sizeof(uint32_t)) == 0);
+    if (count == nfrags) CHECK(memcmp(got, fragment_ids, nfrags * sizeof(uint32_t)) == 0);
     CHECK(lance_index_segment_metadata_dataset_version(m) == 1);
     CHECK(strcmp(lance_index_segment_metadata_index_type_name(m), type) == 0);
     int32_t fields[4];
@@ -189,12 +159,12 @@ static void test_shared_model_segments(void) {
         for (int i = 0; i < 16; i++) uuids[w][i] = (uint8_t)(0x10 * w + i + 1);
         uuids[w][6] = 0x40 | (uuids[w][6] & 0x0f); /* version 4 */
         uuids[w][8] = 0x80 | (uuids[w][8] & 0x3f);
-        uint32_t frags[2] = {(uint32_t)(2 * w), (uint32_t)(2 * w + 1)};
-        const LanceIndexSegmentBuildOptions o = fragment_options(frags, 2, MODE_AUTO, uuids[w]);
-        bytes[w] = build_vector(&p, &o, shipped, &lens[w]);
+        uint32_t fragment_ids[2] = {(uint32_t)(2 * w), (uint32_t)(2 * w + 1)};
+        const LanceIndexSegmentBuildOptions o = fragment_options(fragment_ids, 2, MODE_AUTO, uuids[w]);
+        bytes[w] = sk_execute(vector_segment_builder_new(ds, "vec", NULL, &p, &o, shipped), &lens[w], false);
         CHECK(bytes[w] != NULL);
         if (bytes[w])
-            check_metadata(uri, bytes[w], lens[w], uuids[w], frags, 2, "IVF_PQ", VEC_FIELD_ID, fingerprint);
+            check_metadata(uri, bytes[w], lens[w], uuids[w], fragment_ids, 2, "IVF_PQ", VEC_FIELD_ID, fingerprint);
     }
     /* Nothing was committed. */
     CHECK(lance_dataset_latest_version(ds) == 1);
@@ -213,7 +183,7 @@ static void test_shared_model_segments(void) {
     for (int q = 0; q < 5; q++) {
         const float* query = data.vectors + (int64_t)(q * 701 + 5) * DIM;
         int64_t got[K], truth[K];
-        CHECK(knn(coord, query, 8, 5, got) == K);
+        CHECK(kk_ids(coord, query, DIM, K, 8, 5, got) == K);
         tu_brute_force_knn(&data, query, K, truth);
         for (int i = 0; i < K; i++)
             for (int j = 0; j < K; j++) hits += got[i] == truth[j];
@@ -251,7 +221,7 @@ static void check_split_answers(LanceDataset* d) {
         tu_brute_force_knn(&side, query, K, expected);
         tu_brute_force_knn(&data, query, K, unrestricted);
         differs += memcmp(expected, unrestricted, sizeof expected) != 0;
-        CHECK(knn(d, query, 1, 0, got) == K);
+        CHECK(kk_ids(d, query, DIM, K, 1, 0, got) == K);
         CHECK(memcmp(got, expected, sizeof got) == 0);
         tu_free_data(&side);
     }
@@ -296,22 +266,22 @@ static void test_injected_centroids_decide_partitions(void) {
     uint8_t* bytes[2][2];
     size_t lens[2][2];
     for (int w = 0; w < 2; w++) {
-        uint32_t frags[4];
-        for (int i = 0; i < 4; i++) frags[i] = (uint32_t)(4 * w + i);
-        LanceIndexSegmentBuildOptions o = fragment_options(frags, 4, MODE_PRECOMPUTED, NULL);
+        uint32_t fragment_ids[4];
+        for (int i = 0; i < 4; i++) fragment_ids[i] = (uint32_t)(4 * w + i);
+        LanceIndexSegmentBuildOptions o = fragment_options(fragment_ids, 4, MODE_PRECOMPUTED, NULL);
         o.ivf_centroids = &arr;
         o.ivf_centroids_schema = &sch;
         LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(split, "vec", "split_idx", &sp, &o);
         CHECK(b != NULL);
-        bytes[0][w] = execute(b, &lens[0][w]);
+        bytes[0][w] = sk_execute(b, &lens[0][w], false);
         CHECK(bytes[0][w] != NULL);
 
-        const LanceIndexSegmentBuildOptions mo = fragment_options(frags, 4, MODE_AUTO, NULL);
+        const LanceIndexSegmentBuildOptions mo = fragment_options(fragment_ids, 4, MODE_AUTO, NULL);
         b = lance_index_segment_builder_new_vector(by_model, "vec", "split_idx", &sp, &mo);
         CHECK(b != NULL);
         CHECK_OK(lance_index_segment_builder_set_model(b, trained));
         CHECK_OK(lance_index_segment_builder_set_model(b, halves));
-        bytes[1][w] = execute(b, &lens[1][w]);
+        bytes[1][w] = sk_execute(b, &lens[1][w], false);
         CHECK(bytes[1][w] != NULL);
         /* One model, given either way, is one fingerprint. */
         CHECK(records_fingerprint(bytes[0][w], lens[0][w], f_halves));
@@ -336,14 +306,14 @@ static void test_injected_centroids_decide_partitions(void) {
 }
 
 static void test_scalar_segments(void) {
-    uint32_t frags[] = {1, 2, 6};
-    LanceIndexSegmentBuildOptions o = fragment_options(frags, 3, MODE_AUTO, NULL);
+    uint32_t fragment_ids[] = {1, 2, 6};
+    LanceIndexSegmentBuildOptions o = fragment_options(fragment_ids, 3, MODE_AUTO, NULL);
     uint8_t* bytes = NULL;
     size_t len = 0;
     LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &o);
     CHECK(b != NULL);
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
-    check_metadata(uri, bytes, len, NULL, frags, 3, "BTree", ID_FIELD_ID, NULL);
+    check_metadata(uri, bytes, len, NULL, fragment_ids, 3, "BTree", ID_FIELD_ID, NULL);
     lance_free_bytes(bytes);
     /* Single use. */
     CHECK_ERR(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len), LANCE_ERR_INVALID_ARGUMENT);
@@ -356,7 +326,7 @@ static void test_scalar_segments(void) {
     b = lance_index_segment_builder_new_scalar(ds, "tag", "tag_bitmap", LANCE_SCALAR_BITMAP, NULL, &o);
     CHECK(b != NULL);
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
-    check_metadata(uri, bytes, len, uuid, frags, 3, "Bitmap", TAG_FIELD_ID, NULL);
+    check_metadata(uri, bytes, len, uuid, fragment_ids, 3, "Bitmap", TAG_FIELD_ID, NULL);
     lance_free_bytes(bytes);
     lance_index_segment_builder_free(b);
     CHECK(lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &o) == NULL);
@@ -368,9 +338,9 @@ static void test_scalar_segments(void) {
     o.mode = MODE_LOCAL_TRAIN;
     b = lance_index_segment_builder_new_scalar(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, &o);
     CHECK(b != NULL);
-    bytes = execute(b, &len);
+    bytes = sk_execute(b, &len, false);
     CHECK(bytes != NULL);
-    if (bytes) check_metadata(uri, bytes, len, NULL, frags, 3, "BTree", ID_FIELD_ID, NULL);
+    if (bytes) check_metadata(uri, bytes, len, NULL, fragment_ids, 3, "BTree", ID_FIELD_ID, NULL);
     lance_free_bytes(bytes);
 
     /* Scalar options that make no sense: a precomputed model (vector builds
@@ -401,6 +371,13 @@ static void test_scalar_segments(void) {
         lance_index_segment_builder_free(refused); \
     } while (0)
 
+/* A vector builder on "vec" with `sp` and `o`: refused with
+ * LANCE_ERR_INVALID_ARGUMENT and a message naming `text`. */
+static void check_vector_refused(const LanceVectorIndexSegmentParams* sp, const LanceIndexSegmentBuildOptions* o,
+                                 const char* text) {
+    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, sp, o), LANCE_ERR_INVALID_ARGUMENT, text);
+}
+
 static void test_validation(void) {
     const LanceVectorIndexParams p = vector_params(LANCE_INDEX_IVF_FLAT, 4, 0);
     const LanceVectorIndexSegmentParams sp = vector_segment_params(&p);
@@ -413,29 +390,23 @@ static void test_validation(void) {
     uint32_t unknown[] = {0, 99};
     o.fragment_ids = unknown;
     o.fragment_count = 2;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "options->fragment_ids[1] = 99 is not a fragment of dataset version 1");
+    check_vector_refused(&sp, &o, "options->fragment_ids[1] = 99 is not a fragment of dataset version 1");
     uint32_t dup[] = {3, 4, 3};
     o.fragment_ids = dup;
     o.fragment_count = 3;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "options->fragment_ids[2] = 3 is listed twice");
+    check_vector_refused(&sp, &o, "options->fragment_ids[2] = 3 is listed twice");
     o.fragment_count = 0;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "empty list");
+    check_vector_refused(&sp, &o, "empty list");
     o.fragment_ids = NULL;
     o.fragment_count = 3;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "NULL but its count is 3");
+    check_vector_refused(&sp, &o, "NULL but its count is 3");
     o.fragment_count = 0;
     /* A worker that must never train: PRECOMPUTED without the model's
        arrays fails here instead of training. */
     o.mode = MODE_PRECOMPUTED;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "options->mode is LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED but no model is given");
+    check_vector_refused(&sp, &o, "options->mode is LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED but no model is given");
     o.mode = 5;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "options->mode = 5");
+    check_vector_refused(&sp, &o, "options->mode = 5");
     o.mode = MODE_AUTO;
     EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "nope", NULL, &sp, &o), LANCE_ERR_NOT_FOUND, "'nope'");
     EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, NULL, &o), LANCE_ERR_INVALID_ARGUMENT,
@@ -451,58 +422,55 @@ static void test_validation(void) {
     const LanceVectorIndexParams mp = vector_params(LANCE_INDEX_IVF_PQ, 4, 8);
     const LanceVectorIndexSegmentParams smp = vector_segment_params(&mp);
     CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &mp, NULL, 0, &model));
-    struct ArrowArray arr;
-    struct ArrowSchema sch;
+    struct ArrowArray arr, book;
+    struct ArrowSchema sch, book_s;
     CHECK_OK(lance_vector_model_centroids(model, &arr, &sch));
+    CHECK_OK(lance_vector_model_codebook(model, &book, &book_s));
     /* Centroids without the codebook an IVF_PQ build needs. */
     o.ivf_centroids = &arr;
     o.ivf_centroids_schema = &sch;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &smp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "needs its PQ codebook");
+    check_vector_refused(&smp, &o, "needs its PQ codebook");
     /* A codebook without centroids. */
     o.ivf_centroids = NULL;
-    struct ArrowArray book;
-    struct ArrowSchema book_s;
-    CHECK_OK(lance_vector_model_codebook(model, &book, &book_s));
     o.pq_codebook = &book;
     o.pq_codebook_schema = &book_s;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &smp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "needs options->ivf_centroids");
+    check_vector_refused(&smp, &o, "needs options->ivf_centroids");
     o.pq_codebook = NULL;
     /* Centroids of the wrong dimension, with a null row, of the wrong type. */
-    float wrong[4 * 16] = {0};
-    struct ArrowArray w;
-    struct ArrowSchema w_s;
-    tu_f32_list(wrong, 4, 16, -1, "f", &w, &w_s);
-    o.ivf_centroids = &w;
-    o.ivf_centroids_schema = &w_s;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "dimension 16");
-    w.release(&w);
-    w_s.release(&w_s);
+    const float wrong[4 * 16] = {0};
     const float* values = (const float*)arr.children[0]->buffers[1];
-    tu_f32_list(values, 4, DIM, 1, "f", &w, &w_s);
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "null");
-    w.release(&w);
-    w_s.release(&w_s);
-    tu_f32_list(values, 4, DIM, -1, "e", &w, &w_s);
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "float32");
-    w.release(&w);
-    w_s.release(&w_s);
+    const struct {
+        const float* values;
+        int32_t dim;
+        int64_t null_row;
+        const char* element_format;
+        const char* named;
+    } bad_centroids[] = {
+        {wrong, 16, -1, "f", "dimension 16"},
+        {values, DIM, 1, "f", "null"},
+        {values, DIM, -1, "e", "float32"},
+    };
+    for (size_t i = 0; i < sizeof bad_centroids / sizeof bad_centroids[0]; i++) {
+        struct ArrowArray w;
+        struct ArrowSchema w_s;
+        tu_f32_list(bad_centroids[i].values, 4, bad_centroids[i].dim, bad_centroids[i].null_row,
+                    bad_centroids[i].element_format, &w, &w_s);
+        o.ivf_centroids = &w;
+        o.ivf_centroids_schema = &w_s;
+        check_vector_refused(&sp, &o, bad_centroids[i].named);
+        w.release(&w);
+        w_s.release(&w_s);
+    }
     /* A released array. */
     struct ArrowArray dead = arr;
     dead.release = NULL;
     o.ivf_centroids = &dead;
     o.ivf_centroids_schema = &sch;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "released");
+    check_vector_refused(&sp, &o, "released");
     /* LOCAL_TRAIN trains: a model in its options is refused. */
     o.ivf_centroids = &arr;
     o.mode = MODE_LOCAL_TRAIN;
-    EXPECT_REFUSED(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, &o), LANCE_ERR_INVALID_ARGUMENT,
-                   "LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN but the options hold a model");
+    check_vector_refused(&sp, &o, "LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN but the options hold a model");
 
     arr.release(&arr);
     sch.release(&sch);
@@ -539,7 +507,7 @@ static LanceIndexSegmentBuilder* vector_builder(const LanceVectorIndexParams* p,
 static void check_builds(LanceIndexSegmentBuilder* b, const uint8_t* uuid, const char* type, int32_t field_id,
                          const char* fingerprint) {
     size_t len = 0;
-    uint8_t* bytes = execute(b, &len);
+    uint8_t* bytes = sk_execute(b, &len, false);
     CHECK(bytes != NULL);
     if (bytes) check_metadata(uri, bytes, len, uuid, two_frags, 2, type, field_id, fingerprint);
     lance_free_bytes(bytes);
@@ -751,9 +719,10 @@ static void test_set_model_builds_as_arrow_arrays(void) {
         uint8_t* bytes[2];
         size_t lens[2];
         for (int w = 0; w < 2; w++) {
-            uint32_t frags[4];
-            for (int i = 0; i < 4; i++) frags[i] = (uint32_t)(4 * w + i);
-            LanceIndexSegmentBuildOptions o = fragment_options(frags, 4, c == 1 ? MODE_PRECOMPUTED : MODE_AUTO, NULL);
+            uint32_t fragment_ids[4];
+            for (int i = 0; i < 4; i++) fragment_ids[i] = (uint32_t)(4 * w + i);
+            LanceIndexSegmentBuildOptions o =
+                fragment_options(fragment_ids, 4, c == 1 ? MODE_PRECOMPUTED : MODE_AUTO, NULL);
             if (c == 1) {
                 o.ivf_centroids = &centroids;
                 o.ivf_centroids_schema = &centroids_s;
@@ -765,7 +734,7 @@ static void test_set_model_builds_as_arrow_arrays(void) {
             if (c == 0) CHECK_OK(lance_index_segment_builder_set_model(b, model));
             TrainEvents e = {{0}, 0, 0, 0, 0};
             CHECK_OK(lance_index_segment_builder_set_progress_callback(b, record_training, &e));
-            bytes[w] = execute(b, &lens[w]);
+            bytes[w] = sk_execute(b, &lens[w], false);
             CHECK(bytes[w] != NULL);
             CHECK(records_fingerprint(bytes[w], lens[w], fingerprint));
             CHECK(trained_nothing(&e));
@@ -780,8 +749,8 @@ static void test_set_model_builds_as_arrow_arrays(void) {
     for (int q = 0; q < 10; q++) {
         const float* query = data.vectors + (int64_t)((q * 613 + 11) % ROWS) * DIM;
         int64_t by_handle[K], by_arrays[K];
-        CHECK(knn(copies[0], query, 2, 0, by_handle) == K);
-        CHECK(knn(copies[1], query, 2, 0, by_arrays) == K);
+        CHECK(kk_ids(copies[0], query, DIM, K, 2, 0, by_handle) == K);
+        CHECK(kk_ids(copies[1], query, DIM, K, 2, 0, by_arrays) == K);
         CHECK(memcmp(by_handle, by_arrays, sizeof by_handle) == 0);
     }
 
@@ -792,7 +761,7 @@ static void test_set_model_builds_as_arrow_arrays(void) {
     TrainEvents e = {{0}, 0, 0, 0, 0};
     CHECK_OK(lance_index_segment_builder_set_progress_callback(b, record_training, &e));
     size_t len = 0;
-    uint8_t* bytes = execute(b, &len);
+    uint8_t* bytes = sk_execute(b, &len, false);
     CHECK(bytes != NULL && records_fingerprint(bytes, len, NULL));
     CHECK(!trained_nothing(&e) && e.train_ivf_progress > 0 && e.completes_with_count == 0);
     lance_free_bytes(bytes);
@@ -851,7 +820,7 @@ static void test_auto_checks_partitions_at_execute(void) {
     b = lance_index_segment_builder_new_vector(t, "vec", NULL, &sp, &o);
     CHECK(b != NULL);
     CHECK_OK(lance_index_segment_builder_set_model(b, model));
-    bytes = execute(b, &len);
+    bytes = sk_execute(b, &len, false);
     CHECK(bytes != NULL);
     if (bytes) check_metadata(at, bytes, len, uuid, first, 1, "IVF_FLAT", VEC_FIELD_ID, fingerprint);
     /* Committed, probing every partition: exact k-NN over all 64 rows (the
@@ -881,28 +850,28 @@ static void test_other_segment_types(void) {
     } cases[] = {{LANCE_INDEX_IVF_FLAT, "IVF_FLAT"},      {LANCE_INDEX_IVF_SQ, "IVF_SQ"},
                  {LANCE_INDEX_IVF_HNSW_FLAT, "IVF_HNSW_FLAT"}, {LANCE_INDEX_IVF_HNSW_SQ, "IVF_HNSW_SQ"},
                  {LANCE_INDEX_IVF_RQ, "IVF_RQ"}};
-    uint32_t frags[] = {2, 5};
+    uint32_t fragment_ids[] = {2, 5};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         LanceVectorIndexParams p = fp;
         p.index_type = cases[c].type;
-        const LanceIndexSegmentBuildOptions o = fragment_options(frags, 2, MODE_AUTO, NULL);
+        const LanceIndexSegmentBuildOptions o = fragment_options(fragment_ids, 2, MODE_AUTO, NULL);
         size_t len = 0;
-        uint8_t* bytes = build_vector(&p, &o, model, &len);
+        uint8_t* bytes = sk_execute(vector_segment_builder_new(ds, "vec", NULL, &p, &o, model), &len, false);
         CHECK(bytes != NULL);
-        if (bytes) check_metadata(uri, bytes, len, NULL, frags, 2, cases[c].name, VEC_FIELD_ID, fingerprint);
+        if (bytes) check_metadata(uri, bytes, len, NULL, fragment_ids, 2, cases[c].name, VEC_FIELD_ID, fingerprint);
         else fprintf(stderr, "    %s segment failed\n", cases[c].name);
         lance_free_bytes(bytes);
     }
     lance_free_string(fingerprint);
     lance_vector_model_free(model);
 
-    const LanceIndexSegmentBuildOptions o = fragment_options(frags, 2, MODE_AUTO, NULL);
+    const LanceIndexSegmentBuildOptions o = fragment_options(fragment_ids, 2, MODE_AUTO, NULL);
     LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "tag", "tag_fts", LANCE_SCALAR_INVERTED, NULL, &o);
     CHECK(b != NULL);
     uint8_t* bytes = NULL;
     size_t len = 0;
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
-    if (bytes) check_metadata(uri, bytes, len, NULL, frags, 2, "Inverted", TAG_FIELD_ID, NULL);
+    if (bytes) check_metadata(uri, bytes, len, NULL, fragment_ids, 2, "Inverted", TAG_FIELD_ID, NULL);
     lance_free_bytes(bytes);
     lance_index_segment_builder_free(b);
     CHECK(lance_dataset_latest_version(ds) == 1);
@@ -912,7 +881,7 @@ static void test_whole_dataset_and_counts(void) {
     /* NULL options: the whole dataset, a generated UUID, local training. */
     const LanceVectorIndexParams p = vector_params(LANCE_INDEX_IVF_SQ, 4, 0);
     size_t len = 0;
-    uint8_t* bytes = build_vector(&p, NULL, NULL, &len);
+    uint8_t* bytes = sk_execute(vector_segment_builder_new(ds, "vec", NULL, &p, NULL, NULL), &len, false);
     CHECK(bytes != NULL);
     uint32_t all[FRAGS];
     for (uint32_t i = 0; i < FRAGS; i++) all[i] = i;

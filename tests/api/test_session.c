@@ -4,8 +4,7 @@
  * outlives its closed session, the data cache (in memory and on disk, read
  * through file-object-store://, checked row by row against the data
  * written), and every bad-input path. */
-#define _GNU_SOURCE /* nftw */
-#include <ftw.h>
+#define _GNU_SOURCE /* kill() */
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,10 +17,14 @@ static TuData data;
 static char* dir;
 static char uri[600];
 
+/* `p`, its `n` bytes set to 0xFF first, so that a field a getter leaves unset shows. */
+static void* poisoned(void* p, size_t n) {
+    return memset(p, 0xFF, n);
+}
+
 static LanceSessionCacheStats stats_of(const LanceSession* session) {
     LanceSessionCacheStats s;
-    memset(&s, 0xFF, sizeof s);
-    CHECK_OK(lance_session_get_cache_stats(session, &s));
+    CHECK_OK(lance_session_get_cache_stats(session, poisoned(&s, sizeof s)));
     return s;
 }
 
@@ -184,8 +187,7 @@ static char store_uri[700];
 
 static LanceDataCacheStatistics data_stats(const LanceDataset* ds) {
     LanceDataCacheStatistics s;
-    memset(&s, 0xFF, sizeof s);
-    CHECK_OK(lance_dataset_get_data_cache_statistics(ds, &s));
+    CHECK_OK(lance_dataset_get_data_cache_statistics(ds, poisoned(&s, sizeof s)));
     return s;
 }
 
@@ -249,29 +251,13 @@ static int64_t matching_rows(LanceDataset* ds) {
     return ok ? matching : -1;
 }
 
-/* Regular files under `path`, and their sizes: each rounded up to whole
- * blocks, or as they are. */
-static int64_t tree_files, tree_bytes, tree_blocks_bytes;
 
-static int count_entry(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
-    (void)path;
-    (void)ftw;
-    if (flag == FTW_F) {
-        tree_files++;
-        tree_bytes += st->st_size;
-        tree_blocks_bytes += (st->st_size + BLOCK - 1) / BLOCK * BLOCK;
-    }
-    return 0;
-}
-
-static void walk_tree(const char* path) {
-    tree_files = tree_bytes = tree_blocks_bytes = 0;
-    nftw(path, count_entry, 16, FTW_PHYS);
-}
+/* The last count of a tree's regular files (tu_tree_count()). */
+static TuTreeCount tree;
 
 static void test_data_cache_memory(void) {
-    walk_tree(uri);
-    int64_t dataset_blocks_bytes = tree_blocks_bytes;
+    tree = tu_tree_count(uri, BLOCK);
+    int64_t dataset_blocks_bytes = tree.block_bytes;
     LanceDataCacheOptions options = {0};
     options.read_block_size_bytes = BLOCK;
     LanceSession* session = lance_session_new_with_data_cache(256u << 20, 256u << 20, &options);
@@ -350,9 +336,9 @@ static void test_data_cache_disk(void) {
     CHECK(matching_rows(a) == data.rows);
     LanceDataCacheStatistics first = data_stats(a);
     CHECK(first.bytes_read_from_remote > 0);
-    walk_tree(cache_dir);
-    CHECK(tree_files > 0);
-    CHECK(tree_bytes > (int64_t)options.memory_capacity_bytes);
+    tree = tu_tree_count(cache_dir, BLOCK);
+    CHECK(tree.files > 0);
+    CHECK(tree.bytes > (int64_t)options.memory_capacity_bytes);
 
     /* Far more than the memory tier holds, and still nothing from the store. */
     LanceDataset* b = lance_dataset_open_with_session(store_uri, NULL, 0, session);
@@ -365,13 +351,13 @@ static void test_data_cache_disk(void) {
     /* The files stay while a dataset uses the session, and go with its last user. */
     lance_session_close(session);
     CHECK(matching_rows(b) == data.rows);
-    walk_tree(cache_dir);
-    CHECK(tree_files > 0);
+    tree = tu_tree_count(cache_dir, BLOCK);
+    CHECK(tree.files > 0);
     lance_dataset_close(a);
     lance_dataset_close(b);
-    walk_tree(cache_dir);
-    CHECK(tree_files == 0);
-    if (tree_files != 0) fprintf(stderr, "    %lld cache files left in %s\n", (long long)tree_files, cache_dir);
+    tree = tu_tree_count(cache_dir, BLOCK);
+    CHECK(tree.files == 0);
+    if (tree.files != 0) fprintf(stderr, "    %lld cache files left in %s\n", (long long)tree.files, cache_dir);
 }
 
 /* The disk tier is per process (lance.h "Data cache"): a process killed
@@ -401,9 +387,9 @@ static void test_data_cache_per_process(void) {
     CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     char left[800];
     snprintf(left, sizeof left, "%s/lance-c-data-cache-%d-0", cache_dir, (int)child);
-    walk_tree(left);
-    CHECK(tree_files > 0); /* the killed process's blocks stay */
-    int64_t left_files = tree_files;
+    tree = tu_tree_count(left, BLOCK);
+    CHECK(tree.files > 0); /* the killed process's blocks stay */
+    int64_t left_files = tree.files;
 
     LanceDataCacheOptions options = {0};
     options.directory = cache_dir;
@@ -417,8 +403,8 @@ static void test_data_cache_per_process(void) {
         lance_dataset_close(ds);
     }
     lance_session_close(session);
-    walk_tree(left);
-    CHECK(tree_files == left_files); /* and nothing reclaimed */
+    tree = tu_tree_count(left, BLOCK);
+    CHECK(tree.files == left_files); /* and nothing reclaimed */
 }
 
 /* Datasets that do not read through a data cache report zeros. */

@@ -8,6 +8,7 @@
  * Without them the test fails: it never skips. */
 #include <string.h>
 
+#include "dataset_kit.h"
 #include "rows_text.h"
 
 static TuData data;
@@ -25,13 +26,6 @@ static char* numbers_text(const uint64_t* values, size_t n) {
     return tu_text_take(&t);
 }
 
-/* A version number as an oracle argument (valid until the next call). */
-static char* version_text(uint64_t version) {
-    static char buf[32];
-    snprintf(buf, sizeof buf, "%llu", (unsigned long long)version);
-    return buf;
-}
-
 static void check_take(LanceDataset* ds, const char* uri, int by_row_id, const uint64_t* ids, size_t n,
                        const char* const* columns, const char* columns_arg, int64_t expect_rows) {
     struct ArrowArrayStream stream;
@@ -43,8 +37,8 @@ static void check_take(LanceDataset* ds, const char* uri, int by_row_id, const u
     char* ours = tu_stream_text(&stream, &rows);
     CHECK(rows == expect_rows);
     char* list = numbers_text(ids, n);
-    char* theirs = oracle(by_row_id ? "take_rows" : "take", uri, version_text(lance_dataset_version(ds)), columns_arg,
-                          list, NULL);
+    char* theirs = oracle(by_row_id ? "take_rows" : "take", uri, dk_version_text(lance_dataset_version(ds)),
+                          columns_arg, list, NULL);
     tu_check_same_text(by_row_id ? "take_rows" : "take", ours, theirs);
     free(ours);
     free(theirs);

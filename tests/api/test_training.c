@@ -12,6 +12,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "progress_kit.h"
+#include "rounds_kit.h"
+#include "segment_kit.h"
 #include "test_util.h"
 
 #define ROWS 4000
@@ -24,98 +27,6 @@ static TuFixture fixture;
 static LanceDataset* ds; /* fixture.ds */
 
 #define IA LANCE_ERR_INVALID_ARGUMENT
-
-static LanceVectorIndexParams pq_params(void) {
-    LanceVectorIndexParams p = {0};
-    p.index_type = LANCE_INDEX_IVF_PQ;
-    p.metric = LANCE_METRIC_L2;
-    p.num_partitions = PARTITIONS;
-    p.num_sub_vectors = SUB_VECTORS;
-    p.num_bits = 8;
-    return p;
-}
-
-/* A set of workers over fragment groups: group g holds frags[g][0..n[g]). */
-typedef struct {
-    int count;
-    LanceVectorTrainingWorker* w[FRAGS];
-} Workers;
-
-static Workers workers_new(LanceDataset* d, const uint32_t* const* frags, const size_t* n, int count) {
-    Workers ws = {count, {0}};
-    for (int g = 0; g < count; g++) {
-        CHECK_OK(lance_vector_training_worker_new(d, frags ? frags[g] : NULL, frags ? n[g] : 0, &ws.w[g]));
-    }
-    return ws;
-}
-
-static void workers_free(Workers* ws) {
-    for (int g = 0; g < ws->count; g++) {
-        lance_vector_training_worker_free(ws->w[g]);
-    }
-}
-
-/* Every worker's statistics for the current request (produced; free with
- * stats_free). */
-typedef struct {
-    int count;
-    uint8_t* bytes[FRAGS];
-    size_t lens[FRAGS];
-} Stats;
-
-static Stats run_round(LanceVectorTraining* t, Workers* ws) {
-    Stats s = {ws->count, {0}, {0}};
-    uint8_t* req = NULL;
-    size_t req_len = 0;
-    CHECK_OK(lance_vector_training_request(t, &req, &req_len));
-    for (int g = 0; g < ws->count; g++) {
-        CHECK_OK(lance_vector_training_worker_run(ws->w[g], req, req_len, &s.bytes[g], &s.lens[g]));
-    }
-    lance_free_bytes(req);
-    return s;
-}
-
-static void stats_free(Stats* s) {
-    for (int g = 0; g < s->count; g++) {
-        lance_free_bytes(s->bytes[g]);
-    }
-}
-
-static int32_t reduce(LanceVectorTraining* t, const Stats* s) {
-    return lance_vector_training_reduce(t, (const uint8_t* const*)s->bytes, s->lens, (size_t)s->count);
-}
-
-static LanceVectorTrainingPhase phase_of(const LanceVectorTraining* t) {
-    LanceVectorTrainingInfo info;
-    CHECK_OK(lance_vector_training_info(t, &info));
-    return info.phase;
-}
-
-/* Runs rounds to the end. */
-static void finish(LanceVectorTraining* t, Workers* ws) {
-    for (int guard = 0; guard < 500 && phase_of(t) != LANCE_TRAINING_DONE; guard++) {
-        Stats s = run_round(t, ws);
-        CHECK_OK(reduce(t, &s));
-        stats_free(&s);
-    }
-    CHECK(phase_of(t) == LANCE_TRAINING_DONE);
-}
-
-static LanceVectorModel* train(const LanceVectorIndexParams* p, uint64_t seed, const uint32_t* const* frags,
-                               const size_t* n, int count, LanceVectorTrainingInfo* out_info) {
-    LanceVectorTraining* t = NULL;
-    CHECK_OK(lance_vector_training_new("vec", p, seed, &t));
-    Workers ws = workers_new(ds, frags, n, count);
-    finish(t, &ws);
-    LanceVectorModel* m = NULL;
-    CHECK_OK(lance_vector_training_model(t, &m));
-    if (out_info) {
-        CHECK_OK(lance_vector_training_info(t, out_info));
-    }
-    workers_free(&ws);
-    lance_vector_training_free(t);
-    return m;
-}
 
 /* The values of a model's centroids (part 0) or codebook (part 1), malloc'd. */
 static float* model_values(const LanceVectorModel* m, int part, int64_t* out_n) {
@@ -190,30 +101,38 @@ static void check_same_model(LanceVectorModel* a, LanceVectorModel* b) {
 }
 
 static const uint32_t lo[] = {0, 1, 2, 3}, hi[] = {4, 5, 6, 7};
+/* Two workers, one over each half. */
+static const uint32_t* const halves[] = {lo, hi};
+static const size_t half_n[] = {4, 4};
+
+/* The parameters of most trainings here: IVF_PQ's shape (PARTITIONS,
+ * SUB_VECTORS, 8 bits) with the index type `type`. */
+static LanceVectorIndexParams params_of(LanceVectorIndexType type) {
+    LanceVectorIndexParams p = sk_pq_params(PARTITIONS, SUB_VECTORS, 8);
+    p.index_type = type;
+    return p;
+}
 
 /* The model an undisturbed training over the two halves makes with `seed`
  * (*calm), and a new training with that seed (*t) with its workers over
  * the halves (returned). */
-static Workers halves_training(const LanceVectorIndexParams* p, uint64_t seed, LanceVectorModel** calm,
+static RkWorkers halves_training(const LanceVectorIndexParams* p, uint64_t seed, LanceVectorModel** calm,
                                LanceVectorTraining** t) {
-    const uint32_t* halves[] = {lo, hi};
-    size_t half_n[] = {4, 4};
-    *calm = train(p, seed, halves, half_n, 2, NULL);
+    *calm = rk_train(ds, p, seed, halves, half_n, 2, NULL, NULL, NULL);
     CHECK_OK(lance_vector_training_new("vec", p, seed, t));
-    return workers_new(ds, halves, half_n, 2);
+    return rk_workers_new(ds, halves, half_n, 2);
 }
 static const uint32_t one[] = {0}, four[] = {1, 2, 3, 4}, three[] = {7, 6, 5};
 
 static void test_split_sample_reduces_to_the_same_model(void) {
-    LanceVectorIndexParams p = pq_params();
+    LanceVectorIndexParams p = sk_pq_params(PARTITIONS, SUB_VECTORS, 8);
     LanceVectorTrainingInfo i1, i2, i3;
-    LanceVectorModel* whole = train(&p, 7, NULL, NULL, 1, &i1);
-    const uint32_t* halves[] = {hi, lo}; /* the order of workers does not matter either */
-    size_t half_n[] = {4, 4};
-    LanceVectorModel* two = train(&p, 7, halves, half_n, 2, &i2);
+    LanceVectorModel* whole = rk_train(ds, &p, 7, NULL, NULL, 1, NULL, NULL, &i1);
+    const uint32_t* reversed[] = {hi, lo}; /* the order of workers does not matter either */
+    LanceVectorModel* two = rk_train(ds, &p, 7, reversed, half_n, 2, NULL, NULL, &i2);
     const uint32_t* uneven[] = {three, one, four};
     size_t uneven_n[] = {3, 1, 4};
-    LanceVectorModel* three_w = train(&p, 7, uneven, uneven_n, 3, &i3);
+    LanceVectorModel* three_w = rk_train(ds, &p, 7, uneven, uneven_n, 3, NULL, NULL, &i3);
 
     /* Every row is in the sample (ROWS < partitions * 256 and 256 * 256). */
     CHECK(i1.ivf_sample_rows == ROWS && i2.ivf_sample_rows == ROWS && i3.ivf_sample_rows == ROWS);
@@ -238,7 +157,7 @@ static void test_split_sample_reduces_to_the_same_model(void) {
     CHECK(mi.has_pq_codebook && mi.num_sub_vectors == SUB_VECTORS && mi.num_bits == 8);
 
     /* Another seed starts from other centroids. */
-    LanceVectorModel* other = train(&p, 8, NULL, NULL, 1, NULL);
+    LanceVectorModel* other = rk_train(ds, &p, 8, NULL, NULL, 1, NULL, NULL, NULL);
     CHECK(model_distance(whole, other) > 1e-3);
 
     lance_vector_model_free(whole);
@@ -248,11 +167,8 @@ static void test_split_sample_reduces_to_the_same_model(void) {
 }
 
 static void test_as_good_as_one_node(void) {
-    LanceVectorIndexParams p = pq_params();
-    p.index_type = LANCE_INDEX_IVF_FLAT;
-    const uint32_t* halves[] = {lo, hi};
-    size_t half_n[] = {4, 4};
-    LanceVectorModel* dist = train(&p, 11, halves, half_n, 2, NULL);
+    LanceVectorIndexParams p = params_of(LANCE_INDEX_IVF_FLAT);
+    LanceVectorModel* dist = rk_train(ds, &p, 11, halves, half_n, 2, NULL, NULL, NULL);
     /* K-means from a random start lands in one of several local minima (on
      * these 16 separated clusters 15 one-node trainings ranged from 42k to
      * 986k, the best start being rare; the distributed model's is 440k), so the one-node trainer is
@@ -278,47 +194,45 @@ static void test_as_good_as_one_node(void) {
 
 /* Trains on two workers, checking a refusal at each phase; returns the model. */
 static LanceVectorModel* train_with_refusals(void) {
-    LanceVectorIndexParams p = pq_params();
+    LanceVectorIndexParams p = sk_pq_params(PARTITIONS, SUB_VECTORS, 8);
     LanceVectorTraining* t = NULL;
     CHECK_OK(lance_vector_training_new("vec", &p, 21, &t));
-    const uint32_t* halves[] = {lo, hi};
-    size_t half_n[] = {4, 4};
-    Workers ws = workers_new(ds, halves, half_n, 2);
+    RkWorkers ws = rk_workers_new(ds, halves, half_n, 2);
     LanceVectorTraining* other = NULL;
     CHECK_OK(lance_vector_training_new("vec", &p, 22, &other));
-    Stats previous = {0};
+    RkStats previous = {0};
     int seen[5] = {0};
-    while (phase_of(t) != LANCE_TRAINING_DONE) {
-        LanceVectorTrainingPhase ph = phase_of(t);
-        Stats s = run_round(t, &ws);
+    while (rk_info(t).phase != LANCE_TRAINING_DONE) {
+        LanceVectorTrainingPhase ph = rk_info(t).phase;
+        RkStats s = rk_run_round(t, ws.w, ws.count);
         if (!seen[ph]) {
             seen[ph] = 1;
             /* A corrupted byte, then a truncated buffer. */
             s.bytes[1][s.lens[1] / 2] ^= 0x40;
-            CHECK_ERR(reduce(t, &s), IA);
+            CHECK_ERR(rk_reduce(t, &s), IA);
             CHECK(tu_error_mentions("checksum"));
             s.bytes[1][s.lens[1] / 2] ^= 0x40;
             s.lens[0] -= 1;
-            CHECK_ERR(reduce(t, &s), IA);
+            CHECK_ERR(rk_reduce(t, &s), IA);
             s.lens[0] += 1;
             /* One worker's statistics twice; one worker's missing. */
-            Stats twice = s;
+            RkStats twice = s;
             twice.bytes[1] = s.bytes[0];
             twice.lens[1] = s.lens[0];
-            CHECK_ERR(reduce(t, &twice), LANCE_ERR_OVERLAPPING_SEGMENTS);
+            CHECK_ERR(rk_reduce(t, &twice), LANCE_ERR_OVERLAPPING_SEGMENTS);
             CHECK(tu_error_mentions("fragment 0"));
-            Stats half = s;
+            RkStats half = s;
             half.count = 1;
-            CHECK_ERR(reduce(t, &half), IA);
+            CHECK_ERR(rk_reduce(t, &half), IA);
             CHECK(tu_error_mentions("cover 2000 of the dataset's 4000 rows"));
             /* Statistics of another training (another seed) and of the
                previous round. */
-            Stats foreign = run_round(other, &ws);
-            CHECK_ERR(reduce(t, &foreign), LANCE_ERR_MODEL_MISMATCH);
+            RkStats foreign = rk_run_round(other, ws.w, ws.count);
+            CHECK_ERR(rk_reduce(t, &foreign), LANCE_ERR_MODEL_MISMATCH);
             CHECK(tu_error_mentions("another request"));
-            stats_free(&foreign);
+            rk_stats_free(&foreign);
             if (previous.count) {
-                CHECK_ERR(reduce(t, &previous), LANCE_ERR_MODEL_MISMATCH);
+                CHECK_ERR(rk_reduce(t, &previous), LANCE_ERR_MODEL_MISMATCH);
             }
             /* A request taken again is the same bytes. */
             uint8_t *r1, *r2;
@@ -329,12 +243,12 @@ static LanceVectorModel* train_with_refusals(void) {
             lance_free_bytes(r1);
             lance_free_bytes(r2);
         }
-        CHECK_OK(reduce(t, &s));
-        stats_free(&previous);
+        CHECK_OK(rk_reduce(t, &s));
+        rk_stats_free(&previous);
         previous = s;
         /* The other training's workers share ours: keep it at its start. */
     }
-    stats_free(&previous);
+    rk_stats_free(&previous);
     CHECK(seen[LANCE_TRAINING_IVF_INIT] && seen[LANCE_TRAINING_IVF] && seen[LANCE_TRAINING_PQ_INIT] &&
           seen[LANCE_TRAINING_PQ]);
     LanceVectorModel* m = NULL;
@@ -343,9 +257,9 @@ static LanceVectorModel* train_with_refusals(void) {
     uint8_t* bytes;
     size_t len;
     CHECK_ERR(lance_vector_training_request(t, &bytes, &len), IA);
-    Stats none = {0};
+    RkStats none = {0};
     CHECK_ERR(lance_vector_training_reduce(t, (const uint8_t* const*)none.bytes, none.lens, 0), IA);
-    workers_free(&ws);
+    rk_workers_free(&ws);
     lance_vector_training_free(t);
     lance_vector_training_free(other);
     return m;
@@ -353,22 +267,20 @@ static LanceVectorModel* train_with_refusals(void) {
 
 static void test_refusals_change_nothing(void) {
     LanceVectorModel* disturbed = train_with_refusals();
-    LanceVectorIndexParams p = pq_params();
-    const uint32_t* halves[] = {lo, hi};
-    size_t half_n[] = {4, 4};
-    LanceVectorModel* calm = train(&p, 21, halves, half_n, 2, NULL);
+    LanceVectorIndexParams p = sk_pq_params(PARTITIONS, SUB_VECTORS, 8);
+    LanceVectorModel* calm = rk_train(ds, &p, 21, halves, half_n, 2, NULL, NULL, NULL);
     check_same_model(disturbed, calm);
 }
 
 static void test_resume_and_retry(void) {
-    LanceVectorIndexParams p = pq_params();
+    LanceVectorIndexParams p = sk_pq_params(PARTITIONS, SUB_VECTORS, 8);
     LanceVectorModel* calm = NULL;
     LanceVectorTraining* t = NULL;
-    Workers ws = halves_training(&p, 31, &calm, &t);
+    RkWorkers ws = halves_training(&p, 31, &calm, &t);
     for (int r = 0; r < 4; r++) {
-        Stats s = run_round(t, &ws);
-        CHECK_OK(reduce(t, &s));
-        stats_free(&s);
+        RkStats s = rk_run_round(t, ws.w, ws.count);
+        CHECK_OK(rk_reduce(t, &s));
+        rk_stats_free(&s);
     }
     /* The coordinator dies; a new one starts from its last request. */
     uint8_t* req;
@@ -385,11 +297,11 @@ static void test_resume_and_retry(void) {
     /* A worker dies; a new one over the same fragments takes its place. */
     lance_vector_training_worker_free(ws.w[1]);
     CHECK_OK(lance_vector_training_worker_new(ds, hi, 4, &ws.w[1]));
-    finish(t, &ws);
+    rk_finish(t, &ws, 500, NULL, NULL);
     LanceVectorModel* m = NULL;
     CHECK_OK(lance_vector_training_model(t, &m));
     check_same_model(m, calm);
-    workers_free(&ws);
+    rk_workers_free(&ws);
     lance_vector_training_free(t);
 }
 
@@ -397,26 +309,23 @@ static void test_resume_and_retry(void) {
  * core's sampler; a worker replaced mid-training draws a new sample of the
  * same size and the training finishes with a model of the right shape. */
 static void test_sampled_and_replaced(void) {
-    LanceVectorIndexParams p = pq_params();
-    p.index_type = LANCE_INDEX_IVF_FLAT;
+    LanceVectorIndexParams p = params_of(LANCE_INDEX_IVF_FLAT);
     p.num_partitions = 4;
     p.sample_rate = 16; /* a sample of 4 x 16 = 64 of the 4000 rows: 32 from each half */
     LanceVectorTraining* t = NULL;
     CHECK_OK(lance_vector_training_new("vec", &p, 51, &t));
-    const uint32_t* halves[] = {lo, hi};
-    size_t half_n[] = {4, 4};
-    Workers ws = workers_new(ds, halves, half_n, 2);
-    for (int r = 0; r < 2 && phase_of(t) != LANCE_TRAINING_DONE; r++) {
-        Stats s = run_round(t, &ws);
-        CHECK_OK(reduce(t, &s));
-        stats_free(&s);
+    RkWorkers ws = rk_workers_new(ds, halves, half_n, 2);
+    for (int r = 0; r < 2 && rk_info(t).phase != LANCE_TRAINING_DONE; r++) {
+        RkStats s = rk_run_round(t, ws.w, ws.count);
+        CHECK_OK(rk_reduce(t, &s));
+        rk_stats_free(&s);
     }
     LanceVectorTrainingInfo info;
     CHECK_OK(lance_vector_training_info(t, &info));
     CHECK(info.ivf_sample_rows == 64);
     lance_vector_training_worker_free(ws.w[1]);
     CHECK_OK(lance_vector_training_worker_new(ds, hi, 4, &ws.w[1]));
-    finish(t, &ws);
+    rk_finish(t, &ws, 500, NULL, NULL);
     CHECK_OK(lance_vector_training_info(t, &info));
     CHECK(info.ivf_sample_rows == 64 && info.ivf_iterations >= 1);
     LanceVectorModel* m = NULL;
@@ -425,75 +334,69 @@ static void test_sampled_and_replaced(void) {
     CHECK_OK(lance_vector_model_info(m, &mi));
     CHECK(mi.num_partitions == 4 && mi.dimension == DIM && !mi.has_pq_codebook);
     lance_vector_model_free(m);
-    workers_free(&ws);
+    rk_workers_free(&ws);
     lance_vector_training_free(t);
 }
 
 /* Progress and cancellation of a worker's round
- * (lance_vector_training_worker_run_with_control()). */
-typedef struct {
-    char stage[40];
-    int starts, completes, progresses;
-    uint64_t total, last;
-    int bad;                                 /* an event out of order */
-    int cancel_at;                           /* cancel at this event number (0 = never) */
-    int events;                              /* events so far */
-    int after_cancel;                        /* events after the cancel */
-    const LanceIndexBuildCancelToken* token; /* cancelled at cancel_at */
-    char stages[8][40];                      /* the stages started, in order */
-    int nstages;
-} Recorder;
-
-static void record(void* ctx, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t done) {
-    Recorder* r = ctx;
-    if (r->cancel_at && r->events >= r->cancel_at) r->after_cancel++;
-    r->events++;
-    if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) {
-        if (r->stage[0] || strcmp(unit, "rows") != 0) r->bad++;
-        snprintf(r->stage, sizeof r->stage, "%s", stage);
-        if (r->nstages < 8) snprintf(r->stages[r->nstages++], 40, "%s", stage);
-        r->total = total;
-        r->last = 0;
-        r->starts++;
-    } else if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS) {
-        if (strcmp(r->stage, stage) != 0 || done < r->last || done > r->total) r->bad++;
-        r->last = done;
-        r->progresses++;
-    } else {
-        /* Every stage reports its last rows before it completes. */
-        if (strcmp(r->stage, stage) != 0 || r->last != r->total || done != 0) r->bad++;
-        r->stage[0] = 0;
-        r->completes++;
-    }
-    if (r->cancel_at && r->events == r->cancel_at) lance_index_build_cancel(r->token);
-}
-
-static int32_t run_recorded(LanceVectorTrainingWorker* w, const uint8_t* req, size_t len, Recorder* r,
+ * (lance_vector_training_worker_run_with_control()), recorded by
+ * progress_kit.h's recorder. */
+static int32_t run_recorded(LanceVectorTrainingWorker* w, const uint8_t* req, size_t len, PkRecorder* r,
                             const LanceIndexBuildCancelToken* token, uint8_t** out, size_t* out_len) {
-    LanceIndexBuildControl control = {record, r, token};
+    LanceIndexBuildControl control = {pk_record, r, token};
     return lance_vector_training_worker_run_with_control(w, req, len, &control, out, out_len);
 }
 
-static int has_stage(const Recorder* r, const char* stage) {
-    for (int i = 0; i < r->nstages; i++) {
-        if (!strcmp(r->stages[i], stage)) return 1;
+/* A worker's events read in order: a stage's START carries its total rows
+ * (unit "rows") while no stage is open, its PROGRESS events the rows so far
+ * (never falling, never above the total), and it completes (completed 0)
+ * only after reporting all its rows.  `bad` counts the events that break
+ * this; `total` and `last` are the last stage's. */
+typedef struct {
+    int starts, completes, bad;
+    uint64_t total, last;
+    int open; /* a stage started and has not completed */
+} Rows;
+
+static Rows rows_of(const PkRecorder* r) {
+    Rows w = {0};
+    const char* stage = NULL;
+    for (int i = 0; i < r->count; i++) {
+        const TuProgressEvent* e = &r->events[i];
+        if (e->event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) {
+            if (stage || strcmp(e->unit, "rows") != 0) w.bad++;
+            stage = e->stage;
+            w.total = e->total;
+            w.last = 0;
+            w.starts++;
+        } else if (e->event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS) {
+            if (!stage || strcmp(stage, e->stage) != 0 || e->completed < w.last || e->completed > w.total) w.bad++;
+            w.last = e->completed;
+        } else {
+            if (!stage || strcmp(stage, e->stage) != 0 || w.last != w.total || e->completed != 0) w.bad++;
+            stage = NULL;
+            w.completes++;
+        }
     }
-    return 0;
+    w.bad += r->calls != r->count; /* every event kept */
+    w.open = stage != NULL;
+    return w;
 }
 
 static void test_progress_and_cancel(void) {
-    LanceVectorIndexParams p = pq_params();
+    PkRecorder* r = pk_recorder_new();
+    LanceVectorIndexParams p = sk_pq_params(PARTITIONS, SUB_VECTORS, 8);
     LanceVectorModel* calm = NULL;
     LanceVectorTraining* t = NULL;
-    Workers ws = halves_training(&p, 61, &calm, &t);
+    RkWorkers ws = halves_training(&p, 61, &calm, &t);
     int cancels = 0, rounds = 0, resampled = 0;
     int seen_ivf = 0, seen_pq = 0, seen_residuals = 0;
-    while (phase_of(t) != LANCE_TRAINING_DONE && rounds < 300) {
-        LanceVectorTrainingPhase phase = phase_of(t);
+    while (rk_info(t).phase != LANCE_TRAINING_DONE && rounds < 300) {
+        LanceVectorTrainingPhase phase = rk_info(t).phase;
         uint8_t* req = NULL;
         size_t req_len = 0;
         CHECK_OK(lance_vector_training_request(t, &req, &req_len));
-        Stats s = {2, {0}, {0}};
+        RkStats s = {2, {0}, {0}};
         for (int g = 0; g < 2; g++) {
             /* Worker 1 is cancelled once in every phase: at its first
              * event (the first request: the sample is being drawn), or at
@@ -501,47 +404,48 @@ static void test_progress_and_cancel(void) {
             if (g == 1 && (rounds == 0 || rounds == 2 || phase == LANCE_TRAINING_PQ_INIT ||
                            (phase == LANCE_TRAINING_PQ && seen_pq == 1))) {
                 LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
-                Recorder r = {0};
-                r.cancel_at = rounds == 0 ? 1 : 2;
-                r.token = token;
+                pk_recorder_reset(r);
+                r->cancel_at_call = rounds == 0 ? 1 : 2;
+                r->token = token;
                 uint8_t* none = NULL;
                 size_t none_len = 0;
-                CHECK_ERR(run_recorded(ws.w[g], req, req_len, &r, token, &none, &none_len), LANCE_ERR_CANCELLED);
-                CHECK(none == NULL && r.after_cancel == 0 && r.bad == 0);
+                CHECK_ERR(run_recorded(ws.w[g], req, req_len, r, token, &none, &none_len), LANCE_ERR_CANCELLED);
+                CHECK(none == NULL && r->calls_after_cancel == 0 && rows_of(r).bad == 0);
                 /* A cancelled token stops the next call before its first event. */
-                Recorder r2 = {0};
-                CHECK_ERR(run_recorded(ws.w[g], req, req_len, &r2, token, &none, &none_len), LANCE_ERR_CANCELLED);
-                CHECK(r2.events == 0 && none == NULL);
+                pk_recorder_reset(r);
+                CHECK_ERR(run_recorded(ws.w[g], req, req_len, r, token, &none, &none_len), LANCE_ERR_CANCELLED);
+                CHECK(r->calls == 0 && none == NULL);
                 lance_index_build_cancel_token_free(token);
                 cancels++;
             }
-            Recorder r = {0};
-            CHECK_OK(run_recorded(ws.w[g], req, req_len, &r, NULL, &s.bytes[g], &s.lens[g]));
-            CHECK(r.bad == 0 && r.starts == r.completes && r.stage[0] == 0);
+            pk_recorder_reset(r);
+            CHECK_OK(run_recorded(ws.w[g], req, req_len, r, NULL, &s.bytes[g], &s.lens[g]));
+            Rows w = rows_of(r);
+            CHECK(w.bad == 0 && w.starts == w.completes && !w.open);
             if (rounds == 0) {
                 /* Each half holds 2000 rows, all of them sampled. */
-                CHECK(has_stage(&r, "training_sample") && r.total == 2000 && r.last == 2000);
+                CHECK(pk_has_stage(r, "training_sample") && w.total == 2000 && w.last == 2000);
                 resampled += g == 1; /* the cancelled draw left no sample */
             } else {
-                CHECK(!has_stage(&r, "training_sample"));
+                CHECK(!pk_has_stage(r, "training_sample"));
             }
             if (phase == LANCE_TRAINING_IVF) {
-                CHECK(r.nstages == 1 && has_stage(&r, "training_ivf_round") && r.total == 2000 && r.last == 2000);
+                CHECK(w.starts == 1 && pk_has_stage(r, "training_ivf_round") && w.total == 2000 && w.last == 2000);
                 seen_ivf++;
             }
             if (phase == LANCE_TRAINING_PQ_INIT) {
                 /* Worker 1's residuals were cancelled after they were computed, so it keeps them. */
-                CHECK(has_stage(&r, "training_residuals") == (g == 0));
+                CHECK(pk_has_stage(r, "training_residuals") == (g == 0));
                 seen_residuals += g == 0;
             }
             if (phase == LANCE_TRAINING_PQ) {
-                CHECK(r.nstages == 1 && has_stage(&r, "training_pq_round"));
-                CHECK(r.total % 2000 == 0 && r.total >= 2000 && r.total <= 2000 * SUB_VECTORS && r.last == r.total);
+                CHECK(w.starts == 1 && pk_has_stage(r, "training_pq_round"));
+                CHECK(w.total % 2000 == 0 && w.total >= 2000 && w.total <= 2000 * SUB_VECTORS && w.last == w.total);
                 if (g == 1) seen_pq++;
             }
         }
-        CHECK_OK(reduce(t, &s));
-        stats_free(&s);
+        CHECK_OK(rk_reduce(t, &s));
+        rk_stats_free(&s);
         lance_free_bytes(req);
         rounds++;
     }
@@ -568,12 +472,27 @@ static void test_progress_and_cancel(void) {
     CHECK_ERR(lance_vector_training_worker_run_with_control(ws.w[0], req, req_len, &zero, NULL, &out_len), IA);
     lance_free_bytes(req);
     lance_vector_training_free(t2);
-    workers_free(&ws);
+    rk_workers_free(&ws);
     lance_vector_training_free(t);
+    pk_recorder_free(r);
+}
+
+/* A training of `p` (seed 1) whose first round, run by the workers `ws`,
+ * the reduction refuses with LANCE_ERR_INVALID_ARGUMENT and a message
+ * naming `named`; returns the training (free it). */
+static LanceVectorTraining* first_reduction_refused(const LanceVectorIndexParams* p, const RkWorkers* ws,
+                                                    const char* named) {
+    LanceVectorTraining* t = NULL;
+    CHECK_OK(lance_vector_training_new("vec", p, 1, &t));
+    RkStats s = rk_run_round(t, ws->w, ws->count);
+    CHECK_ERR(rk_reduce(t, &s), IA);
+    CHECK(tu_error_mentions(named));
+    rk_stats_free(&s);
+    return t;
 }
 
 static void test_bad_arguments(void) {
-    LanceVectorIndexParams p = pq_params();
+    LanceVectorIndexParams p = sk_pq_params(PARTITIONS, SUB_VECTORS, 8);
     LanceVectorTraining* t = NULL;
     CHECK_ERR(lance_vector_training_new(NULL, &p, 1, &t), IA);
     CHECK_ERR(lance_vector_training_new("vec", NULL, 1, &t), IA);
@@ -594,12 +513,8 @@ static void test_bad_arguments(void) {
     /* num_sub_vectors must divide the dimension: known at the first reduction. */
     q = p;
     q.num_sub_vectors = 5;
-    CHECK_OK(lance_vector_training_new("vec", &q, 1, &t));
-    Workers ws = workers_new(ds, NULL, NULL, 1);
-    Stats s = run_round(t, &ws);
-    CHECK_ERR(reduce(t, &s), IA);
-    CHECK(tu_error_mentions("num_sub_vectors = 5"));
-    stats_free(&s);
+    RkWorkers ws = rk_workers_new(ds, NULL, NULL, 1);
+    t = first_reduction_refused(&q, &ws, "num_sub_vectors = 5");
     LanceVectorModel* m = NULL;
     CHECK_ERR(lance_vector_training_model(t, &m), IA);
     CHECK(tu_error_mentions("not done"));
@@ -621,7 +536,7 @@ static void test_bad_arguments(void) {
     CHECK_ERR(lance_vector_training_worker_run(ws.w[0], req, len, &out, &out_len), IA);
     lance_free_bytes(req);
     lance_vector_training_free(t);
-    workers_free(&ws);
+    rk_workers_free(&ws);
 
     /* Fragments a worker cannot have. */
     LanceVectorTrainingWorker* w = NULL;
@@ -637,24 +552,15 @@ static void test_bad_arguments(void) {
 }
 
 static void test_too_few_rows(void) {
-    char* dir = tu_temp_dir("training-small");
     char uri[700];
-    snprintf(uri, sizeof uri, "%s/small.lance", dir);
+    snprintf(uri, sizeof uri, "%s/small.lance", fixture.dir);
     LanceDataset* small = tu_write(uri, &fixture.data, 0, 10, LANCE_WRITE_CREATE, 10);
     CHECK(small != NULL);
-    LanceVectorIndexParams p = pq_params();
-    LanceVectorTraining* t = NULL;
-    CHECK_OK(lance_vector_training_new("vec", &p, 1, &t));
-    Workers ws = workers_new(small, NULL, NULL, 1);
-    Stats s = run_round(t, &ws);
-    CHECK_ERR(reduce(t, &s), IA);
-    CHECK(tu_error_mentions("needs 16 sample rows"));
-    stats_free(&s);
-    workers_free(&ws);
-    lance_vector_training_free(t);
+    LanceVectorIndexParams p = sk_pq_params(PARTITIONS, SUB_VECTORS, 8);
+    RkWorkers ws = rk_workers_new(small, NULL, NULL, 1);
+    lance_vector_training_free(first_reduction_refused(&p, &ws, "needs 16 sample rows"));
+    rk_workers_free(&ws);
     lance_dataset_close(small);
-    tu_remove_tree(dir);
-    free(dir);
 }
 
 /* IVF_RQ: the coordinator draws the model's RaBitQ rotation from the seed,
@@ -662,17 +568,12 @@ static void test_too_few_rows(void) {
  * seed; the model's segments share the rotation and merge (without a
  * commit). */
 static void test_rq_rotation(void) {
-    LanceVectorIndexParams p = pq_params();
-    p.index_type = LANCE_INDEX_IVF_RQ;
-    p.num_sub_vectors = 0;
-    p.num_bits = 0;
-    const uint32_t* halves[] = {lo, hi};
-    size_t half_n[] = {4, 4};
+    LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_RQ, PARTITIONS, 0);
     LanceVectorTraining* t = NULL;
     CHECK_OK(lance_vector_training_new("vec", &p, 41, &t));
-    Workers ws = workers_new(ds, halves, half_n, 2);
-    finish(t, &ws);
-    workers_free(&ws);
+    RkWorkers ws = rk_workers_new(ds, halves, half_n, 2);
+    rk_finish(t, &ws, 500, NULL, NULL);
+    rk_workers_free(&ws);
     LanceVectorModel *first = NULL, *second = NULL;
     CHECK_OK(lance_vector_training_model(t, &first));
     CHECK_OK(lance_vector_training_model(t, &second));
@@ -696,7 +597,7 @@ static void test_rq_rotation(void) {
     lance_free_bytes(sa);
     lance_free_bytes(sb);
 
-    LanceVectorModel* again = train(&p, 41, halves, half_n, 2, NULL);
+    LanceVectorModel* again = rk_train(ds, &p, 41, halves, half_n, 2, NULL, NULL, NULL);
     char* fp = lance_vector_model_fingerprint(first);
     check_same_model(first, second);
     char* fa = lance_vector_model_fingerprint(again);
@@ -716,20 +617,17 @@ static void test_rq_rotation(void) {
 /* The model builds segments that commit as one index and search exactly;
  * then the dataset is at another version, which a training refuses. */
 static void test_segments_from_the_model(void) {
-    LanceVectorIndexParams p = pq_params();
-    p.index_type = LANCE_INDEX_IVF_FLAT;
+    LanceVectorIndexParams p = params_of(LANCE_INDEX_IVF_FLAT);
     LanceVectorTraining* t = NULL;
     CHECK_OK(lance_vector_training_new("vec", &p, 41, &t));
-    const uint32_t* halves[] = {lo, hi};
-    size_t half_n[] = {4, 4};
-    Workers ws = workers_new(ds, halves, half_n, 2);
-    Stats s = run_round(t, &ws);
-    CHECK_OK(reduce(t, &s)); /* the version is now recorded */
-    stats_free(&s);
+    RkWorkers ws = rk_workers_new(ds, halves, half_n, 2);
+    RkStats s = rk_run_round(t, ws.w, ws.count);
+    CHECK_OK(rk_reduce(t, &s)); /* the version is now recorded */
+    rk_stats_free(&s);
     uint8_t* req;
     size_t len;
     CHECK_OK(lance_vector_training_request(t, &req, &len));
-    finish(t, &ws);
+    rk_finish(t, &ws, 500, NULL, NULL);
     LanceVectorModel* m = NULL;
     CHECK_OK(lance_vector_training_model(t, &m));
 
@@ -756,7 +654,7 @@ static void test_segments_from_the_model(void) {
     lance_vector_training_worker_free(late);
     lance_free_bytes(req);
     lance_vector_model_free(m);
-    workers_free(&ws);
+    rk_workers_free(&ws);
     lance_vector_training_free(t);
 }
 

@@ -14,6 +14,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "rounds_kit.h"
+#include "segment_kit.h"
 #include "test_util.h"
 #include "../fuzz/mutate.h" /* fz_sha256(): the seal */
 
@@ -29,25 +31,9 @@ static LanceDataset* ds; /* fixture.ds */
 #define IA LANCE_ERR_INVALID_ARGUMENT
 #define MISMATCH LANCE_ERR_MODEL_MISMATCH
 
-static LanceVectorIndexParams pq_params(void) {
-    LanceVectorIndexParams p = {0};
-    p.index_type = LANCE_INDEX_IVF_PQ;
-    p.metric = LANCE_METRIC_L2;
-    p.num_partitions = PARTITIONS;
-    p.num_sub_vectors = SUB_VECTORS;
-    p.num_bits = 4;
-    return p;
-}
-
 /* ---- the bytes (src/floor/training.rs): an 8-byte magic, little-endian
  * fields, arrays as a u64 count and the values, then a SHA-256 of all that
  * comes before it ---- */
-
-static uint64_t get_u64(const uint8_t* p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
 
 static void put_u64(uint8_t* p, uint64_t v) {
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> 8 * i);
@@ -92,19 +78,19 @@ static Layout layout_of(const uint8_t* b, size_t len) {
         l.count[f] = 1;
         pos += 8;
     }
-    pos += 8 + 4 * get_u64(b + pos); /* fragments */
+    pos += 8 + 4 * tu_get_u64_le(b + pos); /* fragments */
     pos += 8;                        /* rows */
     l.at[SAMPLE_ROWS] = pos;
     l.count[SAMPLE_ROWS] = 1;
     pos += 8;
-    pos += 8 + 8 * get_u64(b + pos); /* keys */
-    l.count[VECTORS] = get_u64(b + pos);
+    pos += 8 + 8 * tu_get_u64_le(b + pos); /* keys */
+    l.count[VECTORS] = tu_get_u64_le(b + pos);
     l.at[VECTORS] = pos + 8;
     pos += 8 + 4 * l.count[VECTORS];
-    if (get_u64(b + pos) > 0) {
+    if (tu_get_u64_le(b + pos) > 0) {
         pos += 8;
         for (Field f = SUMS; f <= RADIUS; f++) {
-            l.count[f] = get_u64(b + pos);
+            l.count[f] = tu_get_u64_le(b + pos);
             l.at[f] = pos + 8;
             pos += 8 + (kinds[f] == 'f' ? 4 : 8) * l.count[f];
         }
@@ -139,7 +125,7 @@ static void apply(uint8_t* bytes, size_t len, const Edit* e) {
         } else if (kind == 'd') {
             put_f64(p, e->value);
         } else {
-            put_u64(p, e->add ? get_u64(p) + e->u : e->u);
+            put_u64(p, e->add ? tu_get_u64_le(p) + e->u : e->u);
         }
     }
     reseal(bytes, len);
@@ -147,56 +133,28 @@ static void apply(uint8_t* bytes, size_t len, const Edit* e) {
 
 /* ---- rounds ---- */
 
-typedef struct {
-    int count;
-    uint8_t* bytes[2];
-    size_t lens[2];
-} Stats;
-
 static const uint32_t lo[] = {0, 1}, hi[] = {2, 3};
-
-static Stats run_round(LanceVectorTraining* t, LanceVectorTrainingWorker* const* w) {
-    Stats s = {2, {0}, {0}};
-    uint8_t* req = NULL;
-    size_t req_len = 0;
-    CHECK_OK(lance_vector_training_request(t, &req, &req_len));
-    for (int g = 0; g < 2; g++) {
-        CHECK_OK(lance_vector_training_worker_run(w[g], req, req_len, &s.bytes[g], &s.lens[g]));
-    }
-    lance_free_bytes(req);
-    return s;
-}
-
-static int32_t reduce(LanceVectorTraining* t, const Stats* s) {
-    return lance_vector_training_reduce(t, (const uint8_t* const*)s->bytes, s->lens, (size_t)s->count);
-}
-
-static LanceVectorTrainingInfo info_of(const LanceVectorTraining* t) {
-    LanceVectorTrainingInfo info;
-    CHECK_OK(lance_vector_training_info(t, &info));
-    return info;
-}
 
 /* Reduces a copy of the round's statistics with `e` applied to worker 1's
  * (to both when `both`): refused with `code` and a message naming
  * `mention`, and the training is where it was, without a model. */
-static void check_refused(LanceVectorTraining* t, const Stats* s, Edit e, int both, LanceErrorCode code,
+static void check_refused(LanceVectorTraining* t, const RkStats* s, Edit e, int both, LanceErrorCode code,
                           const char* mention) {
-    LanceVectorTrainingInfo before = info_of(t);
-    Stats copy = *s;
+    LanceVectorTrainingInfo before = rk_info(t);
+    RkStats copy = *s;
     for (int g = 0; g < s->count; g++) {
         copy.bytes[g] = malloc(s->lens[g]);
         memcpy(copy.bytes[g], s->bytes[g], s->lens[g]);
         if (g == 1 || both) apply(copy.bytes[g], copy.lens[g], &e);
     }
-    int32_t rc = reduce(t, &copy);
+    int32_t rc = rk_reduce(t, &copy);
     LanceErrorCode got = lance_last_error_code();
     if (rc != -1 || got != code || !tu_error_mentions(mention)) {
         fprintf(stderr, "%s (%s): reduce gave %d, code %d; expected code %d mentioning \"%s\"\n", e.what,
                 both ? "both workers" : "worker 1", rc, (int)got, (int)code, mention);
     }
     CHECK(rc == -1 && got == code && tu_error_mentions(mention));
-    LanceVectorTrainingInfo after = info_of(t);
+    LanceVectorTrainingInfo after = rk_info(t);
     CHECK(after.phase == before.phase && after.rounds == before.rounds && after.phase != LANCE_TRAINING_DONE);
     LanceVectorModel* m = NULL;
     CHECK_ERR(lance_vector_training_model(t, &m), IA);
@@ -227,7 +185,7 @@ static char* fingerprint_of(LanceVectorModel* m) {
 }
 
 /* The faults tried at the first round of `phase` (`s`: that round's statistics). */
-static void faults_of_phase(LanceVectorTraining* t, const Stats* s, LanceVectorTrainingPhase phase) {
+static void faults_of_phase(LanceVectorTraining* t, const RkStats* s, LanceVectorTrainingPhase phase) {
     const double huge = 1e300; /* finite as a double, far beyond a float */
     const Edit nan_vector = {"a NaN candidate value", VECTORS, 0, NAN, 0, 0};
     const Edit inf_vector = {"an infinite candidate value", VECTORS, ALL, -INFINITY, 0, 0};
@@ -244,74 +202,75 @@ static void faults_of_phase(LanceVectorTraining* t, const Stats* s, LanceVectorT
     const Edit huge_sums = {"sums beyond the float range", SUMS, ALL, huge, 0, 0};
     const Edit huge_losses = {"losses beyond the float range", LOSSES, ALL, huge, 0, 0};
 
-    switch (phase) {
-        case LANCE_TRAINING_IVF_INIT:
-        case LANCE_TRAINING_PQ_INIT:
-            check_refused(t, s, nan_vector, 0, IA, "statistics #1 hold a non-finite value");
-            check_refused(t, s, inf_vector, 0, IA, "non-finite value (the candidate vectors' values[0] = -inf)");
-            check_refused(t, s, dim_zero, 1, IA, "dimension 0");
-            check_refused(t, s, dim_zero, 0, IA, "statistics #1 claim vectors of dimension 0");
-            check_refused(t, s, oversampled, 0, IA, "sampled");
-            if (phase == LANCE_TRAINING_PQ_INIT) {
-                check_refused(t, s, next_version, 1, MISMATCH, "the training samples version");
-                check_refused(t, s, wider, 1, MISMATCH, "dimension 17");
-            }
-            break;
-        case LANCE_TRAINING_IVF:
-        case LANCE_TRAINING_PQ:
-            check_refused(t, s, inf_sum, 0, IA, "non-finite value (k-means problem 0: sums[0] = inf)");
-            check_refused(t, s, nan_sum, 0, IA, "sums[0] = NaN");
-            check_refused(t, s, inf_loss, 0, IA, "losses[1] = inf");
-            check_refused(t, s, nan_radius, 0, IA, "radius[0] = NaN");
-            check_refused(t, s, overcounted, 0, IA, "assign more rows in k-means problem 0");
-            check_refused(t, s, dim_zero, 1, IA, "dimension 0");
-            /* Every worker agreeing on another version, row count or
-               dimension: the training's own, pinned by round 0, decides. */
-            check_refused(t, s, next_version, 1, MISMATCH, "the training samples version");
-            check_refused(t, s, more_rows, 1, MISMATCH, "the training samples version");
-            check_refused(t, s, wider, 1, MISMATCH, "dimension 17");
-            /* Finite statistics whose reduction is not. */
-            check_refused(t, s, huge_sums, 0, LANCE_ERR_INDEX, "overflows 32-bit floats");
-            check_refused(t, s, huge_losses, 0, LANCE_ERR_INDEX, "loss or balance factor");
-            break;
-        case LANCE_TRAINING_DONE:
-            break;
-    }
+    /* Each fault: the edit, made to both workers' statistics (1) or to
+       worker 1's (0), the refusal's code and words, and the phases (bit
+       1 << phase) at whose first round it is tried, in this order. */
+    const unsigned init = 1u << LANCE_TRAINING_IVF_INIT | 1u << LANCE_TRAINING_PQ_INIT;
+    const unsigned pq_init = 1u << LANCE_TRAINING_PQ_INIT;
+    const unsigned rounds = 1u << LANCE_TRAINING_IVF | 1u << LANCE_TRAINING_PQ;
+    const struct {
+        const Edit* edit;
+        int both;
+        LanceErrorCode code;
+        const char* mention;
+        unsigned phases;
+    } faults[] = {
+        {&nan_vector, 0, IA, "statistics #1 hold a non-finite value", init},
+        {&inf_vector, 0, IA, "non-finite value (the candidate vectors' values[0] = -inf)", init},
+        {&dim_zero, 1, IA, "dimension 0", init},
+        {&dim_zero, 0, IA, "statistics #1 claim vectors of dimension 0", init},
+        {&oversampled, 0, IA, "sampled", init},
+        {&next_version, 1, MISMATCH, "the training samples version", pq_init},
+        {&wider, 1, MISMATCH, "dimension 17", pq_init},
+        {&inf_sum, 0, IA, "non-finite value (k-means problem 0: sums[0] = inf)", rounds},
+        {&nan_sum, 0, IA, "sums[0] = NaN", rounds},
+        {&inf_loss, 0, IA, "losses[1] = inf", rounds},
+        {&nan_radius, 0, IA, "radius[0] = NaN", rounds},
+        {&overcounted, 0, IA, "assign more rows in k-means problem 0", rounds},
+        {&dim_zero, 1, IA, "dimension 0", rounds},
+        /* Every worker agreeing on another version, row count or
+           dimension: the training's own, pinned by round 0, decides. */
+        {&next_version, 1, MISMATCH, "the training samples version", rounds},
+        {&more_rows, 1, MISMATCH, "the training samples version", rounds},
+        {&wider, 1, MISMATCH, "dimension 17", rounds},
+        /* Finite statistics whose reduction is not. */
+        {&huge_sums, 0, LANCE_ERR_INDEX, "overflows 32-bit floats", rounds},
+        {&huge_losses, 0, LANCE_ERR_INDEX, "loss or balance factor", rounds},
+    };
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        if (faults[i].phases & 1u << phase)
+            check_refused(t, s, *faults[i].edit, faults[i].both, faults[i].code, faults[i].mention);
 }
 
-/* Trains over the two halves; with `faults`, tries every fault at the first
- * round of each phase.  Returns the model. */
-static LanceVectorModel* train(const LanceVectorIndexParams* p, uint64_t seed, int faults) {
-    LanceVectorTraining* t = NULL;
-    CHECK_OK(lance_vector_training_new("vec", p, seed, &t));
-    LanceVectorTrainingWorker* w[2] = {NULL, NULL};
-    CHECK_OK(lance_vector_training_worker_new(ds, lo, 2, &w[0]));
-    CHECK_OK(lance_vector_training_worker_new(ds, hi, 2, &w[1]));
-    int seen[LANCE_TRAINING_DONE] = {0};
-    for (int guard = 0; guard < 300 && info_of(t).phase != LANCE_TRAINING_DONE; guard++) {
-        LanceVectorTrainingPhase phase = info_of(t).phase;
-        Stats s = run_round(t, w);
-        if (faults && !seen[phase]) {
-            faults_of_phase(t, &s, phase);
-        }
-        seen[phase]++;
-        CHECK_OK(reduce(t, &s));
-        for (int g = 0; g < 2; g++) lance_free_bytes(s.bytes[g]);
-    }
-    CHECK(seen[LANCE_TRAINING_IVF_INIT] && seen[LANCE_TRAINING_IVF] && seen[LANCE_TRAINING_PQ_INIT] &&
-          seen[LANCE_TRAINING_PQ]);
-    LanceVectorModel* m = NULL;
-    CHECK_OK(lance_vector_training_model(t, &m));
-    lance_vector_training_worker_free(w[0]);
-    lance_vector_training_worker_free(w[1]);
-    lance_vector_training_free(t);
+/* The rounds a training saw, by phase; with `faults`, every fault is
+ * tried at the first round of each phase (rk_finish()'s hook). */
+typedef struct {
+    int faults;
+    int seen[LANCE_TRAINING_DONE];
+} Disturbance;
+
+static void disturb(void* ctx, LanceVectorTraining* t, RkStats* s, LanceVectorTrainingPhase phase) {
+    Disturbance* d = ctx;
+    if (d->faults && !d->seen[phase]) faults_of_phase(t, s, phase);
+    d->seen[phase]++;
+}
+
+/* Trains over the two halves, disturbed by `faults` or not; every phase
+ * runs.  Returns the model. */
+static LanceVectorModel* train_halves(const LanceVectorIndexParams* p, uint64_t seed, int faults) {
+    const uint32_t* const halves[] = {lo, hi};
+    const size_t half_n[] = {2, 2};
+    Disturbance d = {faults, {0}};
+    LanceVectorModel* m = rk_train(ds, p, seed, halves, half_n, 2, disturb, &d, NULL);
+    CHECK(d.seen[LANCE_TRAINING_IVF_INIT] && d.seen[LANCE_TRAINING_IVF] && d.seen[LANCE_TRAINING_PQ_INIT] &&
+          d.seen[LANCE_TRAINING_PQ]);
     return m;
 }
 
 static void test_faulty_statistics_refused(void) {
-    LanceVectorIndexParams p = pq_params();
-    LanceVectorModel* disturbed = train(&p, 5, 1);
-    LanceVectorModel* calm = train(&p, 5, 0);
+    LanceVectorIndexParams p = sk_pq_params(PARTITIONS, SUB_VECTORS, 4);
+    LanceVectorModel* disturbed = train_halves(&p, 5, 1);
+    LanceVectorModel* calm = train_halves(&p, 5, 0);
     CHECK(disturbed && calm);
     if (disturbed && calm) {
         char* fd = fingerprint_of(disturbed);
@@ -333,31 +292,29 @@ static void test_faulty_statistics_refused(void) {
  * count, then problem 0's k and dimension (u64s) and its centroids. */
 static size_t first_centroid(const uint8_t* b, size_t len) {
     size_t pos = 8;
-    pos += 8 + get_u64(b + pos);
+    pos += 8 + tu_get_u64_le(b + pos);
     pos += 4 + 5 * 4 + 8 + 4;
     pos += 1 + 4 + 5 * 8;
-    pos += 8 + 4 * get_u64(b + pos);
+    pos += 8 + 4 * tu_get_u64_le(b + pos);
     pos += 8 + 4;
-    CHECK(get_u64(b + pos) == 1);
+    CHECK(tu_get_u64_le(b + pos) == 1);
     pos += 8 + 16;
-    CHECK(get_u64(b + pos) == (uint64_t)PARTITIONS * DIM);
+    CHECK(tu_get_u64_le(b + pos) == (uint64_t)PARTITIONS * DIM);
     pos += 8;
     CHECK(pos + 4 <= len - 32);
     return pos;
 }
 
 static void test_non_finite_request_refused(void) {
-    LanceVectorIndexParams p = pq_params();
+    LanceVectorIndexParams p = sk_pq_params(PARTITIONS, SUB_VECTORS, 4);
     p.index_type = LANCE_INDEX_IVF_FLAT;
     LanceVectorTraining* t = NULL;
     CHECK_OK(lance_vector_training_new("vec", &p, 9, &t));
-    LanceVectorTrainingWorker* w[2] = {NULL, NULL};
-    CHECK_OK(lance_vector_training_worker_new(ds, lo, 2, &w[0]));
-    CHECK_OK(lance_vector_training_worker_new(ds, hi, 2, &w[1]));
-    Stats s = run_round(t, w);
-    CHECK_OK(reduce(t, &s)); /* now in the IVF k-means, with centroids */
-    for (int g = 0; g < 2; g++) lance_free_bytes(s.bytes[g]);
-    CHECK(info_of(t).phase == LANCE_TRAINING_IVF);
+    RkWorkers ws = rk_workers_new(ds, (const uint32_t* const[]){lo, hi}, (const size_t[]){2, 2}, 2);
+    RkStats s = rk_run_round(t, ws.w, ws.count);
+    CHECK_OK(rk_reduce(t, &s)); /* now in the IVF k-means, with centroids */
+    rk_stats_free(&s);
+    CHECK(rk_info(t).phase == LANCE_TRAINING_IVF);
 
     uint8_t* req = NULL;
     size_t len = 0;
@@ -377,7 +334,7 @@ static void test_non_finite_request_refused(void) {
         CHECK(tu_error_mentions(messages[i]) && resumed == NULL);
         uint8_t* out = NULL;
         size_t out_len = 0;
-        CHECK_ERR(lance_vector_training_worker_run(w[0], edited, len, &out, &out_len), IA);
+        CHECK_ERR(lance_vector_training_worker_run(ws.w[0], edited, len, &out, &out_len), IA);
         CHECK(tu_error_mentions(messages[i]) && out == NULL);
         free(edited);
     }
@@ -386,8 +343,7 @@ static void test_non_finite_request_refused(void) {
     CHECK_OK(lance_vector_training_resume(req, len, &resumed));
     lance_vector_training_free(resumed);
     lance_free_bytes(req);
-    lance_vector_training_worker_free(w[0]);
-    lance_vector_training_worker_free(w[1]);
+    rk_workers_free(&ws);
     lance_vector_training_free(t);
 }
 

@@ -5,7 +5,6 @@
  * written as a dataset.  Every consumed stream is released exactly once.
  *
  * Usage: test_write PYTHON ORACLE_SCRIPT (no Python is a failure). */
-#include <dirent.h>
 #include <string.h>
 
 #include "oracle_pair.h"
@@ -266,21 +265,11 @@ static void test_write_errors(void) {
 
 /* ---- lance_write_fragments ---- */
 
-static int count_files(const char* path) {
-    DIR* d = opendir(path);
-    if (!d) return -1;
-    int n = 0;
-    struct dirent* e;
-    while ((e = readdir(d)) != NULL) n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 static void test_write_fragments(void) {
     char c_uri[600], py_uri[600], path[700];
     LanceDataset* ds = tu_pair_make(&pairs, "fragments", c_uri, py_uri);
     snprintf(path, sizeof path, "%s/data", c_uri);
-    int files_before = count_files(path);
+    int files_before = tu_visible_entries(path);
     CHECK(files_before == 3);
 
     /* Rows 600..899 of `other` as new files next to the dataset's. */
@@ -292,7 +281,7 @@ static void test_write_fragments(void) {
     CHECK_OK(lance_write_fragments(c_uri, &schema, &stream, NULL));
     CHECK(releases == 1);
     CHECK(schema.release != NULL); /* borrowed */
-    CHECK(count_files(path) > files_before);
+    CHECK(tu_visible_entries(path) > files_before);
     /* Nothing committed. */
     LanceDataset* reopened = lance_dataset_open(c_uri, NULL, 0);
     CHECK(reopened != NULL);
@@ -317,7 +306,7 @@ static void test_write_fragments(void) {
     CHECK_OK(lance_write_fragments(fresh, &schema, &stream, NULL));
     CHECK(releases == 1);
     snprintf(path, sizeof path, "%s/data", fresh);
-    CHECK(count_files(path) == 1);
+    CHECK(tu_visible_entries(path) == 1);
     CHECK(lance_dataset_open(fresh, NULL, 0) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_NOT_FOUND);
 

@@ -62,6 +62,8 @@
     X(int32_t, lance_dataset_merge_index_segments, (const LanceDataset* dataset, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, uint8_t** out_metadata_bytes, size_t* out_metadata_len)) \
     X(int32_t, lance_dataset_optimize_indices, (LanceDataset* dataset, const LanceOptimizeIndicesOptions* options)) \
     X(int32_t, lance_dataset_optimize_indices_with_control, (LanceDataset* dataset, const LanceOptimizeIndicesOptions* options, const LanceIndexBuildControl* control)) \
+    X(char*, lance_dataset_plan_index_maintenance, (const LanceDataset* dataset, const char* index_name, const LanceIndexMaintenanceOptions* options)) \
+    X(int32_t, lance_dataset_index_segment_metadata, (const LanceDataset* dataset, const char* index_name, const char* segment_uuid, uint8_t** out_metadata_bytes, size_t* out_metadata_len)) \
     X(int32_t, lance_dataset_plan_fragment_groups, (const LanceDataset* dataset, size_t group_count, LanceFragmentPlan** out_plan)) \
     X(size_t, lance_fragment_plan_group_count, (const LanceFragmentPlan* plan)) \
     X(uint64_t, lance_fragment_plan_dataset_version, (const LanceFragmentPlan* plan)) \
@@ -139,6 +141,19 @@ _Static_assert(sizeof(LanceProcessBudget) == 16, "LanceProcessBudget changed its
 OPTIMIZE_FIELDS(CHECK_OPTIMIZE_FIELD)
 _Static_assert(sizeof(LanceOptimizeIndicesOptions) == 48,
                "LanceOptimizeIndicesOptions changed its size: it was 48 bytes");
+
+/* LanceIndexMaintenanceOptions, likewise. */
+#define MAINTENANCE_FIELDS(X) \
+    X(target_rows_per_segment, 0, uint64_t) \
+    X(small_segment_rows, 8, uint64_t) \
+    X(max_segments, 16, uint32_t)
+#define CHECK_MAINTENANCE_FIELD(field, offset, type) \
+    _Static_assert(offsetof(LanceIndexMaintenanceOptions, field) == (offset) && \
+                       _Generic(((LanceIndexMaintenanceOptions*)0)->field, type: 1, default: 0), \
+                   "LanceIndexMaintenanceOptions." #field " changed: it was " #type " at offset " #offset);
+MAINTENANCE_FIELDS(CHECK_MAINTENANCE_FIELD)
+_Static_assert(sizeof(LanceIndexMaintenanceOptions) == 24,
+               "LanceIndexMaintenanceOptions changed its size: it was 24 bytes");
 
 typedef void (*AnyFunction)(void);
 #define FUNCTION_ENTRY(ret, name, params) (AnyFunction)&name,

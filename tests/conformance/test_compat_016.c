@@ -23,36 +23,27 @@ static int failed = 0;
 /* ---- the async scan, as a 0.1.6 program drives it ---- */
 
 typedef struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int done;
+    TuLatch calls; /* the callbacks' calls */
+    int waited;    /* the calls a wait has seen */
     int32_t status;
     struct ArrowArrayStream* stream;
 } AsyncResult;
 
 static void on_scan(void* ctx, int32_t status, void* result) {
     AsyncResult* r = ctx;
-    pthread_mutex_lock(&r->lock);
     r->status = status;
     r->stream = result;
-    r->done = 1;
-    pthread_cond_signal(&r->cond);
-    pthread_mutex_unlock(&r->lock);
+    tu_latch_signal(&r->calls);
 }
 
 static void on_wake(void* ctx) {
     AsyncResult* r = ctx;
-    pthread_mutex_lock(&r->lock);
-    r->done = 1;
-    pthread_cond_signal(&r->cond);
-    pthread_mutex_unlock(&r->lock);
+    tu_latch_signal(&r->calls);
 }
 
-static void wait_done(AsyncResult* r) {
-    pthread_mutex_lock(&r->lock);
-    while (!r->done) pthread_cond_wait(&r->cond, &r->lock);
-    r->done = 0;
-    pthread_mutex_unlock(&r->lock);
+/* Waits for the next callback (or takes those that came since the last wait). */
+static void wait_call(AsyncResult* r) {
+    r->waited = tu_latch_wait(&r->calls, r->waited + 1, 0);
 }
 
 static int64_t stream_rows(struct ArrowArrayStream* s) {
@@ -286,10 +277,11 @@ int main(void) {
     lance_scanner_close(sub);
 
     /* The async scan: one callback with a stream of every row. */
-    AsyncResult r = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, -1, NULL};
+    AsyncResult r = {.status = -1};
+    tu_latch_init(&r.calls);
     LanceScanner* as = lance_scanner_new(ds, id_only, NULL);
     lance_scanner_scan_async(as, on_scan, &r);
-    wait_done(&r);
+    wait_call(&r);
     EXPECT(r.status == 0 && r.stream != NULL);
     if (r.stream) {
         EXPECT(stream_rows(r.stream) == (int64_t)lance_dataset_count_rows(ds));
@@ -304,7 +296,7 @@ int main(void) {
         LanceBatch* batch = NULL;
         LancePollStatus st = lance_scanner_poll_next(ps, on_wake, &r, &batch);
         if (st == LANCE_POLL_PENDING) {
-            wait_done(&r);
+            wait_call(&r);
             continue;
         }
         if (st != LANCE_POLL_READY) {
@@ -321,6 +313,7 @@ int main(void) {
     }
     EXPECT(polled == (int64_t)lance_dataset_count_rows(ds));
     lance_scanner_close(ps);
+    tu_latch_destroy(&r.calls);
 
     EXPECT(lance_dataset_open("", NULL, 0) == NULL);
     LanceErrorCode code = lance_last_error_code();

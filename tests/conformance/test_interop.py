@@ -87,6 +87,16 @@ def tool_knn(uri: str, q) -> list:
     return [int(line.split("\t")[0]) for line in out.strip().split("\n")[1:]]
 
 
+def check_knn_exact(uri: str, vectors: np.ndarray, what: str) -> None:
+    """k-NN of each query row through pylance and through lance-index: both the brute-force top 10."""
+    ds = lance.dataset(uri)
+    for row in query_rows():
+        q = vectors[row]
+        truth = brute_force(vectors, q)
+        check(python_knn(ds, q) == truth, f"pylance k-NN{what}, row {row}")
+        check(tool_knn(uri, q) == truth, f"lance-index k-NN{what}, row {row}")
+
+
 def same_segment(a, b) -> bool:
     """Equal in every field; created_at to the millisecond the manifest keeps."""
     def ms(t):
@@ -128,11 +138,7 @@ def test_c_segments_python_commit(work: str) -> None:
     ds = lance.dataset(uri)
     check(ds.version == 2, f"one new version (got {ds.version})")
     check(segment_fragments(ds, "vec_idx") == sorted(sorted(g) for g in groups), "committed fragment sets")
-    for row in query_rows():
-        q = vectors[row]
-        truth = brute_force(vectors, q)
-        check(python_knn(ds, q) == truth, f"pylance k-NN, row {row}")
-        check(tool_knn(uri, q) == truth, f"lance-index k-NN, row {row}")
+    check_knn_exact(uri, vectors, "")
 
 
 def test_python_segments_c_commit(work: str) -> None:
@@ -162,12 +168,7 @@ def test_python_segments_c_commit(work: str) -> None:
     listed = json.loads(tool("list", uri, "--json"))
     check(sorted(sorted(e["fragment_ids"]) for e in listed) == sorted(sorted(g) for g in groups), "listed fragment sets")
     check(sorted(e["uuid"] for e in listed) == sorted(codec.decode(open(p, "rb").read()).uuid for p in files), "listed uuids")
-    ds = lance.dataset(uri)
-    for row in query_rows():
-        q = vectors[row]
-        truth = brute_force(vectors, q)
-        check(tool_knn(uri, q) == truth, f"lance-index k-NN over pylance segments, row {row}")
-        check(python_knn(ds, q) == truth, f"pylance k-NN over the same index, row {row}")
+    check_knn_exact(uri, vectors, " over pylance's segments")
 
 
 def test_btree_c_to_python(work: str) -> None:

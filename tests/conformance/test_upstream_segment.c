@@ -14,6 +14,9 @@
 #include <pthread.h>
 #include <string.h>
 
+#include "knn_kit.h"
+#include "progress_kit.h"
+#include "segment_kit.h"
 #include "test_util.h"
 
 #define ROWS 4000
@@ -35,7 +38,7 @@ static char* dir;
 /* ---- the dataset ---- */
 
 /* A fresh 8-fragment dataset of `data` at <dir>/<name>.lance (version 1). */
-static LanceDataset* make_dataset(const char* name, uint32_t frags[FRAGS]) {
+static LanceDataset* make_dataset(const char* name, uint32_t fragment_ids[FRAGS]) {
     char uri[700];
     snprintf(uri, sizeof uri, "%s/%s.lance", dir, name);
     LanceDataset* ds = tu_write(uri, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS_PER_FRAG);
@@ -45,36 +48,14 @@ static LanceDataset* make_dataset(const char* name, uint32_t frags[FRAGS]) {
     CHECK(lance_dataset_fragment_count(ds) == FRAGS);
     uint64_t ids[FRAGS];
     CHECK_OK(lance_dataset_fragment_ids(ds, ids));
-    for (int i = 0; i < FRAGS; i++) frags[i] = (uint32_t)ids[i];
+    for (int i = 0; i < FRAGS; i++) fragment_ids[i] = (uint32_t)ids[i];
     return ds;
 }
 
-/* ---- progress: thread-safe, as upstream requires of the callback ---- */
+/* ---- progress: pk_record() is thread-safe, as upstream requires of the
+ * callback; every finished build reports some progress ---- */
 
-#define MAX_EVENTS 4096
-
-typedef struct {
-    pthread_mutex_t lock;
-    int count;
-    TuProgressEvent events[MAX_EVENTS];
-} Progress;
-
-static void on_progress(void* callback_ctx, int32_t event, const char* stage, uint64_t total, const char* unit,
-                        uint64_t completed) {
-    Progress* p = callback_ctx;
-    pthread_mutex_lock(&p->lock);
-    if (p->count < MAX_EVENTS) tu_progress_event_set(&p->events[p->count++], event, stage, total, unit, completed);
-    pthread_mutex_unlock(&p->lock);
-}
-
-/* Upstream's event contract (tu_check_progress_events()): stages never
- * overlap; START (completed 0), PROGRESS (total 0, unit "", completed never
- * decreasing), COMPLETE (total 0, unit "", completed 0); every stage of a
- * finished build completed, and some progress reported. */
-static void check_progress(const Progress* p) {
-    CHECK(p->count > 0 && p->count < MAX_EVENTS);
-    CHECK(tu_check_progress_events(p->events, p->count, 1) >= 1);
-}
+static PkRecorder* progress; /* made by main() */
 
 /* ---- segments ---- */
 
@@ -89,7 +70,7 @@ static void free_segment(Segment* s) {
     s->bytes = NULL;
 }
 
-/* Builds one vector segment over `frags` with a progress callback; returns 0 or -1. */
+/* Builds one vector segment over `fragment_ids` with a progress callback; returns 0 or -1. */
 static int build_vector(const LanceDataset* ds, const LanceVectorIndexSegmentParams* params,
                         LanceIndexSegmentBuildOptions* options, int uuid_seed, Segment* out) {
     memset(out, 0, sizeof *out);
@@ -98,15 +79,14 @@ static int build_vector(const LanceDataset* ds, const LanceVectorIndexSegmentPar
     LanceIndexSegmentBuilder* builder = lance_index_segment_builder_new_vector(ds, "vec", "vec_idx", params, options);
     CHECK(builder != NULL);
     if (!builder) return -1;
-    static Progress progress = {.lock = PTHREAD_MUTEX_INITIALIZER};
-    progress.count = 0;
-    CHECK_OK(lance_index_segment_builder_set_progress_callback(builder, on_progress, &progress));
+    pk_recorder_reset(progress);
+    CHECK_OK(lance_index_segment_builder_set_progress_callback(builder, pk_record, progress));
     int rc = lance_index_segment_builder_execute_uncommitted(builder, &out->bytes, &out->len);
     CHECK(rc == 0);
     if (rc == 0) {
-        check_progress(&progress);
+        pk_check_events(progress, 1, 1);
         /* After an execute the setter is refused. */
-        CHECK_ERR(lance_index_segment_builder_set_progress_callback(builder, on_progress, &progress),
+        CHECK_ERR(lance_index_segment_builder_set_progress_callback(builder, pk_record, progress),
                   LANCE_ERR_INVALID_ARGUMENT);
     }
     lance_index_segment_builder_free(builder);
@@ -125,40 +105,6 @@ static void check_refused_at_execute(const LanceDataset* ds, LanceIndexSegmentBu
     CHECK(bytes == NULL);
     lance_index_segment_builder_free(builder);
     CHECK(lance_dataset_latest_version(ds) == version);
-}
-
-/* The metadata getters against what the segment was built for. */
-static void check_segment(const Segment* s, int32_t index_type, int32_t field_id, const uint32_t* frags,
-                          size_t fragment_count, uint64_t dataset_version, bool vector) {
-    LanceIndexSegmentMetadata* m = NULL;
-    CHECK_OK(lance_index_segment_metadata_parse(s->bytes, s->len, &m));
-    if (!m) return;
-    uint8_t uuid[16];
-    CHECK_OK(lance_index_segment_metadata_uuid(m, uuid));
-    if (vector) CHECK(memcmp(uuid, s->uuid, 16) == 0);
-    CHECK(lance_index_segment_metadata_index_type(m) == index_type);
-    CHECK(lance_index_segment_metadata_index_version(m) >= 0);
-    CHECK(lance_index_segment_metadata_dataset_version(m) == dataset_version);
-    const char* name = lance_index_segment_metadata_name(m);
-    CHECK(name != NULL && strlen(name) > 0);
-    const char* url = lance_index_segment_metadata_index_details_type_url(m);
-    if (vector) {
-        const char* suffix = "VectorIndexDetails";
-        CHECK(url != NULL && strlen(url) >= strlen(suffix) &&
-              strcmp(url + strlen(url) - strlen(suffix), suffix) == 0);
-    }
-    CHECK(lance_index_segment_metadata_field_count(m) == 1);
-    int32_t fields[2] = {-1, -1};
-    size_t count = 0;
-    CHECK_OK(lance_index_segment_metadata_field_ids(m, fields, 2, &count));
-    CHECK(count == 1 && fields[0] == field_id);
-    CHECK(lance_index_segment_metadata_fragment_count(m) == fragment_count);
-    uint32_t got[FRAGS];
-    count = 0;
-    CHECK_OK(lance_index_segment_metadata_fragment_ids(m, got, FRAGS, &count));
-    CHECK(count == fragment_count);
-    if (count == fragment_count) CHECK(memcmp(got, frags, fragment_count * sizeof(uint32_t)) == 0);
-    lance_index_segment_metadata_free(m);
 }
 
 /* The 6-parameter commit of `n` segments. */
@@ -197,30 +143,29 @@ static void query_of(int q, float* query) {
     for (int j = 0; j < DIM; j++) query[j] = data.vectors[query_rows[q] * DIM + j] + 0.01f * (float)(j % 3);
 }
 
-/* Runs a k-NN of the dataset; the ids of the result, or -1. */
-static int knn(const LanceDataset* ds, const float* query, uint32_t nprobes, uint32_t refine, int64_t* ids) {
-    const char* columns[] = {"id", NULL};
-    LanceScanner* scanner = lance_scanner_new(ds, columns, NULL);
-    CHECK(scanner != NULL);
-    if (!scanner) return -1;
-    CHECK_OK(lance_scanner_nearest(scanner, "vec", query, DIM, LANCE_DTYPE_FLOAT32, K));
-    CHECK_OK(lance_scanner_set_nprobes(scanner, nprobes));
-    if (refine) CHECK_OK(lance_scanner_set_refine_factor(scanner, refine));
-    int n = tu_knn_ids(scanner, ids, K);
-    lance_scanner_close(scanner);
-    return n;
-}
-
 /* IVF_FLAT probing every partition: the top-k equals brute force for every query. */
 static void check_exact_knn(const LanceDataset* ds, uint32_t all_partitions) {
     for (int q = 0; q < QUERIES; q++) {
         float query[DIM];
         query_of(q, query);
-        int64_t got[K], want[K];
-        tu_brute_force_knn(&data, query, K, want);
-        CHECK(knn(ds, query, all_partitions, 0, got) == K);
-        CHECK(memcmp(got, want, sizeof want) == 0);
+        kk_check_exact(ds, &data, query, K, all_partitions);
     }
+}
+
+/* The metadata getters against what the segment was built for. */
+static void check_segment_metadata(const Segment* s, int32_t index_type, int32_t field_id,
+                                   const uint32_t* fragment_ids, size_t fragment_count, uint64_t dataset_version,
+                                   bool vector) {
+    SkSegmentWant want = {.index_type = index_type,
+                          .details_suffix = vector ? "VectorIndexDetails" : NULL,
+                          .field_id = field_id,
+                          .fragment_ids = fragment_ids,
+                          .fragment_count = fragment_count,
+                          .uuid = vector ? s->uuid : NULL,
+                          .uuid_readable = true,
+                          .dataset_version = dataset_version,
+                          .index_version = true};
+    sk_check_segment(s->bytes, s->len, &want);
 }
 
 /* ---- models ---- */
@@ -248,9 +193,27 @@ static int train_ivf(const LanceDataset* ds, uint32_t partitions, Model* out) {
 /* ======================================================================== */
 
 /* IVF_FLAT, one shared model, four workers, then upstream's commit rules. */
+/* Options over fragment_ids[0..n) with the model: the centroids and, when
+ * `codebook` is not NULL, the PQ codebook (both borrowed), and `mode`. */
+static LanceIndexSegmentBuildOptions options_with_model(const uint32_t* fragment_ids, size_t n, Model* centroids,
+                                                        Model* codebook, int32_t mode) {
+    LanceIndexSegmentBuildOptions options;
+    memset(&options, 0, sizeof options);
+    options.fragment_ids = fragment_ids;
+    options.fragment_count = n;
+    options.ivf_centroids = &centroids->array;
+    options.ivf_centroids_schema = &centroids->schema;
+    if (codebook) {
+        options.pq_codebook = &codebook->array;
+        options.pq_codebook_schema = &codebook->schema;
+    }
+    options.mode = mode;
+    return options;
+}
+
 static void test_ivf_flat_loop(void) {
-    uint32_t frags[FRAGS];
-    LanceDataset* ds = make_dataset("flat", frags);
+    uint32_t fragment_ids[FRAGS];
+    LanceDataset* ds = make_dataset("flat", fragment_ids);
     if (!ds) return;
     Model centroids;
     if (train_ivf(ds, PARTITIONS, &centroids) != 0) {
@@ -268,15 +231,10 @@ static void test_ivf_flat_loop(void) {
     Segment segs[4];
     const Segment* all[4];
     for (int g = 0; g < 4; g++) {
-        LanceIndexSegmentBuildOptions options;
-        memset(&options, 0, sizeof options);
-        options.fragment_ids = &frags[2 * g];
-        options.fragment_count = 2;
-        options.ivf_centroids = &centroids.array;
-        options.ivf_centroids_schema = &centroids.schema;
-        options.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
+        LanceIndexSegmentBuildOptions options =
+            options_with_model(&fragment_ids[2 * g], 2, &centroids, NULL, LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED);
         CHECK_OK(build_vector(ds, &params, &options, 100 + g, &segs[g]));
-        check_segment(&segs[g], LANCE_INDEX_IVF_FLAT, VEC_FIELD_ID, &frags[2 * g], 2, 1, true);
+        check_segment_metadata(&segs[g], LANCE_INDEX_IVF_FLAT, VEC_FIELD_ID, &fragment_ids[2 * g], 2, 1, true);
         all[g] = &segs[g];
     }
     /* The model stays the caller's and usable. */
@@ -297,14 +255,9 @@ static void test_ivf_flat_loop(void) {
     /* A worker task run again with a committed segment's UUID: refused
        before it writes anything (upstream would overwrite the files the
        committed index reads). */
-    LanceIndexSegmentBuildOptions again;
-    memset(&again, 0, sizeof again);
-    again.fragment_ids = &frags[0];
-    again.fragment_count = 2;
+    LanceIndexSegmentBuildOptions again =
+        options_with_model(&fragment_ids[0], 2, &centroids, NULL, LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED);
     again.index_uuid = segs[0].uuid;
-    again.ivf_centroids = &centroids.array;
-    again.ivf_centroids_schema = &centroids.schema;
-    again.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
     check_refused_at_execute(ds, lance_index_segment_builder_new_vector(ds, "vec", "vec_idx", &params, &again),
                              LANCE_ERR_DUPLICATE_SEGMENT, 2);
     check_exact_knn(ds, PARTITIONS); /* the committed segment's files are intact */
@@ -312,9 +265,9 @@ static void test_ivf_flat_loop(void) {
     /* Problems with the set are all LANCE_ERR_INVALID_ARGUMENT. */
     CHECK_ERR(lance_dataset_commit_index_segments(ds, "vec_idx", "vec", NULL, NULL, 0), LANCE_ERR_INVALID_ARGUMENT);
     Segment x, y, z;
-    uint32_t x_frags[] = {frags[0], frags[1]};
-    uint32_t y_frags[] = {frags[1], frags[2]};
-    uint32_t z_frags[] = {frags[2]};
+    uint32_t x_frags[] = {fragment_ids[0], fragment_ids[1]};
+    uint32_t y_frags[] = {fragment_ids[1], fragment_ids[2]};
+    uint32_t z_frags[] = {fragment_ids[2]};
     struct {
         const uint32_t* ids;
         size_t count;
@@ -322,15 +275,10 @@ static void test_ivf_flat_loop(void) {
         int seed;
     } more[] = {{x_frags, 2, &x, 110}, {y_frags, 2, &y, 111}, {z_frags, 1, &z, 112}};
     for (int i = 0; i < 3; i++) {
-        LanceIndexSegmentBuildOptions options;
-        memset(&options, 0, sizeof options);
-        options.fragment_ids = more[i].ids;
-        options.fragment_count = more[i].count;
-        options.ivf_centroids = &centroids.array;
-        options.ivf_centroids_schema = &centroids.schema;
-        options.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
+        LanceIndexSegmentBuildOptions options =
+            options_with_model(more[i].ids, more[i].count, &centroids, NULL, LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED);
         CHECK_OK(build_vector(ds, &params, &options, more[i].seed, more[i].out));
-        check_segment(more[i].out, LANCE_INDEX_IVF_FLAT, VEC_FIELD_ID, more[i].ids, more[i].count, 2, true);
+        check_segment_metadata(more[i].out, LANCE_INDEX_IVF_FLAT, VEC_FIELD_ID, more[i].ids, more[i].count, 2, true);
     }
     const Segment* repeated[] = {&x, &x};
     CHECK_ERR(commit(ds, "vec_idx", "vec", repeated, 2), LANCE_ERR_INVALID_ARGUMENT);
@@ -369,9 +317,17 @@ static void test_ivf_flat_loop(void) {
 
 /* IVF_PQ from a shared IVF model and PQ codebook, the build-mode rules, a
    switch of the index type, and a scalar segment. */
+/* A vector builder whose options make no sense: refused with
+ * LANCE_ERR_INVALID_ARGUMENT. */
+static void check_builder_refused(const LanceDataset* ds, const LanceVectorIndexSegmentParams* params,
+                                  const LanceIndexSegmentBuildOptions* options) {
+    CHECK(lance_index_segment_builder_new_vector(ds, "vec", NULL, params, options) == NULL);
+    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+}
+
 static void test_ivf_pq_and_modes(void) {
-    uint32_t frags[FRAGS];
-    LanceDataset* ds = make_dataset("pq", frags);
+    uint32_t fragment_ids[FRAGS];
+    LanceDataset* ds = make_dataset("pq", fragment_ids);
     if (!ds) return;
     Model centroids, codebook;
     memset(&codebook, 0, sizeof codebook);
@@ -409,46 +365,31 @@ static void test_ivf_pq_and_modes(void) {
     params.num_sub_vectors = SUB_VECTORS;
     params.num_bits = BITS;
 
-    LanceIndexSegmentBuildOptions options;
-    memset(&options, 0, sizeof options);
-    options.fragment_ids = frags;
-    options.fragment_count = 4;
-
     /* LOCAL_TRAIN with a model. */
-    options.ivf_centroids = &centroids.array;
-    options.ivf_centroids_schema = &centroids.schema;
-    options.pq_codebook = &codebook.array;
-    options.pq_codebook_schema = &codebook.schema;
-    options.mode = LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN;
-    CHECK(lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &options) == NULL);
-    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    LanceIndexSegmentBuildOptions options =
+        options_with_model(fragment_ids, 4, &centroids, &codebook, LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN);
+    check_builder_refused(ds, &params, &options);
     /* A mode that is not a LanceIndexSegmentBuildMode. */
     options.mode = 7;
-    CHECK(lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &options) == NULL);
-    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    check_builder_refused(ds, &params, &options);
     options.mode = -1;
-    CHECK(lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &options) == NULL);
-    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    check_builder_refused(ds, &params, &options);
     /* PQ centroids without their codebook, whatever the mode. */
     options.pq_codebook = NULL;
     options.pq_codebook_schema = NULL;
     options.mode = LANCE_INDEX_SEGMENT_BUILD_AUTO;
-    CHECK(lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &options) == NULL);
-    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    check_builder_refused(ds, &params, &options);
     options.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
-    CHECK(lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &options) == NULL);
-    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    check_builder_refused(ds, &params, &options);
     /* PRECOMPUTED without any model. */
     options.ivf_centroids = NULL;
     options.ivf_centroids_schema = NULL;
-    CHECK(lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &options) == NULL);
-    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    check_builder_refused(ds, &params, &options);
     /* An index type outside LanceVectorIndexType. */
     LanceVectorIndexSegmentParams bad = params;
     bad.index_type = 100;
     options.mode = LANCE_INDEX_SEGMENT_BUILD_AUTO;
-    CHECK(lance_index_segment_builder_new_vector(ds, "vec", NULL, &bad, &options) == NULL);
-    CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    check_builder_refused(ds, &bad, &options);
 
     /* The progress setter refuses a NULL callback. */
     LanceIndexSegmentBuilder* builder = lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, NULL);
@@ -460,16 +401,10 @@ static void test_ivf_pq_and_modes(void) {
     Segment segs[2];
     const Segment* all[2];
     for (int g = 0; g < 2; g++) {
-        memset(&options, 0, sizeof options);
-        options.fragment_ids = &frags[4 * g];
-        options.fragment_count = 4;
-        options.ivf_centroids = &centroids.array;
-        options.ivf_centroids_schema = &centroids.schema;
-        options.pq_codebook = &codebook.array;
-        options.pq_codebook_schema = &codebook.schema;
-        options.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
+        options = options_with_model(&fragment_ids[4 * g], 4, &centroids, &codebook,
+                                     LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED);
         CHECK_OK(build_vector(ds, &params, &options, 200 + g, &segs[g]));
-        check_segment(&segs[g], LANCE_INDEX_IVF_PQ, VEC_FIELD_ID, &frags[4 * g], 4, 1, true);
+        check_segment_metadata(&segs[g], LANCE_INDEX_IVF_PQ, VEC_FIELD_ID, &fragment_ids[4 * g], 4, 1, true);
         all[g] = &segs[g];
     }
     CHECK(lance_dataset_latest_version(ds) == 1);
@@ -484,14 +419,14 @@ static void test_ivf_pq_and_modes(void) {
     flat.num_sub_vectors = 0;
     flat.num_bits = 0;
     memset(&options, 0, sizeof options);
-    options.fragment_ids = frags;
+    options.fragment_ids = fragment_ids;
     options.fragment_count = 4;
     options.ivf_centroids = &centroids.array;
     options.ivf_centroids_schema = &centroids.schema;
     options.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
     Segment switched;
     CHECK_OK(build_vector(ds, &flat, &options, 210, &switched));
-    check_segment(&switched, LANCE_INDEX_IVF_FLAT, VEC_FIELD_ID, frags, 4, 2, true);
+    check_segment_metadata(&switched, LANCE_INDEX_IVF_FLAT, VEC_FIELD_ID, fragment_ids, 4, 2, true);
     const Segment* just_switched[] = {&switched};
     CHECK_ERR(commit(ds, "vec_idx", "vec", just_switched, 1), LANCE_ERR_INVALID_ARGUMENT);
     CHECK(lance_dataset_version(ds) == 2 && lance_dataset_latest_version(ds) == 2);
@@ -504,13 +439,13 @@ static void test_ivf_pq_and_modes(void) {
         query_of(q, query);
         int64_t got[K], want[K];
         tu_brute_force_knn(&data, query, K, want);
-        CHECK(knn(ds, query, PARTITIONS, 20, got) == K);
+        CHECK(kk_ids(ds, query, DIM, K, PARTITIONS, 20, got) == K);
         CHECK(got[0] == want[0]);
     }
 
     /* With the other group covered too, the switch is accepted: IVF_FLAT
        segments replace both IVF_PQ ones, and search is exact again. */
-    options.fragment_ids = &frags[4];
+    options.fragment_ids = &fragment_ids[4];
     Segment switched2;
     CHECK_OK(build_vector(ds, &flat, &options, 211, &switched2));
     const Segment* both_switched[] = {&switched, &switched2};
@@ -545,7 +480,7 @@ static void test_ivf_pq_and_modes(void) {
         lance_index_segment_builder_free(builder);
     }
     if (scalar.bytes) {
-        check_segment(&scalar, LANCE_SCALAR_BTREE, ID_FIELD_ID, frags, FRAGS, 3, false);
+        check_segment_metadata(&scalar, LANCE_SCALAR_BTREE, ID_FIELD_ID, fragment_ids, FRAGS, 3, false);
         LanceIndexSegmentMetadata* m = NULL;
         CHECK_OK(lance_index_segment_metadata_parse(scalar.bytes, scalar.len, &m));
         if (m) CHECK_OK(lance_index_segment_metadata_uuid(m, scalar.uuid));
@@ -579,8 +514,8 @@ static void test_ivf_pq_and_modes(void) {
 /* Each group trains its own model (AUTO without a model, LOCAL_TRAIN):
    upstream's commit accepts them, and each segment is searched with its own. */
 static void test_independent_segments(void) {
-    uint32_t frags[FRAGS];
-    LanceDataset* ds = make_dataset("independent", frags);
+    uint32_t fragment_ids[FRAGS];
+    LanceDataset* ds = make_dataset("independent", fragment_ids);
     if (!ds) return;
     LanceVectorIndexSegmentParams params;
     memset(&params, 0, sizeof params);
@@ -593,11 +528,11 @@ static void test_independent_segments(void) {
     for (int g = 0; g < 2; g++) {
         LanceIndexSegmentBuildOptions options;
         memset(&options, 0, sizeof options);
-        options.fragment_ids = &frags[4 * g];
+        options.fragment_ids = &fragment_ids[4 * g];
         options.fragment_count = 4;
         options.mode = modes[g];
         CHECK_OK(build_vector(ds, &params, &options, 300 + g, &segs[g]));
-        check_segment(&segs[g], LANCE_INDEX_IVF_FLAT, VEC_FIELD_ID, &frags[4 * g], 4, 1, true);
+        check_segment_metadata(&segs[g], LANCE_INDEX_IVF_FLAT, VEC_FIELD_ID, &fragment_ids[4 * g], 4, 1, true);
         all[g] = &segs[g];
     }
     CHECK_OK(commit(ds, "vec_idx", "vec", all, 2));
@@ -611,7 +546,7 @@ static void test_independent_segments(void) {
     params.num_partitions = ROWS_PER_FRAG + 1;
     LanceIndexSegmentBuildOptions one;
     memset(&one, 0, sizeof one);
-    one.fragment_ids = &frags[0];
+    one.fragment_ids = &fragment_ids[0];
     one.fragment_count = 1;
     one.mode = LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN;
     CHECK(lance_index_segment_builder_new_vector(ds, "vec", NULL, &params, &one) == NULL);
@@ -627,9 +562,11 @@ static void test_independent_segments(void) {
 int main(void) {
     data = tu_make_data(ROWS, DIM, 8, 0.5f, 17);
     dir = tu_temp_dir("upstream-segment");
+    progress = pk_recorder_new();
     RUN(test_ivf_flat_loop);
     RUN(test_ivf_pq_and_modes);
     RUN(test_independent_segments);
+    pk_recorder_free(progress);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&data);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lance/lance.hpp"
+#include "dataset_kit.h"
 #include "test_util.hpp"
 
 namespace {
@@ -24,29 +25,16 @@ struct Row {
 std::string g_uri;
 std::vector<Row> g_rows;
 
-bool write_dataset(const char* python, const char* script, const std::string& dir) {
+bool write_and_list(const char* python, const char* script, const std::string& dir) {
     g_uri = dir + "/blobs.lance";
-    char* out = tu_oracle(python, script, "write", dir.c_str(), nullptr);
-    if (!out) return false;
-    for (char* line = out; *line;) {
-        char* end = std::strchr(line, '\n');
-        long long id;
-        unsigned long long row_id;
-        char size[32];
-        if (std::sscanf(line, "%lld %llu %31s", &id, &row_id, size) != 3) break;
-        Row row{id, row_id, std::nullopt};
-        if (std::strcmp(size, "null") != 0) {
-            std::string path = dir + "/expected/" + std::to_string(id) + ".bin";
-            size_t len = 0;
-            unsigned char* data = read_whole_file(path.c_str(), &len);
-            if (!data) break;
-            row.bytes = std::vector<uint8_t>(data, data + len);
-            free(data);
-        }
+    DkBlobRow listed[64];
+    int n = dk_blob_rows(python, script, dir.c_str(), listed, 64);
+    for (int i = 0; i < n; i++) {
+        Row row{listed[i].id, listed[i].row_id, std::nullopt};
+        if (listed[i].bytes) row.bytes = std::vector<uint8_t>(listed[i].bytes, listed[i].bytes + listed[i].size);
+        free(listed[i].bytes);
         g_rows.push_back(std::move(row));
-        line = end ? end + 1 : line + std::strlen(line);
     }
-    free(out);
     return !g_rows.empty();
 }
 
@@ -121,7 +109,7 @@ int main(int argc, char** argv) {
         return 2;
     }
     char* dir = tu_temp_dir("cpp-blob");
-    CHECK(dir != nullptr && write_dataset(argv[1], argv[2], dir));
+    CHECK(dir != nullptr && write_and_list(argv[1], argv[2], dir));
     if (tu_failures == 0) {
         RUN(test_session_and_blobs);
         RUN(test_scanner_blob_handling);

@@ -6,7 +6,8 @@
 //   - this library's: VectorModel given to a builder by set_model,
 //     std::function progress (progress_callback), cancel tokens, the commit
 //     with options and result, merging segments (merge_index_segments),
-//     and optimize_indices.
+//     optimize_indices, and a maintenance plan run through the wrappers
+//     (plan_index_maintenance, index_segment_metadata).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -16,7 +17,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "json.h"
 #include "lance/lance.hpp"
+#include "segment_kit.h"
 #include "test_util.hpp"
 
 static_assert(!std::is_copy_constructible_v<lance::VectorModel>, "VectorModel must be move-only");
@@ -81,6 +84,14 @@ static void count_progress(void* ctx, int32_t event, const char*, uint64_t, cons
     }
 }
 
+// Build options over `fragment_ids` (borrowed: they must outlive the options), the rest zero.
+static LanceIndexSegmentBuildOptions options_over(const std::vector<uint32_t>& fragment_ids) {
+    LanceIndexSegmentBuildOptions o{};
+    o.fragment_ids = fragment_ids.data();
+    o.fragment_count = fragment_ids.size();
+    return o;
+}
+
 // Fragment groups {0,1}, {2,3}, {4,5}, {6,7}.
 static std::vector<std::vector<uint32_t>> groups_of_two() {
     return {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
@@ -97,15 +108,11 @@ static void test_upstream_ivf_flat() {
     lance::IndexModel model = std::move(centroids);
     CHECK(centroids.array()->release == nullptr && model.array()->length == 8);
 
-    LanceVectorIndexParams p{};
-    p.index_type = LANCE_INDEX_IVF_FLAT;
-    p.num_partitions = 8;
+    LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_FLAT, 8, 0);
     std::vector<std::vector<uint8_t>> segments;
     std::vector<std::array<uint8_t, 16>> uuids;
     for (const auto& group : groups_of_two()) {
-        LanceIndexSegmentBuildOptions o{};
-        o.fragment_ids = group.data();
-        o.fragment_count = group.size();
+        LanceIndexSegmentBuildOptions o = options_over(group);
         o.ivf_centroids = model.array();
         o.ivf_centroids_schema = model.schema();
         o.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
@@ -163,16 +170,10 @@ static void test_upstream_ivf_pq() {
     CHECK(codebook.array()->length == 4 * 256);
     CHECK(centroids.array()->release != nullptr);  // borrowed by the trainer, still ours
 
-    LanceVectorIndexParams p{};
-    p.index_type = LANCE_INDEX_IVF_PQ;
-    p.num_partitions = 4;
-    p.num_sub_vectors = 4;
-    p.num_bits = 8;
+    LanceVectorIndexParams p = sk_pq_params(4, 4, 8);
     std::vector<std::vector<uint8_t>> segments;
     for (const auto& group : groups_of_two()) {
-        LanceIndexSegmentBuildOptions o{};
-        o.fragment_ids = group.data();
-        o.fragment_count = group.size();
+        LanceIndexSegmentBuildOptions o = options_over(group);
         o.ivf_centroids = centroids.array();
         o.ivf_centroids_schema = centroids.schema();
         o.pq_codebook = codebook.array();
@@ -190,9 +191,7 @@ static void test_upstream_ivf_pq() {
     // Independently trained segments (AUTO without a model) over the same groups.
     std::vector<std::vector<uint8_t>> independent;
     for (const auto& group : groups_of_two()) {
-        LanceIndexSegmentBuildOptions o{};
-        o.fragment_ids = group.data();
-        o.fragment_count = group.size();
+        LanceIndexSegmentBuildOptions o = options_over(group);
         independent.push_back(ds.new_vector_index_segment_builder("vec", p, "vec_idx", &o).execute_uncommitted());
     }
     lance::CommitOptions replace;
@@ -218,10 +217,7 @@ static void test_upstream_scalar_and_bad_input() {
     CHECK(ds.index_segment_count("id_idx") == 1);
     CHECK(tu_count_scan(ds.scan({"id"}, "id >= 100 AND id < 110").c_handle()) == 10);
 
-    LanceVectorIndexParams p{};
-    p.index_type = LANCE_INDEX_IVF_PQ;
-    p.num_partitions = 4;
-    p.num_sub_vectors = 4;
+    LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_PQ, 4, 4);
     lance::IndexModel centroids = ds.train_ivf_model("vec", 4, LANCE_METRIC_L2);
     auto build_code = [&](const LanceIndexSegmentBuildOptions& o) {
         return code_of([&] { ds.new_vector_index_segment_builder("vec", p, "", &o); });
@@ -290,10 +286,7 @@ static void test_upstream_scalar_and_bad_input() {
 // retry.
 static void test_own_forms() {
     lance::Dataset ds = make_dataset("own.lance");
-    LanceVectorIndexParams p{};
-    p.index_type = LANCE_INDEX_IVF_PQ;
-    p.num_partitions = 4;
-    p.num_sub_vectors = 4;
+    LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_PQ, 4, 4);
     lance::VectorModel model = ds.train_vector_model("vec", p, {0, 1});
     // Through bytes and back, as a worker in another process would get it.
     lance::VectorModel shipped = lance::VectorModel::parse(model.serialize());
@@ -328,9 +321,7 @@ static void test_own_forms() {
         std::vector<uint32_t> frags = plan.group(w, &rows);
         // Equal fragments, consecutive ranges: group w = {2w, 2w + 1}.
         CHECK(frags == std::vector<uint32_t>({2 * w, 2 * w + 1}) && rows == 500);
-        LanceIndexSegmentBuildOptions o{};
-        o.fragment_ids = frags.data();
-        o.fragment_count = frags.size();
+        LanceIndexSegmentBuildOptions o = options_over(frags);
         lance::IndexSegmentBuilder builder = ds.new_vector_index_segment_builder("vec", p, "", &o);
         CHECK(&builder.set_model(moved) == &builder);
         std::vector<std::string> stages;
@@ -483,15 +474,11 @@ static void test_own_forms() {
 // partition equals brute force; refusals throw with the C API's codes.
 static void test_merge() {
     lance::Dataset ds = make_dataset("merge.lance");
-    LanceVectorIndexParams p{};
-    p.index_type = LANCE_INDEX_IVF_FLAT;
-    p.num_partitions = 4;
+    LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_FLAT, 4, 0);
     lance::VectorModel model = ds.train_vector_model("vec", p, {});
     std::vector<lance::Bytes> segments;
     for (const auto& frags : groups_of_two()) {
-        LanceIndexSegmentBuildOptions o{};
-        o.fragment_ids = frags.data();
-        o.fragment_count = frags.size();
+        LanceIndexSegmentBuildOptions o = options_over(frags);
         segments.push_back(ds.new_vector_index_segment_builder("vec", p, "", &o).set_model(model).execute_uncommitted());
     }
     const lance::Dataset& reader = ds;  // merging reads; it needs no mutable handle
@@ -535,9 +522,7 @@ static void test_optimize() {
     lance_dataset_close(raw);
     {
         lance::Dataset first = lance::Dataset::open(uri);
-        LanceVectorIndexParams p{};
-        p.index_type = LANCE_INDEX_IVF_FLAT;
-        p.num_partitions = 4;
+        LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_FLAT, 4, 0);
         first.create_vector_index("vec", p, "vec_idx");
     }
     raw = tu_write(uri.c_str(), &g_data, 1500, 500, LANCE_WRITE_APPEND, 250);
@@ -569,6 +554,101 @@ static void test_optimize() {
     ds.optimize_indices(all);
     CHECK(ds.version() == 5 && ds.index_segments("vec_idx").size() == 1);
     CHECK(knn_is_exact(ds, 4, 0));
+}
+
+// The fragment ids of a JSON array of numbers.
+static std::vector<uint32_t> json_ids(const JValue* ids) {
+    std::vector<uint32_t> out;
+    for (size_t i = 0; ids && ids->type == J_ARRAY && i < ids->count; i++)
+        out.push_back(static_cast<uint32_t>(ids->items[i]->number));
+    return out;
+}
+
+// Dataset::plan_index_maintenance and index_segment_metadata: three
+// segments over fragments 0-5 (6 and 7 unindexed), planned with at most 2
+// segments, give one build over {6, 7} and one merge of the three; the
+// plan run as a coordinator runs it (a builder with the model, the merge
+// of the committed segments' metadata, one commit with replace) leaves 2
+// segments, nothing unindexed, k-NN exact, and nothing more to plan.
+static void test_maintenance_plan() {
+    lance::Dataset ds = make_dataset("maintain.lance");
+    LanceVectorIndexParams p{};
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    p.num_partitions = 4;
+    lance::VectorModel model = ds.train_vector_model("vec", p, {});
+    std::vector<lance::Bytes> built;
+    for (std::vector<uint32_t> frags : {std::vector<uint32_t>{0, 1}, {2, 3}, {4, 5}}) {
+        LanceIndexSegmentBuildOptions o{};
+        o.fragment_ids = frags.data();
+        o.fragment_count = frags.size();
+        built.push_back(ds.new_vector_index_segment_builder("vec", p, "", &o).set_model(model).execute_uncommitted());
+    }
+    ds.commit_index_segments_with_options("vec_idx", "vec", built, lance::CommitOptions{});
+    CHECK(ds.version() == 2);
+
+    LanceIndexMaintenanceOptions options{};
+    options.target_rows_per_segment = 1000;
+    options.max_segments = 2;
+    std::string text = ds.plan_index_maintenance("vec_idx", &options);
+    JValue* plan = json_parse(text.c_str());
+    const JValue* tasks = json_get(plan, "tasks");
+    CHECK(json_get(plan, "segments_before")->number == 3 && json_get(plan, "segments_after")->number == 2);
+    const JValue* fingerprint = json_get(plan, "model_fingerprint");
+    CHECK(fingerprint && fingerprint->type == J_STRING && model.fingerprint() == fingerprint->string);
+    CHECK(tasks && tasks->count == 2);
+    std::vector<lance::Bytes> segments;
+    for (size_t i = 0; tasks && i < tasks->count; i++) {
+        const JValue* t = tasks->items[i];
+        std::string kind = json_get(t, "kind")->string;
+        std::vector<uint32_t> frags = json_ids(json_get(t, "fragment_ids"));
+        if (kind == "build") {
+            CHECK(i == 0 && frags == std::vector<uint32_t>({6, 7}));
+            LanceIndexSegmentBuildOptions o{};
+            o.fragment_ids = frags.data();
+            o.fragment_count = frags.size();
+            segments.push_back(
+                ds.new_vector_index_segment_builder("vec", p, "vec_idx", &o).set_model(model).execute_uncommitted());
+            continue;
+        }
+        CHECK(kind == "merge" && frags == std::vector<uint32_t>({0, 1, 2, 3, 4, 5}));
+        const JValue* uuids = json_get(t, "segment_uuids");
+        CHECK(uuids && uuids->count == 3);
+        std::vector<lance::Bytes> sources;
+        for (size_t k = 0; uuids && k < uuids->count; k++) {
+            sources.push_back(ds.index_segment_metadata("vec_idx", uuids->items[k]->string));
+            auto meta = lance::IndexSegmentMetadata::parse(sources.back());
+            CHECK(meta.fragment_ids() == std::vector<uint32_t>({2 * uint32_t(k), 2 * uint32_t(k) + 1}));
+            CHECK(meta.model_fingerprint() == model.fingerprint());
+        }
+        segments.push_back(ds.merge_index_segments(sources));
+    }
+    json_free(plan);
+    lance::CommitOptions replace;
+    replace.replace = true;
+    LanceCommitIndexResult r = ds.commit_index_segments_with_options("vec_idx", "vec", segments, replace);
+    CHECK(r.version == 3 && !r.already_committed);
+    CHECK(ds.index_segments("vec_idx").size() == 2);
+    CHECK(ds.index_coverage_json("vec_idx").find("\"unindexed_fragments\":[]") != std::string::npos);
+    CHECK(knn_is_exact(ds, 4, 0));
+    plan = json_parse(ds.plan_index_maintenance("vec_idx", &options).c_str());
+    CHECK(json_get(plan, "tasks") && json_get(plan, "tasks")->count == 0);
+    json_free(plan);
+    // The defaults (nullptr) plan from the same version: the two segments merge.
+    plan = json_parse(ds.plan_index_maintenance("vec_idx").c_str());
+    CHECK(json_get(plan, "segments_after")->number == 1 && json_get(plan, "dataset_version")->number == 3);
+    json_free(plan);
+
+    CHECK(code_of([&] { ds.plan_index_maintenance("no_such_idx"); }) == LANCE_ERR_NOT_FOUND);
+    CHECK(code_of([&] { ds.plan_index_maintenance(""); }) == LANCE_ERR_INVALID_ARGUMENT);
+    LanceIndexMaintenanceOptions inverted{};
+    inverted.target_rows_per_segment = 100;
+    inverted.small_segment_rows = 101;
+    CHECK(code_of([&] { ds.plan_index_maintenance("vec_idx", &inverted); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.index_segment_metadata("vec_idx", "not-a-uuid"); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.index_segment_metadata("vec_idx", "00000000-0000-0000-0000-000000000000"); }) ==
+          LANCE_ERR_NOT_FOUND);
+    CHECK(code_of([&] { ds.index_segment_metadata("no_such_idx", "00000000000000000000000000000000"); }) ==
+          LANCE_ERR_NOT_FOUND);
 }
 
 // Distributed training through the wrappers: a coordinator and two workers
@@ -604,10 +684,7 @@ static lance::VectorModel train_across(lance::Dataset& ds, const LanceVectorInde
 
 static void test_distributed_training() {
     lance::Dataset ds = make_dataset("training.lance");
-    LanceVectorIndexParams p{};
-    p.index_type = LANCE_INDEX_IVF_PQ;
-    p.num_partitions = 4;
-    p.num_sub_vectors = 4;
+    LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_PQ, 4, 4);
     lance::VectorModel split = train_across(ds, p, {{0, 2, 4, 6}, {1, 3, 5, 7}});
     lance::VectorModel whole = train_across(ds, p, {{}});
     CHECK(split.info().num_partitions == 4 && split.info().has_pq_codebook);
@@ -668,6 +745,7 @@ int main() {
     RUN(test_own_forms);
     RUN(test_merge);
     RUN(test_optimize);
+    RUN(test_maintenance_plan);
     RUN(test_distributed_training);
     tu_remove_tree(dir);
     free(dir);

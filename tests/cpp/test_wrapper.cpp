@@ -45,13 +45,30 @@ struct FakeStream {
     static int failing_schema(ArrowArrayStream*, ArrowSchema*) { return 5; }
 };
 
-static void test_write_and_open() {
-    std::string uri = g_dir + "/write.lance";
+// Every row of g_data written to `uri` through lance::Dataset::write(), in
+// batches of 500 rows, 250 rows a file (8 fragments).
+static lance::Dataset write_all(const std::string& uri) {
     ArrowArrayStream stream;
     tu_stream(&g_data, 0, g_data.rows, 500, &stream);
     lance::WriteParams wp;
     wp.max_rows_per_file = 250;
-    lance::Dataset ds = lance::Dataset::write(uri, &stream, lance::WriteMode::Create, wp);
+    return lance::Dataset::write(uri, &stream, lance::WriteMode::Create, wp);
+}
+
+// The first 700 rows of g_data written through the C API to g_dir/<name>,
+// 350 a fragment, and opened through the wrapper.
+static lance::Dataset first_700_rows(const char* name) {
+    std::string uri = g_dir + "/" + name;
+    LanceDataset* raw = tu_write(uri.c_str(), &g_data, 0, 700, LANCE_WRITE_CREATE, 350);
+    CHECK(raw != nullptr);
+    lance_dataset_close(raw);
+    return lance::Dataset::open(uri);
+}
+
+static void test_write_and_open() {
+    std::string uri = g_dir + "/write.lance";
+    lance::Dataset ds = write_all(uri);
+    ArrowArrayStream stream;
     CHECK(ds.version() == 1);
     CHECK(ds.count_rows() == 2000);
     CHECK(ds.fragment_count() == 8);
@@ -115,6 +132,8 @@ static void test_write_and_open() {
 
     // Compaction with upstream's options struct: eight small fragments become one.
     tu_stream(&g_data, 1000, 1000, 500, &stream);
+    lance::WriteParams wp;
+    wp.max_rows_per_file = 250;
     lance::Dataset grown = lance::Dataset::write(uri2, &stream, lance::WriteMode::Append, wp);
     CHECK(grown.fragment_count() == 6);
     LanceCompactionMetrics m = grown.compact_files();
@@ -127,11 +146,7 @@ static void test_write_and_open() {
 
 static void test_index_and_search() {
     std::string uri = g_dir + "/search.lance";
-    ArrowArrayStream stream;
-    tu_stream(&g_data, 0, g_data.rows, 500, &stream);
-    lance::WriteParams wp;
-    wp.max_rows_per_file = 250;
-    lance::Dataset ds = lance::Dataset::write(uri, &stream, lance::WriteMode::Create, wp);
+    lance::Dataset ds = write_all(uri);
 
     // Moves transfer ownership; the moved-from handle is empty.
     lance::Dataset moved = std::move(ds);
@@ -335,11 +350,7 @@ static void test_errors_and_handles() {
 // Full-text search and the async scan through the wrapper: the rows equal
 // what the data says (tag of row i is "t<i % 7>") and the blocking scan.
 static void test_fts_and_async() {
-    std::string uri = g_dir + "/fts.lance";
-    LanceDataset* raw = tu_write(uri.c_str(), &g_data, 0, 700, LANCE_WRITE_CREATE, 350);
-    CHECK(raw != nullptr);
-    lance_dataset_close(raw);
-    auto ds = lance::Dataset::open(uri);
+    auto ds = first_700_rows("fts.lance");
     ds.create_scalar_index("tag", LANCE_SCALAR_INVERTED, "tag_fts");
     std::vector<int64_t> want;
     for (int64_t i = 0; i < 700; i++)
@@ -407,11 +418,7 @@ static void test_fts_and_async() {
 // every row of tag "t3" has the same single shingle, so the rows found are
 // rows of that tag, each at distance 0.
 static void test_minhash() {
-    std::string uri = g_dir + "/minhash.lance";
-    LanceDataset* raw = tu_write(uri.c_str(), &g_data, 0, 700, LANCE_WRITE_CREATE, 350);
-    CHECK(raw != nullptr);
-    lance_dataset_close(raw);
-    auto ds = lance::Dataset::open(uri);
+    auto ds = first_700_rows("minhash.lance");
     ds.create_scalar_index("tag", LANCE_SCALAR_MINHASHLSH, "tag_minhash", "{\"num_hashes\": 64, \"num_bands\": 16}");
     auto scanner = ds.scan({"id"});
     scanner.limit(5).minhash_search("tag", "t3");

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 #include <string>
 #include <utility>
 #include <vector>
@@ -70,7 +69,7 @@ void rows_stream(const TuData* src, int64_t first, int64_t rows, int* releases, 
 }
 
 // A leaf or struct ArrowSchema built here; release frees what it allocated.
-void release_schema(ArrowSchema* s) {
+void release_built_schema(ArrowSchema* s) {
     for (int64_t i = 0; i < s->n_children; i++) {
         s->children[i]->release(s->children[i]);
         delete s->children[i];
@@ -91,7 +90,7 @@ void leaf_schema(const char* format, const std::string& name, bool nullable, Arr
     out->format = format;
     out->name = copy_cstr(name);
     out->flags = nullable ? ARROW_FLAG_NULLABLE : 0;
-    out->release = release_schema;
+    out->release = release_built_schema;
 }
 
 struct Field {
@@ -315,17 +314,6 @@ std::string copy_of(const std::string& uri) {
     return copy;
 }
 
-int count_files(const std::string& path) {
-    DIR* d = opendir(path.c_str());
-    if (!d) return -1;
-    int n = 0;
-    while (dirent* e = readdir(d)) {
-        if (e->d_name[0] != '.') n++;
-    }
-    closedir(d);
-    return n;
-}
-
 // ---- versions, statistics, restore ----
 
 void test_versions_and_restore() {
@@ -436,8 +424,9 @@ bool same_result(const LanceMergeInsertResult& a, const LanceMergeInsertResult& 
 // the wrapper (upsert() when `params` is &kUpsert and `use_upsert`), and
 // into a copy through C with the same params; both must agree with each
 // other and with `expected` (rows sorted by id) and the counts.
-void merge_case(const char* tag, int64_t first, int64_t rows, const LanceMergeInsertParams* params, bool use_upsert,
-                const LanceMergeInsertResult& counts, const std::vector<std::vector<std::string>>& expected) {
+void wrapper_merge_case(const char* tag, int64_t first, int64_t rows, const LanceMergeInsertParams* params,
+                        bool use_upsert, const LanceMergeInsertResult& counts,
+                        const std::vector<std::vector<std::string>>& expected) {
     std::string uri = make_uri(tag);
     lance::Dataset ds = make_dataset(uri);
     std::string copy = copy_of(uri);
@@ -471,13 +460,13 @@ void test_merge_insert() {
     // Upsert of ids 500..699: 100 updated (new vectors), 100 inserted.
     std::vector<std::vector<std::string>> expected;
     for (int64_t i = 0; i < 700; i++) expected.push_back(tu_row(i, i < 500 ? g_data : g_other));
-    merge_case("upsert", 500, 200, &kUpsert, true, {100, 100, 0}, expected);
-    merge_case("update-all", 500, 200, &kUpsert, false, {100, 100, 0}, expected);
+    wrapper_merge_case("upsert", 500, 200, &kUpsert, true, {100, 100, 0}, expected);
+    wrapper_merge_case("update-all", 500, 200, &kUpsert, false, {100, 100, 0}, expected);
 
     // nullptr params = find-or-create: ids 600..649 inserted, matches kept.
     expected.clear();
     for (int64_t i = 0; i < 650; i++) expected.push_back(tu_row(i, i < 600 ? g_data : g_other));
-    merge_case("find-or-create", 550, 100, nullptr, false, {50, 0, 0}, expected);
+    wrapper_merge_case("find-or-create", 550, 100, nullptr, false, {50, 0, 0}, expected);
 
     // Update matches, skip new rows, delete unmatched target rows with id < 10.
     LanceMergeInsertParams replace{LANCE_MERGE_WHEN_MATCHED_UPDATE_ALL, nullptr,
@@ -485,7 +474,7 @@ void test_merge_insert() {
                                    LANCE_MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF, "id < 10"};
     expected.clear();
     for (int64_t i = 10; i < kRows; i++) expected.push_back(tu_row(i, i >= 100 && i < 200 ? g_other : g_data));
-    merge_case("delete-if", 100, 100, &replace, false, {0, 100, 10}, expected);
+    wrapper_merge_case("delete-if", 100, 100, &replace, false, {0, 100, 10}, expected);
 
     // Bad input: the documented code, the stream released once, nothing committed.
     lance::Dataset ds = make_dataset(make_uri("merge-bad"));
@@ -713,7 +702,7 @@ void test_write_fragments() {
     std::string uri = make_uri("fragments");
     lance::Dataset ds = make_dataset(uri);
     const uint64_t latest = ds.latest_version();
-    const int files = count_files(uri + "/data");
+    const int files = tu_visible_entries((uri + "/data").c_str());
     CHECK(files == 3);
 
     ArrowSchema schema;
@@ -723,7 +712,7 @@ void test_write_fragments() {
     rows_stream(&g_data, 0, 100, &releases, &stream);
     lance::write_fragments(uri, &schema, &stream);
     CHECK(releases == 1);
-    CHECK(count_files(uri + "/data") > files);
+    CHECK(tu_visible_entries((uri + "/data").c_str()) > files);
     CHECK(ds.latest_version() == latest);
     lance::Dataset reopened = lance::Dataset::open(uri);
     CHECK(reopened.version() == latest && reopened.count_rows() == static_cast<uint64_t>(kRows));
@@ -734,7 +723,7 @@ void test_write_fragments() {
     rows_stream(&g_data, 0, 50, &releases, &stream);
     lance::write_fragments(fresh, &schema, &stream, {{"unused_key", "v"}});
     CHECK(releases == 1);
-    CHECK(count_files(fresh + "/data") >= 1);
+    CHECK(tu_visible_entries((fresh + "/data").c_str()) >= 1);
     CHECK(code_of([&] { lance::Dataset::open(fresh); }) == LANCE_ERR_NOT_FOUND);
 
     // Bad input: the stream is consumed whatever the result.

@@ -24,7 +24,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -36,6 +35,7 @@
 #ifdef __SANITIZE_ADDRESS__
 #include <sanitizer/common_interface_defs.h>
 #endif
+#include "knn_kit.h"
 #include "test_util.h"
 
 #define MAX_INPUTS 64
@@ -251,16 +251,16 @@ static const char* check_metadata_getters(const LanceIndexSegmentMetadata* md) {
 
     if (lance_index_segment_metadata_fragment_ids(md, NULL, 0, &count) != 0) return "fragment_ids count failed";
     if (count > MAX_FETCHED_IDS) return NULL; /* the count is all a caller could ask for */
-    uint32_t* frags = malloc(sizeof(uint32_t) * (count ? count : 1));
-    if (lance_index_segment_metadata_fragment_ids(md, frags, count, &got) != 0 || got != count)
+    uint32_t* fragment_ids = malloc(sizeof(uint32_t) * (count ? count : 1));
+    if (lance_index_segment_metadata_fragment_ids(md, fragment_ids, count, &got) != 0 || got != count)
         broken = "fragment_ids with exact capacity";
     for (size_t i = 1; !broken && i < count; i++)
-        if (frags[i] <= frags[i - 1]) broken = "fragment_ids not strictly ascending";
+        if (fragment_ids[i] <= fragment_ids[i - 1]) broken = "fragment_ids not strictly ascending";
     if (!broken && count &&
-        (lance_index_segment_metadata_fragment_ids(md, frags, count - 1, &got) != -1 ||
+        (lance_index_segment_metadata_fragment_ids(md, fragment_ids, count - 1, &got) != -1 ||
          lance_last_error_code() != LANCE_ERR_INVALID_ARGUMENT))
         broken = "fragment_ids with short capacity is not INVALID_ARGUMENT";
-    free(frags);
+    free(fragment_ids);
     if (broken) return broken;
 
     uint64_t files = lance_index_segment_metadata_file_count(md);
@@ -395,8 +395,8 @@ static int execute_into(LanceIndexSegmentBuilder* b, FzBuf* out) {
     return rc;
 }
 
-/* One uncommitted vector segment over `frags` (model NULL = trained locally). */
-static int vector_segment(LanceDataset* ds, int32_t type, const LanceVectorModel* model, const uint32_t* frags,
+/* One uncommitted vector segment over `fragment_ids` (model NULL = trained locally). */
+static int vector_segment(LanceDataset* ds, int32_t type, const LanceVectorModel* model, const uint32_t* fragment_ids,
                           size_t n, int uuid_seed, FzBuf* out) {
     LanceVectorIndexParams p = {0};
     p.index_type = (LanceVectorIndexType)type;
@@ -411,7 +411,7 @@ static int vector_segment(LanceDataset* ds, int32_t type, const LanceVectorModel
     uint8_t uuid[16];
     tu_uuid(uuid_seed, uuid);
     /* With a model the builder never trains; without one it trains locally. */
-    LanceIndexSegmentBuildOptions o = {.fragment_ids = frags, .fragment_count = n, .index_uuid = uuid};
+    LanceIndexSegmentBuildOptions o = {.fragment_ids = fragment_ids, .fragment_count = n, .index_uuid = uuid};
     return execute_into(vector_segment_builder_new(ds, "vec", NULL, &p, &o, model), out);
 }
 
@@ -459,7 +459,7 @@ static int make_corpus(const char* out_dir) {
         const char* name;
         int32_t type;
         const LanceVectorModel* model;
-        const uint32_t* frags;
+        const uint32_t* fragment_ids;
         size_t n;
     } vectors[] = {
         {"ivf_flat_shared_f0", LANCE_INDEX_IVF_FLAT, flat, f0, 1},
@@ -472,7 +472,7 @@ static int make_corpus(const char* out_dir) {
     FzBuf buf = {0};
     for (size_t i = 0; i < sizeof vectors / sizeof vectors[0]; i++) {
         snprintf(path, sizeof path, "%s/segment/%s.bin", out_dir, vectors[i].name);
-        if (vector_segment(ds, vectors[i].type, vectors[i].model, vectors[i].frags, vectors[i].n, 900 + (int)i,
+        if (vector_segment(ds, vectors[i].type, vectors[i].model, vectors[i].fragment_ids, vectors[i].n, 900 + (int)i,
                            &buf) != 0) {
             fprintf(stderr, "corpus: %s failed\n", vectors[i].name);
             failed = 1;
@@ -515,7 +515,7 @@ enum { SEED_SINGLE = 0, SEED_PAIR = 4, SEED_LOCAL = 6, SEED_PQ = 7, SEED_COUNT =
 
 typedef struct {
     uint8_t uuid[16];
-    uint32_t frags[FRAGS];
+    uint32_t fragment_ids[FRAGS];
     size_t frag_count;
     int exact; /* IVF_FLAT: probing every partition is exact */
 } Seed;
@@ -531,30 +531,17 @@ typedef struct {
 
 static CommitWorld world;
 
-static int copy_entry(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
-    (void)ftw;
-    char dest[2400];
-    snprintf(dest, sizeof dest, "%s%s", world.work_uri, path + strlen(world.template_uri));
-    if (flag == FTW_D) return mkdir(dest, 0755) == 0 ? 0 : -1;
-    size_t len = 0;
-    unsigned char* bytes = read_whole_file(path, &len);
-    if (!bytes && st->st_size > 0) return -1;
-    int rc = write_whole_file(dest, bytes, len);
-    free(bytes);
-    return rc;
-}
-
 /* The work dataset back to the template: one version, no index. */
 static int restore_work(void) {
     tu_remove_tree(world.work_uri);
-    return nftw(world.template_uri, copy_entry, 16, FTW_PHYS);
+    return tu_copy_tree(world.template_uri, world.work_uri);
 }
 
 static int describe_seed(Seed* s, const FzBuf* bytes) {
     LanceIndexSegmentMetadata* md = NULL;
     if (lance_index_segment_metadata_parse(bytes->data, bytes->len, &md) != 0) return -1;
     int rc = lance_index_segment_metadata_uuid(md, s->uuid);
-    rc |= lance_index_segment_metadata_fragment_ids(md, s->frags, FRAGS, &s->frag_count);
+    rc |= lance_index_segment_metadata_fragment_ids(md, s->fragment_ids, FRAGS, &s->frag_count);
     s->exact = strcmp(lance_index_segment_metadata_index_type_name(md), "IVF_FLAT") == 0;
     lance_index_segment_metadata_free(md);
     return rc;
@@ -600,16 +587,16 @@ static int faithful_seed(const FzBuf* bytes) {
     LanceIndexSegmentMetadata* md = NULL;
     if (lance_index_segment_metadata_parse(bytes->data, bytes->len, &md) != 0) return -1;
     uint8_t uuid[16];
-    uint32_t frags[FRAGS + 1];
+    uint32_t fragment_ids[FRAGS + 1];
     size_t count = 0;
     int found = -1;
     if (lance_index_segment_metadata_uuid(md, uuid) == 0 &&
         lance_index_segment_metadata_fragment_ids(md, NULL, 0, &count) == 0 && count <= FRAGS &&
-        lance_index_segment_metadata_fragment_ids(md, frags, FRAGS, &count) == 0) {
+        lance_index_segment_metadata_fragment_ids(md, fragment_ids, FRAGS, &count) == 0) {
         for (int i = 0; i < SEED_COUNT; i++) {
             const Seed* s = &world.seeds[i];
             if (memcmp(s->uuid, uuid, 16) != 0 || s->frag_count != count ||
-                memcmp(s->frags, frags, count * sizeof frags[0]) != 0)
+                memcmp(s->fragment_ids, fragment_ids, count * sizeof fragment_ids[0]) != 0)
                 continue;
             LanceIndexSegmentMetadata* orig = NULL;
             if (lance_index_segment_metadata_parse(world.seed_bytes[i].data, world.seed_bytes[i].len, &orig) != 0) break;
@@ -633,20 +620,14 @@ static int faithful_seed(const FzBuf* bytes) {
 }
 
 /* k-NN on the committed index: every query answers k rows; with `exact`
-   (only faithful IVF_FLAT segments) they equal brute force. */
-static const char* check_knn(LanceDataset* ds, int exact, int* out_mismatches) {
+   (only faithful IVF_FLAT segments) they equal brute force.  Returns what
+   is broken, or NULL. */
+static const char* knn_broken(LanceDataset* ds, int exact, int* out_mismatches) {
     *out_mismatches = 0;
     for (int q = 0; q < 3; q++) {
         const float* query = data.vectors + (int64_t)((q * 611 + 17) % ROWS) * DIM;
-        const char* cols[] = {"id", NULL};
-        LanceScanner* s = lance_scanner_new(ds, cols, NULL);
-        if (!s) return "scanner_new failed after an accepted commit";
         int64_t got[K], truth[K];
-        int n = -1;
-        if (lance_scanner_nearest(s, "vec", query, DIM, LANCE_DTYPE_FLOAT32, K) == 0 &&
-            lance_scanner_set_nprobes(s, 64) == 0)
-            n = tu_knn_ids(s, got, K);
-        lance_scanner_close(s);
+        int n = kk_ids(ds, query, DIM, K, 64, 0, got);
         if (n < 0) return "k-NN fails after an accepted commit";
         if (n != K) return "k-NN returns fewer than k rows after an accepted commit";
         tu_brute_force_knn(&data, query, K, truth);
@@ -766,7 +747,7 @@ static void exec_commit(long exec, const Corpus* foreign) {
             broken = "an accepted commit did not make exactly one new version";
         LanceDataset* fresh = lance_dataset_open(world.work_uri, NULL, 0);
         if (!broken && !fresh) broken = "the dataset does not open after an accepted commit";
-        if (!broken) broken = check_knn(fresh, exact, &mismatches);
+        if (!broken) broken = knn_broken(fresh, exact, &mismatches);
         if (!exact && mismatches) {
             /* Metadata that lies about what the files hold (another
                fragment set, say) cannot be told from the truth without

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "test_util.h" /* tu_get_u64_le() */
+
 /* ---- random numbers ---- */
 
 void fz_rng_init(FzRng* rng, uint64_t seed, uint64_t stream) {
@@ -586,12 +588,6 @@ void fz_sha256(const uint8_t* data, size_t len, uint8_t out[32]) {
 
 enum { MODEL_METRIC = 8, MODEL_DIM = 12, MODEL_PARTITIONS = 20, MODEL_CENTROIDS = 28 };
 
-static uint64_t get_u64(const uint8_t* p) {
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
-    return v;
-}
-
 static void set_u64(uint8_t* p, uint64_t v) {
     for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
@@ -610,7 +606,7 @@ static int model_layout(const uint8_t* body, size_t len, ModelLayout* out) {
     else return -1;
     size_t b = out->base;
     if (len < b + MODEL_CENTROIDS + 1) return -1;
-    uint64_t dim = get_u64(body + b + MODEL_DIM), parts = get_u64(body + b + MODEL_PARTITIONS);
+    uint64_t dim = tu_get_u64_le(body + b + MODEL_DIM), parts = tu_get_u64_le(body + b + MODEL_PARTITIONS);
     if (dim && parts > (len / 4) / dim) return -1;
     out->floats[0] = b + MODEL_CENTROIDS;
     out->counts[0] = (size_t)(dim * parts);
@@ -620,7 +616,7 @@ static int model_layout(const uint8_t* body, size_t len, ModelLayout* out) {
     out->floats[1] = out->flag + 1;
     if (body[out->flag] == 1) {
         if (len - out->flag < 25) return -1;
-        uint64_t count = get_u64(body + out->flag + 17);
+        uint64_t count = tu_get_u64_le(body + out->flag + 17);
         if (count > (len - out->flag - 25) / 4) return -1;
         out->floats[1] = out->flag + 25;
         out->counts[1] = (size_t)count;
@@ -668,13 +664,13 @@ void fz_mutate_model(FzRng* rng, FzBuf* buf, const FzBuf* donor, FzLog* log) {
         case 1:
         case 2: {
             size_t at = fz_chance(rng, 50) ? MODEL_DIM : MODEL_PARTITIONS;
-            uint64_t v = interesting_varint(rng, get_u64(b + at));
+            uint64_t v = interesting_varint(rng, tu_get_u64_le(b + at));
             set_u64(b + at, v);
             fz_log(log, "%s=%llu", at == MODEL_DIM ? "dim" : "partitions", (unsigned long long)v);
             break;
         }
         case 3: { /* same values, another shape */
-            uint64_t dim = get_u64(b + MODEL_DIM), parts = get_u64(b + MODEL_PARTITIONS);
+            uint64_t dim = tu_get_u64_le(b + MODEL_DIM), parts = tu_get_u64_le(b + MODEL_PARTITIONS);
             uint64_t total = dim * parts;
             uint64_t d = 1 + fz_below(rng, total ? total : 1);
             while (total && total % d) d--;
@@ -703,7 +699,7 @@ void fz_mutate_model(FzRng* rng, FzBuf* buf, const FzBuf* donor, FzLog* log) {
             if (flag) {
                 static const uint64_t subs[] = {0, 1, 2, 3, 4, 8, 16};
                 static const uint64_t nbits[] = {0, 1, 2, 4, 8, 16, 17};
-                uint64_t dim = get_u64(buf->data + m.base + MODEL_DIM);
+                uint64_t dim = tu_get_u64_le(buf->data + m.base + MODEL_DIM);
                 uint64_t sub = subs[fz_below(rng, 7)], bits = nbits[fz_below(rng, 7)];
                 uint64_t count = bits <= 8 && dim <= 64 ? (1ull << bits) * dim : fz_below(rng, 64);
                 if (fz_chance(rng, 20)) count = fz_below(rng, 64);
@@ -727,7 +723,7 @@ void fz_mutate_model(FzRng* rng, FzBuf* buf, const FzBuf* donor, FzLog* log) {
             if (!m.counts[1]) break;
             {
                 size_t at = m.flag + 1 + 8 * (size_t)fz_below(rng, 3);
-                uint64_t v = interesting_varint(rng, get_u64(buf->data + at));
+                uint64_t v = interesting_varint(rng, tu_get_u64_le(buf->data + at));
                 set_u64(buf->data + at, v);
                 fz_log(log, "pq-header@%zu=%llu", at, (unsigned long long)v);
             }

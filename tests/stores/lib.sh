@@ -24,6 +24,10 @@
 #   s3_list_uploads PREFIX  its incomplete multipart uploads under PREFIX
 #   check DESCRIPTION CMD...   an assertion, counted in $checks and $failures
 #   s3_put_if_absent KEY FILE [HOST]   PUT with If-None-Match: *; prints the HTTP status
+#   stop_process VAR TENTHS     stops the background process whose pid VAR holds
+#   uuid / dashed_uuid HEX      a random UUID (32 hex digits) / its 8-4-4-4-12 form
+#   commit_answer OUT / coverage_answer OUT   the tool's commit / coverage answer, short
+#   check_segments_stored LIST PREFIX UUID...   each segment's files are in the store
 
 set -euo pipefail
 
@@ -271,21 +275,29 @@ s3_gateway_start() {
   s3_fail "the S3 gateway did not answer within 30 s of its restart (last status $code)"
 }
 
+# stop_process VAR TENTHS: stops the background process whose pid the
+# variable VAR holds (nothing when it is empty): SIGTERM, up to TENTHS
+# tenths of a second to exit, then SIGKILL; reaped, and VAR emptied.
+stop_process() {
+  local pid=${!1}
+  [ -n "$pid" ] || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 "$2"); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  printf -v "$1" '%s' ""
+}
+
 s3_stop() {
   if [ -n "$S3_GW_PID" ]; then
     kill -TERM "$S3_GW_PID" 2>/dev/null || true
     wait "$S3_GW_PID" 2>/dev/null || true
     S3_GW_PID=
   fi
-  [ -n "$S3_WEED_PID" ] || return 0
-  kill -TERM "$S3_WEED_PID" 2>/dev/null || true
-  for _ in $(seq 1 100); do
-    kill -0 "$S3_WEED_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -9 "$S3_WEED_PID" 2>/dev/null || true
-  wait "$S3_WEED_PID" 2>/dev/null || true
-  S3_WEED_PID=
+  stop_process S3_WEED_PID 100
 }
 
 # RFC 3986 percent-encoding of everything but the unreserved characters, as
@@ -336,3 +348,28 @@ s3_put_if_absent() {
 
 # JSON field of a one-line JSON object (numbers and booleans).
 json_field() { sed -n "s/.*\"$2\": *\([^,}]*\).*/\1/p" <<<"$1"; }
+
+# commit_answer OUT: "<version>-<already_committed>" of the tool's commit answer OUT.
+commit_answer() { echo "$(json_field "$1" version)-$(json_field "$1" already_committed)"; }
+# coverage_answer OUT: "<segments>-<1 when no fragment is unindexed, else 0>"
+# of the tool's `coverage --json` answer OUT.
+coverage_answer() { echo "$(grep -o '"uuid"' <<<"$1" | wc -l)-$(grep -c '"unindexed_fragments": *\[\]' <<<"$1")"; }
+
+# uuid: a random UUID as 32 hex digits.
+uuid() { tr -d - </proc/sys/kernel/random/uuid; }
+# dashed_uuid HEX: the 8-4-4-4-12 form, as Lance names a segment's directory.
+dashed_uuid() { sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"$1"; }
+
+# check_segments_stored LIST PREFIX UUID...: the command LIST (LIST KEY_PREFIX
+# prints the keys under it) lists files of each segment UUID (32 hex
+# digits) under PREFIX_indices/<its dashed UUID>/.
+check_segments_stored() {
+  local list=$1 prefix=$2 g=0 u dashed
+  shift 2
+  for u in "$@"; do
+    dashed=$(dashed_uuid "$u")
+    check "segment $g's files are in the store under ${prefix}_indices/$dashed/" \
+      test -n "$("$list" "${prefix}_indices/$dashed/")"
+    g=$((g + 1))
+  done
+}

@@ -43,7 +43,7 @@
 #include "test_util.h"
 #include "uuid_hex.h"
 
-static int number(const char* text, uint64_t max, uint64_t* out) {
+static int decimal_arg(const char* text, uint64_t max, uint64_t* out) {
     if (decimal_parse(text, max, out) == 0) return 0;
     fprintf(stderr, "s3_dataset: \"%s\" is not a number\n", text);
     return -1;
@@ -51,8 +51,8 @@ static int number(const char* text, uint64_t max, uint64_t* out) {
 
 static int cmd_write(char** a, const char* const* opts) {
     uint64_t rows, dim, fragments, seed;
-    if (number(a[1], INT32_MAX, &rows) || number(a[2], 4096, &dim) || number(a[3], INT32_MAX, &fragments) ||
-        number(a[4], UINT32_MAX, &seed) || fragments == 0)
+    if (decimal_arg(a[1], INT32_MAX, &rows) || decimal_arg(a[2], 4096, &dim) ||
+        decimal_arg(a[3], INT32_MAX, &fragments) || decimal_arg(a[4], UINT32_MAX, &seed) || fragments == 0)
         return 2;
     DemoData data;
     if (demo_data_make(&data, (int64_t)rows, (int32_t)dim, 64, 2.0f, seed) != 0) die_errno("demo_data_make");
@@ -68,8 +68,9 @@ static int cmd_write(char** a, const char* const* opts) {
 
 static int cmd_check(int n, char** a, const char* const* opts) {
     uint64_t rows, dim, seed, partitions, version = 0;
-    if (number(a[1], INT32_MAX, &rows) || number(a[2], 4096, &dim) || number(a[3], UINT32_MAX, &seed) ||
-        number(a[4], UINT32_MAX, &partitions) || (n > 5 && number(a[5], UINT64_MAX, &version)))
+    if (decimal_arg(a[1], INT32_MAX, &rows) || decimal_arg(a[2], 4096, &dim) ||
+        decimal_arg(a[3], UINT32_MAX, &seed) || decimal_arg(a[4], UINT32_MAX, &partitions) ||
+        (n > 5 && decimal_arg(a[5], UINT64_MAX, &version)))
         return 2;
     LanceDataset* ds = lance_dataset_open(a[0], opts, version);
     if (!ds) return report_lance_error("open"), 1;
@@ -92,7 +93,7 @@ static int cmd_check(int n, char** a, const char* const* opts) {
 
 static int cmd_rows(int n, char** a, const char* const* opts) {
     uint64_t version = 0;
-    if (n > 1 && number(a[1], UINT64_MAX, &version)) return 2;
+    if (n > 1 && decimal_arg(a[1], UINT64_MAX, &version)) return 2;
     LanceDataset* ds = lance_dataset_open(a[0], opts, version);
     if (!ds) return report_lance_error("open"), 1;
     const char* cols[] = {"id", "vec", NULL};
@@ -124,14 +125,14 @@ static void cancel_at(void* token, int32_t event, const char* stage, uint64_t to
 static int cmd_cancel_at(const char* stage, char** a, const char* const* opts) {
     uint64_t partitions, linger_ms;
     uint8_t uuid[16];
-    if (number(a[1], 65536, &partitions) || number(a[3], 600000, &linger_ms)) return 2;
+    if (decimal_arg(a[1], 65536, &partitions) || decimal_arg(a[3], 600000, &linger_ms)) return 2;
     if (uuid_hex_parse(a[2], uuid) != 0) {
         fprintf(stderr, "s3_dataset: \"%s\" is not a UUID\n", a[2]);
         return 2;
     }
     const char* plus = strchr(stage, '+');
     size_t name_len = plus ? (size_t)(plus - stage) : strlen(stage);
-    if (name_len >= sizeof cancel_stage || (plus && number(plus + 1, 1 << 20, &cancel_after))) {
+    if (name_len >= sizeof cancel_stage || (plus && decimal_arg(plus + 1, 1 << 20, &cancel_after))) {
         fprintf(stderr, "s3_dataset: \"%s\" is not STAGE or STAGE+K\n", stage);
         return 2;
     }

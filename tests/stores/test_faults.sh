@@ -108,8 +108,6 @@ draw_int() {
   printf -v "$1" '%d' "${!1%.*}"
 }
 
-uuid() { tr -d - </proc/sys/kernel/random/uuid; }
-dashed_uuid() { sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"$1"; }
 
 # ---- figures ----
 

@@ -49,11 +49,18 @@
 #                    on head, the 4 training actors (lance-index
 #                    train-worker processes) and the 4 builds on w1 and w2, the dataset on s3:// only and the storage
 #                    options handed to the tasks by the job (the raylets
-#                    never had them).  Checks the version committed, where
-#                    each task ran (the IPs the tasks report), k-NN from
-#                    client against brute force (IVF_FLAT, every partition
-#                    probed), no dataset file on any host, every process in
-#                    a namespace, and none left once Ray is stopped
+#                    never had them); then the example's maintenance job
+#                    (--maintain --max-segments 2 --target-rows 8000: the
+#                    4000-row segments are not small, 4 are too many):
+#                    plan-maintenance on
+#                    head, 2 merges of 2 committed segments each on w1 and
+#                    w2, one commit --replace on head.  Checks the versions
+#                    committed, where each task ran (the IPs the tasks
+#                    report), the 2 segments left with every fragment
+#                    indexed, k-NN from client against brute force
+#                    (IVF_FLAT, every partition probed), no dataset file on
+#                    any host, every process in a namespace, and none left
+#                    once Ray is stopped
 #
 # Every process reaches the dataset only through s3://; what a coordinator
 # sends a worker (the model) and a worker hands back (the segment's
@@ -79,7 +86,6 @@ DIM=32
 FRAGS=16
 PARTS=16
 SEED=7
-uuid() { tr -d - </proc/sys/kernel/random/uuid; }
 # await_line PATTERN FILE PID: waits (up to 3 min) until a line of FILE
 # matches PATTERN, or process PID has ended.
 await_line() {
@@ -89,8 +95,6 @@ await_line() {
     sleep 0.01
   done
 }
-# dashed_uuid HEX: the 8-4-4-4-12 form, as Lance names a segment's directory.
-dashed_uuid() { sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"$1"; }
 
 # write URI [HOST]: the dataset, written from host coord (or HOST).
 write_dataset() {
@@ -203,19 +207,12 @@ case_loop() {
   local out
   out=$(on coord "$TOOL" commit "$uri" --name vec_idx --column vec --job-id loop "${segs[@]}")
   s3_log "committed on coord: $(s3_elapsed "$t0") s: $out"
-  check "the commit made version 2" test "$(json_field "$out" version)-$(json_field "$out" already_committed)" = 2-false
+  check "the commit made version 2" test "$(commit_answer "$out")" = 2-false
   out=$(on coord "$TOOL" commit "$uri" --name vec_idx --column vec --job-id loop --attempt-id 2 "${segs[@]}")
-  check "a retried commit is answered as already committed in version 2" \
-    test "$(json_field "$out" version)-$(json_field "$out" already_committed)" = 2-true
+  check "a retried commit is answered as already committed in version 2" test "$(commit_answer "$out")" = 2-true
   out=$(on client "$TOOL" coverage "$uri" --name vec_idx --json)
-  check "seen from client: 4 segments, every fragment indexed" \
-    test "$(grep -o '"uuid"' <<<"$out" | wc -l)-$(grep -c '"unindexed_fragments": *\[\]' <<<"$out")" = 4-1
-  for g in 0 1 2 3; do
-    local dashed
-    dashed=$(dashed_uuid "${uuids[g]}")
-    check "segment $g's files are in the bucket under _indices/$dashed/" \
-      test -n "$(s3_list "loop/vectors.lance/_indices/$dashed/")"
-  done
+  check "seen from client: 4 segments, every fragment indexed" test "$(coverage_answer "$out")" = 4-1
+  check_segments_stored s3_list loop/vectors.lance/ "${uuids[@]}"
   t0=$(s3_now)
   out=$(on client "$DATA" check "$uri" "$ROWS" "$DIM" "$SEED" "$PARTS") || true
   s3_log "k-NN from client: $(s3_elapsed "$t0") s: $out"
@@ -527,8 +524,7 @@ case_restart() {
   check "nothing was written while it was down" test "$(s3_list "$prefix" | sort)" = "$before"
   local out
   out=$(on coord "$TOOL" commit "$uri" --name vec_idx --column vec --job-id restart "${segs[@]}")
-  check "after the restart the commit makes version 2" \
-    test "$(json_field "$out" version)-$(json_field "$out" already_committed)" = 2-false
+  check "after the restart the commit makes version 2" test "$(commit_answer "$out")" = 2-false
   out=$(on client "$DATA" check "$uri" "$ROWS" "$DIM" "$SEED" "$PARTS") || true
   check "k-NN from client equals brute force ($out)" test "$(json_field "$out" mismatches)" = 0
 }
@@ -687,7 +683,8 @@ PY
   check "every process of the run is inside a host's namespace${strays:+ (outside: $(echo $strays))}" test -z "$strays"
   # The whole loop driven from head: the driver plans there and reduces
   # the training's rounds; commit needs "head", the 4 training actors and
-  # the 4 builds "worker" (spread over w1 and w2).
+  # the 4 builds "worker" (spread over w1 and w2).  Then the maintenance
+  # job: its merges need "worker", its commit "head".
   # Only the driver has the storage options; its job hands them on.
   t0=$(s3_now)
   local out rc=0 watch=$S3_WORK/rss.watch rss
@@ -697,7 +694,7 @@ PY
   # A lost node or an unplaceable task would wait forever: 5 minutes at most.
   out=$(ray_on head env LANCE_STORAGE_OPTIONS="$S3_OPTIONS" timeout 300 "$VENV/bin/python" "$EXAMPLE" "$TOOL" \
     --address "$head_ip:$RAY_PORT" --uri "$uri" --workers 4 --index-type IVF_FLAT --partitions "$PARTS" \
-    --train-resource head --build-resource worker 2>"$S3_WORK/driver.err") || rc=$?
+    --train-resource head --build-resource worker --maintain --max-segments 2 --target-rows 8000 2>"$S3_WORK/driver.err") || rc=$?
   s3_log "Ray job from head: exit $rc after $(s3_elapsed "$t0") s"
   rm "$watch"
   wait "$watcher"
@@ -719,13 +716,27 @@ PY
   check "4 builds ran, each on w1 ($w1_ip) or w2 ($w2_ip): $(echo $builds)" \
     test "$(grep -cx -e "$w1_ip" -e "$w2_ip" <<<"$builds")" = 4
   check "both worker hosts built segments" test "$(sort -u <<<"$builds" | wc -l)" = 2
+  # The maintenance job: the 4 segments of 4000 rows, at most 2 kept, are
+  # 2 merges of neighbours, committed in one version.
+  local maintained merges pairs
+  maintained=$(grep '"task": "maintain-commit"' <<<"$out" || true)
+  merges=$(grep '"task": "maintain-merge"' <<<"$out" | sed -n 's/.*"node_ip": "\([^"]*\)".*/\1/p' | sort)
+  pairs=$(grep -c '"task": "maintain-merge".*"segments": 2' <<<"$out" || true)
+  check "the maintenance job committed version 3 with --replace: 4 segments before, 2 after" \
+    test "$(json_field "$maintained" version)-$(json_field "$maintained" segments_before)-$(json_field \
+      "$maintained" segments_after)" = 3-4-2
+  check "its commit ran on head ($head_ip)" grep -q "\"node_ip\": \"$head_ip\"" <<<"$maintained"
+  check "2 merges of 2 committed segments ran, each on w1 ($w1_ip) or w2 ($w2_ip): $(echo $merges)" \
+    test "$(grep -cx -e "$w1_ip" -e "$w2_ip" <<<"$merges")-$pairs" = 2-2
+  check "the maintenance job ran no build (nothing unindexed)" \
+    test "$(grep -c '"task": "maintain-build"' <<<"$out")" = 0
   out=$(on client "$TOOL" coverage "$uri" --name vec_idx --json)
-  check "seen from client: 4 segments, every fragment indexed" \
-    test "$(grep -o '"uuid"' <<<"$out" | wc -l)-$(grep -c '"unindexed_fragments": *\[\]' <<<"$out")" = 4-1
+  check "seen from client: 2 segments, every fragment indexed" \
+    test "$(grep -o '"uuid"' <<<"$out" | wc -l)-$(grep -c '"unindexed_fragments": *\[\]' <<<"$out")" = 2-1
   out=$(on client "$DATA" check "$uri" "$ROWS" "$DIM" "$SEED" "$PARTS") || true
   s3_log "k-NN from client: $out"
   check "k-NN from client (every partition probed) equals brute force for 50 queries" \
-    test "$(json_field "$out" mismatches)-$(json_field "$out" version)" = 0-2
+    test "$(json_field "$out" mismatches)-$(json_field "$out" version)" = 0-3
   check "no host, nor Ray's directory, holds a dataset file locally" \
     test -z "$(find "$S3_WORK/hosts" "$ray_dir" -name '*.lance' -o -name '*.manifest' -o -name '*.idx')"
   t0=$(s3_now)

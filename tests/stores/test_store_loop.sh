@@ -62,18 +62,6 @@ BUCKET=lance
 CLIENT=$S3_WORK/client # what the clients keep locally: models, segments, TMPDIR
 mkdir -p "$CLIENT/tmp"
 
-store_stop() {
-  [ -n "$STORE_PID" ] || return 0
-  kill -TERM "$STORE_PID" 2>/dev/null || true
-  for _ in $(seq 1 50); do
-    kill -0 "$STORE_PID" 2>/dev/null || break
-    sleep 0.1
-  done
-  kill -9 "$STORE_PID" 2>/dev/null || true
-  wait "$STORE_PID" 2>/dev/null || true
-  STORE_PID=
-}
-
 # On EXIT: the emulator stopped (its log shown after a failure), then
 # lib.sh's cleanup (the test's directory removed, the exit code kept).
 store_cleanup() {
@@ -81,7 +69,7 @@ store_cleanup() {
   # A background job of this script (a worker) exits with its own code only.
   [ "$BASHPID" = "$$" ] || exit $rc
   set +e
-  store_stop
+  stop_process STORE_PID 50
   if [ $rc -ne 0 ] && [ -s "$STORE_LOG" ]; then
     echo "--- last lines of the emulator's log ---" >&2
     tail -n 30 "$STORE_LOG" >&2
@@ -206,8 +194,6 @@ DIM=32
 FRAGS=16
 PARTS=16
 SEED=7
-uuid() { tr -d - </proc/sys/kernel/random/uuid; }
-dashed_uuid() { sed 's/\(........\)\(....\)\(....\)\(....\)\(............\)/\1-\2-\3-\4-\5/' <<<"$1"; }
 
 # knn_check DESCRIPTION OPTIONS URI: k-NN through one client equals brute force at version 2.
 knn_check() {
@@ -250,19 +236,12 @@ loop() {
   t0=$(s3_now)
   out=$(client "$opts" "$TOOL" commit "$uri" --name vec_idx --column vec --job-id loop "${segs[@]}")
   s3_log "committed: $(s3_elapsed "$t0") s: $out"
-  check "the commit made version 2" test "$(json_field "$out" version)-$(json_field "$out" already_committed)" = 2-false
+  check "the commit made version 2" test "$(commit_answer "$out")" = 2-false
   out=$(client "$opts" "$TOOL" commit "$uri" --name vec_idx --column vec --job-id loop --attempt-id 2 "${segs[@]}")
-  check "a retried commit is answered as already committed in version 2" \
-    test "$(json_field "$out" version)-$(json_field "$out" already_committed)" = 2-true
+  check "a retried commit is answered as already committed in version 2" test "$(commit_answer "$out")" = 2-true
   out=$(client "$opts" "$TOOL" coverage "$uri" --name vec_idx --json)
-  check "coverage: 4 segments, every fragment indexed" \
-    test "$(grep -o '"uuid"' <<<"$out" | wc -l)-$(grep -c '"unindexed_fragments": *\[\]' <<<"$out")" = 4-1
-  for g in 0 1 2 3; do
-    local dashed
-    dashed=$(dashed_uuid "${uuids[g]}")
-    check "segment $g's files are in the store under ${prefix}_indices/$dashed/" \
-      test -n "$("$list" "${prefix}_indices/$dashed/")"
-  done
+  check "coverage: 4 segments, every fragment indexed" test "$(coverage_answer "$out")" = 4-1
+  check_segments_stored "$list" "$prefix" "${uuids[@]}"
   # Incomplete multipart uploads are listed on s3:// only: elsewhere the
   # cleanup says it did not look, and names the store's own cure.
   out=$(client "$opts" "$TOOL" cleanup "$uri" --older-than 3600 --delete-unverified 2>"$CLIENT/cleanup.err")

@@ -11,15 +11,8 @@ void tu_check_same_text(const char* what, const char* ours, const char* theirs) 
     }
 }
 
-static int valid_at(const struct ArrowArray* a, int64_t i) {
-    const uint8_t* bits = a->n_buffers > 0 ? a->buffers[0] : NULL;
-    if (!bits || a->null_count == 0) return 1;
-    int64_t j = a->offset + i;
-    return (bits[j / 8] >> (j % 8)) & 1;
-}
-
 static void value_text(TuText* t, const struct ArrowSchema* s, const struct ArrowArray* a, int64_t i) {
-    if (!valid_at(a, i)) {
+    if (!tu_arrow_valid(a, i)) {
         tu_text_append(t, "null");
         return;
     }

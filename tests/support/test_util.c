@@ -2,11 +2,13 @@
 #include "test_util.h"
 
 #include <dirent.h>
+#include <ftw.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arrow_c.h"
@@ -131,7 +133,7 @@ void tu_schema(int32_t dim, struct ArrowSchema* out) {
     init_schema(out->children[2], "u", "tag", 0, 0);
 }
 
-static void make_batch(const float* vectors, int32_t dim, int64_t first_id, int64_t n,
+static void demo_batch(const float* vectors, int32_t dim, int64_t first_id, int64_t n,
                        struct ArrowArray* out) {
     init_array(out, n, 1, 3);
     struct ArrowArray* ids = out->children[0];
@@ -186,14 +188,157 @@ int64_t tu_file_size(const char* path) {
     return stat(path, &st) == 0 ? (int64_t)st.st_size : -1;
 }
 
+int tu_arrow_valid(const struct ArrowArray* a, int64_t i) {
+    const uint8_t* bits = a->n_buffers > 0 ? a->buffers[0] : NULL;
+    if (!bits || a->null_count == 0) return 1;
+    int64_t j = a->offset + i;
+    return (bits[j / 8] >> (j % 8)) & 1;
+}
+
 int tu_dir_entries(const char* path) {
+    return tu_dir_entries_print(path, NULL);
+}
+
+int tu_visible_entries(const char* path) {
     DIR* d = opendir(path);
     if (!d) return -1;
     int n = 0;
-    for (struct dirent* e; (e = readdir(d));)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) n++;
+    for (struct dirent* e; (e = readdir(d));) n += e->d_name[0] != '.';
     closedir(d);
     return n;
+}
+
+int tu_dir_entries_print(const char* path, const char* label) {
+    DIR* d = opendir(path);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent* e; (e = readdir(d));) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        n++;
+        if (label) printf("    %s%s\n", label, e->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+/* nftw() passes no context: tu_tree_count()'s totals, for one walk at a time. */
+static TuTreeCount tree_count;
+static int64_t tree_block;
+
+static int count_entry(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
+    (void)path, (void)ftw;
+    if (flag == FTW_F) {
+        tree_count.files++;
+        tree_count.bytes += st->st_size;
+        tree_count.block_bytes += (st->st_size + tree_block - 1) / tree_block * tree_block;
+    }
+    return 0;
+}
+
+TuTreeCount tu_tree_count(const char* root, int64_t block) {
+    static pthread_mutex_t one_walk = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&one_walk);
+    tree_count = (TuTreeCount){0, 0, 0};
+    tree_block = block > 0 ? block : 1;
+    nftw(root, count_entry, 16, FTW_PHYS);
+    TuTreeCount out = tree_count;
+    pthread_mutex_unlock(&one_walk);
+    return out;
+}
+
+/* nftw() passes no context: tu_copy_tree()'s two roots, for one copy at a time. */
+static const char* copy_from;
+static const char* copy_to;
+
+static int copy_entry(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
+    (void)ftw;
+    char target[2400];
+    snprintf(target, sizeof target, "%s%s", copy_to, path + strlen(copy_from));
+    if (flag == FTW_D) return mkdir(target, 0755) == 0 ? 0 : -1;
+    if (flag != FTW_F) return -1;
+    size_t len = 0;
+    unsigned char* bytes = read_whole_file(path, &len);
+    if (!bytes && st->st_size > 0) return -1;
+    int rc = write_whole_file(target, bytes, len) == 0 && (size_t)st->st_size == len ? 0 : -1;
+    free(bytes);
+    return rc;
+}
+
+int tu_copy_tree(const char* from, const char* to) {
+    static pthread_mutex_t one_copy = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&one_copy);
+    copy_from = from;
+    copy_to = to;
+    int rc = nftw(from, copy_entry, 16, FTW_PHYS);
+    pthread_mutex_unlock(&one_copy);
+    return rc == 0 ? 0 : -1;
+}
+
+void tu_check_child(const char* self, const char* const* args, const char* tmpdir, const char* err_dir,
+                    int expect_empty_stderr) {
+    char err_path[1200];
+    if (err_dir) snprintf(err_path, sizeof err_path, "%s/stderr-%s.txt", err_dir, args[0]);
+    int status = tu_run_self(self, args, tmpdir, err_dir ? err_path : NULL);
+    CHECK(status == 0);
+    if (status != 0) fprintf(stderr, "    child %s exited with %d\n", args[0], status);
+    if (err_dir && expect_empty_stderr) {
+        int64_t size = tu_file_size(err_path);
+        CHECK(size == 0);
+        if (size != 0) {
+            size_t n = 0;
+            char* text = (char*)read_whole_file(err_path, &n);
+            fprintf(stderr, "    child %s wrote to stderr: %.*s\n", args[0], (int)n, text ? text : "");
+            free(text);
+        }
+    }
+}
+
+void tu_latch_init(TuLatch* latch) {
+    pthread_mutex_init(&latch->lock, NULL);
+    pthread_cond_init(&latch->cond, NULL);
+    latch->count = 0;
+}
+
+void tu_latch_destroy(TuLatch* latch) {
+    pthread_mutex_destroy(&latch->lock);
+    pthread_cond_destroy(&latch->cond);
+}
+
+void tu_latch_signal(TuLatch* latch) {
+    pthread_mutex_lock(&latch->lock);
+    latch->count++;
+    pthread_cond_broadcast(&latch->cond);
+    pthread_mutex_unlock(&latch->lock);
+}
+
+int tu_latch_wait(TuLatch* latch, int count, int seconds) {
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += seconds;
+    pthread_mutex_lock(&latch->lock);
+    int rc = 0;
+    while (latch->count < count && rc == 0)
+        rc = seconds ? pthread_cond_timedwait(&latch->cond, &latch->lock, &until)
+                     : pthread_cond_wait(&latch->cond, &latch->lock);
+    int got = latch->count;
+    pthread_mutex_unlock(&latch->lock);
+    return got;
+}
+
+int tu_oracle_args(int argc, char** argv, const char* script_name, const char** python, const char** script) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: %s <python with pylance> <%s>\n", argv[0], script_name);
+        return -1;
+    }
+    *python = argv[1];
+    *script = argv[2];
+    return 0;
+}
+
+uint64_t tu_get_u64_le(const uint8_t* p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
 }
 
 int tu_process_dir(const char* base, char* out, size_t cap) {
@@ -252,7 +397,7 @@ static int stream_get_next(struct ArrowArrayStream* s, struct ArrowArray* out) {
     }
     int64_t n = st->rows - st->done;
     if (n > st->batch_rows) n = st->batch_rows;
-    make_batch(st->vectors + st->done * st->dim, st->dim, st->first_id + st->done, n, out);
+    demo_batch(st->vectors + st->done * st->dim, st->dim, st->first_id + st->done, n, out);
     st->done += n;
     return 0;
 }
@@ -477,11 +622,11 @@ int tu_fixture_end(TuFixture* f, const char* suite) {
 }
 
 uint8_t* tu_vector_segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model,
-                           const uint32_t* frags, size_t n, int uuid_seed, size_t* len) {
+                           const uint32_t* fragment_ids, size_t n, int uuid_seed, size_t* len) {
     uint8_t uuid[16];
     tu_uuid(uuid_seed, uuid);
     LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = frags;
+    o.fragment_ids = fragment_ids;
     o.fragment_count = n;
     o.index_uuid = uuid;
     LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, p, &o, model);

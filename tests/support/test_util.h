@@ -8,6 +8,7 @@
 #ifndef LANCE_TEST_UTIL_H
 #define LANCE_TEST_UTIL_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -65,13 +66,17 @@ void tu_fail(const char* file, int line, const char* expr);
 /* True when the message of tu_last_error() contains `needle`. */
 int tu_error_mentions(const char* needle);
 
-/* Runs one named test function and reports it. */
-#define RUN(fn)                                          \
-    do {                                                 \
-        int before = tu_failures;                        \
-        fn();                                            \
-        printf("%s %s\n", tu_failures == before ? "ok  " : "FAIL", #fn); \
+/* Runs `call` and reports it as the test `name`: a program whose tests
+ * take what it sets up for them runs them as RUN_CALL(#test, with(test)). */
+#define RUN_CALL(name, call)                                               \
+    do {                                                                   \
+        int before = tu_failures;                                          \
+        call;                                                              \
+        printf("%s %s\n", tu_failures == before ? "ok  " : "FAIL", name); \
     } while (0)
+
+/* Runs one named test function and reports it. */
+#define RUN(fn) RUN_CALL(#fn, fn())
 
 /* Prints the summary line, frees the calling thread's kept error and
  * returns the process exit code. */
@@ -159,6 +164,10 @@ static inline double tu_recall(LanceDataset* ds, const TuData* data, int queries
 int tu_append_column(const struct ArrowArray* array, const struct ArrowSchema* schema, const char* name,
                      void* out, size_t elem_size, int64_t capacity, int64_t* n);
 
+/* Whether slot `i` (counted from the array's offset) of an Arrow array is
+ * valid: its validity bitmap's bit, or 1 when it has none. */
+int tu_arrow_valid(const struct ArrowArray* a, int64_t i);
+
 /* Reads every batch of a scanner and returns the total number of rows, or -1. */
 int64_t tu_count_scan(LanceScanner* scanner);
 
@@ -174,6 +183,29 @@ int64_t tu_file_size(const char* path);
 /* Entries of a directory, "." and ".." aside; -1 if it cannot be read. */
 int tu_dir_entries(const char* path);
 
+/* Entries of a directory whose names do not begin with '.'; -1 if it
+ * cannot be read. */
+int tu_visible_entries(const char* path);
+
+/* tu_dir_entries(), each entry printed as a line "    <label><name>"
+ * (label NULL: none printed). */
+int tu_dir_entries_print(const char* path, const char* label);
+
+/* The regular files of the tree under `root` (links not followed): how
+ * many, their bytes, and their bytes each rounded up to whole `block`s. */
+typedef struct {
+    int64_t files, bytes, block_bytes;
+} TuTreeCount;
+TuTreeCount tu_tree_count(const char* root, int64_t block);
+
+/* Copies the directory tree `from` to `to` (which must not exist yet):
+ * directories and regular files, each file's bytes checked against its
+ * size.  0, or -1 on any failure or any other kind of entry. */
+int tu_copy_tree(const char* from, const char* to);
+
+/* The little-endian uint64 at p[0..8). */
+uint64_t tu_get_u64_le(const uint8_t* p);
+
 /* This process's own directory of temporary files under `base`
  * (lance-c-process-<pid>-..., made by its first lance-c call that starts
  * the library) into `out`; 0 when found, -1 otherwise. */
@@ -185,6 +217,30 @@ int tu_process_dir(const char* base, char* out, size_t cap);
  * test gives a case a process of its own.  Returns its exit status, or -1
  * when it did not exit normally. */
 int tu_run_self(const char* self, const char* const* args, const char* tmpdir, const char* err_path);
+
+/* tu_run_self() as a check: the child exits with 0 (else its status is
+ * printed).  With `err_dir` (NULL: stderr unchanged) its stderr goes to
+ * <err_dir>/stderr-<args[0]>.txt, and with `expect_empty_stderr` it must
+ * write nothing there (else what it wrote is printed). */
+void tu_check_child(const char* self, const char* const* args, const char* tmpdir, const char* err_dir,
+                    int expect_empty_stderr);
+
+/* A count of signals another thread waits for (a completion callback's
+ * calls, a waker's wakes).  Init before use, destroy after. */
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int count; /* signals so far (read it after a wait) */
+} TuLatch;
+void tu_latch_init(TuLatch* latch);
+void tu_latch_destroy(TuLatch* latch);
+
+/* One more signal; wakes every waiter. */
+void tu_latch_signal(TuLatch* latch);
+
+/* Waits until `count` signals have come, or `seconds` have passed (0: no
+ * limit).  Returns the signals so far. */
+int tu_latch_wait(TuLatch* latch, int count, int seconds);
 
 /* temp_dir_create() and remove_tree(): a fresh temporary directory
  * (malloc'd path, NULL when it cannot be made) and recursive removal. */
@@ -199,13 +255,13 @@ static inline void tu_remove_tree(const char* path) {
  * different UUIDs. */
 void tu_uuid(int seed, uint8_t out[16]);
 
-/* One uncommitted vector segment on column "vec" over `frags`, UUID from
+/* One uncommitted vector segment on column "vec" over `fragment_ids`, UUID from
  * `uuid_seed` (tu_uuid), built by vector_segment_builder_new(): with
  * `model` set on the builder (it never trains), or trained locally when
  * `model` is NULL.  Returns the metadata bytes (free with
  * lance_free_bytes) or NULL with the library's error pending. */
 uint8_t* tu_vector_segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model,
-                           const uint32_t* frags, size_t n, int uuid_seed, size_t* len);
+                           const uint32_t* fragment_ids, size_t n, int uuid_seed, size_t* len);
 
 /* monotonic_seconds(): seconds on a monotonic clock. */
 static inline double tu_now(void) {
@@ -291,6 +347,12 @@ char* tu_shell_output(const char* command, int* out_exit);
  * anything but 0: that is a failed check, and the command line is printed
  * to stderr. */
 char* tu_run_program(const char* const* argv);
+
+/* The arguments of a test that asks a Python oracle: `<python with
+ * pylance> <oracle script>` into *python and *script.  With any other
+ * count it prints a usage line naming `script_name` and returns -1 (the
+ * test then exits with 2: it never skips); else 0. */
+int tu_oracle_args(int argc, char** argv, const char* script_name, const char** python, const char** script);
 
 /* tu_run_program() of `python script args...`, the NULL-terminated `args`
  * given inline: how the tests ask a Python oracle (pylance) for the answer. */

@@ -17,6 +17,10 @@
 
 #include "json.h"
 #include "segment_params.h"
+#include "dataset_kit.h"
+#include "knn_kit.h"
+#include "progress_kit.h"
+#include "segment_kit.h"
 #include "test_util.h"
 #include "uuid_hex.h"
 
@@ -34,7 +38,7 @@ static LanceVectorModel* pq;    /* IVF_PQ, PARTS partitions, 4 sub-vectors */
 static LanceVectorModel* other; /* IVF_FLAT trained on fragments 0-3 only: another model */
 static LanceVectorModel* narrow; /* IVF_FLAT of dimension 8 */
 static int cases;
-static int dataset_seq;
+static int panic_seq;
 
 static int verbose; /* LANCE_BAD_INPUT_VERBOSE=1: print every case's message */
 
@@ -74,31 +78,16 @@ static int clean_message(void) {
 
 /* ---- fixtures ---- */
 
-static LanceDataset* fresh(char* uri, size_t cap) {
-    snprintf(uri, cap, "%s/ds%d.lance", dir, dataset_seq++);
-    return tu_write(uri, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / FRAGS);
-}
+/* The parameters of the models: PARTS partitions, PQ with 4 sub-vectors. */
+static const LanceVectorIndexParams flat_model_params = {.index_type = LANCE_INDEX_IVF_FLAT, .num_partitions = PARTS};
+static const LanceVectorIndexParams pq_model_params = {
+    .index_type = LANCE_INDEX_IVF_PQ, .num_partitions = PARTS, .num_sub_vectors = 4};
 
-static LanceVectorIndexParams params(LanceVectorIndexType type) {
-    LanceVectorIndexParams p = {0};
-    p.index_type = type;
-    p.num_partitions = PARTS;
-    p.num_sub_vectors = type == LANCE_INDEX_IVF_PQ ? 4 : 0;
-    return p;
-}
-
-static LanceVectorModel* train(LanceDataset* d, LanceVectorIndexType type, const uint32_t* sample, size_t n) {
-    LanceVectorIndexParams p = params(type);
-    LanceVectorModel* m = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(d, "vec", &p, sample, n, &m));
-    return m;
-}
-
-/* Options (mode AUTO) for a build of the `n` fragments `frags` under `uuid`
+/* Options (mode AUTO) for a build of the `n` fragments `fragment_ids` under `uuid`
  * (NULL = generated); the model, if any, is set on the builder. */
-static LanceIndexSegmentBuildOptions options(const uint32_t* frags, size_t n, const uint8_t* uuid) {
+static LanceIndexSegmentBuildOptions options(const uint32_t* fragment_ids, size_t n, const uint8_t* uuid) {
     LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = frags;
+    o.fragment_ids = fragment_ids;
     o.fragment_count = n;
     o.index_uuid = uuid;
     return o;
@@ -109,9 +98,9 @@ static const uint32_t first_half[] = {0, 1, 2, 3}, second_half[] = {4, 5, 6, 7};
 /* Builds one vector segment with `model` set (NULL = trained locally); NULL
  * (a failed check) on error. */
 static uint8_t* segment(LanceDataset* d, LanceVectorIndexType type, const LanceVectorModel* model,
-                        const uint32_t* frags, size_t n, const uint8_t* uuid, size_t* len) {
-    LanceVectorIndexParams p = params(type);
-    LanceIndexSegmentBuildOptions o = options(frags, n, uuid);
+                        const uint32_t* fragment_ids, size_t n, const uint8_t* uuid, size_t* len) {
+    LanceVectorIndexParams p = type == LANCE_INDEX_IVF_PQ ? pq_model_params : sk_params(type, PARTS, 0);
+    LanceIndexSegmentBuildOptions o = options(fragment_ids, n, uuid);
     LanceIndexSegmentBuilder* b = vector_segment_builder_new(d, "vec", NULL, &p, &o, model);
     uint8_t* bytes = NULL;
     CHECK(b && lance_index_segment_builder_execute_uncommitted(b, &bytes, len) == 0);
@@ -142,12 +131,6 @@ static int commit_on(LanceDataset* d, const char* name, const char* column, cons
     return lance_dataset_commit_index_segments_with_options(d, name, column, bytes, lens, n, &o, NULL);
 }
 
-/* commit_on() on "vec" of segments the caller owns. */
-static int commit(LanceDataset* d, const char* name, uint8_t* const* bytes, const size_t* lens, size_t n,
-                  bool replace) {
-    return commit_on(d, name, "vec", (const uint8_t* const*)bytes, lens, n, replace);
-}
-
 static void uuid_of(const uint8_t* bytes, size_t len, char text[UUID_HEX_DASHED_LEN + 1]) {
     LanceIndexSegmentMetadata* m = NULL;
     uint8_t u[16] = {0};
@@ -160,11 +143,6 @@ static void uuid_of(const uint8_t* bytes, size_t len, char text[UUID_HEX_DASHED_
 static void release(struct ArrowArray* a, struct ArrowSchema* s) {
     a->release(a);
     s->release(s);
-}
-
-static void check_exact_knn(LanceDataset* d) {
-    int mismatches = -1;
-    CHECK(tu_recall(d, &data, 4, PARTS, 0, &mismatches) == 1.0 && mismatches == 0);
 }
 
 /* ---- shared models ---- */
@@ -251,7 +229,7 @@ static void test_trainers(void) {
 
     /* The whole model. */
     LanceVectorModel* m = NULL;
-    LanceVectorIndexParams p = params(LANCE_INDEX_IVF_FLAT);
+    LanceVectorIndexParams p = flat_model_params;
     LanceVectorIndexParams bad = p;
     BAD_MSG(lance_dataset_train_vector_model(NULL, "vec", &p, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT, "dataset");
     BAD_MSG(lance_dataset_train_vector_model(ds, NULL, &p, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT, "column");
@@ -270,7 +248,7 @@ static void test_trainers(void) {
     bad.num_partitions = 0;
     BAD_MSG(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT,
             "num_partitions");
-    bad = params(LANCE_INDEX_IVF_PQ);
+    bad = pq_model_params;
     bad.num_sub_vectors = 5;
     BAD_MSG(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT,
             "num_sub_vectors");
@@ -388,7 +366,7 @@ static void model_refused(const LanceVectorIndexParams* p, const LanceIndexSegme
 
 static void test_vector_builder(void) {
     const uint32_t two[] = {0, 1}, missing[] = {0, 99}, twice[] = {2, 2};
-    LanceVectorIndexParams p = params(LANCE_INDEX_IVF_FLAT);
+    LanceVectorIndexParams p = flat_model_params;
     const LanceVectorIndexSegmentParams sp = vector_segment_params(&p);
     LanceIndexSegmentBuildOptions o = options(two, 2, NULL);
     const LanceIndexSegmentBuilder* none = NULL;
@@ -473,7 +451,7 @@ static void test_vector_builder(void) {
     LanceVectorIndexParams more = p;
     more.num_partitions = PARTS * 2;
     model_refused(&more, &o, flat, "num_partitions");
-    LanceVectorIndexParams pq_params = params(LANCE_INDEX_IVF_PQ);
+    LanceVectorIndexParams pq_params = pq_model_params;
     model_refused(&pq_params, &o, flat, "codebook");
     model_refused(&p, &o, pq, "PQ");
     LanceVectorIndexParams pq8 = pq_params;
@@ -488,7 +466,7 @@ static void test_vector_builder(void) {
     const LanceVectorIndexSegmentParams pq_sp = vector_segment_params(&pq_params);
     BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &pq_sp, &bo), none, invalid);
     CHECK(tu_error_mentions("ivf_centroids"));
-    LanceVectorIndexParams sq = params(LANCE_INDEX_IVF_SQ);
+    LanceVectorIndexParams sq = sk_params(LANCE_INDEX_IVF_SQ, PARTS, 0);
     sq.num_bits = 70000;
     const LanceVectorIndexSegmentParams sq_sp = vector_segment_params(&sq);
     BAD_VALUE(lance_index_segment_builder_new_vector(ds, "vec", NULL, &sq_sp, &o), none, invalid);
@@ -580,14 +558,9 @@ static void test_scalar_builder(void) {
 
 /* ---- execution, progress and cancellation ---- */
 
-static void on_progress(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
-                        uint64_t completed) {
-    (void)user, (void)event, (void)stage, (void)total, (void)unit, (void)completed;
-}
-
 static void test_execute_progress_cancel(void) {
     const uint32_t two[] = {0, 1};
-    LanceVectorIndexParams p = params(LANCE_INDEX_IVF_FLAT);
+    LanceVectorIndexParams p = flat_model_params;
     LanceIndexSegmentBuildOptions o = options(two, 2, NULL);
     uint8_t* bytes = NULL;
     size_t len = 0;
@@ -597,14 +570,14 @@ static void test_execute_progress_cancel(void) {
     CHECK(b != NULL);
     BAD_MSG(lance_index_segment_builder_execute_uncommitted(b, NULL, &len), invalid, "out_metadata_bytes");
     BAD_MSG(lance_index_segment_builder_execute_uncommitted(b, &bytes, NULL), invalid, "out_metadata_len");
-    BAD_MSG(lance_index_segment_builder_set_progress_callback(NULL, on_progress, NULL), invalid, "builder");
+    BAD_MSG(lance_index_segment_builder_set_progress_callback(NULL, pk_ignore, NULL), invalid, "builder");
     /* A builder's progress is set, never cleared. */
     BAD_MSG(lance_index_segment_builder_set_progress_callback(b, NULL, NULL), invalid, "callback must not be NULL");
     BAD_MSG(lance_index_segment_builder_set_cancel_token(NULL, NULL), invalid, "builder");
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len));
     lance_free_bytes(bytes);
     BAD_MSG(lance_index_segment_builder_execute_uncommitted(b, &bytes, &len), invalid, "already executed");
-    BAD_MSG(lance_index_segment_builder_set_progress_callback(b, on_progress, NULL), invalid, "already executed");
+    BAD_MSG(lance_index_segment_builder_set_progress_callback(b, pk_ignore, NULL), invalid, "already executed");
     BAD_MSG(lance_index_segment_builder_set_model(b, flat), invalid, "already executed");
     LanceIndexBuildCancelToken* token = lance_index_build_cancel_token_new();
     BAD_MSG(lance_index_segment_builder_set_cancel_token(b, token), invalid, "already executed");
@@ -622,7 +595,7 @@ static void test_execute_progress_cancel(void) {
     lance_index_segment_builder_free(b);
 
     /* The one-shot creations with a control. */
-    LanceIndexBuildControl control = {on_progress, NULL, NULL};
+    LanceIndexBuildControl control = {pk_ignore, NULL, NULL};
     BAD_MSG(lance_dataset_create_vector_index_with_control(NULL, "vec", NULL, &p, false, &control), invalid,
             "dataset");
     BAD_MSG(lance_dataset_create_vector_index_with_control(ds, NULL, NULL, &p, false, &control), invalid, "column");
@@ -683,7 +656,7 @@ static void test_metadata(void) {
     int64_t ms;
     bool present;
     int32_t fields[4];
-    uint32_t frags[FRAGS];
+    uint32_t fragment_ids[FRAGS];
     size_t n = 0;
     const char* path = NULL;
     uint64_t size = 0;
@@ -708,9 +681,9 @@ static void test_metadata(void) {
     BAD_MSG(lance_index_segment_metadata_field_ids(m, fields, 0, &n), invalid, "capacity");
     CHECK(n == 1); /* the count is still reported */
     BAD_MSG(lance_index_segment_metadata_field_ids(m, NULL, 4, &n), invalid, "out_field_ids");
-    BAD_MSG(lance_index_segment_metadata_fragment_ids(none, frags, FRAGS, &n), invalid, "metadata");
-    BAD_MSG(lance_index_segment_metadata_fragment_ids(m, frags, FRAGS, NULL), invalid, "out_count");
-    BAD_MSG(lance_index_segment_metadata_fragment_ids(m, frags, 3, &n), invalid, "capacity");
+    BAD_MSG(lance_index_segment_metadata_fragment_ids(none, fragment_ids, FRAGS, &n), invalid, "metadata");
+    BAD_MSG(lance_index_segment_metadata_fragment_ids(m, fragment_ids, FRAGS, NULL), invalid, "out_count");
+    BAD_MSG(lance_index_segment_metadata_fragment_ids(m, fragment_ids, 3, &n), invalid, "capacity");
     CHECK(n == 4);
     BAD_MSG(lance_index_segment_metadata_fragment_ids(m, NULL, FRAGS, &n), invalid, "out_fragment_ids");
     BAD_VALUE(lance_index_segment_metadata_file_count(none), 0, invalid);
@@ -730,7 +703,7 @@ static void test_metadata(void) {
 
 static void test_commit_arguments(void) {
     char uri[600];
-    LanceDataset* d = fresh(uri, sizeof uri);
+    LanceDataset* d = dk_fresh(dir, NULL, &data, ROWS / FRAGS, uri, sizeof uri);
     size_t lens[2];
     uint8_t* seg[2];
     seg[0] = segment(d, LANCE_INDEX_IVF_FLAT, flat, first_half, 4, NULL, &lens[0]);
@@ -780,7 +753,7 @@ static void test_commit_arguments(void) {
     CHECK(lance_dataset_latest_version(d) == 1);
     /* Still committable after all of it. */
     CHECK_OK(commit_on(d, "i", "vec", ptrs, lens, 2, false));
-    check_exact_knn(d);
+    kk_check_recall_exact(d, &data, 4, PARTS);
     lance_free_bytes(seg[0]);
     lance_free_bytes(seg[1]);
     lance_dataset_close(d);
@@ -788,7 +761,7 @@ static void test_commit_arguments(void) {
 
 static void test_commit_refusals(void) {
     char uri[600];
-    LanceDataset* d = fresh(uri, sizeof uri);
+    LanceDataset* d = dk_fresh(dir, NULL, &data, ROWS / FRAGS, uri, sizeof uri);
     const uint32_t middle[] = {3, 4};
     size_t len[8];
     uint8_t* s[8];
@@ -805,30 +778,30 @@ static void test_commit_refusals(void) {
     uuid_of(s[2], len[2], t2);
     const char* f_flat = lance_vector_model_fingerprint(flat);
     const char* f_other = lance_vector_model_fingerprint(other);
-#define PAIR(a, b) (uint8_t* const[]){s[a], s[b]}, (const size_t[]){len[a], len[b]}, 2
-    BAD_MSG(commit(d, "r", PAIR(0, 0), false), LANCE_ERR_DUPLICATE_SEGMENT, "segments 0 and 1");
+#define PAIR(a, b) (const uint8_t* const[]){s[a], s[b]}, (const size_t[]){len[a], len[b]}, 2
+    BAD_MSG(commit_on(d, "r", "vec", PAIR(0, 0), false), LANCE_ERR_DUPLICATE_SEGMENT, "segments 0 and 1");
     CHECK(tu_error_mentions(t0));
-    BAD_MSG(commit(d, "r", PAIR(0, 2), false), LANCE_ERR_OVERLAPPING_SEGMENTS, "fragments [3]");
+    BAD_MSG(commit_on(d, "r", "vec", PAIR(0, 2), false), LANCE_ERR_OVERLAPPING_SEGMENTS, "fragments [3]");
     CHECK(tu_error_mentions(t0) && tu_error_mentions(t2));
-    BAD_MSG(commit(d, "r", PAIR(0, 3), false), LANCE_ERR_MODEL_MISMATCH, f_flat);
+    BAD_MSG(commit_on(d, "r", "vec", PAIR(0, 3), false), LANCE_ERR_MODEL_MISMATCH, f_flat);
     CHECK(tu_error_mentions(f_other));
-    BAD_MSG(commit(d, "r", PAIR(4, 5), false), LANCE_ERR_MODEL_MISMATCH, "trained independently");
+    BAD_MSG(commit_on(d, "r", "vec", PAIR(4, 5), false), LANCE_ERR_MODEL_MISMATCH, "trained independently");
     CHECK(lance_dataset_latest_version(d) == 1);
 
     /* Committed as "r"; then the refusals that depend on it. */
-    CHECK_OK(commit(d, "r", PAIR(0, 1), false));
+    CHECK_OK(commit_on(d, "r", "vec", PAIR(0, 1), false));
     CHECK(lance_dataset_latest_version(d) == 2);
-    BAD_MSG(commit(d, "r", PAIR(6, 7), false), LANCE_ERR_INDEX, "already exists");
-    BAD_MSG(commit(d, "r2", PAIR(0, 7), false), LANCE_ERR_DUPLICATE_SEGMENT, "already committed");
-    BAD_MSG(commit(d, "r2", PAIR(0, 1), false), LANCE_ERR_DUPLICATE_SEGMENT, "already committed");
+    BAD_MSG(commit_on(d, "r", "vec", PAIR(6, 7), false), LANCE_ERR_INDEX, "already exists");
+    BAD_MSG(commit_on(d, "r2", "vec", PAIR(0, 7), false), LANCE_ERR_DUPLICATE_SEGMENT, "already committed");
+    BAD_MSG(commit_on(d, "r2", "vec", PAIR(0, 1), false), LANCE_ERR_DUPLICATE_SEGMENT, "already committed");
     CHECK(lance_dataset_latest_version(d) == 2);
-    check_exact_knn(d);
+    kk_check_recall_exact(d, &data, 4, PARTS);
 
     /* Stale: a fragment deleted since the build. */
     uint64_t deleted = 0;
     CHECK_OK(lance_dataset_delete(d, "id >= 1500 AND id < 1750", &deleted)); /* fragment 6 */
     CHECK(deleted == ROWS / FRAGS);
-    BAD_MSG(commit(d, "r3", PAIR(6, 7), false), LANCE_ERR_STALE_SEGMENT, "fragments [6]");
+    BAD_MSG(commit_on(d, "r3", "vec", PAIR(6, 7), false), LANCE_ERR_STALE_SEGMENT, "fragments [6]");
     CHECK(lance_dataset_latest_version(d) == 3);
 #undef PAIR
     /* Scalar segments take no job id. */
@@ -854,7 +827,7 @@ static void test_commit_refusals(void) {
 /* Item 2: the commit verifies each segment's files first. */
 static void test_incomplete_segments(void) {
     char uri[600];
-    LanceDataset* d = fresh(uri, sizeof uri);
+    LanceDataset* d = dk_fresh(dir, NULL, &data, ROWS / FRAGS, uri, sizeof uri);
     const uint32_t a[] = {0, 1}, b[] = {2, 3}, c[] = {4, 5}, e[] = {6, 7};
     size_t len[5];
     uint8_t* s[5];
@@ -917,7 +890,7 @@ static void test_incomplete_segments(void) {
     /* The whole segment commits, and answers. */
     const uint8_t* whole[] = {s[4]};
     CHECK_OK(commit_on(d, "inc", "vec", whole, &len[4], 1, false));
-    check_exact_knn(d);
+    kk_check_recall_exact(d, &data, 4, PARTS);
     free(corrupt);
     for (int i = 0; i < 5; i++) lance_free_bytes(s[i]);
     lance_dataset_close(d);
@@ -927,21 +900,21 @@ static void test_incomplete_segments(void) {
  * that exists, is refused and writes nothing. */
 static void test_duplicate_uuid_build(void) {
     char uri[600];
-    LanceDataset* d = fresh(uri, sizeof uri);
+    LanceDataset* d = dk_fresh(dir, NULL, &data, ROWS / FRAGS, uri, sizeof uri);
     uint8_t u0[16], u1[16], u2[16];
     CHECK(uuid_random_v4(u0) == 0 && uuid_random_v4(u1) == 0 && uuid_random_v4(u2) == 0);
     size_t len[3];
     uint8_t* s[3];
     s[0] = segment(d, LANCE_INDEX_IVF_FLAT, flat, first_half, 4, u0, &len[0]);
     s[1] = segment(d, LANCE_INDEX_IVF_FLAT, flat, second_half, 4, u1, &len[1]);
-    CHECK_OK(commit(d, "dup", s, len, 2, false));
+    CHECK_OK(commit_on(d, "dup", "vec", (const uint8_t* const*)s, len, 2, false));
     /* The committed files as recorded. */
     LanceIndexSegmentMetadata* m = NULL;
     CHECK_OK(lance_index_segment_metadata_parse(s[0], len[0], &m));
     char text[UUID_HEX_DASHED_LEN + 1];
     uuid_hex_format_dashed(u0, text);
 
-    LanceVectorIndexParams p = params(LANCE_INDEX_IVF_FLAT);
+    LanceVectorIndexParams p = flat_model_params;
     LanceIndexSegmentBuildOptions o = options(first_half, 4, u0);
     build_fails(d, &p, &o, flat, LANCE_ERR_DUPLICATE_SEGMENT); /* committed, same fragments */
     o = options(second_half, 4, u0);
@@ -989,8 +962,8 @@ static void test_duplicate_uuid_build(void) {
     CHECK(lance_dataset_latest_version(d) == 3);
     LanceDataset* at2 = lance_dataset_open(uri, NULL, 2);
     CHECK(at2 != NULL);
-    check_exact_knn(at2);
-    check_exact_knn(d);
+    kk_check_recall_exact(at2, &data, 4, PARTS);
+    kk_check_recall_exact(d, &data, 4, PARTS);
     lance_dataset_close(at2);
     lance_index_segment_metadata_free(m);
     for (int i = 0; i < 3; i++) lance_free_bytes(s[i]);
@@ -1000,7 +973,7 @@ static void test_duplicate_uuid_build(void) {
 /* Item 5: one name, two columns.  Item 6: two index types in one commit. */
 static void test_mixed_commits(void) {
     char uri[600];
-    LanceDataset* d = fresh(uri, sizeof uri);
+    LanceDataset* d = dk_fresh(dir, NULL, &data, ROWS / FRAGS, uri, sizeof uri);
     CHECK_OK(lance_dataset_create_scalar_index(d, "tag", "shared", LANCE_SCALAR_BITMAP, NULL, false));
     uint64_t version = lance_dataset_version(d);
     size_t len[4];
@@ -1009,7 +982,8 @@ static void test_mixed_commits(void) {
     s[1] = segment(d, LANCE_INDEX_IVF_FLAT, flat, second_half, 4, NULL, &len[1]);
     s[2] = segment(d, LANCE_INDEX_IVF_SQ, flat, second_half, 4, NULL, &len[2]);
     for (int replace = 0; replace < 2; replace++) {
-        BAD_MSG(commit(d, "shared", s, len, 2, replace != 0), LANCE_ERR_INVALID_ARGUMENT, "tag");
+        BAD_MSG(commit_on(d, "shared", "vec", (const uint8_t* const*)s, len, 2, replace != 0),
+                LANCE_ERR_INVALID_ARGUMENT, "tag");
         CHECK(tu_error_mentions("vec"));
     }
     const uint8_t* types[] = {s[0], s[2]};
@@ -1125,7 +1099,7 @@ static int panic_get_next(struct ArrowArrayStream* s, struct ArrowArray* out) {
 
 static void test_core_panic(void) {
     char uri[600];
-    snprintf(uri, sizeof uri, "%s/panic%d.lance", dir, dataset_seq++);
+    snprintf(uri, sizeof uri, "%s/panic%d.lance", dir, panic_seq++);
     struct ArrowArrayStream stream = {panic_get_schema, panic_get_next, panic_last_error, panic_release_stream, NULL};
     struct ArrowSchema schema;
     panic_get_schema(&stream, &schema);
@@ -1154,16 +1128,16 @@ int main(void) {
     close(fd);
 
     char uri[600];
-    ds = fresh(uri, sizeof uri);
-    flat = train(ds, LANCE_INDEX_IVF_FLAT, NULL, 0);
-    pq = train(ds, LANCE_INDEX_IVF_PQ, NULL, 0);
-    other = train(ds, LANCE_INDEX_IVF_FLAT, first_half, 4);
+    ds = dk_fresh(dir, NULL, &data, ROWS / FRAGS, uri, sizeof uri);
+    flat = sk_train(ds, &flat_model_params, NULL, 0);
+    pq = sk_train(ds, &pq_model_params, NULL, 0);
+    other = sk_train(ds, &flat_model_params, first_half, 4);
     {
         TuData eight = tu_make_data(ROWS, 8, 4, 0.5f, 31);
         char narrow_uri[700];
         snprintf(narrow_uri, sizeof narrow_uri, "%s/narrow.lance", dir);
         LanceDataset* nd = tu_write(narrow_uri, &eight, 0, ROWS, LANCE_WRITE_CREATE, ROWS / FRAGS);
-        narrow = train(nd, LANCE_INDEX_IVF_FLAT, NULL, 0);
+        narrow = sk_train(nd, &flat_model_params, NULL, 0);
         lance_dataset_close(nd);
         tu_free_data(&eight);
     }

@@ -5,8 +5,9 @@
  * strict --uuid and fragment lists (also the example worker's), a model
  * given as raw float32 files, a build cancelled by SIGINT, merging
  * segments, the distributed training commands, cleanup cutoffs up to
- * UINT64_MAX, the core's log records on stderr (LANCE_LOG), and every
- * scalar type by name.
+ * UINT64_MAX, the core's log records on stderr (LANCE_LOG), every
+ * scalar type by name, and an index's maintenance planned and run
+ * (plan-maintenance, maintain, merge --segment).
  * Usage: test_cli PATH-TO-lance-index PATH-TO-lance_worker */
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "json.h"
+#include "dataset_kit.h"
 #include "training_rounds.h"
 #include "test_util.h"
 
@@ -55,27 +57,46 @@ static int run_in(const char* program, const char* fmt, ...) {
 #define run(...) run_in(tool, __VA_ARGS__)
 #define run_worker(...) run_in(worker, __VA_ARGS__)
 
-static int stderr_mentions(const char* needle) {
+/* The bytes of dir/`file` (malloc'd; free them), or NULL when it cannot be read. */
+static unsigned char* read_in_dir(const char* file, size_t* len) {
     char path[700];
-    snprintf(path, sizeof path, "%s/stderr.txt", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    return read_whole_file(path, len);
+}
+
+static int stderr_mentions(const char* needle) {
     size_t len = 0;
-    unsigned char* text = read_whole_file(path, &len);
+    unsigned char* text = read_in_dir("stderr.txt", &len);
     int found = text && memmem(text, len, needle, strlen(needle)) != NULL;
     free(text);
     return found;
 }
 
+/* What the tool wrote to dir/`file`, parsed as segment metadata into
+ * *segment, or (segment NULL) as a model into *model; 0, or -1 when it
+ * cannot be read or parsed. */
+static int read_output(const char* file, LanceIndexSegmentMetadata** segment, LanceVectorModel** model) {
+    size_t len = 0;
+    unsigned char* bytes = read_in_dir(file, &len);
+    int rc = !bytes ? -1
+             : segment ? lance_index_segment_metadata_parse(bytes, len, segment)
+                       : lance_vector_model_parse(bytes, len, model);
+    free(bytes);
+    return rc;
+}
+
 /* The segment metadata the tool wrote to dir/`file`, parsed; NULL when it
  * cannot be read or parsed.  Free with lance_index_segment_metadata_free(). */
 static LanceIndexSegmentMetadata* read_segment(const char* file) {
-    char path[700];
-    snprintf(path, sizeof path, "%s/%s", dir, file);
-    size_t len = 0;
-    unsigned char* bytes = read_whole_file(path, &len);
     LanceIndexSegmentMetadata* m = NULL;
-    if (bytes && lance_index_segment_metadata_parse(bytes, len, &m) != 0) m = NULL;
-    free(bytes);
-    return m;
+    return read_output(file, &m, NULL) == 0 ? m : NULL;
+}
+
+/* The model the tool wrote to dir/`file`, parsed; NULL when it cannot be
+ * read or parsed.  Free with lance_vector_model_free(). */
+static LanceVectorModel* read_model(const char* file) {
+    LanceVectorModel* model = NULL;
+    return read_output(file, NULL, &model) == 0 ? model : NULL;
 }
 
 static void query_text(int64_t row, char* buf, size_t cap) {
@@ -441,13 +462,8 @@ static void write_f32_values(const char* name, const struct ArrowArray* a, int32
 static void test_raw_model(void) {
     CHECK(run("train %s --column vec --type IVF_PQ --partitions 8 --sub-vectors 4 -o %s/pqmodel.bin --quiet", uri, dir) ==
           0);
-    char path[700];
-    snprintf(path, sizeof path, "%s/pqmodel.bin", dir);
-    size_t len = 0;
-    unsigned char* bytes = read_whole_file(path, &len);
-    LanceVectorModel* model = NULL;
-    CHECK(bytes && lance_vector_model_parse(bytes, len, &model) == 0);
-    free(bytes);
+    LanceVectorModel* model = read_model("pqmodel.bin");
+    CHECK(model != NULL);
     struct ArrowArray c, p;
     struct ArrowSchema cs, ps;
     CHECK_OK(lance_vector_model_centroids(model, &c, &cs));
@@ -463,10 +479,7 @@ static void test_raw_model(void) {
     lance_vector_model_free(model);
 
     char uri2[700];
-    snprintf(uri2, sizeof uri2, "%s/raw.lance", dir);
-    LanceDataset* ds = tu_write(uri2, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / 16);
-    CHECK(ds != NULL);
-    lance_dataset_close(ds);
+    lance_dataset_close(dk_fresh(dir, "raw", &data, ROWS / 16, uri2, sizeof uri2));
     CHECK(run("build %s --column vec --fragments 0,1,2,3,4,5,6,7 --ivf-centroids %s/c.f32 --partitions 8 --pq-codebook %s/p.f32 "
               "--sub-vectors 4 -o %s/raw-a.bin --quiet", uri2, dir, dir, dir) == 0);
     CHECK(run("build %s --column vec --fragments 8,9,10,11,12,13,14,15 --model %s/pqmodel.bin -o %s/raw-b.bin --quiet", uri2, dir, dir) == 0);
@@ -514,10 +527,7 @@ static void test_raw_model(void) {
  * two merged again), committed, searched exactly; its refusals' exit codes. */
 static void test_merge(void) {
     char at[700];
-    snprintf(at, sizeof at, "%s/merge.lance", dir);
-    LanceDataset* ds = tu_write(at, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / 16);
-    CHECK(ds != NULL);
-    lance_dataset_close(ds);
+    lance_dataset_close(dk_fresh(dir, "merge", &data, ROWS / 16, at, sizeof at));
     CHECK(run("train %s --column vec --type IVF_FLAT --partitions 16 -o %s/mm.bin --quiet", at, dir) == 0);
     const char* groups[] = {"0,1,2,3", "4,5,6,7", "8,9,10,11", "12,13,14,15"};
     for (int g = 0; g < 4; g++)
@@ -530,20 +540,15 @@ static void test_merge(void) {
     CHECK(run("merge %s %s/ms-2.bin %s/ms-3.bin -o %s/m23.bin --quiet", at, dir, dir, dir) == 0);
     CHECK(run("merge %s %s/m01.bin %s/m23.bin -o %s/again.bin --quiet", at, dir, dir, dir) == 0);
     /* The merged metadata covers all 16 fragments. */
-    char path[800];
     const char* names[] = {"merged.bin", "again.bin"};
     for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        size_t len = 0;
-        unsigned char* bytes = read_whole_file(path, &len);
-        LanceIndexSegmentMetadata* m = NULL;
-        CHECK(bytes && lance_index_segment_metadata_parse(bytes, len, &m) == 0);
+        LanceIndexSegmentMetadata* m = read_segment(names[i]);
+        CHECK(m != NULL);
         CHECK(lance_index_segment_metadata_fragment_count(m) == 16);
         lance_index_segment_metadata_free(m);
-        free(bytes);
     }
     /* Nothing committed by a merge; the merged segment commits and answers exactly. */
-    ds = lance_dataset_open(at, NULL, 0);
+    LanceDataset* ds = lance_dataset_open(at, NULL, 0);
     CHECK(lance_dataset_latest_version(ds) == 1);
     lance_dataset_close(ds);
     CHECK(run("commit %s --name vec_idx --column vec %s/merged.bin", at, dir) == 0);
@@ -566,6 +571,7 @@ static void test_merge(void) {
               at, dir) == 0);
     CHECK(run("build %s --column vec --fragments 4,5 --model %s/mm2.bin -o %s/other.bin --quiet", at, dir, dir) == 0);
     CHECK(run("merge %s %s/ms-0.bin %s/other.bin -o %s/x.bin", at, dir, dir, dir) == 25); /* model mismatch */
+    char path[700];
     snprintf(path, sizeof path, "%s/x.bin", dir);
     struct stat st;
     CHECK(stat(path, &st) != 0);
@@ -588,11 +594,10 @@ static int lines_file(const char* name, const char* fmt, ...) {
 
 /* Copies dir/from to dir/to. */
 static int copy_file(const char* from, const char* to) {
-    char a[700], b[700];
-    snprintf(a, sizeof a, "%s/%s", dir, from);
+    char b[700];
     snprintf(b, sizeof b, "%s/%s", dir, to);
     size_t len = 0;
-    unsigned char* bytes = read_whole_file(a, &len);
+    unsigned char* bytes = read_in_dir(from, &len);
     int rc = bytes ? write_whole_file(b, bytes, len) : -1;
     free(bytes);
     return rc;
@@ -607,9 +612,8 @@ static int copy_file(const char* from, const char* to) {
  * so the signal lands while the worker is inside the round (waiting for the
  * request's bytes) and before the library runs it. */
 static void test_train_worker_signal(void) {
-    char fifo[700], first[700];
+    char fifo[700];
     snprintf(fifo, sizeof fifo, "%s/request.fifo", dir);
-    snprintf(first, sizeof first, "%s/first.bin", dir);
     CHECK(mkfifo(fifo, 0600) == 0);
     char* argv[] = {(char*)tool, "train-worker", uri, NULL};
     TrainingProcess p;
@@ -621,7 +625,7 @@ static void test_train_worker_signal(void) {
     CHECK(kill(p.pid, SIGTERM) == 0);
     usleep(300 * 1000); /* the worker's signal thread cancels the round's token */
     size_t len = 0;
-    unsigned char* request = read_whole_file(first, &len);
+    unsigned char* request = read_in_dir("first.bin", &len);
     CHECK(request && write(fd, request, len) == (ssize_t)len);
     free(request);
     close(fd);
@@ -691,11 +695,8 @@ static void test_distributed_training(void) {
             CHECK(run("train-worker %s --fragments %s < %s/lines.txt", uri, lists[0], dir) == 0 &&
                   !strcmp(out, "ok\nok\n"));
             size_t la = 0, lb = 0;
-            char pa[700], pb[700];
-            snprintf(pa, sizeof pa, "%s/a.bin", dir);
-            snprintf(pb, sizeof pb, "%s/b.bin", dir);
-            unsigned char* a = read_whole_file(pa, &la);
-            unsigned char* b = read_whole_file(pb, &lb);
+            unsigned char* a = read_in_dir("a.bin", &la);
+            unsigned char* b = read_in_dir("b.bin", &lb);
             CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
             free(a);
             free(b);
@@ -736,12 +737,8 @@ static void test_distributed_training(void) {
     CHECK((int)info.rounds == rounds);
     LanceVectorModel* m = NULL;
     CHECK_OK(lance_vector_training_model(t, &m));
-    char path[700];
-    snprintf(path, sizeof path, "%s/req.bin", dir);
-    size_t len = 0;
-    unsigned char* bytes = read_whole_file(path, &len);
-    LanceVectorModel* from_tool = NULL;
-    CHECK(bytes && lance_vector_model_parse(bytes, len, &from_tool) == 0);
+    LanceVectorModel* from_tool = read_model("req.bin");
+    CHECK(from_tool != NULL);
     const char* f1 = lance_vector_model_fingerprint(m);
     const char* f2 = lance_vector_model_fingerprint(from_tool);
     CHECK(f1 && f2 && !strcmp(f1, f2));
@@ -749,7 +746,6 @@ static void test_distributed_training(void) {
     CHECK(from_tool && lance_vector_model_index_type(from_tool, &trained_for) == 0 && trained_for == LANCE_INDEX_IVF_PQ);
     lance_free_string(f1);
     lance_free_string(f2);
-    free(bytes);
     lance_vector_model_free(m);
     lance_vector_model_free(from_tool);
     for (int g = 0; g < 2; g++) lance_vector_training_worker_free(w[g]);
@@ -773,10 +769,7 @@ static void test_distributed_training(void) {
  * answered exactly; the refusals of names and options. */
 static void test_scalar_types(void) {
     char at[700];
-    snprintf(at, sizeof at, "%s/scalar.lance", dir);
-    LanceDataset* ds = tu_write(at, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / 16);
-    CHECK(ds != NULL);
-    lance_dataset_close(ds);
+    lance_dataset_close(dk_fresh(dir, "scalar", &data, ROWS / 16, at, sizeof at));
     const char* halves[] = {"0,1,2,3,4,5,6,7", "8,9,10,11,12,13,14,15"};
     for (int h = 0; h < 2; h++)
         CHECK(run("build %s --column id --scalar ZONEMAP --params '{\"rows_per_zone\": 256}' --fragments %s "
@@ -797,7 +790,7 @@ static void test_scalar_types(void) {
     }
     CHECK(list && list->count == 3 && zones == 2 && blooms == 1);
     json_free(list);
-    ds = lance_dataset_open(at, NULL, 0);
+    LanceDataset* ds = lance_dataset_open(at, NULL, 0);
     LanceScanner* s = ds ? lance_scanner_new(ds, NULL, "id >= 4000 AND id < 4100") : NULL;
     CHECK(s && tu_count_scan(s) == 100);
     lance_scanner_close(s);
@@ -815,6 +808,178 @@ static void test_scalar_types(void) {
     /* The library's refusal of a key the type does not take: exit 11. */
     CHECK(run("create %s --column id --scalar ZONEMAP --params '{\"rows_per_zones\": 1}' --quiet", at) == 11);
     CHECK(stderr_mentions("rows_per_zones"));
+}
+
+/* The number member `key` of a parsed JSON object; -1 when it is not one. */
+static double json_number(const JValue* o, const char* key) {
+    const JValue* v = json_get(o, key);
+    return v && v->type == J_NUMBER ? v->number : -1;
+}
+
+/* The ids of a JSON array of numbers as "0,1,5" ("" when not one). */
+static void ids_text(const JValue* ids, char* buf, size_t cap) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; ids && ids->type == J_ARRAY && i < ids->count && used < cap; i++)
+        used += (size_t)snprintf(buf + used, cap - used, "%s%.0f", i ? "," : "", ids->items[i]->number);
+}
+
+/* `coverage NAME --json` of `at`: the segment count and whether no fragment
+ * is unindexed or stale. */
+static void check_coverage(const char* at, const char* name, double segments) {
+    CHECK(run("coverage %s --name %s --json", at, name) == 0);
+    JValue* report = json_parse(out);
+    const JValue* unindexed = json_get(report, "unindexed_fragments");
+    const JValue* stale = json_get(report, "stale_fragments");
+    CHECK(json_number(report, "num_segments") == segments);
+    CHECK(unindexed && unindexed->type == J_ARRAY && unindexed->count == 0);
+    CHECK(stale && stale->type == J_ARRAY && stale->count == 0);
+    json_free(report);
+}
+
+/* plan-maintenance and maintain: a vector index of five small segments over
+ * fragments 0-11 (12-15 unindexed) planned with --target-rows 4000
+ * --max-segments 3 is one build over 12-15 and one merge of the four
+ * 2000-row segments; maintain runs both and commits once (3 segments,
+ * nothing unindexed, k-NN exact), and then has nothing to do.  A scalar
+ * index takes its type from the plan.  A deleted fragment makes the
+ * segments over it rebuild tasks.  merge --segment merges committed
+ * segments.  The refusals' exit codes. */
+static void test_maintenance(void) {
+    char at[700];
+    lance_dataset_close(dk_fresh(dir, "maintain", &data, ROWS / 16, at, sizeof at));
+    CHECK(run("train %s --column vec --type IVF_FLAT --partitions 16 -o %s/mt.bin --quiet", at, dir) == 0);
+    const char* groups[] = {"0,1", "2,3", "4,5", "6,7", "8,9,10,11"};
+    for (int g = 0; g < 5; g++)
+        CHECK(run("build %s --column vec --fragments %s --model %s/mt.bin -o %s/mt-%d.bin --quiet", at, groups[g], dir,
+                  dir, g) == 0);
+    CHECK(run("commit %s --name vec_idx --column vec %s/mt-0.bin %s/mt-1.bin %s/mt-2.bin %s/mt-3.bin %s/mt-4.bin", at,
+              dir, dir, dir, dir, dir) == 0);
+
+    /* The plan, exactly. */
+    CHECK(run("plan-maintenance %s --index vec_idx --target-rows 4000 --max-segments 3", at) == 0);
+    JValue* plan = json_parse(out);
+    const JValue* tasks = json_get(plan, "tasks");
+    const JValue* policy = json_get(plan, "policy");
+    CHECK(json_number(plan, "dataset_version") == 2 && json_number(plan, "segments_before") == 5 &&
+          json_number(plan, "segments_after") == 3);
+    CHECK(json_number(policy, "target_rows_per_segment") == 4000 && json_number(policy, "small_segment_rows") == 1000 &&
+          json_number(policy, "max_segments") == 3);
+    const char* type = json_get(plan, "type") ? json_get(plan, "type")->string : NULL;
+    CHECK(type && !strcmp(type, "IVF_FLAT"));
+    CHECK(tasks && tasks->type == J_ARRAY && tasks->count == 2);
+    char text[256] = "", uuids[2][64] = {"", ""};
+    if (tasks && tasks->count == 2) {
+        const JValue* build = tasks->items[0];
+        const JValue* merge = tasks->items[1];
+        CHECK(!strcmp(json_get(build, "kind")->string, "build") && json_number(build, "rows") == 4000);
+        ids_text(json_get(build, "fragment_ids"), text, sizeof text);
+        CHECK(!strcmp(text, "12,13,14,15"));
+        CHECK(!strcmp(json_get(merge, "kind")->string, "merge") && json_number(merge, "rows") == 8000);
+        ids_text(json_get(merge, "fragment_ids"), text, sizeof text);
+        CHECK(!strcmp(text, "0,1,2,3,4,5,6,7"));
+        const JValue* u = json_get(merge, "segment_uuids");
+        CHECK(u && u->count == 4);
+        for (int i = 0; u && i < 2 && (size_t)i < u->count; i++)
+            snprintf(uuids[i], sizeof uuids[i], "%s", u->items[i]->string);
+    }
+    json_free(plan);
+
+    /* merge --segment: two committed segments merged into a file, not committed. */
+    CHECK(run("merge %s --index vec_idx --segment %s --segment %s -o %s/mc.bin --quiet", at, uuids[0], uuids[1], dir) ==
+          0);
+    LanceIndexSegmentMetadata* m = read_segment("mc.bin");
+    CHECK(m && lance_index_segment_metadata_fragment_count(m) == 4);
+    lance_index_segment_metadata_free(m);
+    CHECK(run("merge %s --segment %s --segment %s -o %s/x.bin", at, uuids[0], uuids[1], dir) == 2);
+    CHECK(stderr_mentions("--segment UUID needs --index NAME"));
+    CHECK(run("merge %s --index vec_idx --segment %s -o %s/x.bin", at, uuids[0], dir) == 2);
+    CHECK(stderr_mentions("at least two"));
+    CHECK(run("merge %s --index vec_idx --segment %s --segment not-a-uuid -o %s/x.bin", at, uuids[0], dir) == 11);
+    CHECK(run("merge %s --index vec_idx --segment %s --segment 00000000000000000000000000000000 -o %s/x.bin", at,
+              uuids[0], dir) == 13);
+
+    /* Refusals, nothing committed. */
+    CHECK(run("plan-maintenance %s --index no_such_idx", at) == 13);
+    CHECK(run("plan-maintenance %s --index vec_idx --target-rows 100 --small-rows 200", at) == 11);
+    CHECK(stderr_mentions("small_segment_rows"));
+    CHECK(run("plan-maintenance %s --index vec_idx --max-segments 4294967296", at) == 2);
+    CHECK(run("plan-maintenance %s --target-rows 10", at) == 2);
+    CHECK(run("maintain %s --index vec_idx --target-rows 4000 --max-segments 3", at) == 2);
+    CHECK(stderr_mentions("--model") && stderr_mentions("vec_idx"));
+    CHECK(run("train %s --column vec --type IVF_FLAT --partitions 16 --sample-fragments 3,4 -o %s/mt2.bin --quiet", at,
+              dir) == 0);
+    CHECK(run("maintain %s --index vec_idx --model %s/mt2.bin --target-rows 4000 --max-segments 3", at, dir) ==
+          25); /* LANCE_ERR_MODEL_MISMATCH */
+    CHECK(stderr_mentions("mt2.bin"));
+    CHECK(run("maintain %s --index vec_idx --model %s/mt.bin --scalar BTREE", at, dir) == 2);
+    CHECK(run("maintain %s --index vec_idx --model %s/missing.bin", at, dir) == 2);
+    LanceDataset* ds = lance_dataset_open(at, NULL, 0);
+    CHECK(ds && lance_dataset_latest_version(ds) == 2);
+    lance_dataset_close(ds);
+
+    /* maintain: both tasks, one commit. */
+    CHECK(run("maintain %s --index vec_idx --model %s/mt.bin --target-rows 4000 --max-segments 3 --job-id upkeep", at,
+              dir) == 0);
+    JValue* result = json_parse(out);
+    CHECK(json_number(result, "version") == 3 && json_number(result, "tasks") == 2 &&
+          json_number(result, "segments_before") == 5 && json_number(result, "segments_after") == 3);
+    CHECK(strstr(out, "\"committed\": true") && strstr(out, "\"already_committed\": false"));
+    json_free(result);
+    CHECK(stderr_mentions("task 2/2 (merge): 4 segments merged"));
+    check_coverage(at, "vec_idx", 3);
+    check_search_exact(at);
+    CHECK(run("maintain %s --index vec_idx --model %s/mt.bin --target-rows 4000 --max-segments 3", at, dir) == 0);
+    CHECK(strstr(out, "\"version\": 3") && strstr(out, "\"committed\": false") && strstr(out, "\"tasks\": 0"));
+    /* With nothing to build the model is not needed. */
+    CHECK(run("maintain %s --index vec_idx --target-rows 4000 --max-segments 3 --quiet", at) == 0);
+    CHECK(strstr(out, "\"tasks\": 0") && strstr(out, "\"segments_after\": 3"));
+
+    /* A scalar index: the type from the plan, the default policy merges its
+     * two segments and indexes fragments 8-15 in one delta. */
+    CHECK(run("build %s --column id --scalar BTREE --fragments 0,1,2,3 -o %s/bt-0.bin --quiet", at, dir) == 0);
+    CHECK(run("build %s --column id --scalar BTREE --fragments 4,5,6,7 -o %s/bt-1.bin --quiet", at, dir) == 0);
+    CHECK(run("commit %s --name id_idx --column id %s/bt-0.bin %s/bt-1.bin", at, dir, dir) == 0);
+    CHECK(run("maintain %s --index id_idx --scalar BITMAP", at) == 2);
+    CHECK(stderr_mentions("--scalar BITMAP conflicts") && stderr_mentions("BTree"));
+    CHECK(run("maintain %s --index id_idx --model %s/mt.bin", at, dir) == 2);
+    CHECK(run("maintain %s --index id_idx --scalar BTREE --quiet", at) == 0);
+    result = json_parse(out);
+    CHECK(json_number(result, "version") == 5 && json_number(result, "tasks") == 2 &&
+          json_number(result, "segments_before") == 2 && json_number(result, "segments_after") == 2);
+    json_free(result);
+    check_coverage(at, "id_idx", 2);
+    check_coverage(at, "vec_idx", 3);
+    ds = lance_dataset_open(at, NULL, 0);
+    const char* filters[] = {"id >= 3990 AND id < 4010", "id >= 15000 AND id < 15100"};
+    for (int i = 0; i < 2; i++) {
+        LanceScanner* s = ds ? lance_scanner_new(ds, NULL, filters[i]) : NULL;
+        CHECK(s && tu_count_scan(s) == (i ? 100 : 20));
+        lance_scanner_close(s);
+    }
+
+    /* Fragment 0 deleted whole leaves the table: each index's segment over
+     * 0-7 is rebuilt over 1-7 (the vector one with the model). */
+    uint64_t deleted = 0;
+    CHECK(ds && lance_dataset_delete(ds, "id < 1000", &deleted) == 0 && deleted == 1000);
+    lance_dataset_close(ds);
+    CHECK(run("plan-maintenance %s --index vec_idx --target-rows 4000 --max-segments 3", at) == 0);
+    CHECK(strstr(out, "\"kind\":\"rebuild\"") && strstr(out, "\"fragment_ids\":[1,2,3,4,5,6,7]"));
+    CHECK(run("maintain %s --index vec_idx --model %s/mt.bin --target-rows 4000 --max-segments 3 --quiet", at,
+              dir) == 0);
+    CHECK(strstr(out, "\"version\": 7") && strstr(out, "\"tasks\": 1") && strstr(out, "\"segments_after\": 3"));
+    CHECK(run("maintain %s --index id_idx --quiet", at) == 0);
+    CHECK(strstr(out, "\"version\": 8") && strstr(out, "\"tasks\": 1") && strstr(out, "\"segments_after\": 2"));
+    check_coverage(at, "vec_idx", 3);
+    check_coverage(at, "id_idx", 2);
+    ds = lance_dataset_open(at, NULL, 0);
+    LanceScanner* s = ds ? lance_scanner_new(ds, NULL, "id >= 990 AND id < 1010") : NULL;
+    CHECK(s && tu_count_scan(s) == 10);
+    lance_scanner_close(s);
+    lance_dataset_close(ds);
+    const char* commands[] = {"plan-maintenance", "maintain"};
+    for (int i = 0; i < 2; i++) CHECK(run("%s --help", commands[i]) == 0 && strstr(out, commands[i]) != NULL);
+    CHECK(run("help") == 0 && strstr(out, "lance-index plan-maintenance") && strstr(out, "lance-index maintain"));
 }
 
 /* lance.h, "Temporary files": the tools ran above, builds cancelled in
@@ -871,10 +1036,7 @@ int main(int argc, char** argv) {
      * tools it runs, gets this TMPDIR: what they leave is checked at the end. */
     char* tmpdir = tu_temp_dir("cli-tmpdir");
     CHECK(setenv("TMPDIR", tmpdir, 1) == 0);
-    snprintf(uri, sizeof uri, "%s/ds.lance", dir);
-    LanceDataset* ds = tu_write(uri, &data, 0, ROWS, LANCE_WRITE_CREATE, ROWS / 16);
-    CHECK(ds != NULL);
-    lance_dataset_close(ds);
+    lance_dataset_close(dk_fresh(dir, "ds", &data, ROWS / 16, uri, sizeof uri));
     RUN(test_loop);
     RUN(test_raw_model);
     RUN(test_errors);
@@ -885,6 +1047,7 @@ int main(int argc, char** argv) {
     RUN(test_distributed_training);
     RUN(test_model_type);
     RUN(test_scalar_types);
+    RUN(test_maintenance);
     check_temp_dirs(tmpdir);
     tu_remove_tree(tmpdir);
     free(tmpdir);

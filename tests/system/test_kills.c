@@ -461,12 +461,12 @@ static int output_whole(Kind kind, const char* file, const char* uuid) {
     } else {
         LanceIndexSegmentMetadata* m = NULL;
         uint8_t got[16], want[16];
-        uint32_t frags[FRAGS];
+        uint32_t fragment_ids[FRAGS];
         size_t n = 0;
         ok = lance_index_segment_metadata_parse(bytes, len, &m) == 0 && lance_index_segment_metadata_uuid(m, got) == 0 &&
              uuid_hex_parse(uuid, want) == 0 && !memcmp(got, want, 16) &&
-             lance_index_segment_metadata_fragment_ids(m, frags, FRAGS, &n) == 0 && n == 4 && frags[0] == 0 &&
-             frags[3] == 3;
+             lance_index_segment_metadata_fragment_ids(m, fragment_ids, FRAGS, &n) == 0 && n == 4 &&
+             fragment_ids[0] == 0 && fragment_ids[3] == 3;
         lance_index_segment_metadata_free(m);
     }
     free(bytes);
@@ -496,16 +496,10 @@ static void tally_kill(Kind kind, const Run* run) {
     stages[i].kills++;
 }
 
-static int count_entry(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
-    (void)path, (void)st, (void)flag;
-    spill_entries += ftw->level == 1;
-    if (ftw->level == 1) printf("    left in TMPDIR: %s\n", path + strlen(spill_dir));
-    return 0;
-}
-
 /* Counts what the children left in their TMPDIR, then empties it. */
 static void sweep_spill(void) {
-    nftw(spill_dir, count_entry, 16, FTW_PHYS);
+    int left = tu_dir_entries_print(spill_dir, "left in TMPDIR: ");
+    if (left > 0) spill_entries += left;
     tu_remove_tree(spill_dir);
     mkdir(spill_dir, 0700);
 }

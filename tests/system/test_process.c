@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "segment_kit.h"
 #include "segment_params.h"
 #include "test_util.h"
 
@@ -77,17 +78,12 @@ static int child_build(const char* dir, int cancel) {
     if (lance_index_segment_builder_set_progress_callback(b, watch_spill, &w) != 0 ||
         lance_index_segment_builder_set_cancel_token(b, w.token) != 0)
         return 26;
-    uint8_t* bytes = NULL;
-    size_t len = 0;
-    int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, &len);
-    int code = lance_last_error_code();
-    lance_index_segment_builder_free(b);
-    lance_free_bytes(bytes);
+    int code = sk_execute_status(b);
     lance_index_build_cancel_token_free(w.token);
     lance_vector_model_free(model);
     lance_dataset_close(ds);
     tu_free_data(&data);
-    if (cancel ? (rc != -1 || code != LANCE_ERR_CANCELLED) : rc != 0) return 23;
+    if (code != (cancel ? LANCE_ERR_CANCELLED : LANCE_OK)) return 23;
     if (w.max_spill_entries < 1) return 24; /* the build spilled elsewhere */
     /* It left nothing behind: TMPDIR holds this process's directory alone
      * (removed when the process exits: the parent checks), and it is empty. */
@@ -160,27 +156,9 @@ static int child_exit_out_of_fds(const char* dir) {
 
 static char* dir;
 
-static void check_child(const char* const* args, const char* tmpdir, int expect_empty_stderr) {
-    char err_path[700];
-    snprintf(err_path, sizeof err_path, "%s/stderr-%s.txt", dir, args[0]);
-    int status = tu_run_self(self, args, tmpdir, err_path);
-    CHECK(status == 0);
-    if (status != 0) fprintf(stderr, "    child %s exited with %d\n", args[0], status);
-    if (expect_empty_stderr) {
-        int64_t size = tu_file_size(err_path);
-        CHECK(size == 0);
-        if (size != 0) {
-            size_t n = 0;
-            char* text = (char*)read_whole_file(err_path, &n);
-            fprintf(stderr, "    child %s wrote to stderr: %.*s\n", args[0], (int)n, text ? text : "");
-            free(text);
-        }
-    }
-}
-
 static void test_caught_panic_is_silent(void) {
     const char* args[] = {"panicking-metadata", NULL};
-    check_child(args, NULL, 1);
+    tu_check_child(self, args, NULL, dir, 1);
 }
 
 static void test_spill_cleaned_after_success_and_cancel(void) {
@@ -189,9 +167,9 @@ static void test_spill_cleaned_after_success_and_cancel(void) {
     snprintf(tmp_cancel, sizeof tmp_cancel, "%s/tmp-cancel", dir);
     CHECK(mkdir(tmp_ok, 0700) == 0 && mkdir(tmp_cancel, 0700) == 0);
     const char* ok[] = {"build", dir, "0", NULL};
-    check_child(ok, tmp_ok, 0);
+    tu_check_child(self, ok, tmp_ok, dir, 0);
     const char* cancel[] = {"build", dir, "1", NULL};
-    check_child(cancel, tmp_cancel, 0);
+    tu_check_child(self, cancel, tmp_cancel, dir, 0);
     CHECK(tu_dir_entries(tmp_ok) == 0 && tu_dir_entries(tmp_cancel) == 0);
 }
 
@@ -199,7 +177,7 @@ static void test_missing_tmpdir_refused(void) {
     char missing[700];
     snprintf(missing, sizeof missing, "%s/no-such-dir", dir);
     const char* args[] = {"missing-tmpdir", dir, NULL};
-    check_child(args, missing, 0);
+    tu_check_child(self, args, missing, dir, 0);
 }
 
 /* A process at its descriptor limit at exit (a build failed with "Too many
@@ -216,7 +194,7 @@ static void test_removed_at_exit_without_descriptors(void) {
     CHECK(f != NULL);
     if (f) fclose(f);
     const char* args[] = {"exit-out-of-fds", dir, NULL};
-    check_child(args, tmp, 1);
+    tu_check_child(self, args, tmp, dir, 1);
     CHECK(tu_file_size(marker) == 0);
     CHECK(tu_dir_entries(tmp) == 1);
 }
@@ -250,7 +228,7 @@ static void test_reclaim_takes_only_its_names(void) {
         if (f) fclose(f);
     }
     const char* args[] = {"write", dir, NULL};
-    check_child(args, tmp, 1);
+    tu_check_child(self, args, tmp, dir, 1);
     snprintf(path, sizeof path, "%s/%s", tmp, stale);
     CHECK(tu_file_size(path) < 0);
     for (size_t i = 0; i < n_kept; i++) {

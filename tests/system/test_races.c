@@ -31,13 +31,12 @@
  * brute force (IVF_FLAT probing every partition).
  *
  * Rounds per case: 10, or LANCE_RACE_ROUNDS (or argv[1]) for a longer run. */
-#include <ftw.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "json.h"
 #include "segment_params.h"
+#include "segment_kit.h"
 #include "test_util.h"
 
 #define ROWS 3200
@@ -71,11 +70,11 @@ static void build_template(void) {
     LanceVectorModel* model = NULL;
     CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
     for (int s = 0; s < SEGMENTS; s++) {
-        uint32_t frags[FRAGS];
-        for (int i = 0; i < seg_count[s]; i++) frags[i] = (uint32_t)(seg_first[s] + i);
+        uint32_t fragment_ids[FRAGS];
+        for (int i = 0; i < seg_count[s]; i++) fragment_ids[i] = (uint32_t)(seg_first[s] + i);
         CHECK(uuid_random_v4(seg_uuids[s]) == 0);
         LanceIndexSegmentBuildOptions o = {0};
-        o.fragment_ids = frags;
+        o.fragment_ids = fragment_ids;
         o.fragment_count = (size_t)seg_count[s];
         o.index_uuid = seg_uuids[s];
         LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, &p, &o, model);
@@ -88,27 +87,6 @@ static void build_template(void) {
     lance_dataset_close(ds);
 }
 
-/* Copies the template's directory tree to `to`. */
-static const char* copy_to;
-
-static int copy_entry(const char* path, const struct stat* st, int flag, struct FTW* ftw) {
-    (void)ftw;
-    char target[1200];
-    snprintf(target, sizeof target, "%s%s", copy_to, path + strlen(template_uri));
-    if (flag == FTW_D) return mkdir(target, 0755) == 0 ? 0 : -1;
-    if (flag != FTW_F) return -1;
-    size_t len = 0;
-    unsigned char* bytes = read_whole_file(path, &len);
-    int rc = bytes && write_whole_file(target, bytes, len) == 0 && (size_t)st->st_size == len ? 0 : -1;
-    free(bytes);
-    return rc;
-}
-
-static int copy_template(const char* to) {
-    copy_to = to;
-    return nftw(template_uri, copy_entry, 16, FTW_PHYS);
-}
-
 /* ---- one race ---- */
 
 typedef struct {
@@ -116,38 +94,15 @@ typedef struct {
     int count;
 } Set;
 
-typedef struct {
-    const char* uri;
-    Set set;
-    bool replace;
-    pthread_barrier_t* barrier;
-    LanceDataset* ds;
-    int rc;
-    LanceErrorCode code;
-    LanceCommitIndexResult result;
-} Racer;
-
-static int commit_set(Racer* r) {
-    const uint8_t* ptrs[SEGMENTS];
-    size_t lens[SEGMENTS];
-    for (int i = 0; i < r->set.count; i++) {
-        ptrs[i] = seg_bytes[r->set.segments[i]];
-        lens[i] = seg_lens[r->set.segments[i]];
+/* The segments of `set` as one commit takes them (borrowed from seg_*). */
+static SkSet commit_view(Set set) {
+    SkSet view = {0};
+    view.count = set.count;
+    for (int i = 0; i < set.count; i++) {
+        view.ptrs[i] = seg_bytes[set.segments[i]];
+        view.lens[i] = seg_lens[set.segments[i]];
     }
-    LanceCommitIndexOptions o = {0};
-    o.replace = r->replace;
-    memset(&r->result, 0, sizeof r->result);
-    r->rc = lance_dataset_commit_index_segments_with_options(r->ds, INDEX, "vec", ptrs, lens, (size_t)r->set.count,
-                                                             &o, &r->result);
-    r->code = lance_last_error_code();
-    return r->rc;
-}
-
-static void* race(void* arg) {
-    Racer* r = arg;
-    pthread_barrier_wait(r->barrier);
-    if (r->ds) commit_set(r);
-    return NULL;
+    return view;
 }
 
 /* Whether the index's segments are exactly `want` (as a set). */
@@ -166,19 +121,9 @@ static int segments_are(LanceDataset* ds, const int* want, int n) {
 /* The fragments the index covers, as a bit mask; -1 on error.  Also checks
  * the coverage lists every fragment exactly once and nothing stale. */
 static long covered_mask(LanceDataset* ds) {
-    const char* text = lance_dataset_index_coverage_json(ds, INDEX);
-    JValue* doc = text ? json_parse(text) : NULL;
-    lance_free_string(text);
-    const JValue* indexed = json_get(doc, "indexed_fragments");
-    const JValue* unindexed = json_get(doc, "unindexed_fragments");
-    const JValue* stale = json_get(doc, "stale_fragments");
-    long mask = -1;
-    if (indexed && unindexed && stale && stale->count == 0 && indexed->count + unindexed->count == FRAGS) {
-        mask = 0;
-        for (size_t i = 0; i < indexed->count; i++) mask |= 1L << (int)indexed->items[i]->number;
-    }
-    json_free(doc);
-    return mask;
+    SkCoverage c;
+    if (sk_coverage(ds, INDEX, &c) != 0 || c.stale != 0 || c.indexed + c.unindexed != FRAGS) return -1;
+    return (long)c.indexed_mask;
 }
 
 static long mask_of(const int* segments, int n) {
@@ -225,20 +170,17 @@ static void run_case(Shape shape, bool replace) {
     }
     char uri[700];
     snprintf(uri, sizeof uri, "%s/race%d.lance", dir, race_seq++);
-    CHECK(copy_template(uri) == 0);
+    CHECK(tu_copy_tree(template_uri, uri) == 0);
 
-    pthread_barrier_t barrier;
-    pthread_barrier_init(&barrier, NULL, 2);
-    Racer r[2] = {{uri, a, replace, &barrier, NULL, 0, LANCE_OK, {0, false}},
-                  {uri, b, replace, &barrier, NULL, 0, LANCE_OK, {0, false}}};
-    pthread_t threads[2];
+    Set sets[2] = {a, b};
+    SkSet views[2] = {commit_view(a), commit_view(b)};
+    SkRacer r[2];
     for (int i = 0; i < 2; i++) {
-        r[i].ds = lance_dataset_open(uri, NULL, 0);
+        r[i] = (SkRacer){.ds = lance_dataset_open(uri, NULL, 0), .name = INDEX, .set = &views[i],
+                         .replace = replace};
         CHECK(r[i].ds != NULL);
     }
-    for (int i = 0; i < 2; i++) pthread_create(&threads[i], NULL, race, &r[i]);
-    for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL);
-    pthread_barrier_destroy(&barrier);
+    sk_race(r, 2);
 
     Tally* t = &tallies[shape][replace];
     t->races++;
@@ -252,9 +194,9 @@ static void run_case(Shape shape, bool replace) {
     if (shape != SAME && r[l].rc != 0 && r[l].code == LANCE_ERR_COMMIT_CONFLICT) {
         t->conflicts++;
         t->retried++;
-        commit_set(&r[l]);
+        sk_racer_commit(&r[l]);
     }
-    Racer* loser = &r[l];
+    SkRacer* loser = &r[l];
     uint64_t latest = lance_dataset_latest_version(r[w].ds);
     switch (shape) {
     case SAME:
@@ -264,14 +206,14 @@ static void run_case(Shape shape, bool replace) {
         break;
     case SHARED:
         CHECK(loser->rc == -1 && loser->code == LANCE_ERR_DUPLICATE_SEGMENT);
-        check_final(uri, r[w].set.segments, r[w].set.count, 2);
+        check_final(uri, sets[w].segments, sets[w].count, 2);
         CHECK(latest == 2);
         break;
     case DISJOINT:
     case COVERAGE:
         if (!replace) {
             CHECK(loser->rc == -1 && loser->code == LANCE_ERR_INDEX);
-            check_final(uri, r[w].set.segments, r[w].set.count, 2);
+            check_final(uri, sets[w].segments, sets[w].count, 2);
             CHECK(latest == 2);
         } else {
             CHECK(loser->rc == 0 && !loser->result.already_committed && loser->result.version == 3);

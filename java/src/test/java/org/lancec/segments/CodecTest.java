@@ -12,10 +12,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.lance.Dataset;
@@ -30,20 +26,7 @@ import org.lance.index.vector.VectorIndexParams;
 import org.lance.index.vector.VectorTrainer;
 
 /** The codec between lance-c's segment metadata bytes and the SDK's Index, both ways, and its refusals. */
-class CodecTest {
-  static BufferAllocator allocator;
-
-  @BeforeAll
-  static void setUp() {
-    Tool.path();
-    allocator = new RootAllocator();
-  }
-
-  @AfterAll
-  static void tearDown() {
-    allocator.close();
-  }
-
+class CodecTest extends ToolTest {
   static Vectors data() {
     return new Vectors(4000, 16, 0, 7);
   }

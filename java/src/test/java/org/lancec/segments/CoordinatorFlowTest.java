@@ -13,10 +13,6 @@ import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.UUID;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.lance.Dataset;
@@ -34,26 +30,13 @@ import org.lance.index.vector.VectorTrainer;
  * planned fragment group) build the segments, Java commits them, and k-NN
  * runs through lance-c.
  */
-class CoordinatorFlowTest {
+class CoordinatorFlowTest extends ToolTest {
   static final int ROWS_PER_FRAGMENT = 1000;
   static final int FRAGMENTS = 6;
   static final int DIM = 16;
   static final int PARTITIONS = 8;
   static final int SUB_VECTORS = 4;
   static final int GROUPS = 3;
-
-  static BufferAllocator allocator;
-
-  @BeforeAll
-  static void setUp() {
-    Tool.path();
-    allocator = new RootAllocator();
-  }
-
-  @AfterAll
-  static void tearDown() {
-    allocator.close();
-  }
 
   static Vectors data() {
     return new Vectors(ROWS_PER_FRAGMENT * FRAGMENTS, DIM, 0, 42);
@@ -377,21 +360,13 @@ class CoordinatorFlowTest {
       List<Path> segs = buildSegments(uri, ds.version(), groups, model, "IVF_FLAT", dir);
       ds.commitExistingIndexSegments("vec_idx", "vec", decodeAll(segs));
     }
-    for (int q = 0; q < 6; q++) {
-      float[] query = v.row(q * 601 + 13);
-      assertArrayEquals(Vectors.bruteForce(List.of(v), query, 10, kept), Tool.search(uri, query, 10, PARTITIONS),
-          "query " + q + " after deletions");
-    }
+    assertSearchExact(uri, List.of(v), kept, v, 601, 13, "after deletions");
     appended.write(allocator, uri, ROWS_PER_FRAGMENT, WriteParams.WriteMode.APPEND, true).close();
     String coverage = Tool.run("coverage", uri, "--name", "vec_idx", "--json").replace(" ", "");
     assertTrue(coverage.contains("\"indexed_fragments\":[0,1,2,3]"), coverage);
     assertTrue(coverage.contains("\"unindexed_fragments\":[4]"), coverage);
     assertTrue(coverage.contains("\"unindexed_rows\":1000"), coverage);
-    for (int q = 0; q < 6; q++) {
-      float[] query = appended.row(q * 151 + 2);
-      assertArrayEquals(Vectors.bruteForce(List.of(v, appended), query, 10, kept),
-          Tool.search(uri, query, 10, PARTITIONS), "query " + q + " after the append (fragment 4 unindexed)");
-    }
+    assertSearchExact(uri, List.of(v, appended), kept, appended, 151, 2, "after the append (fragment 4 unindexed)");
     // Index the appended fragment: one more C-built segment with the same model, committed by Java.
     try (Dataset ds = Dataset.open(uri, allocator)) {
       List<Path> segs = buildSegments(uri, ds.version(), List.of(List.of(4)), model, "IVF_FLAT",
@@ -402,10 +377,19 @@ class CoordinatorFlowTest {
     assertTrue(coverage.contains("\"indexed_fragments\":[0,1,2,3,4]"), coverage);
     assertTrue(coverage.contains("\"unindexed_fragments\":[]"), coverage);
     assertTrue(coverage.contains("\"num_segments\":3"), coverage);
+    assertSearchExact(uri, List.of(v, appended), kept, appended, 151, 2, "with fragment 4 indexed");
+  }
+
+  /**
+   * Six k-NN queries, the rows q * step + first of `from`, through lance-c with every partition
+   * probed: each gives exactly the brute-force top 10 over the rows of `parts` that `kept` accepts.
+   */
+  static void assertSearchExact(String uri, List<Vectors> parts, java.util.function.LongPredicate kept, Vectors from,
+      int step, int first, String when) throws Exception {
     for (int q = 0; q < 6; q++) {
-      float[] query = appended.row(q * 151 + 2);
-      assertArrayEquals(Vectors.bruteForce(List.of(v, appended), query, 10, kept),
-          Tool.search(uri, query, 10, PARTITIONS), "query " + q + " with fragment 4 indexed");
+      float[] query = from.row(q * step + first);
+      assertArrayEquals(Vectors.bruteForce(parts, query, 10, kept), Tool.search(uri, query, 10, PARTITIONS),
+          "query " + q + " " + when);
     }
   }
 }

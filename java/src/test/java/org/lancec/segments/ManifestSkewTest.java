@@ -4,9 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.nio.file.Path;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,23 +19,14 @@ import org.lance.ReadOptions;
  * `data_storage_version` other than the dataset's. 7.0.0 knows flags below 64 only and refuses
  * the dataset on open, with the message below. The version written before the append opens.
  */
-class ManifestSkewTest {
+class ManifestSkewTest extends ToolTest {
   /** 7.0.0's refusal, exactly as its JNI layer passes it on (a line break and the Rust location included). */
   static final String REFUSAL = "Not supported: This dataset cannot be read by this version of Lance. Please upgrade"
       + " Lance to read this dataset.\n Flags: 256, /workspace/rust/lance/src/dataset.rs:647:24";
 
-  static BufferAllocator allocator;
-
   @BeforeAll
-  static void setUp() {
-    Tool.path();
+  static void needsPylance() {
     Pylance.python();
-    allocator = new RootAllocator();
-  }
-
-  @AfterAll
-  static void tearDown() {
-    allocator.close();
   }
 
   @Test

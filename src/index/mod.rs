@@ -1,0 +1,20 @@
+//! The index machinery: the snapshot's index catalog, segment metadata
+//! bytes, this library's sealed records, the shared vector model, the
+//! distributed training, build control (progress and cancel), the one build
+//! runner, and the checks a commit of segments makes.
+//!
+//! Import rule: this wing imports `boundary`, `process` and `store` only.
+//! Inside it, modules are listed bottom-up; each imports only modules above
+//! it in this list.
+
+pub mod catalog;
+pub mod planning;
+pub mod codec;
+pub mod bytes;
+pub mod vector_model;
+pub mod progress;
+pub mod training;
+pub mod injection;
+pub mod build;
+pub mod commit;
+pub mod maintenance;

@@ -1,0 +1,313 @@
+//! A training worker (index/training.rs): its share of the sample, drawn
+//! once with the core's sampler and kept across rounds, and its answer to
+//! each request, computed with the core's own assignment kernel.
+
+use std::sync::Arc;
+
+use arrow::compute::cast;
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float32Type;
+use arrow_array::Array;
+use arrow_schema::{DataType, Field};
+use lance::index::vector::utils::{filter_finite_training_data, get_vector_dim, maybe_sample_training_data};
+use lance::Dataset;
+use lance_index::vector::ivf::new_ivf_transformer;
+use lance_index::vector::kmeans::{KMeansAlgo, KMeansAlgoFloat};
+use lance_linalg::distance::DistanceType;
+use lance_linalg::kernels::normalize_fsl_owned;
+use sha2::{Digest, Sha256};
+
+use super::{mismatch, Phase, Plan, Problem, ProblemStats, Request, Stats};
+use crate::boundary::error::{invalid, CResult, Context};
+use crate::boundary::params::{metric_from_c, METRIC_COSINE};
+use crate::index::progress::Steps;
+use crate::index::vector_model::fsl;
+use crate::process::runtime::block_on;
+
+/// Progress stages of a worker's round (lance.h lists them).
+const STAGE_SAMPLE: &str = "training_sample";
+const STAGE_RESIDUALS: &str = "training_residuals";
+const STAGE_IVF_ROUND: &str = "training_ivf_round";
+const STAGE_PQ_ROUND: &str = "training_pq_round";
+
+/// Multiply-adds between two checkpoints of an assignment (tens of
+/// milliseconds on one core), and the fewest rows a chunk holds.
+const CHUNK_WORK: usize = 1 << 27;
+const MIN_CHUNK_ROWS: usize = 256;
+
+/// A worker's share of the sample, kept across rounds.
+struct Sample {
+    plan: Plan,
+    dim: usize,
+    /// Sorted by key; `dim` values a row.
+    keys: Vec<u64>,
+    vectors: Vec<f32>,
+    /// Residuals of the PQ rows to the IVF centroids they were computed for.
+    residuals: Option<Residuals>,
+}
+
+struct Residuals {
+    ivf: Vec<f32>,
+    /// Whole rows (the PQ candidates come from them).
+    rows: Vec<f32>,
+    /// The same values one sub-vector at a time, contiguous, as each PQ
+    /// round assigns them.
+    parts: Vec<Vec<f32>>,
+}
+
+/// A training worker: a dataset snapshot and the fragments it samples.
+pub struct Worker {
+    ds: Arc<Dataset>,
+    fragments: Vec<u32>,
+    rows: u64,
+    total_rows: u64,
+    sample: Option<Sample>,
+}
+
+/// The key of a vector: the first 8 bytes of SHA-256(seed, its values).
+fn key(seed: u64, v: &[f32]) -> u64 {
+    let mut h = Sha256::new();
+    h.update(seed.to_le_bytes());
+    for f in v {
+        h.update(f.to_le_bytes());
+    }
+    u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"))
+}
+
+/// The key below which a phase's rows are taken: `want` of `pool` sampled rows.
+fn threshold(want: usize, pool: u64) -> u64 {
+    if pool == 0 || want as u64 >= pool {
+        return u64::MAX;
+    }
+    ((want as f64 / pool as f64) * u64::MAX as f64) as u64
+}
+
+impl Worker {
+    pub fn new(ds: Arc<Dataset>, fragments: Vec<u32>) -> CResult<Self> {
+        let mut rows = 0u64;
+        for id in &fragments {
+            let fragment = ds
+                .get_fragment(*id as usize)
+                .ok_or_else(|| invalid(format!("fragment {id} is not in dataset version {}", ds.version().version)))?;
+            rows += block_on(fragment.count_rows(None))?? as u64;
+        }
+        let total_rows = block_on(ds.count_rows(None))?? as u64;
+        Ok(Self { ds, fragments, rows, total_rows, sample: None })
+    }
+
+    /// The pool every phase draws from: the largest sample of the plan.
+    fn pool(&self, plan: &Plan) -> u64 {
+        self.total_rows.min(plan.ivf_sample().max(plan.pq_sample()) as u64)
+    }
+
+    fn sample(&mut self, plan: &Plan, steps: &mut Steps) -> CResult<&mut Sample> {
+        if self.sample.as_ref().is_some_and(|s| s.plan == *plan) {
+            return Ok(self.sample.as_mut().expect("checked"));
+        }
+        crate::index::catalog::check_vector_column(&self.ds, &plan.column, plan.metric)?;
+        let dim = get_vector_dim(self.ds.schema(), &plan.column)?;
+        let pool = self.pool(plan);
+        // This worker's share of the pool, proportional to its rows.
+        let share = if self.total_rows == 0 {
+            0
+        } else {
+            ((pool as u128 * self.rows as u128).div_ceil(self.total_rows as u128)) as usize
+        };
+        let frags = self.fragments.clone();
+        steps.start(STAGE_SAMPLE, share as u64, "rows")?;
+        let data = steps
+            .block_on(maybe_sample_training_data(&self.ds, &plan.column, share, Some(&frags)))?
+            .context(format!("sampling column '{}' of fragments {frags:?}", plan.column))?;
+        let f32_list = DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dim as i32);
+        let data = if data.value_type() == DataType::Float32 {
+            data
+        } else {
+            cast(&data, &f32_list)?.as_fixed_size_list().clone()
+        };
+        let data = if plan.metric == METRIC_COSINE { normalize_fsl_owned(data)? } else { data };
+        let data = filter_finite_training_data(data)?;
+        let values = data.values().as_primitive::<Float32Type>().values();
+        let values = &values[..data.len() * dim];
+        let mut order: Vec<(u64, usize)> =
+            values.chunks_exact(dim).enumerate().map(|(i, v)| (key(plan.seed, v), i)).collect();
+        order.sort_by(|a, b| {
+            a.0.cmp(&b.0).then_with(|| {
+                let (x, y) = (&values[a.1 * dim..(a.1 + 1) * dim], &values[b.1 * dim..(b.1 + 1) * dim]);
+                x.iter().map(|f| f.to_bits()).cmp(y.iter().map(|f| f.to_bits()))
+            })
+        });
+        let keys = order.iter().map(|(k, _)| *k).collect();
+        let vectors = order.iter().flat_map(|(_, i)| values[i * dim..(i + 1) * dim].iter().copied()).collect();
+        self.sample = Some(Sample { plan: plan.clone(), dim, keys, vectors, residuals: None });
+        steps.progress(STAGE_SAMPLE, data.len() as u64)?;
+        steps.complete(STAGE_SAMPLE)?;
+        Ok(self.sample.as_mut().expect("just set"))
+    }
+
+    /// Answers one request with this worker's statistics, reporting to and
+    /// stopping at `steps`' checkpoints (a cancelled round leaves the worker
+    /// as it was, with the sample it had finished drawing).
+    pub fn run(&mut self, q: &Request, steps: &mut Steps) -> CResult<Stats> {
+        steps.check()?;
+        metric_from_c(q.plan.metric, "the request's metric")?;
+        let version = self.ds.version().version;
+        if q.version != 0 && (q.version != version || q.total_rows != self.total_rows) {
+            return Err(mismatch(format!(
+                "this worker's dataset is version {version} with {} rows; the training samples version {} with {} \
+                 rows: open the dataset at the training's version",
+                self.total_rows, q.version, q.total_rows
+            )));
+        }
+        if q.phase == Phase::Done {
+            return Err(invalid("the training is done: there is no round to run"));
+        }
+        let pool = self.pool(&q.plan);
+        let (ivf_cut, pq_cut) = (threshold(q.plan.ivf_sample(), pool), threshold(q.plan.pq_sample(), pool));
+        let mut out = Stats {
+            request: q.fingerprint(),
+            version,
+            total_rows: self.total_rows,
+            dim: 0,
+            fragments: self.fragments.clone(),
+            rows: self.rows,
+            sample_rows: 0,
+            keys: Vec::new(),
+            vectors: Vec::new(),
+            problems: Vec::new(),
+        };
+        let sample = self.sample(&q.plan, steps)?;
+        let dim = sample.dim;
+        if q.dim != 0 && q.dim != dim as u64 {
+            return Err(mismatch(format!(
+                "column '{}' has dimension {dim} here; the training's vectors have {}",
+                q.plan.column, q.dim
+            )));
+        }
+        out.dim = dim as u64;
+        let ivf_rows = sample.keys.partition_point(|k| *k < ivf_cut);
+        let pq_rows = sample.keys.partition_point(|k| *k < pq_cut);
+        match q.phase {
+            Phase::IvfInit => {
+                let n = ivf_rows.min(q.plan.num_partitions as usize);
+                out.sample_rows = ivf_rows as u64;
+                out.keys = sample.keys[..n].to_vec();
+                out.vectors = sample.vectors[..n * dim].to_vec();
+            }
+            Phase::Ivf => {
+                out.sample_rows = ivf_rows as u64;
+                let p = &q.problems[0];
+                steps.start(STAGE_IVF_ROUND, ivf_rows as u64, "rows")?;
+                let (data, mut done) = (&sample.vectors[..ivf_rows * dim], 0);
+                out.problems.push(assign(p, data, q.plan.ivf_distance(), steps, STAGE_IVF_ROUND, &mut done)?);
+                steps.complete(STAGE_IVF_ROUND)?;
+            }
+            Phase::PqInit | Phase::Pq => {
+                out.sample_rows = pq_rows as u64;
+                compute_residuals(sample, &q.ivf, pq_rows, q.plan.num_sub_vectors as usize, steps)?;
+                let residuals = sample.residuals.as_ref().expect("just computed");
+                if q.phase == Phase::PqInit {
+                    let n = pq_rows.min(q.plan.pq_centroids());
+                    out.keys = sample.keys[..n].to_vec();
+                    out.vectors = residuals.rows[..n * dim].to_vec();
+                } else {
+                    let active = q.problems.iter().filter(|p| !p.done).count();
+                    steps.start(STAGE_PQ_ROUND, (pq_rows * active) as u64, "rows")?;
+                    let mut done = 0;
+                    for (p, part) in q.problems.iter().zip(&residuals.parts) {
+                        if p.done {
+                            out.problems.push(ProblemStats::default());
+                        } else {
+                            out.problems.push(assign(p, part, DistanceType::L2, steps, STAGE_PQ_ROUND, &mut done)?);
+                        }
+                    }
+                    steps.complete(STAGE_PQ_ROUND)?;
+                }
+            }
+            Phase::Done => unreachable!("refused above"),
+        }
+        Ok(out)
+    }
+}
+
+/// The residuals of the first `rows` sampled vectors to their nearest IVF
+/// centroid (the core's transformer), whole and split into `m` sub-vectors,
+/// kept while the centroids stay the same.
+fn compute_residuals(sample: &mut Sample, ivf: &[f32], rows: usize, m: usize, steps: &mut Steps) -> CResult<()> {
+    let dim = sample.dim;
+    if ivf.is_empty() || ivf.len() % dim != 0 || m == 0 || dim % m != 0 {
+        return Err(invalid("the request carries no IVF centroids and PQ shape of the column's dimension"));
+    }
+    let fresh = sample.residuals.as_ref().is_some_and(|r| r.ivf == ivf && r.rows.len() == rows * dim);
+    if !fresh {
+        steps.start(STAGE_RESIDUALS, rows as u64, "rows")?;
+        let transformer = new_ivf_transformer(fsl(ivf.to_vec(), dim)?, DistanceType::L2, vec![]);
+        let data = fsl(sample.vectors[..rows * dim].to_vec(), dim)?;
+        let r = transformer.compute_residual(&data)?;
+        let values = r.values().as_primitive::<Float32Type>().values().to_vec();
+        let sub = dim / m;
+        let parts = (0..m)
+            .map(|i| values.chunks_exact(dim).flat_map(|row| row[i * sub..(i + 1) * sub].iter().copied()).collect())
+            .collect();
+        sample.residuals = Some(Residuals { ivf: ivf.to_vec(), rows: values, parts });
+        steps.progress(STAGE_RESIDUALS, rows as u64)?;
+        steps.complete(STAGE_RESIDUALS)?;
+    }
+    Ok(())
+}
+
+/// One problem's statistics over `data`, with the core's assignment kernel,
+/// in chunks of about `CHUNK_WORK` multiply-adds with a checkpoint after
+/// each (`done` counts the rows of the stage so far).  Rows are assigned
+/// independently, so chunks change nothing but the order of the sums.
+fn assign(
+    p: &Problem,
+    data: &[f32],
+    distance: DistanceType,
+    steps: &mut Steps,
+    stage: &str,
+    done: &mut u64,
+) -> CResult<ProblemStats> {
+    let dim = p.dim;
+    let sizes: Vec<usize> = p.sizes.iter().map(|s| *s as usize).collect();
+    let chunk_rows = (CHUNK_WORK / (p.k * dim).max(1)).max(MIN_CHUNK_ROWS);
+    let mut out = ProblemStats {
+        sums: vec![0f64; p.k * dim],
+        counts: vec![0u64; p.k],
+        losses: vec![0f64; p.k],
+        radius: vec![0f32; p.k],
+    };
+    for chunk in data.chunks(chunk_rows * dim) {
+        let (membership, radius, losses) =
+            <KMeansAlgoFloat<Float32Type> as KMeansAlgo<f32>>::compute_membership_and_loss(
+                &p.centroids,
+                chunk,
+                dim,
+                distance,
+                p.balance(),
+                Some(&sizes),
+                None,
+            );
+        let mut counts = vec![0u64; p.k];
+        for (row, cluster) in chunk.chunks_exact(dim).zip(&membership) {
+            if let Some(c) = cluster {
+                let c = *c as usize;
+                counts[c] += 1;
+                for (s, v) in out.sums[c * dim..(c + 1) * dim].iter_mut().zip(row) {
+                    *s += *v as f64;
+                }
+            }
+        }
+        // A cluster's radius is the largest distance of its members (the
+        // kernel gives 0 to a cluster without members in the chunk).
+        for c in 0..p.k {
+            if counts[c] > 0 {
+                out.radius[c] = if out.counts[c] == 0 { radius[c] } else { out.radius[c].max(radius[c]) };
+                out.counts[c] += counts[c];
+                out.losses[c] += losses[c];
+            }
+        }
+        *done += (chunk.len() / dim) as u64;
+        steps.progress(stage, *done)?;
+    }
+    Ok(out)
+}
