@@ -60,7 +60,6 @@
 #include "temp_dir.h"
 
 #define INDEX "vec_idx"
-#define K 10
 
 typedef struct {
     uint64_t fragments, rows, dim, append, segments, partitions, plan_calls, queries;
@@ -73,6 +72,12 @@ static void check(int ok, const char* uri, const char* what) {
     if (ok) return;
     fprintf(stderr, "bench_maintenance: FAIL on %s: %s\n", uri, what);
     failures++;
+}
+
+/* For a listing or a plan that is not the JSON lance.h describes. */
+static _Noreturn void bad_json(const char* what) {
+    fprintf(stderr, "bench_maintenance: %s is not the JSON lance.h describes\n", what);
+    exit(1);
 }
 
 static const JValue* member(const JValue* object, const char* key, JType type) {
@@ -207,7 +212,7 @@ static void run(const char* uri, const Shape* sh, const DemoData* data) {
 
     JValue* plan = json_parse(plan_text);
     const JValue* tasks = member(plan, "tasks", J_ARRAY);
-    if (!tasks) die_errno("reading the plan");
+    if (!tasks) bad_json("the plan");
     size_t segments_before = (size_t)number(plan, "segments_before");
     size_t segments_after = (size_t)number(plan, "segments_after");
     check(segments_before == sh->fragments, uri, "segments_before is not the segments committed");
@@ -216,7 +221,7 @@ static void run(const char* uri, const Shape* sh, const DemoData* data) {
     char* listing_text = lance_dataset_index_segments_json(ds);
     if (!listing_text) die("listing the segments");
     JValue* listing = json_parse(listing_text);
-    if (!listing || listing->type != J_ARRAY) die_errno("reading the segment listing");
+    if (!listing || listing->type != J_ARRAY) bad_json("the segment listing");
     Segments out = {0};
     double merge_s = 0, delta_s = 0, merged_bytes = 0;
     size_t merges = 0, builds = 0, merged_sources = 0;

@@ -4207,7 +4207,11 @@ typedef struct LanceIndexMaintenanceOptions {
  * fragments no segment covers, rebuild segments whose fragments left the
  * table, and merge small segments, as JSON.  Reads the handle's version
  * only: builds, merges and commits nothing.  The same version always gives
- * the same plan, so a coordinator that retries plans the same tasks.
+ * the same plan, so a coordinator that retries plans the same tasks.  It
+ * reads the manifest and the index list and no index file: measured, about
+ * 1 ms for an index of 300 segments on s3:// as on the local disk, and
+ * 3.5 ms for the first call on a newly opened handle on s3://, which may
+ * read the index list from the store (docs/measurements.md).
  *
  * The plan, an object:
  *   "index"             string   the index's name
