@@ -1837,10 +1837,8 @@ typedef struct {
     uint64_t iops;                    /* I/O operations */
     uint64_t requests;                /* storage requests (after coalescing) */
     uint64_t bytes_read;
-    uint64_t indices_loaded;          /* top-level indices opened from storage: 0 when
-                                         the session's index cache held them already,
-                                         so not a sign of whether an index was used
-                                         (index_comparisons is) */
+    uint64_t indices_loaded;          /* top-level indices opened (to see whether a scan
+                                         used an index, read index_comparisons) */
     uint64_t index_partitions_loaded; /* index partitions loaded */
     uint64_t index_comparisons;       /* meaning depends on the index type */
     const LanceScanMetric* metrics;   /* borrowed; NULL when metrics_len is 0 */
@@ -4015,8 +4013,7 @@ char* lance_dataset_index_coverage_json(const LanceDataset* dataset, const char*
  * @param index_name          Borrowed, non-empty.
  * @param segment_uuid        Borrowed: the segment's UUID as text, hyphenated
  *                            (as the JSON listings give it) or 32 hex digits,
- *                            either case (the braced and urn:uuid: forms are
- *                            taken too); no surrounding spaces.
+ *                            either case.
  * @param out_metadata_bytes  Produced on success: free with lance_free_bytes().
  *                            Untouched on error.
  * @param out_metadata_len    Receives the byte count.
