@@ -3,8 +3,8 @@
 The plan / train / build / commit loop on Ray: the shared model is trained
 by Ray actors together (one per fragment group, each keeping a
 `lance-index train-worker` process, and with it its sample, for the whole
-training; the driver reduces their statistics with `lance-index
-train-reduce`), or by one task (--training one-node; the default, auto,
+training; the driver reduces their statistics in one `lance-index
+train-coordinator` process), or by one task (--training one-node; the default, auto,
 trains across the workers only when they run on other nodes than the
 driver's and the model has at most 256 partitions); the segments are
 built by Ray tasks and committed by one.  The requests, the statistics, the
@@ -123,15 +123,28 @@ def train_across(tool: str, uri: str, version: int, index_type: str, partitions:
         info = json.loads(run_tool(tool, "train-start", "--column", "vec", *type_args(index_type), "--partitions",
                                    str(partitions), "--seed", "1", "-o", req))
         workers = [TrainingWorker.options(**placement).remote(tool, uri, version, g["fragments"]) for g in groups]
-        while not info["done"]:
-            with open(req, "rb") as f:
-                request = f.read()
-            paths = []
-            for i, stats in enumerate(ray.get([w.run.remote(request) for w in workers])):
-                paths.append(os.path.join(tmp, f"stats-{i}.bin"))
-                with open(paths[-1], "wb") as f:
-                    f.write(stats)
-            info = json.loads(run_tool(tool, "train-reduce", req, *paths, "-o", req))
+        # One coordinator process reduces every round (train-reduce would
+        # start a process per round).
+        coordinator = subprocess.Popen([tool, "train-coordinator", req], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, text=True)
+        try:
+            while not info["done"]:
+                with open(req, "rb") as f:
+                    request = f.read()
+                paths = []
+                for i, stats in enumerate(ray.get([w.run.remote(request) for w in workers])):
+                    paths.append(os.path.join(tmp, f"stats-{i}.bin"))
+                    with open(paths[-1], "wb") as f:
+                        f.write(stats)
+                coordinator.stdin.write(" ".join(paths) + "\n")
+                coordinator.stdin.flush()
+                line = coordinator.stdout.readline()
+                if not line.startswith("{"):
+                    raise RuntimeError(f"lance-index train-coordinator: {line.strip() or 'exited'}")
+                info = json.loads(line)
+        finally:
+            coordinator.stdin.close()
+            coordinator.wait()
         with open(req, "rb") as f:
             model = f.read()
         ips = ray.get([w.node_ip.remote() for w in workers])
@@ -229,8 +242,8 @@ def training_choice(asked: str, partitions: int, build_resource: str | None) -> 
     """Where to train, and why: as asked, or with "auto" the coordinator's
     choice from what it knows.  Distributed training pays only when the
     workers bring cores the coordinator's node does not have: on one node
-    the rounds share its cores and only add their overhead (a process per
-    reduction, a Ray round trip per worker per round), so one-node training
+    the rounds share its cores and only add their overhead (a Ray round trip
+    per worker per round), so one-node training
     is faster there; and above DISTRIBUTED_TRAINING_MAX_PARTITIONS."""
     if asked != "auto":
         return asked, "asked for"

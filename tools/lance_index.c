@@ -34,6 +34,7 @@
 /* The commands, in the order `lance-index help` lists them. */
 static const Command* const commands[] = {
     &plan_command,   &train_command,  &train_start_command, &train_worker_command, &train_reduce_command,
+    &train_coordinator_command,
     &build_command,  &merge_command,  &commit_command,      &list_command,         &coverage_command,
     &search_command, &create_command, &optimize_command,    &cleanup_command,      &plan_maintenance_command,
     &maintain_command};
@@ -270,6 +271,34 @@ int vector_params(const Args* a, LanceVectorIndexParams* p) {
     return 0;
 }
 
+/* The TRAINING_OPTIONS that take a number, and the fields they set. */
+static const char* const training_numbers[] = {"--target-partition-size", "--streaming-sample-rate",
+                                               "--streaming-coreset-rate", "--streaming-refine-passes"};
+
+/* Fills o from the TRAINING_OPTIONS; *given says whether any was given.
+ * Returns 0 or an exit code. */
+int training_options(const Args* a, LanceVectorTrainingOptions* o, int* given) {
+    memset(o, 0, sizeof *o);
+    *given = 0;
+    uint32_t* fields[] = {&o->target_partition_size, &o->streaming_sample_rate, &o->streaming_coreset_rate,
+                          &o->streaming_refine_passes};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const char* v = arg(a, training_numbers[i]);
+        if (!v) continue;
+        long long x = number(v);
+        if (x < 0 || x > UINT32_MAX) return usage("%s must be a number", training_numbers[i]);
+        *fields[i] = (uint32_t)x;
+        *given = 1;
+    }
+    const char* seed = arg(a, "--seed");
+    if (seed) {
+        if (decimal_parse(seed, UINT64_MAX, &o->seed) != 0) return usage("--seed must be a number");
+        o->use_seed = 1;
+        *given = 1;
+    }
+    return 0;
+}
+
 static const struct {
     const char* name;
     LanceScalarIndexType type;
@@ -316,7 +345,9 @@ int scalar_type_listed(const char* listed, LanceScalarIndexType* out) {
  * or an exit code. */
 int scalar_options(const Args* a, const char** scalar, LanceScalarIndexType* type, const char** params_json) {
     static const char* const vector_only[] = {"--type", "--metric", "--partitions", "--sub-vectors",
-                                              "--bits", "--iterations", "--sample-rate"};
+                                              "--bits", "--iterations", "--sample-rate",
+                                              "--target-partition-size", "--streaming-sample-rate",
+                                              "--streaming-coreset-rate", "--streaming-refine-passes", "--seed"};
     *scalar = arg(a, "--scalar");
     *params_json = arg(a, "--params");
     *type = LANCE_SCALAR_BTREE;

@@ -83,12 +83,18 @@ struct Command {
 
 extern const Command plan_command, merge_command, commit_command, train_command, build_command, list_command,
     coverage_command, search_command, create_command, optimize_command, cleanup_command, plan_maintenance_command,
-    maintain_command, train_start_command, train_worker_command, train_reduce_command;
+    maintain_command, train_start_command, train_worker_command, train_reduce_command, train_coordinator_command;
 
 /* The vector options every command that trains or builds takes. */
 #define VECTOR_OPTIONS                                                                                           \
     {"--type", 1}, {"--metric", 1}, {"--partitions", 1}, {"--sub-vectors", 1}, {"--bits", 1}, {"--iterations", 1}, \
         {"--sample-rate", 1}
+
+/* The core's training options (LanceVectorTrainingOptions) train, create and
+ * build take. */
+#define TRAINING_OPTIONS                                                                              \
+    {"--target-partition-size", 1}, {"--streaming-sample-rate", 1}, {"--streaming-coreset-rate", 1}, \
+        {"--streaming-refine-passes", 1}, {"--seed", 1}
 
 /* The --scalar names, every LanceScalarIndexType. */
 #define SCALAR_NAMES "BTREE|BITMAP|LABEL_LIST|INVERTED|NGRAM|ZONEMAP|BLOOMFILTER|RTREE|MINHASHLSH"
@@ -114,6 +120,7 @@ const char* vector_type_name(int32_t type);
 int uses_pq_codebook(LanceVectorIndexType type);
 int metric(const char* name, LanceMetricType* out);
 int vector_params(const Args* a, LanceVectorIndexParams* p);
+int training_options(const Args* a, LanceVectorTrainingOptions* o, int* given);
 int scalar_type(const char* name, LanceScalarIndexType* out);
 int scalar_type_listed(const char* listed, LanceScalarIndexType* out);
 int scalar_options(const Args* a, const char** scalar, LanceScalarIndexType* type, const char** params_json);

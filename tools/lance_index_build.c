@@ -28,6 +28,9 @@ static int cmd_train(const Args* a) {
     LanceVectorIndexParams p;
     int rc = vector_params(a, &p);
     if (rc) return rc;
+    LanceVectorTrainingOptions to;
+    int with_options = 0;
+    if ((rc = training_options(a, &to, &with_options)) != 0) return rc;
     uint32_t* sample = NULL;
     size_t nsample = 0;
     const char* sf = arg(a, "--sample-fragments");
@@ -45,7 +48,9 @@ static int cmd_train(const Args* a) {
     training_started = t0;
     if (ticking && pthread_create(&ticker, NULL, show_elapsed, NULL) != 0) ticking = 0;
     if (!ticking && !quiet) fprintf(stderr, "training the shared model...\n");
-    int trained = lance_dataset_train_vector_model(ds, column, &p, sample, nsample, &model);
+    int trained = with_options
+                      ? lance_dataset_train_vector_model_with_options(ds, column, &p, &to, sample, nsample, NULL, &model)
+                      : lance_dataset_train_vector_model(ds, column, &p, sample, nsample, &model);
     if (ticking) {
         atomic_store(&training_done, 1);
         pthread_join(ticker, NULL);
@@ -69,16 +74,22 @@ done:
     return rc;
 }
 
-static const Option train_options[] = {VECTOR_OPTIONS, {"--column", 1}, {"--sample-fragments", 1}, {"--version", 1},
-                                       {"--quiet", 0}, {"-o", 1}, {NULL, 0}};
+static const Option train_options[] = {VECTOR_OPTIONS, TRAINING_OPTIONS, {"--column", 1}, {"--sample-fragments", 1},
+                                       {"--version", 1}, {"--quiet", 0}, {"-o", 1}, {NULL, 0}};
 
 const Command train_command = {
     "train", cmd_train, "URI --column C -o MODEL [options]", "the shared model",
     "lance-index train URI --column C -o MODEL [--type IVF_PQ] [--metric l2|cosine|dot]\n"
     "        [--partitions K] [--sub-vectors M] [--bits B] [--iterations I] [--sample-rate S]\n"
     "        [--sample-fragments 0,1,...] [--version V] [--quiet]\n"
+    "        [--target-partition-size R] [--streaming-sample-rate S] [--streaming-coreset-rate C]\n"
+    "        [--streaming-refine-passes P] [--seed N]\n"
     "  Trains the shared model (IVF centroids, and the PQ codebook for the PQ types) and\n"
-    "  writes it, serialized, to MODEL.  Prints the model's fingerprint.",
+    "  writes it, serialized, to MODEL.  Prints the model's fingerprint.\n"
+    "  The training options are the core's (LanceVectorTrainingOptions): without --partitions,\n"
+    "  --target-partition-size R gives rows / R partitions (default: the type's); the\n"
+    "  --streaming-* options train with streaming k-means; --seed N makes the training\n"
+    "  reproducible (the same N, data and options: the same fingerprint).",
     train_options, 1};
 
 /* The model in `path` for a build: parsed, its settings filling what the
@@ -209,6 +220,9 @@ static int cmd_build(const Args* a) {
         return usage("--uuid %s: expected 32 hex digits, or the dashed 8-4-4-4-12 form", uuid_text);
     LanceVectorIndexParams p;
     if ((rc = vector_params(a, &p)) != 0) return rc;
+    LanceVectorTrainingOptions to;
+    int with_options = 0;
+    if ((rc = training_options(a, &to, &with_options)) != 0) return rc;
 
     /* One options struct for every kind of build: the fragments and the
      * UUID, and for raw model files their Arrow arrays (mode PRECOMPUTED).
@@ -250,6 +264,10 @@ static int cmd_build(const Args* a) {
         rc = lib_error("preparing the build");
         goto done;
     }
+    if (with_options && lance_index_segment_builder_set_training_options(b, &to) != 0) {
+        rc = lib_error("preparing the build");
+        goto done;
+    }
     LanceIndexBuildControl control = build_control();
     if ((control.progress &&
          lance_index_segment_builder_set_progress_callback(b, control.progress, control.progress_user_data) != 0) ||
@@ -278,7 +296,7 @@ done:
     return rc;
 }
 
-static const Option build_options[] = {VECTOR_OPTIONS, {"--column", 1}, {"--fragments", 1}, {"--model", 1},
+static const Option build_options[] = {VECTOR_OPTIONS, TRAINING_OPTIONS, {"--column", 1}, {"--fragments", 1}, {"--model", 1},
                                        {"--ivf-centroids", 1}, {"--pq-codebook", 1}, {"--uuid", 1}, {"--name", 1},
                                        {"--scalar", 1}, {"--params", 1}, {"--version", 1}, {"--quiet", 0}, {"-o", 1},
                                        {NULL, 0}};
@@ -287,7 +305,7 @@ const Command build_command = {
     "build", cmd_build, "URI --column C -o SEGMENT [options]", "one uncommitted segment",
     "lance-index build URI --column C -o SEGMENT [--fragments 0,1,5] [--model MODEL]\n"
     "        [--uuid HEX] [--version V] [--name N] [--quiet]\n"
-    "        [vector options as for train, or --scalar TYPE [--params JSON]]\n"
+    "        [vector and training options as for train, or --scalar TYPE [--params JSON]]\n"
     "  Builds one segment over the fragments WITHOUT committing and writes its metadata\n"
     "  bytes to SEGMENT.  With --model the shared model is used and never retrained, and\n"
     "  the index type is the one it was trained for (a model that records none: IVF_PQ\n"

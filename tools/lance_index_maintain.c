@@ -11,6 +11,9 @@ static int cmd_create(const Args* a) {
     if (rc) return rc;
     LanceVectorIndexParams p;
     if ((rc = vector_params(a, &p)) != 0) return rc;
+    LanceVectorTrainingOptions to;
+    int with_options = 0;
+    if ((rc = training_options(a, &to, &with_options)) != 0) return rc;
     LanceDataset* ds = NULL;
     if ((rc = open_dataset(a->pos[0], NULL, &ds)) != 0) return rc;
     LanceIndexBuildControl control = build_control();
@@ -18,7 +21,8 @@ static int cmd_create(const Args* a) {
     const char* name = arg(a, "--name");
     bool replace = arg(a, "--replace") != NULL;
     if ((scalar ? lance_dataset_create_scalar_index_with_control(ds, column, name, st, params_json, replace, &control)
-                : lance_dataset_create_vector_index_with_control(ds, column, name, &p, replace, &control)) != 0) {
+                : lance_dataset_create_vector_index_with_options(ds, column, name, &p, with_options ? &to : NULL,
+                                                                 replace, &control)) != 0) {
         rc = lib_error("create");
     } else {
         if (!quiet) fprintf(stderr, "built and committed in %.2f s\n", monotonic_seconds() - t0);
@@ -29,13 +33,13 @@ static int cmd_create(const Args* a) {
     return rc;
 }
 
-static const Option create_options[] = {VECTOR_OPTIONS, {"--column", 1}, {"--name", 1}, {"--replace", 0},
+static const Option create_options[] = {VECTOR_OPTIONS, TRAINING_OPTIONS, {"--column", 1}, {"--name", 1}, {"--replace", 0},
                                         {"--scalar", 1}, {"--params", 1}, {"--quiet", 0}, {NULL, 0}};
 
 const Command create_command = {
     "create", cmd_create, "URI --column C [options]", "one-shot build and commit",
     "lance-index create URI --column C [--name N] [--replace] [--quiet]\n"
-    "        [vector options as for train, or --scalar TYPE [--params JSON]]\n"
+    "        [vector and training options as for train, or --scalar TYPE [--params JSON]]\n"
     "  The one-shot build: trains, builds the whole dataset and commits, in this process.\n"
     "  --scalar TYPE builds a scalar index instead (" SCALAR_NAMES "),\n"
     "  with --params JSON its parameters, as for build.\n"

@@ -51,10 +51,24 @@ static int write_training(const LanceVectorTraining* t, const char* out) {
 static int cmd_train_start(const Args* a) {
     const char* column = arg(a, "--column");
     const char* out = arg(a, "-o");
-    if (a->npos != 0 || !column || !out) return usage("train-start needs --column and -o");
+    if (!column || !out) return usage("train-start needs --column and -o");
     LanceVectorIndexParams p;
     int rc = vector_params(a, &p);
     if (rc) return rc;
+    const char* target = arg(a, "--target-partition-size");
+    if ((a->npos == 1) != (target && !p.num_partitions))
+        return usage("train-start takes a URI only to count --target-partition-size's partitions (without --partitions)");
+    if (target) {
+        long long rows = number(target);
+        if (rows < 1 || rows > UINT32_MAX) return usage("--target-partition-size must be a number of rows");
+        LanceDataset* ds = NULL;
+        if (!p.num_partitions) {
+            if ((rc = open_dataset(a->pos[0], arg(a, "--version"), &ds)) != 0) return rc;
+            rc = lance_dataset_recommended_num_partitions(ds, p.index_type, (uint32_t)rows, NULL, 0, &p.num_partitions);
+            lance_dataset_close(ds);
+            if (rc != 0) return lib_error("train-start");
+        }
+    }
     const char* seed_text = arg(a, "--seed");
     uint64_t seed = 0;
     if (seed_text && decimal_parse(seed_text, UINT64_MAX, &seed) != 0) return usage("--seed must be a number");
@@ -65,16 +79,21 @@ static int cmd_train_start(const Args* a) {
     return rc;
 }
 
-static const Option train_start_options[] = {VECTOR_OPTIONS, {"--column", 1}, {"--seed", 1}, {"-o", 1}, {NULL, 0}};
+static const Option train_start_options[] = {VECTOR_OPTIONS,    {"--column", 1},
+                                             {"--seed", 1},     {"--target-partition-size", 1},
+                                             {"--version", 1},  {"-o", 1},
+                                             {NULL, 0}};
 
 const Command train_start_command = {
     "train-start", cmd_train_start, "--column C -o REQUEST [options]", "the shared model, trained by",
-    "lance-index train-start --column C -o REQUEST [--seed S] [--type IVF_PQ]\n"
-    "        [--metric l2|cosine|dot] [--partitions K] [--sub-vectors M] [--bits B]\n"
-    "        [--iterations I] [--sample-rate S]\n"
+    "lance-index train-start [URI --target-partition-size R [--version V]] --column C -o REQUEST\n"
+    "        [--seed S] [--type IVF_PQ] [--metric l2|cosine|dot] [--partitions K]\n"
+    "        [--sub-vectors M] [--bits B] [--iterations I] [--sample-rate S]\n"
     "  Starts a distributed training (no dataset needed): writes the first round's request\n"
     "  to REQUEST and prints where the training is as JSON.  Send the request to every\n"
-    "  train-worker, then train-reduce their statistics.",
+    "  train-worker, then train-reduce their statistics.  The same --seed over workers with\n"
+    "  the same fragments trains the same model.  Without --partitions, URI and\n"
+    "  --target-partition-size give the count: the dataset's rows / R, 1..4096.",
     train_start_options, 1};
 
 static int cmd_train_worker(const Args* a) {
@@ -140,6 +159,77 @@ static int cmd_train_reduce(const Args* a) {
     free(request);
     return rc;
 }
+
+/* One round of train-coordinator: the statistics files named on `line`
+ * reduced into `t`, the next request (or the model) written to `path`.
+ * Prints the training's JSON line, or "error EXIT MESSAGE". */
+static void coordinate_round(LanceVectorTraining* t, char* line, const char* path) {
+    const char* paths[MAX_STATS];
+    size_t n = 0;
+    char* save = NULL;
+    for (char* tok = strtok_r(line, " \t\r\n", &save); tok; tok = strtok_r(NULL, " \t\r\n", &save)) {
+        if (n == MAX_STATS) {
+            printf("error %d more than %d statistics files on one line\n", EXIT_USAGE, MAX_STATS);
+            return;
+        }
+        paths[n++] = tok;
+    }
+    if (n == 0) {
+        printf("error %d expected a line of statistics files\n", EXIT_USAGE);
+        return;
+    }
+    const uint8_t** ptrs = must(calloc(n, sizeof *ptrs));
+    size_t* lens = must(calloc(n, sizeof *lens));
+    size_t read = 0;
+    for (; read < n; read++)
+        if (!(ptrs[read] = read_whole_file(paths[read], &lens[read]))) break;
+    if (read < n) {
+        printf("error %d cannot read %s: %s\n", EXIT_USAGE, paths[read], strerror(errno));
+    } else if (lance_vector_training_reduce(t, ptrs, lens, n) != 0) {
+        LanceErrorCode code = lance_last_error_code();
+        const char* message = lance_last_error_message();
+        printf("error %d %s\n", exit_status(code), message ? message : "");
+        lance_free_string(message);
+    } else if (write_training(t, path) != 0) {
+        printf("error %d cannot write the next request to %s\n", EXIT_USAGE, path);
+    }
+    free_segments(ptrs, lens, read);
+}
+
+static int cmd_train_coordinator(const Args* a) {
+    if (a->npos != 1) return usage("train-coordinator needs REQUEST");
+    const char* path = a->pos[0];
+    size_t len = 0;
+    uint8_t* request = read_whole_file(path, &len);
+    if (!request) return usage("cannot read %s: %s", path, strerror(errno));
+    LanceVectorTraining* t = NULL;
+    int rc = lance_vector_training_resume(request, len, &t) != 0 ? lib_error("train-coordinator") : 0;
+    free(request);
+    char* line = NULL;
+    size_t cap = 0;
+    while (rc == 0 && getline(&line, &cap, stdin) > 0) {
+        coordinate_round(t, line, path);
+        fflush(stdout);
+    }
+    free(line);
+    lance_vector_training_free(t);
+    return rc;
+}
+
+static const Option train_coordinator_options[] = {{NULL, 0}};
+
+const Command train_coordinator_command = {
+    "train-coordinator", cmd_train_coordinator, "REQUEST", "train-reduce for a whole training",
+    "lance-index train-coordinator REQUEST\n"
+    "  The coordinator's side of a distributed training in one process, for the whole\n"
+    "  training (train-reduce runs one process per round): starts from the request file\n"
+    "  REQUEST (train-start's), then reads lines of statistics files (paths separated by\n"
+    "  spaces: every worker's statistics of one round) from stdin.  For each line it\n"
+    "  reduces the round, writes the next request to REQUEST, or the model once done, and\n"
+    "  prints where the training is as JSON (train-reduce's line); or it prints\n"
+    "  \"error EXIT MESSAGE\" (EXIT as the exit status table), the training unchanged, and\n"
+    "  goes on.  Ends at the end of input.",
+    train_coordinator_options, 1};
 
 static const Option train_reduce_options[] = {{"-o", 1}, {NULL, 0}};
 

@@ -168,8 +168,9 @@
  *       lance_scanner_set_blob_handling
  *   Indices: lance_dataset_create_vector_index, lance_dataset_create_scalar_index,
  *       lance_dataset_create_vector_index_with_control,
- *       lance_dataset_create_scalar_index_with_control, lance_dataset_drop_index,
- *       lance_dataset_index_count, lance_dataset_index_list_json,
+ *       lance_dataset_create_scalar_index_with_control,
+ *       lance_dataset_create_vector_index_with_options, lance_dataset_recommended_num_partitions,
+ *       lance_dataset_drop_index, lance_dataset_index_count, lance_dataset_index_list_json,
  *       lance_dataset_index_segment_count, lance_dataset_index_segments,
  *       lance_dataset_prewarm_index
  *   Distributed index builds: planning: lance_dataset_plan_fragment_groups,
@@ -178,9 +179,10 @@
  *   Distributed index builds: shared models (RFC E1): lance_dataset_train_ivf_centroids,
  *       lance_dataset_train_pq_codebook, lance_index_train_ivf_model, lance_index_train_pq_model,
  *       lance_dataset_train_vector_model, lance_dataset_train_vector_model_with_control,
- *       lance_vector_model_from_arrow, lance_vector_model_serialize, lance_vector_model_parse,
- *       lance_vector_model_fingerprint, lance_vector_model_info, lance_vector_model_index_type,
- *       lance_vector_model_centroids, lance_vector_model_codebook, lance_vector_model_free
+ *       lance_dataset_train_vector_model_with_options, lance_vector_model_from_arrow,
+ *       lance_vector_model_serialize, lance_vector_model_parse, lance_vector_model_fingerprint,
+ *       lance_vector_model_info, lance_vector_model_index_type, lance_vector_model_centroids,
+ *       lance_vector_model_codebook, lance_vector_model_free
  *   Distributed index builds: distributed training: lance_vector_training_new,
  *       lance_vector_training_resume, lance_vector_training_request, lance_vector_training_reduce,
  *       lance_vector_training_info, lance_vector_training_model, lance_vector_training_free,
@@ -188,8 +190,8 @@
  *       lance_vector_training_worker_run_with_control, lance_vector_training_worker_free
  *   Distributed index builds: uncommitted segments (RFC E1):
  *       lance_index_segment_builder_new_vector, lance_index_segment_builder_new_scalar,
- *       lance_index_segment_builder_set_model, lance_index_segment_builder_execute_uncommitted,
- *       lance_index_segment_builder_free
+ *       lance_index_segment_builder_set_model, lance_index_segment_builder_set_training_options,
+ *       lance_index_segment_builder_execute_uncommitted, lance_index_segment_builder_free
  *   Build progress and cancellation (RFC E3 + E4): lance_index_build_cancel_token_new,
  *       lance_index_build_cancel_token_free, lance_index_build_cancel,
  *       lance_index_build_cancel_requested, lance_index_segment_builder_set_progress_callback,
@@ -2431,6 +2433,84 @@ typedef struct LanceVectorIndexParams {
 } LanceVectorIndexParams;
 
 /**
+ * The Lance core's IVF training options that LanceVectorIndexParams
+ * (upstream's struct, which cannot grow) does not carry.  Zeroed = the
+ * core's defaults: the same training as without options.  Taken by
+ * lance_dataset_create_vector_index_with_options(),
+ * lance_dataset_train_vector_model_with_options(),
+ * lance_index_segment_builder_set_training_options() and
+ * lance_dataset_recommended_num_partitions().  A distributed training takes
+ * its seed in lance_vector_training_new() and its partition count from
+ * lance_dataset_recommended_num_partitions().
+ *
+ * target_partition_size    Rows per IVF partition.  When
+ *     params->num_partitions is 0 the partition count is rows /
+ *     target_partition_size, clamped to 1..4096 (the core's rule; rows =
+ *     the rows the build or training covers).  A one-shot or segment build
+ *     records it in the index, where the core's optimize splits a
+ *     partition that grew past 4x it.  0 = the index type's default:
+ *     4096 rows for IVF_FLAT and IVF_RQ, 8192 for IVF_SQ and IVF_PQ,
+ *     1048576 for the HNSW types.
+ * streaming_sample_rate    Non-zero: streaming k-means.  The core loads at
+ *     most num_partitions * streaming_sample_rate vectors at a time; above
+ *     256 partitions it summarizes each chunk as a weighted coreset and
+ *     trains the centroids with weighted hierarchical k-means over the
+ *     coresets, so memory is bounded by this rate, not by the sample.  The
+ *     sample stays at most num_partitions * params->sample_rate vectors.
+ *     The core streams only when this rate is below params->sample_rate
+ *     (0 = 256); at or above it, it trains on one in-memory sample, as
+ *     with 0 (off, the default).  The core logs "Start streaming IVF
+ *     training" at LANCE_LOG_INFO when it streams.  When the rows trained
+ *     on are fewer than num_partitions * params->sample_rate, the sample
+ *     rate is lowered to the whole chunks of streaming_sample_rate the
+ *     rows hold (at least one, which the core trains on without
+ *     streaming): the core's streaming trainer fails when a chunk finds
+ *     the rows used up (lance-14.0.2 src/index/vector/ivf.rs).
+ * streaming_coreset_rate   The coreset budget, num_partitions * this
+ *     vectors; 0 = bounded by streaming_sample_rate.  Needs
+ *     streaming_sample_rate; above params->sample_rate it is the core's
+ *     LANCE_ERR_INVALID_ARGUMENT when the training runs.
+ * streaming_refine_passes  Extra Lloyd passes over the sample after the
+ *     coreset training, each loading a chunk at a time (the core calls them
+ *     experimental); 0 = none.  Needs streaming_sample_rate.
+ * use_seed, seed           use_seed non-zero: a reproducible training.  The
+ *     same seed, data, parameters and fragments give the same model, and
+ *     so the same fingerprint, in every run and process.  The core's
+ *     trainer takes no seed (lance-index-14.0.2 src/vector/ivf/builder.rs:
+ *     IvfBuildParams has none; lance-14.0.2 src/index/vector/utils.rs
+ *     samples with the operating system's randomness), so a seeded
+ *     training runs this library's training rounds in the calling process:
+ *     those of section "Distributed index builds: distributed training",
+ *     as one worker over the fragments trained on.  That is: a sample of
+ *     the core's size drawn from the seed, flat k-means rounds with the
+ *     core's assignment kernel, and the PQ codebook on residuals.  Up to
+ *     256 partitions this is the core's algorithm; above, the core trains
+ *     hierarchical k-means and the rounds are slower (docs/measurements.md).
+ *     Its progress stages are a training worker's ("training_sample",
+ *     "training_ivf_round", "training_residuals", "training_pq_round"),
+ *     and a cancel stops it within one chunk of work (tens of
+ *     milliseconds), CPU included.  (A column of vector lists is sampled
+ *     with the core's sampler, so its training is not reproducible.)  A
+ *     seed together with the streaming
+ *     options is LANCE_ERR_NOT_SUPPORTED: the core's streaming trainer
+ *     cannot be seeded.  An IVF_RQ model's rotation is drawn from the seed
+ *     too.
+ * reserved                 0 (room for a later option).
+ *
+ * A streaming rate without streaming_sample_rate, or a non-zero reserved,
+ * is LANCE_ERR_INVALID_ARGUMENT naming the field.
+ */
+typedef struct LanceVectorTrainingOptions {
+    uint32_t target_partition_size;   /* 0 = the index type's default */
+    uint32_t streaming_sample_rate;   /* 0 = no streaming */
+    uint32_t streaming_coreset_rate;  /* 0 = bounded by streaming_sample_rate */
+    uint32_t streaming_refine_passes; /* 0 = none */
+    uint32_t use_seed;                /* non-zero: `seed` applies */
+    uint32_t reserved;                /* 0 */
+    uint64_t seed;
+} LanceVectorTrainingOptions;
+
+/**
  * Builds a vector index over the whole dataset and commits it: the handle
  * moves to the new version.
  *
@@ -2506,6 +2586,56 @@ int32_t lance_dataset_create_scalar_index_with_control(LanceDataset* dataset, co
                                                        LanceScalarIndexType index_type,
                                                        const char* params_json, bool replace,
                                                        const LanceIndexBuildControl* control);
+
+/**
+ * lance_dataset_create_vector_index_with_control() with the core's
+ * training options (LanceVectorTrainingOptions): a target partition size,
+ * streaming k-means, a seed.  Builds over the whole dataset and commits;
+ * the handle moves to the new version on success only.  With a seed the
+ * model is trained first (the seeded rounds, over every fragment), then
+ * the index is built with it, so two builds with one seed over the same
+ * data have the same centroids; the progress stages are the training's,
+ * then the build's.
+ * @param options  Borrowed; NULL or zeroed = the defaults (then it is
+ *                 lance_dataset_create_vector_index_with_control()).
+ * @param control  Borrowed for the call; NULL or zeroed = none.
+ * Other parameters as for lance_dataset_create_vector_index().
+ * @return 0 when the index was committed, or -1 with the codes of
+ *         lance_dataset_create_vector_index_with_control(), and
+ *         LANCE_ERR_INVALID_ARGUMENT or LANCE_ERR_NOT_SUPPORTED for the
+ *         options (see LanceVectorTrainingOptions).
+ */
+int32_t lance_dataset_create_vector_index_with_options(LanceDataset* dataset, const char* column,
+                                                       const char* index_name,
+                                                       const LanceVectorIndexParams* params,
+                                                       const LanceVectorTrainingOptions* options,
+                                                       bool replace,
+                                                       const LanceIndexBuildControl* control);
+
+/**
+ * The IVF partition count a build uses when params->num_partitions is 0:
+ * the rows of the fragments (deleted rows excluded) divided by the target
+ * partition size, clamped to 1..4096, as the core computes it.  A
+ * coordinator uses it to give every segment, and a distributed training
+ * (lance_vector_training_new()), one partition count derived from the
+ * whole table.
+ * @param dataset                Borrowed: the snapshot counted.
+ * @param index_type             A LanceVectorIndexType: its default target
+ *                               partition size applies when
+ *                               target_partition_size is 0 (see
+ *                               LanceVectorTrainingOptions).
+ * @param target_partition_size  Rows per partition; 0 = the type's default.
+ * @param fragment_ids, fragment_count  The fragments counted; NULL + 0 =
+ *                               all.
+ * @param out_num_partitions     Written on success.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, a bad index type,
+ *         bad fragment ids), LANCE_ERR_IO.
+ */
+int32_t lance_dataset_recommended_num_partitions(const LanceDataset* dataset, int32_t index_type,
+                                                 uint32_t target_partition_size,
+                                                 const uint32_t* fragment_ids,
+                                                 size_t fragment_count,
+                                                 uint32_t* out_num_partitions);
 
 /**
  * Drops the named index, every segment of it, and commits: the handle
@@ -2823,6 +2953,33 @@ int32_t lance_dataset_train_vector_model_with_control(const LanceDataset* datase
                                                       LanceVectorModel** out_model);
 
 /**
+ * lance_dataset_train_vector_model_with_control() with the core's training
+ * options (LanceVectorTrainingOptions).  params->num_partitions 0 takes the
+ * count from options->target_partition_size (or the type's default) over
+ * the rows of the sampled fragments, as
+ * lance_dataset_recommended_num_partitions() gives it.  With a seed the
+ * training is reproducible: two calls with one seed, data, parameters and
+ * fragments give models with one fingerprint (the seeded rounds described
+ * at LanceVectorTrainingOptions, with their stages and prompt cancel).
+ * Without a seed the streaming options go to the core's trainer.
+ * @param options  Borrowed; NULL or zeroed = the defaults (then it is
+ *                 lance_dataset_train_vector_model_with_control(), except
+ *                 that num_partitions 0 is derived, not refused).
+ * @param control  Borrowed for the call; NULL = none.
+ * Other parameters as for lance_dataset_train_vector_model().
+ * @return 0, or -1 with the codes of lance_dataset_train_vector_model(),
+ *         LANCE_ERR_CANCELLED, and LANCE_ERR_INVALID_ARGUMENT or
+ *         LANCE_ERR_NOT_SUPPORTED for the options.
+ */
+int32_t lance_dataset_train_vector_model_with_options(const LanceDataset* dataset, const char* column,
+                                                      const LanceVectorIndexParams* params,
+                                                      const LanceVectorTrainingOptions* options,
+                                                      const uint32_t* sample_fragment_ids,
+                                                      size_t sample_fragment_count,
+                                                      const LanceIndexBuildControl* control,
+                                                      LanceVectorModel** out_model);
+
+/**
  * Builds a model from Arrow arrays trained elsewhere (e.g. by the Java SDK).
  * A model never holds an infinity or NaN: arrays with one are
  * LANCE_ERR_INVALID_ARGUMENT, and so are model bytes with one
@@ -3006,9 +3163,9 @@ void lance_vector_model_free(LanceVectorModel* model);
  * 32-bit floats, or statistics no worker computed.  So the model never
  * holds an infinity or NaN; nor does a request (one that holds one is
  * corrupted bytes).  A worker that failed is replaced
- * by a new worker over the same fragments, which answers the same request;
- * over fragments holding more rows than its share of the sample it draws a
- * new sample of the same size.
+ * by a new worker over the same fragments, which answers the same request:
+ * it draws the same sample from the training's seed, so its statistics are
+ * the failed worker's.
  * ======================================================================== */
 
 typedef struct LanceVectorTraining LanceVectorTraining;
@@ -3045,8 +3202,11 @@ typedef struct LanceVectorTrainingInfo {
  *                metric (L2, cosine or dot), num_partitions (required),
  *                num_sub_vectors and num_bits for PQ, max_iterations and
  *                sample_rate (0 = the core's defaults: 50 and 256).
- * @param seed    Chooses the initial centroids; the same seed over the same
- *                sample gives the same model.
+ * @param seed    Draws each worker's sample and chooses the initial
+ *                centroids: the same seed, with workers over the same
+ *                fragments of the same version, gives the same model (the
+ *                same fingerprint) in every run.  num_partitions derived
+ *                from the table: lance_dataset_recommended_num_partitions().
  * @param out_training  Produced: free with lance_vector_training_free().
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, no num_partitions, a
  *         non-IVF type, the Hamming metric, bad PQ parameters).
@@ -3355,6 +3515,28 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(
  */
 int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder,
                                               const LanceVectorModel* model);
+
+/**
+ * Gives a vector segment builder the core's training options
+ * (LanceVectorTrainingOptions), for a build that trains its own model (no
+ * model given by the options or lance_index_segment_builder_set_model()).
+ * A builder with a model ignores them, except target_partition_size, which
+ * the segment records for the core's optimize.  With a seed the builder
+ * trains first with the seeded rounds over its own fragments, then builds
+ * with that model: a retried segment gets the same centroids.  params->
+ * num_partitions 0 with a fragment list derives the count from those
+ * fragments' rows, so segments over different fragments may get different
+ * counts: give segments meant to share a model one num_partitions
+ * (lance_dataset_recommended_num_partitions() over the whole table).  A
+ * later call replaces the options.
+ * @param builder  Borrowed: a vector builder not yet executed.
+ * @param options  Borrowed; NULL = the defaults.
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL builder, a scalar
+ *         builder, one already executed, bad options),
+ *         LANCE_ERR_NOT_SUPPORTED (a seed with streaming options).
+ */
+int32_t lance_index_segment_builder_set_training_options(LanceIndexSegmentBuilder* builder,
+                                                         const LanceVectorTrainingOptions* options);
 
 /**
  * Builds the segment WITHOUT committing and returns its metadata as the

@@ -592,6 +592,13 @@ public:
         detail::check(lance_index_segment_builder_set_model(handle_.get(), model.c_handle()));
         return *this;
     }
+    /// The core's training options (target partition size, streaming
+    /// k-means, a seed) for a build that trains; see
+    /// lance_index_segment_builder_set_training_options().
+    IndexSegmentBuilder& set_training_options(const LanceVectorTrainingOptions& options) {
+        detail::check(lance_index_segment_builder_set_training_options(handle_.get(), &options));
+        return *this;
+    }
     /// The builder keeps its own reference to the token.  A ProgressCallback
     /// that throws cancels this token.
     void set_cancel_token(const CancelToken& token) {
@@ -1231,6 +1238,29 @@ public:
         detail::check(lance_dataset_create_vector_index(get(), column.c_str(), name.empty() ? nullptr : name.c_str(),
                                                         &params, replace));
     }
+    /// create_vector_index() with the core's training options; see
+    /// lance_dataset_create_vector_index_with_options().  Progress and a
+    /// cancel token as for train_vector_model()'s second form.
+    void create_vector_index_with_options(const std::string& column, const LanceVectorIndexParams& params,
+                                          const LanceVectorTrainingOptions& options, const std::string& name = "",
+                                          bool replace = false, ProgressCallback callback = nullptr,
+                                          const CancelToken* token = nullptr) {
+        detail::CallControl call(std::move(callback), token);
+        int32_t rc = lance_dataset_create_vector_index_with_options(
+            get(), column.c_str(), name.empty() ? nullptr : name.c_str(), &params, &options, replace, &call.control);
+        call.trampoline.rethrow();
+        detail::check(rc);
+    }
+    /// The IVF partition count a build uses when num_partitions is 0; see
+    /// lance_dataset_recommended_num_partitions().
+    uint32_t recommended_num_partitions(LanceVectorIndexType index_type, uint32_t target_partition_size = 0,
+                                        const std::vector<uint32_t>& fragments = {}) const {
+        uint32_t out = 0;
+        detail::check(lance_dataset_recommended_num_partitions(
+            get(), static_cast<int32_t>(index_type), target_partition_size,
+            fragments.empty() ? nullptr : fragments.data(), fragments.size(), &out));
+        return out;
+    }
     void create_scalar_index(const std::string& column, LanceScalarIndexType index_type, const std::string& name = "",
                              const std::string& params_json = "", bool replace = false) {
         detail::check(lance_dataset_create_scalar_index(get(), column.c_str(), name.empty() ? nullptr : name.c_str(),
@@ -1387,6 +1417,25 @@ public:
         LanceVectorModel* out = nullptr;
         int32_t rc = lance_dataset_train_vector_model_with_control(
             get(), column.c_str(), &params, sample_fragments.empty() ? nullptr : sample_fragments.data(),
+            sample_fragments.size(), &call.control, &out);
+        VectorModel model(out);
+        call.trampoline.rethrow();
+        detail::check(rc);
+        return model;
+    }
+
+    /// train_vector_model() with the core's training options (a target
+    /// partition size, streaming k-means, a seed); see
+    /// lance_dataset_train_vector_model_with_options().
+    VectorModel train_vector_model_with_options(const std::string& column, const LanceVectorIndexParams& params,
+                                                const LanceVectorTrainingOptions& options,
+                                                const std::vector<uint32_t>& sample_fragments = {},
+                                                ProgressCallback callback = nullptr,
+                                                const CancelToken* token = nullptr) const {
+        detail::CallControl call(std::move(callback), token);
+        LanceVectorModel* out = nullptr;
+        int32_t rc = lance_dataset_train_vector_model_with_options(
+            get(), column.c_str(), &params, &options, sample_fragments.empty() ? nullptr : sample_fragments.data(),
             sample_fragments.size(), &call.control, &out);
         VectorModel model(out);
         call.trampoline.rethrow();

@@ -3,21 +3,29 @@
 //! indices and their segments.
 
 use std::ffi::c_char;
+use std::sync::Arc;
 
+use lance::index::vector::utils::get_vector_dim;
 use lance::index::DatasetIndexExt;
 use serde_json::json;
 
 use crate::boundary::error::{guard, invalid, not_found, status, CResult, Context};
 use crate::boundary::ffi::{handle_ref, into_c_string, optional_str, require_out, required_nonempty_str, write_out};
-use crate::boundary::params::{scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams};
+use crate::boundary::params::{
+    scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams, LanceVectorTrainingOptions,
+    TrainingOptions,
+};
 use crate::index::build::create_one_shot;
 use crate::index::catalog::{
-    check_partitions, check_vector_column, column_names, named_segments, optional_index_name, user_segments,
+    check_partitions, check_vector_column, column_names, live_rows, named_segments, optional_index_name,
+    user_segments,
 };
+use crate::index::injection::{vector_core_params, Injected};
+use crate::index::training::{train_alone, Plan};
 use crate::index::codec::segment_type_name;
 use crate::index::progress::{BuildControl, LanceIndexBuildControl};
 use crate::process::runtime::block_on;
-use crate::store::handle::{dataset_ref, LanceDataset};
+use crate::store::handle::{dataset_ref, fragment_list, LanceDataset};
 
 /// The dataset, column and index name every one-shot creation takes.
 unsafe fn target<'a>(
@@ -77,6 +85,69 @@ pub unsafe extern "C" fn lance_dataset_create_vector_index_with_control(
             check_partitions(ds, p.num_partitions, None)?;
             Ok((index_type, CoreParams::Vector(core_params)))
         })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_create_vector_index_with_options(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    params: *const LanceVectorIndexParams,
+    options: *const LanceVectorTrainingOptions,
+    replace: bool,
+    control: *const LanceIndexBuildControl,
+) -> i32 {
+    status(|| {
+        let (handle, column, name) = target(dataset, column, index_name)?;
+        let p = *handle_ref(params, "params")?;
+        let (index_type, mut core_params) = vector_params(&p)?;
+        let options = TrainingOptions::from_c(options.as_ref())?;
+        let control = BuildControl::from_c(control);
+        create_one_shot(handle, column, name, replace, &control, |ds, column| {
+            check_vector_column(ds, column, p.metric)?;
+            check_partitions(ds, p.num_partitions, None)?;
+            if let Some(seed) = options.seed {
+                // Trained first with the seeded rounds over every fragment,
+                // then built with that model.
+                let mut p = p;
+                if p.num_partitions == 0 {
+                    p.num_partitions = options.num_partitions(p.index_type, live_rows(ds, None)?)?;
+                }
+                let plan = Plan::from_params(column, &p, seed)?;
+                let fragments = ds.get_fragments().iter().map(|f| f.id() as u32).collect();
+                let model = train_alone(Arc::new(ds.clone()), fragments, plan, &mut control.steps("the seeded training"))?;
+                let dim = get_vector_dim(ds.schema(), column)?;
+                let (_, with_model) = vector_core_params(&p, column, dim, Some(Injected::from_model(&model, &p)?))?;
+                core_params = with_model;
+            }
+            let rows = if options.streams() { live_rows(ds, None)? } else { 0 };
+            options.apply(&mut core_params, p.index_type, rows)?;
+            Ok((index_type, CoreParams::Vector(core_params)))
+        })
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_recommended_num_partitions(
+    dataset: *const LanceDataset,
+    index_type: i32,
+    target_partition_size: u32,
+    fragment_ids: *const u32,
+    fragment_count: usize,
+    out_num_partitions: *mut u32,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        require_out(out_num_partitions, "out_num_partitions")?;
+        let fragments = fragment_list(&ds, fragment_ids, fragment_count, "fragment_ids")?;
+        let options = TrainingOptions {
+            target_partition_size: (target_partition_size != 0).then_some(target_partition_size as usize),
+            ..TrainingOptions::default()
+        };
+        let count = options.num_partitions(index_type, live_rows(&ds, fragments.as_deref())?)?;
+        write_out(out_num_partitions, count);
+        Ok(())
     })
 }
 

@@ -24,10 +24,12 @@ use crate::boundary::ffi::{
     write_bytes_out, write_out,
 };
 use crate::boundary::params::{
-    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_FLAT, IVF_PQ, IVF_RQ,
+    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, LanceVectorTrainingOptions,
+    TrainingOptions, IVF_FLAT, IVF_PQ, IVF_RQ,
 };
-use crate::index::catalog::{check_partitions, check_vector_column, require_column};
+use crate::index::catalog::{check_partitions, check_vector_column, live_rows, require_column};
 use crate::index::progress::{BuildControl, LanceIndexBuildControl};
+use crate::index::training::{train_alone, Plan};
 use crate::index::vector_model::{fsl, narrow, rq_num_bits, LanceVectorModel, PqModel, RqRotation};
 use crate::store::handle::{dataset_ref, fragment_list, LanceDataset};
 
@@ -75,9 +77,11 @@ where
     session.run(staged, true, None).context(what)
 }
 
-fn train_ivf(ds: &Dataset, column: &str, num_partitions: usize, metric: DistanceType, p: &LanceVectorIndexParams, fragments: Option<&[u32]>, control: &BuildControl) -> CResult<FixedSizeListArray> {
+fn train_ivf(ds: &Dataset, column: &str, num_partitions: usize, metric: DistanceType, p: &LanceVectorIndexParams, options: &TrainingOptions, fragments: Option<&[u32]>, control: &BuildControl) -> CResult<FixedSizeListArray> {
     let dim = column_dim(ds, column)?;
-    let params = IvfBuildParams { num_partitions: Some(num_partitions), ..ivf_params(p) };
+    let mut params = IvfBuildParams { num_partitions: Some(num_partitions), ..ivf_params(p) };
+    let rows = if options.streams() { live_rows(ds, fragments)? } else { 0 };
+    options.apply_ivf(&mut params, p.index_type, rows)?;
     let (ds, owned_column, fragments) = (ds.clone(), column.to_string(), fragments.map(<[u32]>::to_vec));
     let model = run_trainer(control, "train_ivf", format!("training IVF centroids on column '{column}'"), move |hooks| async move {
         build_ivf_model(&ds, &owned_column, dim, metric, &params, fragments.as_deref(), hooks).await
@@ -160,7 +164,7 @@ unsafe fn train_ivf_centroids(
     require_out(out_schema, "out_schema")?;
     let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count, fragments_name)?;
     check_partitions(&ds, num_partitions, fragments.as_deref())?;
-    let centroids = train_ivf(&ds, column, num_partitions as usize, metric, &LanceVectorIndexParams::defaults(IVF_FLAT), fragments.as_deref(), &BuildControl::default())?;
+    let centroids = train_ivf(&ds, column, num_partitions as usize, metric, &LanceVectorIndexParams::defaults(IVF_FLAT), &TrainingOptions::default(), fragments.as_deref(), &BuildControl::default())?;
     export_array(&centroids, out_centroids, out_schema)
 }
 
@@ -265,6 +269,7 @@ unsafe fn train_vector_model(
     params: *const LanceVectorIndexParams,
     sample_fragment_ids: *const u32,
     sample_fragment_count: usize,
+    options: Option<TrainingOptions>,
     control: &BuildControl,
     out_model: *mut *mut LanceVectorModel,
 ) -> CResult<()> {
@@ -273,12 +278,12 @@ unsafe fn train_vector_model(
     if params.is_null() {
         return Err(invalid("params must not be NULL"));
     }
-    let p = &*params;
+    let mut p = *params;
     require_out(out_model, "out_model")?;
     // Validates the index type and metric the same way a build does.
-    vector_params(p)?;
+    vector_params(&p)?;
     let metric = metric_from_c(p.metric, "params->metric")?;
-    if p.num_partitions == 0 {
+    if p.num_partitions == 0 && options.is_none() {
         return Err(invalid(
             "params->num_partitions must be set to train a shared model (every segment must agree on it)",
         ));
@@ -286,16 +291,31 @@ unsafe fn train_vector_model(
     let rq_bits = (p.index_type == IVF_RQ).then(|| rq_num_bits(p.num_bits, "params->num_bits")).transpose()?;
     let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count, "sample_fragment_ids")?;
     check_vector_column(&ds, column, p.metric)?;
+    let options = options.unwrap_or_default();
+    if p.num_partitions == 0 {
+        // The count a build would use over the rows sampled.
+        p.num_partitions = options.num_partitions(p.index_type, live_rows(&ds, fragments.as_deref())?)?;
+    }
     check_partitions(&ds, p.num_partitions, fragments.as_deref())?;
     let dim = column_dim(&ds, column)?;
     let pq = if uses_pq(p.index_type) {
-        let params = pq_params(p);
+        let params = pq_params(&p);
         check_sub_vectors(params.num_sub_vectors, dim, column, "params->num_sub_vectors")?;
         Some(params)
     } else {
         None
     };
-    let centroids = train_ivf(&ds, column, p.num_partitions as usize, metric, p, fragments.as_deref(), control)?;
+    if let Some(seed) = options.seed {
+        // The core's trainer takes no seed: this library's rounds, in this
+        // process, over the fragments sampled.
+        let plan = Plan::from_params(column, &p, seed)?;
+        let fragments = fragments.unwrap_or_else(|| ds.get_fragments().iter().map(|f| f.id() as u32).collect());
+        let model = train_alone(ds, fragments, plan, &mut control.steps("the seeded training"))?;
+        write_out(out_model, into_handle(model));
+        return Ok(());
+    }
+    let p = &p;
+    let centroids = train_ivf(&ds, column, p.num_partitions as usize, metric, p, &options, fragments.as_deref(), control)?;
     let pq = match pq {
         Some(params) => {
             let codebook = train_pq(&ds, column, metric, &params, centroids.clone(), fragments.as_deref(), control)?;
@@ -336,6 +356,7 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model(
             params,
             sample_fragment_ids,
             sample_fragment_count,
+            None,
             &BuildControl::default(),
             out_model,
         )
@@ -354,7 +375,26 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model_with_control(
 ) -> i32 {
     status(|| {
         let control = BuildControl::from_c(control);
-        train_vector_model(dataset, column, params, sample_fragment_ids, sample_fragment_count, &control, out_model)
+        train_vector_model(dataset, column, params, sample_fragment_ids, sample_fragment_count, None, &control, out_model)
+    })
+}
+
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn lance_dataset_train_vector_model_with_options(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    params: *const LanceVectorIndexParams,
+    options: *const LanceVectorTrainingOptions,
+    sample_fragment_ids: *const u32,
+    sample_fragment_count: usize,
+    control: *const LanceIndexBuildControl,
+    out_model: *mut *mut LanceVectorModel,
+) -> i32 {
+    status(|| {
+        let options = TrainingOptions::from_c(options.as_ref())?;
+        let control = BuildControl::from_c(control);
+        train_vector_model(dataset, column, params, sample_fragment_ids, sample_fragment_count, Some(options), &control, out_model)
     })
 }
 

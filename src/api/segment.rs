@@ -19,7 +19,7 @@ use crate::boundary::ffi::{
 };
 use crate::boundary::params::{
     build_mode, core_picks_segment_uuid, pq_params, scalar_kind, scalar_params, BuildMode, CoreParams,
-    LanceVectorIndexParams,
+    LanceVectorIndexParams, LanceVectorTrainingOptions, TrainingOptions,
 };
 use crate::index::build::{BuildRequest, LanceIndexSegmentBuilder, VectorSegment};
 use crate::index::catalog::{check_partitions, check_vector_column, optional_index_name, require_column};
@@ -272,6 +272,17 @@ pub unsafe extern "C" fn lance_index_segment_builder_set_model(
         // A builder already executed is refused before its model is read.
         let builder = handle_mut(builder, "builder")?.unexecuted()?;
         builder.set_model(handle_ref(model, "model")?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_index_segment_builder_set_training_options(
+    builder: *mut LanceIndexSegmentBuilder,
+    options: *const LanceVectorTrainingOptions,
+) -> i32 {
+    status(|| {
+        let builder = handle_mut(builder, "builder")?;
+        builder.set_training(TrainingOptions::from_c(options.as_ref())?)
     })
 }
 

@@ -9,12 +9,10 @@ use crate::boundary::ffi::{
     free_handle, handle_mut, handle_ref, into_handle, require_out, required_nonempty_str, slice_arg, write_bytes_out,
     write_out,
 };
-use crate::boundary::params::{
-    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_RQ, METRIC_HAMMING,
-};
+use crate::boundary::params::LanceVectorIndexParams;
 use crate::index::progress::{BuildControl, LanceIndexBuildControl};
 use crate::index::training::{reduce, Phase, Plan, Request, Stats, Worker};
-use crate::index::vector_model::{rq_num_bits, LanceVectorModel, RqRotation};
+use crate::index::vector_model::LanceVectorModel;
 use crate::store::handle::{dataset_ref, fragment_list, LanceDataset};
 
 /// A coordinator's training: the request of the current round.
@@ -57,46 +55,7 @@ unsafe fn plan(column: *const c_char, params: *const LanceVectorIndexParams, see
     if params.is_null() {
         return Err(invalid("params must not be NULL"));
     }
-    let p = &*params;
-    metric_from_c(p.metric, "params->metric")?;
-    if p.metric == METRIC_HAMMING {
-        return Err(invalid(
-            "distributed training trains float vectors with the l2, cosine or dot metric, not hamming",
-        ));
-    }
-    if p.num_partitions == 0 {
-        return Err(invalid(
-            "params->num_partitions must be set to train a shared model (every segment must agree on it)",
-        ));
-    }
-    // Validates the index type and the rest the way a build does.
-    vector_params(p)?;
-    let ivf = ivf_params(p);
-    let (num_sub_vectors, num_bits) = if uses_pq(p.index_type) {
-        let pq = pq_params(p);
-        if pq.num_bits != 4 && pq.num_bits != 8 {
-            return Err(invalid(format!("params->num_bits = {}: PQ codes have 4 or 8 bits (0 = 8)", pq.num_bits)));
-        }
-        // num_sub_vectors must divide the dimension: checked when the
-        // first statistics tell the dimension.
-        (pq.num_sub_vectors as u32, pq.num_bits as u32)
-    } else if p.index_type == IVF_RQ {
-        // The bits of the RaBitQ rotation the model gets when it is done.
-        (0, u32::from(rq_num_bits(p.num_bits, "params->num_bits")?))
-    } else {
-        (0, 0)
-    };
-    Ok(Plan {
-        column: column.to_string(),
-        metric: p.metric,
-        num_partitions: p.num_partitions,
-        num_sub_vectors,
-        num_bits,
-        max_iters: u32::try_from(ivf.max_iters).map_err(|_| invalid("params->max_iterations is out of range"))?,
-        sample_rate: u32::try_from(ivf.sample_rate).map_err(|_| invalid("params->sample_rate is out of range"))?,
-        seed,
-        index_type: p.index_type,
-    })
+    Plan::from_params(column, &*params, seed)
 }
 
 #[no_mangle]
@@ -211,15 +170,7 @@ pub unsafe extern "C" fn lance_vector_training_model(
     status(|| {
         let t = handle_ref(training, "training")?;
         require_out(out_model, "out_model")?;
-        let mut model = t.request.model()?;
-        let plan = &t.request.plan;
-        if plan.index_type == IVF_RQ {
-            // The coordinator's one rotation, drawn from the training's
-            // seed: the same model at every call and after a resume.
-            let bits = rq_num_bits(plan.num_bits, "the training's num_bits")?;
-            let rotation = RqRotation::from_seed(model.dim, bits, plan.seed)?;
-            model = model.with_rotation(rotation)?;
-        }
+        let model = t.request.finished_model()?;
         write_out(out_model, into_handle(model));
         Ok(())
     })

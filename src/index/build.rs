@@ -17,10 +17,11 @@ use lance_table::format::IndexMetadata;
 use uuid::Uuid;
 
 use crate::boundary::error::{invalid, CError, CResult, Code, Context};
-use crate::boundary::params::{core_picks_segment_uuid, BuildMode, CoreParams, LanceVectorIndexParams};
-use crate::index::catalog::{check_partitions, require_column};
+use crate::boundary::params::{core_picks_segment_uuid, BuildMode, CoreParams, LanceVectorIndexParams, TrainingOptions};
+use crate::index::catalog::{check_partitions, live_rows, require_column};
 use crate::index::injection::{vector_core_params, Injected};
 use crate::index::progress::{cancelled_error, BuildControl};
+use crate::index::training::{train_alone, Plan};
 use crate::index::vector_model::LanceVectorModel;
 use crate::process::runtime::block_on;
 use crate::store::handle::LanceDataset;
@@ -57,6 +58,11 @@ pub struct LanceIndexSegmentBuilder {
     /// later (lance_index_segment_builder_set_model) can be applied; None
     /// for scalar builds.
     pub vector: Option<VectorSegment>,
+    /// lance_index_segment_builder_set_training_options; applied when the
+    /// build runs, so a model given later keeps them.
+    training: TrainingOptions,
+    /// A model was given (options or set_model): nothing to train.
+    has_model: bool,
 }
 
 /// What a vector segment builder was made with.
@@ -70,7 +76,8 @@ pub struct VectorSegment {
 
 impl LanceIndexSegmentBuilder {
     pub fn new(request: BuildRequest, vector: Option<VectorSegment>) -> Self {
-        Self { request: Some(request), control: BuildControl::default(), vector }
+        let has_model = vector.is_some_and(|v| v.model_in_options);
+        Self { request: Some(request), control: BuildControl::default(), vector, training: TrainingOptions::default(), has_model }
     }
 
     /// Builder settings are refused once the build ran: they could not apply.
@@ -97,13 +104,69 @@ impl LanceIndexSegmentBuilder {
                 "the builder was made with LANCE_INDEX_SEGMENT_BUILD_LOCAL_TRAIN, which trains and refuses a model",
             ));
         }
+        self.inject(model, &vector.params)
+    }
+
+    /// Builds with `model` (checked against `params`) instead of training.
+    fn inject(&mut self, model: &LanceVectorModel, params: &LanceVectorIndexParams) -> CResult<()> {
         let request = self.request_mut()?;
         let dim = lance::index::vector::utils::get_vector_dim(request.dataset.schema(), &request.column)?;
-        let injected = Injected::from_model(model, &vector.params)?;
-        let (index_type, params) = vector_core_params(&vector.params, &request.column, dim, Some(injected))?;
+        let injected = Injected::from_model(model, params)?;
+        let (index_type, core) = vector_core_params(params, &request.column, dim, Some(injected))?;
         request.index_type = index_type;
-        request.params = CoreParams::Vector(params);
+        request.params = CoreParams::Vector(core);
         request.trains_partitions = 0;
+        self.has_model = true;
+        Ok(())
+    }
+
+    /// The core's training options for this build (a vector builder only).
+    pub fn set_training(&mut self, options: TrainingOptions) -> CResult<()> {
+        if self.unexecuted()?.vector.is_none() {
+            return Err(invalid("a scalar segment builder takes no training options"));
+        }
+        self.training = options;
+        Ok(())
+    }
+
+    /// A seeded build that trains: its model, trained here with the seeded
+    /// rounds over the builder's fragments, then given to the build.
+    fn train_seeded(&mut self) -> CResult<()> {
+        let (Some(seed), Some(vector), false, true) =
+            (self.training.seed, self.vector, self.has_model, self.request.is_some())
+        else {
+            return Ok(());
+        };
+        if self.control.cancelled() {
+            return Err(cancelled_error("before it started"));
+        }
+        let request = self.request_mut()?;
+        let (ds, column) = (request.dataset.clone(), request.column.clone());
+        let fragments = request
+            .fragments
+            .clone()
+            .unwrap_or_else(|| ds.get_fragments().iter().map(|f| f.id() as u32).collect());
+        let mut p = vector.params;
+        if p.num_partitions == 0 {
+            p.num_partitions = self.training.num_partitions(p.index_type, live_rows(&ds, Some(&fragments))?)?;
+        }
+        check_partitions(&ds, p.num_partitions, Some(&fragments))?;
+        let plan = Plan::from_params(&column, &p, seed)?;
+        let model = train_alone(ds, fragments, plan, &mut self.control.steps("the segment's seeded training"))?;
+        self.inject(&model, &p)
+    }
+
+    /// What the training options ask before the build runs: a seeded
+    /// model, and the core's options in the build's parameters.
+    fn prepare(&mut self) -> CResult<()> {
+        self.train_seeded()?;
+        let (options, vector) = (self.training, self.vector);
+        if let (Some(request), Some(vector)) = (self.request.as_mut(), vector) {
+            let rows = if options.streams() { live_rows(&request.dataset, request.fragments.as_deref())? } else { 0 };
+            if let CoreParams::Vector(params) = &mut request.params {
+                options.apply(params, vector.params.index_type, rows)?;
+            }
+        }
         Ok(())
     }
 
@@ -116,6 +179,11 @@ impl LanceIndexSegmentBuilder {
 
     /// Runs the build once: the segment's metadata.
     pub fn execute(&mut self) -> CResult<IndexMetadata> {
+        // Single-use even when it fails before the build.
+        if let Err(err) = self.prepare() {
+            self.request = None;
+            return Err(err);
+        }
         let request = self
             .request
             .take()

@@ -67,6 +67,19 @@ pub fn check_vector_column(ds: &Dataset, column: &str, metric: i32) -> CResult<(
     Ok(())
 }
 
+/// The rows of `fragments` (None = all), deleted rows excluded, counted
+/// by the core (also for fragments whose manifest entry has no counts).
+pub fn live_rows(ds: &Dataset, fragments: Option<&[u32]>) -> CResult<u64> {
+    let mut rows = 0u64;
+    for f in ds.get_fragments() {
+        if fragments.is_some_and(|ids| !ids.contains(&(f.id() as u32))) {
+            continue;
+        }
+        rows += block_on(f.count_rows(None))?? as u64;
+    }
+    Ok(rows)
+}
+
 /// k-means needs at least one row per partition among the rows it trains
 /// on (the given fragments, or the whole dataset).
 pub fn check_partitions(ds: &Dataset, num_partitions: u32, fragments: Option<&[u32]>) -> CResult<()> {

@@ -735,6 +735,54 @@ static void test_distributed_training() {
     CHECK(fresh.run(training.request(), nullptr) == with_progress);
 }
 
+// The core's training options through the wrappers: the partition count
+// from a target, a seed's one fingerprint, the seeded rounds' stages, a
+// one-shot build with options and a seeded segment builder.
+static void test_training_options() {
+    lance::Dataset ds = make_dataset("options.lance");
+    CHECK(ds.recommended_num_partitions(LANCE_INDEX_IVF_FLAT, 500) == 4);
+    CHECK(ds.recommended_num_partitions(LANCE_INDEX_IVF_FLAT, 500, {0, 1}) == 1);
+    LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_PQ, 0, 4);
+    p.sample_rate = 64;  // a 4 x 64 sample of the 2000 rows: the seed draws it
+    LanceVectorTrainingOptions o{};
+    o.target_partition_size = 500;
+    o.use_seed = 1;
+    o.seed = 21;
+    std::vector<std::string> stages;
+    lance::VectorModel first = ds.train_vector_model_with_options("vec", p, o, {}, [&](const lance::ProgressEvent& e) {
+        if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) stages.push_back(e.stage);
+    });
+    CHECK(first.info().num_partitions == 4 && first.info().has_pq_codebook);
+    CHECK(!stages.empty() && stages.front() == "training_sample");
+    CHECK(ds.train_vector_model_with_options("vec", p, o).fingerprint() == first.fingerprint());
+    o.seed = 22;
+    CHECK(ds.train_vector_model_with_options("vec", p, o).fingerprint() != first.fingerprint());
+    o.reserved = 1;
+    CHECK(code_of([&] { ds.train_vector_model_with_options("vec", p, o); }) == LANCE_ERR_INVALID_ARGUMENT);
+
+    // Two seeded segment builders over the same fragments train one model.
+    LanceVectorTrainingOptions seeded{};
+    seeded.use_seed = 1;
+    seeded.seed = 3;
+    LanceVectorIndexParams flat = sk_params(LANCE_INDEX_IVF_FLAT, 2, 0);
+    std::vector<std::string> fingerprints;
+    for (int i = 0; i < 2; i++) {
+        std::vector<uint32_t> fragments = {0, 1, 2, 3};
+        LanceIndexSegmentBuildOptions bo = options_over(fragments);
+        lance::IndexSegmentBuilder b = ds.new_vector_index_segment_builder("vec", flat, "seeded_idx", &bo);
+        b.set_training_options(seeded);
+        fingerprints.push_back(lance::IndexSegmentMetadata::parse(b.execute_uncommitted()).model_fingerprint());
+    }
+    CHECK(fingerprints[0].size() == 64 && fingerprints[0] == fingerprints[1]);
+
+    // A one-shot build whose partition count comes from the target.
+    LanceVectorTrainingOptions target{};
+    target.target_partition_size = 500;
+    ds.create_vector_index_with_options("vec", sk_params(LANCE_INDEX_IVF_FLAT, 0, 0), target, "target_idx");
+    CHECK(ds.index_count() == 1);
+    CHECK(knn_is_exact(ds, 4, 0));
+}
+
 int main() {
     g_data = tu_make_data(2000, 16, 8, 0.5f, 11);
     char* dir = tu_temp_dir("cppseg");
@@ -747,6 +795,7 @@ int main() {
     RUN(test_optimize);
     RUN(test_maintenance_plan);
     RUN(test_distributed_training);
+    RUN(test_training_options);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&g_data);

@@ -764,6 +764,108 @@ static void test_distributed_training(void) {
     }
 }
 
+/* A training over every fragment driven by the tool to its end, the model
+ * left in dir/`req` (train-start's request): each round one train-worker
+ * process, reduced by train-reduce (a process per round) or, with
+ * `coordinator`, by one train-coordinator process for the whole training,
+ * which also answers an empty line and an unreadable file with error lines.
+ * Returns the rounds, or -1. */
+static int train_over_all(const char* req, int coordinator) {
+    TrainingProcess c = {0};
+    char path[700];
+    snprintf(path, sizeof path, "%s/%s", dir, req);
+    char* argv[] = {(char*)tool, "train-coordinator", path, NULL};
+    if (coordinator) {
+        CHECK(training_process_start(argv, -1, &c) == 0);
+        char line[512] = "";
+        fprintf(c.in, "\n%s/missing.bin\n", dir);
+        fflush(c.in);
+        CHECK(fgets(line, sizeof line, c.out) && !strncmp(line, "error 2 expected", 16));
+        CHECK(fgets(line, sizeof line, c.out) && !strncmp(line, "error 2 cannot read", 19));
+    }
+    int rounds = 0, done = 0;
+    while (!done && rounds < 300) {
+        CHECK(lines_file("lines.txt", "%s %s/round.bin\n", path, dir) == 0);
+        if (run("train-worker %s < %s/lines.txt", uri, dir) != 0 || strcmp(out, "ok\n") != 0) break;
+        if (coordinator) {
+            fprintf(c.in, "%s/round.bin\n", dir);
+            fflush(c.in);
+            if (!fgets(out, sizeof out, c.out) || out[0] != '{') break;
+        } else if (run("train-reduce %s %s/round.bin -o %s", path, dir, path) != 0) {
+            break;
+        }
+        done = strstr(out, "\"done\": true") != NULL;
+        rounds++;
+    }
+    CHECK(done);
+    if (coordinator) CHECK(training_processes_stop(&c, 1) == 0);
+    return done ? rounds : -1;
+}
+
+/* The core's training options from the command line: a seed's one
+ * fingerprint, a partition count from a target, their refusals, and
+ * train-start's count from a dataset; train-coordinator reduces a whole
+ * training as train-reduce does round by round. */
+static void test_training_options(void) {
+    char first[128] = "", again[128] = "", other[128] = "";
+    const char* common = "--column vec --type IVF_FLAT --target-partition-size 2000 --sample-rate 16 --quiet";
+    CHECK(run("train %s %s --seed 9 -o %s/s9.bin", uri, common, dir) == 0);
+    snprintf(first, sizeof first, "%.100s", out);
+    CHECK(run("train %s %s --seed 9 -o %s/s9b.bin", uri, common, dir) == 0);
+    snprintf(again, sizeof again, "%.100s", out);
+    CHECK(run("train %s %s --seed 10 -o %s/s10.bin", uri, common, dir) == 0);
+    snprintf(other, sizeof other, "%.100s", out);
+    CHECK(strlen(first) == 65 && !strcmp(first, again) && strcmp(first, other) != 0);
+    /* Earlier cases appended rows: the count follows the dataset's rows. */
+    LanceDataset* ds = lance_dataset_open(uri, NULL, 0);
+    uint64_t rows = ds ? lance_dataset_count_rows(ds) : 0;
+    lance_dataset_close(ds);
+    CHECK(rows >= ROWS);
+    LanceVectorModel* m = read_model("s9.bin");
+    LanceVectorModelInfo info;
+    CHECK(m && lance_vector_model_info(m, &info) == 0 && info.num_partitions == rows / 2000);
+    lance_vector_model_free(m);
+    CHECK(run("train %s --column vec --partitions 4 --seed 1 --streaming-sample-rate 8 -o %s/x.bin --quiet", uri,
+              dir) == 10 + LANCE_ERR_NOT_SUPPORTED);
+    CHECK(run("train %s --column vec --partitions 4 --streaming-coreset-rate 8 -o %s/x.bin --quiet", uri, dir) ==
+          10 + LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(stderr_mentions("options->streaming_coreset_rate"));
+    CHECK(run("build %s --column id --scalar BTREE --seed 1 -o %s/x.bin --quiet", uri, dir) == 2);
+    CHECK(stderr_mentions("--seed is for vector indices"));
+    CHECK(run("train-start --column vec --target-partition-size 4000 -o %s/t.bin", dir) == 2);
+
+    /* A seeded segment build twice: one model. */
+    const char* seg = "--column vec --type IVF_FLAT --partitions 4 --sample-rate 16 --seed 4 --fragments 0,1,2,3 --quiet";
+    CHECK(run("build %s %s -o %s/seeded-a.bin", uri, seg, dir) == 0);
+    CHECK(run("build %s %s -o %s/seeded-b.bin", uri, seg, dir) == 0);
+    LanceIndexSegmentMetadata* a = read_segment("seeded-a.bin");
+    LanceIndexSegmentMetadata* b = read_segment("seeded-b.bin");
+    const char* fa = a ? lance_index_segment_metadata_model_fingerprint(a) : NULL;
+    const char* fb = b ? lance_index_segment_metadata_model_fingerprint(b) : NULL;
+    CHECK(fa && fb && strlen(fa) == 64 && !strcmp(fa, fb));
+    lance_index_segment_metadata_free(a);
+    lance_index_segment_metadata_free(b);
+
+    /* train-start counts the partitions; train-coordinator = train-reduce. */
+    CHECK(run("train-start %s --target-partition-size 4000 --column vec --type IVF_FLAT --sample-rate 16 --seed 2 "
+              "-o %s/coord.bin", uri, dir) == 0);
+    CHECK(copy_file("coord.bin", "reduced.bin") == 0);
+    int by_coordinator = train_over_all("coord.bin", 1);
+    int by_reduce = train_over_all("reduced.bin", 0);
+    CHECK(by_coordinator > 1 && by_coordinator == by_reduce);
+    LanceVectorModel* x = read_model("coord.bin");
+    LanceVectorModel* y = read_model("reduced.bin");
+    const char* fx = x ? lance_vector_model_fingerprint(x) : NULL;
+    const char* fy = y ? lance_vector_model_fingerprint(y) : NULL;
+    CHECK(x && lance_vector_model_info(x, &info) == 0 && info.num_partitions == rows / 4000);
+    CHECK(fx && fy && !strcmp(fx, fy));
+    lance_free_string(fx);
+    lance_free_string(fy);
+    lance_vector_model_free(x);
+    lance_vector_model_free(y);
+    CHECK(run("train-coordinator --help") == 0 && strstr(out, "train-coordinator") != NULL);
+}
+
 /* Every scalar type by name: ZONEMAP segments built with --params,
  * committed and listed; a one-shot BLOOMFILTER from `create`; filters
  * answered exactly; the refusals of names and options. */
@@ -1045,6 +1147,7 @@ int main(int argc, char** argv) {
     RUN(test_sigint);
     RUN(test_merge);
     RUN(test_distributed_training);
+    RUN(test_training_options);
     RUN(test_model_type);
     RUN(test_scalar_types);
     RUN(test_maintenance);

@@ -19,7 +19,8 @@
 //! sub-vector.
 //!
 //! The sample: each worker draws its share (proportional to its rows) of the
-//! sample one-node training draws, with the core's sampler, and gives every
+//! sample one-node training draws, from the training's seed (so a worker
+//! replaced mid-training draws the same rows), and gives every
 //! sampled vector a key (a SHA-256 of the seed and the vector's bytes).  A
 //! phase trains on the vectors whose key falls below a threshold that keeps
 //! its sample size, and starts from the vectors of the smallest keys: so when
@@ -29,12 +30,16 @@
 //! same centroids as the whole, up to float summation order.
 //!
 //! The records and their byte forms are training/request.rs, the worker's
-//! side training/worker.rs, the coordinator's reduction training/reduce.rs.
+//! side training/worker.rs, the coordinator's reduction training/reduce.rs,
+//! and a whole training in one process (a seeded one-node training)
+//! training/local.rs.
 
 mod reduce;
 mod request;
 mod worker;
+mod local;
 
+pub use local::train_alone;
 pub use reduce::reduce;
 pub use request::{Phase, Plan, Problem, ProblemStats, Request, Stats};
 pub use worker::Worker;

@@ -7,9 +7,12 @@ use lance_linalg::distance::DistanceType;
 use sha2::{Digest, Sha256};
 
 use crate::boundary::error::{invalid, CError, CResult, Code};
-use crate::boundary::params::METRIC_DOT;
+use crate::boundary::params::{
+    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_RQ, METRIC_DOT,
+    METRIC_HAMMING,
+};
 use crate::index::bytes::{ByteReader, ByteWriter};
-use crate::index::vector_model::{LanceVectorModel, PqModel};
+use crate::index::vector_model::{rq_num_bits, LanceVectorModel, PqModel, RqRotation};
 
 /// 2: the plan records the index type the model is trained for.
 const REQUEST_MAGIC: &[u8; 8] = b"LCTRAIN2";
@@ -52,6 +55,50 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// The plan of a training for `p` on `column`, checked as a build checks
+    /// its parameters (the PQ shape against the dimension waits for the
+    /// first statistics).
+    pub fn from_params(column: &str, p: &LanceVectorIndexParams, seed: u64) -> CResult<Self> {
+        metric_from_c(p.metric, "params->metric")?;
+        if p.metric == METRIC_HAMMING {
+            return Err(invalid(
+                "the training rounds (a distributed or seeded training) train float vectors with the l2, cosine \
+                 or dot metric, not hamming",
+            ));
+        }
+        if p.num_partitions == 0 {
+            return Err(invalid(
+                "params->num_partitions must be set to train a shared model (every segment must agree on it)",
+            ));
+        }
+        // Validates the index type and the rest the way a build does.
+        vector_params(p)?;
+        let ivf = ivf_params(p);
+        let (num_sub_vectors, num_bits) = if uses_pq(p.index_type) {
+            let pq = pq_params(p);
+            if pq.num_bits != 4 && pq.num_bits != 8 {
+                return Err(invalid(format!("params->num_bits = {}: PQ codes have 4 or 8 bits (0 = 8)", pq.num_bits)));
+            }
+            (pq.num_sub_vectors as u32, pq.num_bits as u32)
+        } else if p.index_type == IVF_RQ {
+            // The bits of the RaBitQ rotation the model gets when it is done.
+            (0, u32::from(rq_num_bits(p.num_bits, "params->num_bits")?))
+        } else {
+            (0, 0)
+        };
+        Ok(Plan {
+            column: column.to_string(),
+            metric: p.metric,
+            num_partitions: p.num_partitions,
+            num_sub_vectors,
+            num_bits,
+            max_iters: u32::try_from(ivf.max_iters).map_err(|_| invalid("params->max_iterations is out of range"))?,
+            sample_rate: u32::try_from(ivf.sample_rate).map_err(|_| invalid("params->sample_rate is out of range"))?,
+            seed,
+            index_type: p.index_type,
+        })
+    }
+
     pub(super) fn pq_centroids(&self) -> usize {
         if self.num_sub_vectors == 0 {
             0
@@ -321,6 +368,21 @@ impl Request {
             codebook: self.problems.iter().flat_map(|p| p.centroids.iter().copied()).collect(),
         });
         LanceVectorModel::new(self.plan.metric, self.dim as usize, self.ivf.clone(), pq)?.trained_for(self.plan.index_type)
+    }
+}
+
+impl Request {
+    /// The model a finished training made, with an IVF_RQ model's one
+    /// rotation drawn from the training's seed: the same model at every
+    /// call and after a resume.
+    pub fn finished_model(&self) -> CResult<LanceVectorModel> {
+        let model = self.model()?;
+        if self.plan.index_type != IVF_RQ {
+            return Ok(model);
+        }
+        let bits = rq_num_bits(self.plan.num_bits, "the training's num_bits")?;
+        let rotation = RqRotation::from_seed(model.dim, bits, self.plan.seed)?;
+        model.with_rotation(rotation)
     }
 }
 

@@ -1,5 +1,5 @@
 //! A training worker (index/training.rs): its share of the sample, drawn
-//! once with the core's sampler and kept across rounds, and its answer to
+//! once from the training's seed and kept across rounds, and its answer to
 //! each request, computed with the core's own assignment kernel.
 
 use std::sync::Arc;
@@ -7,7 +7,7 @@ use std::sync::Arc;
 use arrow::compute::cast;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float32Type;
-use arrow_array::Array;
+use arrow_array::{Array, FixedSizeListArray};
 use arrow_schema::{DataType, Field};
 use lance::index::vector::utils::{filter_finite_training_data, get_vector_dim, maybe_sample_training_data};
 use lance::Dataset;
@@ -15,11 +15,14 @@ use lance_index::vector::ivf::new_ivf_transformer;
 use lance_index::vector::kmeans::{KMeansAlgo, KMeansAlgoFloat};
 use lance_linalg::distance::DistanceType;
 use lance_linalg::kernels::normalize_fsl_owned;
+use rand::rngs::SmallRng;
+use rand::SeedableRng;
 use sha2::{Digest, Sha256};
 
 use super::{mismatch, Phase, Plan, Problem, ProblemStats, Request, Stats};
 use crate::boundary::error::{invalid, CResult, Context};
 use crate::boundary::params::{metric_from_c, METRIC_COSINE};
+use crate::index::catalog::live_rows;
 use crate::index::progress::Steps;
 use crate::index::vector_model::fsl;
 use crate::process::runtime::block_on;
@@ -82,17 +85,84 @@ fn threshold(want: usize, pool: u64) -> u64 {
     ((want as f64 / pool as f64) * u64::MAX as f64) as u64
 }
 
+/// Draws `share` of the rows of `fragments` (sorted ids) from `seed`: the
+/// same rows for the same seed, fragments and dataset version, in any
+/// process.  The core's sampler draws from the operating system's
+/// randomness (lance-14.0.2 src/index/vector/utils.rs), so only its
+/// whole-share path is used here, for a share holding every row; a smaller
+/// share is drawn here and read with the core's `take`.  Null vectors are
+/// left out, as the core's sampler leaves them out.
+async fn draw_sample(
+    ds: &Dataset,
+    column: &str,
+    share: usize,
+    fragments: &[u32],
+    rows: u64,
+    seed: u64,
+) -> lance::Result<FixedSizeListArray> {
+    // A column of vector lists is sampled by the core, which counts the
+    // vectors per row (not reproducible: lance.h says so).
+    let lists = !matches!(ds.schema().field(column).map(|f| f.data_type()), Some(DataType::FixedSizeList(..)));
+    if share as u64 >= rows || lists {
+        return maybe_sample_training_data(ds, column, share, Some(fragments)).await;
+    }
+    // Each fragment's first row among the dataset's rows, in manifest order
+    // (`take` counts rows that way, deleted rows excluded).
+    let mut ranges = Vec::with_capacity(fragments.len());
+    let mut start = 0u64;
+    for f in ds.get_fragments() {
+        let n = f.count_rows(None).await? as u64;
+        if fragments.binary_search(&(f.id() as u32)).is_ok() {
+            ranges.push((start, n));
+        }
+        start += n;
+    }
+    let mut h = Sha256::new();
+    h.update(b"lance-c training sample");
+    h.update(seed.to_le_bytes());
+    for id in fragments {
+        h.update(id.to_le_bytes());
+    }
+    let mut rng = SmallRng::from_seed(h.finalize().into());
+    let mut picks: Vec<u64> = rand::seq::index::sample(&mut rng, rows as usize, share).into_iter().map(|i| i as u64).collect();
+    picks.sort_unstable();
+    let (mut range, mut base) = (0usize, 0u64);
+    let mut offsets = Vec::with_capacity(picks.len());
+    for pick in picks {
+        while pick >= base + ranges[range].1 {
+            base += ranges[range].1;
+            range += 1;
+        }
+        offsets.push(ranges[range].0 + (pick - base));
+    }
+    let batch = ds.take(&offsets, ds.schema().project(&[column])?).await?;
+    let data = batch.column(0).as_fixed_size_list().clone();
+    if data.null_count() == 0 {
+        return Ok(data);
+    }
+    let valid = arrow::compute::is_not_null(&data)?;
+    Ok(arrow::compute::filter(&data, &valid)?.as_fixed_size_list().clone())
+}
+
 impl Worker {
     pub fn new(ds: Arc<Dataset>, fragments: Vec<u32>) -> CResult<Self> {
-        let mut rows = 0u64;
+        let mut w = Self::alone(ds, fragments)?;
+        w.total_rows = block_on(w.ds.count_rows(None))?? as u64;
+        Ok(w)
+    }
+
+    /// A worker that is the whole training: its fragments are every row
+    /// the training covers (a seeded one-node training, training/local.rs).
+    pub fn alone(ds: Arc<Dataset>, mut fragments: Vec<u32>) -> CResult<Self> {
         for id in &fragments {
-            let fragment = ds
-                .get_fragment(*id as usize)
-                .ok_or_else(|| invalid(format!("fragment {id} is not in dataset version {}", ds.version().version)))?;
-            rows += block_on(fragment.count_rows(None))?? as u64;
+            if ds.get_fragment(*id as usize).is_none() {
+                return Err(invalid(format!("fragment {id} is not in dataset version {}", ds.version().version)));
+            }
         }
-        let total_rows = block_on(ds.count_rows(None))?? as u64;
-        Ok(Self { ds, fragments, rows, total_rows, sample: None })
+        fragments.sort_unstable();
+        fragments.dedup();
+        let rows = live_rows(&ds, Some(&fragments))?;
+        Ok(Self { ds, fragments, rows, total_rows: rows, sample: None })
     }
 
     /// The pool every phase draws from: the largest sample of the plan.
@@ -116,7 +186,7 @@ impl Worker {
         let frags = self.fragments.clone();
         steps.start(STAGE_SAMPLE, share as u64, "rows")?;
         let data = steps
-            .block_on(maybe_sample_training_data(&self.ds, &plan.column, share, Some(&frags)))?
+            .block_on(draw_sample(&self.ds, &plan.column, share, &frags, self.rows, plan.seed))?
             .context(format!("sampling column '{}' of fragments {frags:?}", plan.column))?;
         let f32_list = DataType::FixedSizeList(Arc::new(Field::new("item", DataType::Float32, true)), dim as i32);
         let data = if data.value_type() == DataType::Float32 {
