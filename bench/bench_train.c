@@ -19,7 +19,8 @@
  *
  * reads a model through the library (lance_vector_model_parse and its
  * Arrow exports) and writes its IVF centroids and PQ codebook as raw
- * little-endian float32 files (the files `lance-index build --ivf-centroids
+ * little-endian float32 files (the codebook file empty for a model without
+ * one; the files `lance-index build --ivf-centroids
  * --pq-codebook` reads: centroids row by row, the codebook sub-vector by
  * sub-vector, each 2^BITS codewords of DIMENSION / SUB_VECTORS values), and
  * prints "DIMENSION PARTITIONS SUB_VECTORS BITS": how the benchmarks read a
@@ -171,16 +172,16 @@ static int model_values(int argc, char** argv) {
     free(bytes);
     LanceVectorModelInfo info;
     if (lance_vector_model_info(model, &info) != 0) die("model info");
-    if (!info.has_pq_codebook) {
-        fprintf(stderr, "bench_train: %s has no PQ codebook\n", argv[2]);
-        return 1;
-    }
     struct ArrowArray array;
     struct ArrowSchema schema;
     if (lance_vector_model_centroids(model, &array, &schema) != 0) die("export the centroids");
     write_values(&array, &schema, argv[3]);
-    if (lance_vector_model_codebook(model, &array, &schema) != 0) die("export the codebook");
-    write_values(&array, &schema, argv[4]);
+    if (info.has_pq_codebook) {
+        if (lance_vector_model_codebook(model, &array, &schema) != 0) die("export the codebook");
+        write_values(&array, &schema, argv[4]);
+    } else if (write_whole_file(argv[4], "", 0) != 0) {
+        die_errno(argv[4]); /* a model without a codebook: an empty file */
+    }
     printf("%u %u %u %u\n", info.dimension, info.num_partitions, info.num_sub_vectors, info.num_bits);
     lance_vector_model_free(model);
     return 0;
