@@ -1,8 +1,8 @@
 """The benchmark suite: what distributing an index build buys, in one run.
 
     python bench/suite.py BUILD_DIR [--rows N] [--text-rows N] [--merge-rows N]
-        [--cancel-rows N] [--scale-rows N] [--scale-dim D] [--only SECTIONS] [--out DIR]
-        [--smoke]
+        [--cancel-rows N] [--scale-rows N] [--scale-dim D] [--rq-runs N] [--only SECTIONS]
+        [--out DIR] [--smoke]
 
 BUILD_DIR holds lance-index, bench_ffi, bench_commit_scaling, bench_merge,
 bench_cancel and bench_train (scripts/bench.sh suite builds them and runs this).  Prints one
@@ -25,7 +25,7 @@ sections, by the names --only takes (a comma list; default: all of them):
    independently trained segments; IVF_RQ recall@10 (no refine) of 4
    segments of one model merged into one, lance-c's (the model carries the
    RaBitQ rotation) against pylance's (one rabitq_model; issue 41's target:
-   within 0.01); then the same (one-shot, 4 shared, 4
+   within 0.01), the mean of --rq-runs pairs (default 6); then the same (one-shot, 4 shared, 4
    independent) on real sentence embeddings: the comment and docstring
    lines of this machine's Python standard library, embedded with the
    WordLlama model that ships inside the `wordllama` package (256-d; no
@@ -450,6 +450,7 @@ def main() -> None:
     parser.add_argument("--scale-rows", type=int, default=1000000, help="scale_bench.sh's rows (0: skip)")
     parser.add_argument("--scale-dim", type=int, default=128)
     parser.add_argument("--only", default=",".join(SECTIONS), help="comma list of: " + ", ".join(SECTIONS))
+    parser.add_argument("--rq-runs", type=int, default=6, help="IVF_RQ lance-c / pylance pairs in section recall")
     parser.add_argument("--out")
     parser.add_argument("--smoke", action="store_true",
                         help="every section at its smallest shape, once (sets the sizes; see the docstring)")
@@ -465,6 +466,7 @@ def main() -> None:
         global TRAIN_ITERS, PAIRS, QUERIES, CANCELS, COMMIT_SEGMENTS, PY_SAMPLE_RATE
         TRAIN_ITERS, PAIRS, QUERIES, CANCELS, COMMIT_SEGMENTS, PY_SAMPLE_RATE = 2, 1, 10, 8, 4, 16
         args.rows = args.merge_rows = args.cancel_rows = args.scale_rows = 4096
+        args.rq_runs = 1
         args.text_rows, args.scale_dim = 1200, 16  # scale_bench.sh --smoke's dimension
         args.out = args.out or os.path.join(work, "plots")
     out = os.path.abspath(args.out or os.path.join(build, "bench-plots"))
@@ -536,10 +538,14 @@ def run(args: argparse.Namespace, only: set, build: str, out: str, work: str) ->
         r_ind, l_ind = recall_latency(indep, vectors)
         rows.append(("recall@10 / latency, 4 independently trained segments", f"{r_ind:.3f} / {l_ind:.1f} ms",
                      f"{r_ind - r_one:+.3f} vs one-shot"))
-        r_c, r_py = rq_merged(build, copy("rq-c"), copy("rq-py"), vectors)
+        # Each side trains its own IVF model: one pair differs by the
+        # k-means run (+-0.03 measured), so the target is on the mean.
+        pairs = [rq_merged(build, copy(f"rq-c{i}"), copy(f"rq-py{i}"), vectors) for i in range(args.rq_runs)]
+        r_c, r_py = statistics.mean(p[0] for p in pairs), statistics.mean(p[1] for p in pairs)
+        diffs = [c - py for c, py in pairs]
         rows.append((f"IVF_RQ {PARTITIONS} x 5 bits, 4 segments of one model merged: recall@10 (no refine), "
-                     "lance-c / pylance (one rabitq_model)", f"{r_c:.3f} / {r_py:.3f}",
-                     f"{r_c - r_py:+.3f} (target: within 0.01)"))
+                     f"lance-c / pylance (one rabitq_model), mean of {len(pairs)} pairs", f"{r_c:.3f} / {r_py:.3f}",
+                     f"{r_c - r_py:+.3f}, pairs {min(diffs):+.3f}..{max(diffs):+.3f} (target: mean within 0.01)"))
         plots.append(plot(out, "recall.png", "Recall@10 (nprobes 16, refine 5)", "segments", "recall@10",
                           {"shared model": ([1, 2, 4, 8, 16], [quality[n][0] for n in (1, 2, 4, 8, 16)]),
                            "one-shot": ([1, 16], [r_one, r_one]), "4 independent": ([4], [r_ind])}))
