@@ -247,9 +247,19 @@ int metric(const char* name, LanceMetricType* out) {
     return 0;
 }
 
-/* The VECTOR_OPTIONS that take a number, and the fields they set. */
-static const char* const vector_numbers[] = {"--partitions", "--sub-vectors", "--bits", "--iterations",
-                                             "--sample-rate"};
+/* Sets fields[i] from option names[i] where given (a number up to
+ * UINT32_MAX); *given counts those given.  Returns 0 or an exit code. */
+static int number_options(const Args* a, const char* const* names, uint32_t* const* fields, size_t n, int* given) {
+    for (size_t i = 0; i < n; i++) {
+        const char* v = arg(a, names[i]);
+        if (!v) continue;
+        long long x = number(v);
+        if (x < 0 || x > UINT32_MAX) return usage("%s must be a number", names[i]);
+        *fields[i] = (uint32_t)x;
+        ++*given;
+    }
+    return 0;
+}
 
 /* Fills params from the VECTOR_OPTIONS (type IVF_PQ when --type is
  * absent); returns 0 or an exit code. */
@@ -259,37 +269,24 @@ int vector_params(const Args* a, LanceVectorIndexParams* p) {
     if (vector_type(type ? type : "IVF_PQ", &p->index_type) != 0) return usage("unknown --type %s", type);
     const char* m = arg(a, "--metric");
     if (m && metric(m, &p->metric) != 0) return usage("unknown --metric %s (l2, cosine, dot)", m);
-    uint32_t* fields[] = {&p->num_partitions, &p->num_sub_vectors, &p->num_bits, &p->max_iterations,
-                          &p->sample_rate};
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        const char* v = arg(a, vector_numbers[i]);
-        if (!v) continue;
-        long long x = number(v);
-        if (x < 0 || x > UINT32_MAX) return usage("%s must be a number", vector_numbers[i]);
-        *fields[i] = (uint32_t)x;
-    }
-    return 0;
+    static const char* const names[] = {"--partitions", "--sub-vectors", "--bits", "--iterations", "--sample-rate"};
+    uint32_t* const fields[] = {&p->num_partitions, &p->num_sub_vectors, &p->num_bits, &p->max_iterations,
+                                &p->sample_rate};
+    int given = 0;
+    return number_options(a, names, fields, sizeof fields / sizeof fields[0], &given);
 }
-
-/* The TRAINING_OPTIONS that take a number, and the fields they set. */
-static const char* const training_numbers[] = {"--target-partition-size", "--streaming-sample-rate",
-                                               "--streaming-coreset-rate", "--streaming-refine-passes"};
 
 /* Fills o from the TRAINING_OPTIONS; *given says whether any was given.
  * Returns 0 or an exit code. */
 int training_options(const Args* a, LanceVectorTrainingOptions* o, int* given) {
     memset(o, 0, sizeof *o);
     *given = 0;
-    uint32_t* fields[] = {&o->target_partition_size, &o->streaming_sample_rate, &o->streaming_coreset_rate,
-                          &o->streaming_refine_passes};
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
-        const char* v = arg(a, training_numbers[i]);
-        if (!v) continue;
-        long long x = number(v);
-        if (x < 0 || x > UINT32_MAX) return usage("%s must be a number", training_numbers[i]);
-        *fields[i] = (uint32_t)x;
-        *given = 1;
-    }
+    static const char* const names[] = {"--target-partition-size", "--streaming-sample-rate",
+                                        "--streaming-coreset-rate", "--streaming-refine-passes"};
+    uint32_t* const fields[] = {&o->target_partition_size, &o->streaming_sample_rate, &o->streaming_coreset_rate,
+                                &o->streaming_refine_passes};
+    int rc = number_options(a, names, fields, sizeof fields / sizeof fields[0], given);
+    if (rc) return rc;
     const char* seed = arg(a, "--seed");
     if (seed) {
         if (decimal_parse(seed, UINT64_MAX, &o->seed) != 0) return usage("--seed must be a number");

@@ -178,13 +178,10 @@ static void coordinate_round(LanceVectorTraining* t, char* line, const char* pat
         printf("error %d expected a line of statistics files\n", EXIT_USAGE);
         return;
     }
-    const uint8_t** ptrs = must(calloc(n, sizeof *ptrs));
-    size_t* lens = must(calloc(n, sizeof *lens));
-    size_t read = 0;
-    for (; read < n; read++)
-        if (!(ptrs[read] = read_whole_file(paths[read], &lens[read]))) break;
-    if (read < n) {
-        printf("error %d cannot read %s: %s\n", EXIT_USAGE, paths[read], strerror(errno));
+    const uint8_t** ptrs = NULL;
+    size_t* lens = NULL;
+    if (read_segments(paths, n, &ptrs, &lens) != 0) {
+        printf("error %d cannot read a statistics file of the line (stderr names it)\n", EXIT_USAGE);
     } else if (lance_vector_training_reduce(t, ptrs, lens, n) != 0) {
         LanceErrorCode code = lance_last_error_code();
         const char* message = lance_last_error_message();
@@ -193,7 +190,7 @@ static void coordinate_round(LanceVectorTraining* t, char* line, const char* pat
     } else if (write_training(t, path) != 0) {
         printf("error %d cannot write the next request to %s\n", EXIT_USAGE, path);
     }
-    free_segments(ptrs, lens, read);
+    free_segments(ptrs, lens, n);
 }
 
 static int cmd_train_coordinator(const Args* a) {

@@ -2446,11 +2446,10 @@ typedef struct LanceVectorIndexParams {
  * target_partition_size    Rows per IVF partition.  When
  *     params->num_partitions is 0 the partition count is rows /
  *     target_partition_size, clamped to 1..4096 (the core's rule; rows =
- *     the rows the build or training covers).  A one-shot or segment build
- *     records it in the index, where the core's optimize splits a
- *     partition that grew past 4x it.  0 = the index type's default:
- *     4096 rows for IVF_FLAT and IVF_RQ, 8192 for IVF_SQ and IVF_PQ,
- *     1048576 for the HNSW types.
+ *     the rows the build or training covers).  0 = the index type's
+ *     default (the core's IndexType::target_partition_size): 4096 rows
+ *     for IVF_FLAT and IVF_RQ, 8192 for IVF_SQ and IVF_PQ, 1048576 for
+ *     the HNSW types.
  * streaming_sample_rate    Non-zero: streaming k-means.  The core loads at
  *     most num_partitions * streaming_sample_rate vectors at a time; above
  *     256 partitions it summarizes each chunk as a weighted coreset and
@@ -2489,13 +2488,12 @@ typedef struct LanceVectorIndexParams {
  *     partitions over 1M x 128: docs/measurements.md).
  *     Its progress stages are a training worker's ("training_sample",
  *     "training_ivf_round", "training_residuals", "training_pq_round"),
- *     and a cancel stops it within one chunk of work (tens of
- *     milliseconds), CPU included.  (A column of vector lists is sampled
- *     with the core's sampler, so its training is not reproducible.)  A
- *     seed together with the streaming
- *     options is LANCE_ERR_NOT_SUPPORTED: the core's streaming trainer
- *     cannot be seeded.  An IVF_RQ model's rotation is drawn from the seed
- *     too.
+ *     and a cancel returns LANCE_ERR_CANCELLED at the next chunk of work.
+ *     (A column of vector lists is sampled with the core's sampler, so
+ *     its training is not reproducible.)  A seed together with the
+ *     streaming options is LANCE_ERR_NOT_SUPPORTED: the core's streaming
+ *     trainer cannot be seeded.  An IVF_RQ model's rotation is drawn from
+ *     the seed too.
  * reserved                 0 (room for a later option).
  *
  * A streaming rate without streaming_sample_rate, or a non-zero reserved,
@@ -3521,15 +3519,11 @@ int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder,
  * Gives a vector segment builder the core's training options
  * (LanceVectorTrainingOptions), for a build that trains its own model (no
  * model given by the options or lance_index_segment_builder_set_model()).
- * A builder with a model ignores them, except target_partition_size, which
- * the segment records for the core's optimize.  With a seed the builder
- * trains first with the seeded rounds over its own fragments, then builds
- * with that model: a retried segment gets the same centroids.  params->
- * num_partitions 0 with a fragment list derives the count from those
- * fragments' rows, so segments over different fragments may get different
- * counts: give segments meant to share a model one num_partitions
- * (lance_dataset_recommended_num_partitions() over the whole table).  A
- * later call replaces the options.
+ * With a seed the builder trains first with the seeded rounds over its
+ * own fragments, then builds with that model: a retried segment gets the
+ * same centroids.  Give segments meant to share a model one
+ * params->num_partitions (lance_dataset_recommended_num_partitions() over
+ * the whole table).
  * @param builder  Borrowed: a vector builder not yet executed.
  * @param options  Borrowed; NULL = the defaults.
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL builder, a scalar

@@ -12,9 +12,9 @@ use serde_json::json;
 use crate::boundary::error::{guard, invalid, not_found, status, CResult, Context};
 use crate::boundary::ffi::{handle_ref, into_c_string, optional_str, require_out, required_nonempty_str, write_out};
 use crate::boundary::params::{
-    scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams, LanceVectorTrainingOptions,
-    TrainingOptions,
+    scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams,
 };
+use crate::boundary::training_options::{LanceVectorTrainingOptions, TrainingOptions};
 use crate::index::build::create_one_shot;
 use crate::index::catalog::{
     check_partitions, check_vector_column, column_names, live_rows, named_segments, optional_index_name,
@@ -115,8 +115,7 @@ pub unsafe extern "C" fn lance_dataset_create_vector_index_with_options(
                     p.num_partitions = options.num_partitions(p.index_type, live_rows(ds, None)?)?;
                 }
                 let plan = Plan::from_params(column, &p, seed)?;
-                let fragments = ds.get_fragments().iter().map(|f| f.id() as u32).collect();
-                let model = train_alone(Arc::new(ds.clone()), fragments, plan, &mut control.steps("the seeded training"))?;
+                let model = train_alone(Arc::new(ds.clone()), None, plan, &mut control.steps("the seeded training"))?;
                 let dim = get_vector_dim(ds.schema(), column)?;
                 let (_, with_model) = vector_core_params(&p, column, dim, Some(Injected::from_model(&model, &p)?))?;
                 core_params = with_model;

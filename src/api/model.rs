@@ -24,9 +24,9 @@ use crate::boundary::ffi::{
     write_bytes_out, write_out,
 };
 use crate::boundary::params::{
-    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, LanceVectorTrainingOptions,
-    TrainingOptions, IVF_FLAT, IVF_PQ, IVF_RQ,
+    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_FLAT, IVF_PQ, IVF_RQ,
 };
+use crate::boundary::training_options::{LanceVectorTrainingOptions, TrainingOptions};
 use crate::index::catalog::{check_partitions, check_vector_column, live_rows, require_column};
 use crate::index::progress::{BuildControl, LanceIndexBuildControl};
 use crate::index::training::{train_alone, Plan};
@@ -309,7 +309,6 @@ unsafe fn train_vector_model(
         // The core's trainer takes no seed: this library's rounds, in this
         // process, over the fragments sampled.
         let plan = Plan::from_params(column, &p, seed)?;
-        let fragments = fragments.unwrap_or_else(|| ds.get_fragments().iter().map(|f| f.id() as u32).collect());
         let model = train_alone(ds, fragments, plan, &mut control.steps("the seeded training"))?;
         write_out(out_model, into_handle(model));
         return Ok(());

@@ -19,8 +19,9 @@ use crate::boundary::ffi::{
 };
 use crate::boundary::params::{
     build_mode, core_picks_segment_uuid, pq_params, scalar_kind, scalar_params, BuildMode, CoreParams,
-    LanceVectorIndexParams, LanceVectorTrainingOptions, TrainingOptions,
+    LanceVectorIndexParams,
 };
+use crate::boundary::training_options::{LanceVectorTrainingOptions, TrainingOptions};
 use crate::index::build::{BuildRequest, LanceIndexSegmentBuilder, VectorSegment};
 use crate::index::catalog::{check_partitions, check_vector_column, optional_index_name, require_column};
 use crate::index::codec::encode_metadata;

@@ -17,7 +17,8 @@ use lance_table::format::IndexMetadata;
 use uuid::Uuid;
 
 use crate::boundary::error::{invalid, CError, CResult, Code, Context};
-use crate::boundary::params::{core_picks_segment_uuid, BuildMode, CoreParams, LanceVectorIndexParams, TrainingOptions};
+use crate::boundary::params::{core_picks_segment_uuid, BuildMode, CoreParams, LanceVectorIndexParams};
+use crate::boundary::training_options::TrainingOptions;
 use crate::index::catalog::{check_partitions, live_rows, require_column};
 use crate::index::injection::{vector_core_params, Injected};
 use crate::index::progress::{cancelled_error, BuildControl};
@@ -141,16 +142,12 @@ impl LanceIndexSegmentBuilder {
             return Err(cancelled_error("before it started"));
         }
         let request = self.request_mut()?;
-        let (ds, column) = (request.dataset.clone(), request.column.clone());
-        let fragments = request
-            .fragments
-            .clone()
-            .unwrap_or_else(|| ds.get_fragments().iter().map(|f| f.id() as u32).collect());
+        let (ds, column, fragments) = (request.dataset.clone(), request.column.clone(), request.fragments.clone());
         let mut p = vector.params;
         if p.num_partitions == 0 {
-            p.num_partitions = self.training.num_partitions(p.index_type, live_rows(&ds, Some(&fragments))?)?;
+            p.num_partitions = self.training.num_partitions(p.index_type, live_rows(&ds, fragments.as_deref())?)?;
         }
-        check_partitions(&ds, p.num_partitions, Some(&fragments))?;
+        check_partitions(&ds, p.num_partitions, fragments.as_deref())?;
         let plan = Plan::from_params(&column, &p, seed)?;
         let model = train_alone(ds, fragments, plan, &mut self.control.steps("the segment's seeded training"))?;
         self.inject(&model, &p)

@@ -67,15 +67,20 @@ pub fn check_vector_column(ds: &Dataset, column: &str, metric: i32) -> CResult<(
     Ok(())
 }
 
-/// The rows of `fragments` (None = all), deleted rows excluded, counted
-/// by the core (also for fragments whose manifest entry has no counts).
+/// The rows of `fragments` (None = all), deleted rows excluded: the
+/// manifest's counts (`fragment_rows`), or the core's count for a fragment
+/// whose manifest entry has none.
 pub fn live_rows(ds: &Dataset, fragments: Option<&[u32]>) -> CResult<u64> {
     let mut rows = 0u64;
     for f in ds.get_fragments() {
-        if fragments.is_some_and(|ids| !ids.contains(&(f.id() as u32))) {
+        let id = f.id() as u32;
+        if fragments.is_some_and(|ids| !ids.contains(&id)) {
             continue;
         }
-        rows += block_on(f.count_rows(None))?? as u64;
+        rows += match fragment_rows(ds, id) {
+            Some((_, live)) => live,
+            None => block_on(f.count_rows(None))?? as u64,
+        };
     }
     Ok(rows)
 }

@@ -13,9 +13,15 @@ use crate::boundary::error::CResult;
 use crate::index::progress::Steps;
 use crate::index::vector_model::LanceVectorModel;
 
-/// Trains `plan` over `fragments` of `ds`: the same model for the same
-/// plan (its seed included), fragments and dataset version.
-pub fn train_alone(ds: Arc<Dataset>, fragments: Vec<u32>, plan: Plan, steps: &mut Steps) -> CResult<LanceVectorModel> {
+/// Trains `plan` over `fragments` of `ds` (None = all): the same model for
+/// the same plan (its seed included), fragments and dataset version.
+pub fn train_alone(
+    ds: Arc<Dataset>,
+    fragments: Option<Vec<u32>>,
+    plan: Plan,
+    steps: &mut Steps,
+) -> CResult<LanceVectorModel> {
+    let fragments = fragments.unwrap_or_else(|| ds.get_fragments().iter().map(|f| f.id() as u32).collect());
     let mut worker = Worker::alone(ds, fragments)?;
     let mut request = Request::new(plan);
     while request.phase != Phase::Done {

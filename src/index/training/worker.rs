@@ -22,7 +22,7 @@ use sha2::{Digest, Sha256};
 use super::{mismatch, Phase, Plan, Problem, ProblemStats, Request, Stats};
 use crate::boundary::error::{invalid, CResult, Context};
 use crate::boundary::params::{metric_from_c, METRIC_COSINE};
-use crate::index::catalog::live_rows;
+use crate::index::catalog::{fragment_rows, live_rows};
 use crate::index::progress::Steps;
 use crate::index::vector_model::fsl;
 use crate::process::runtime::block_on;
@@ -111,7 +111,11 @@ async fn draw_sample(
     let mut ranges = Vec::with_capacity(fragments.len());
     let mut start = 0u64;
     for f in ds.get_fragments() {
-        let n = f.count_rows(None).await? as u64;
+        // The manifest's count where it has one (no read).
+        let n = match fragment_rows(ds, f.id() as u32) {
+            Some((_, live)) => live,
+            None => f.count_rows(None).await? as u64,
+        };
         if fragments.binary_search(&(f.id() as u32)).is_ok() {
             ranges.push((start, n));
         }
