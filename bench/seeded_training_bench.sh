@@ -19,7 +19,7 @@ shift
 rows=${ROWS:-1000000} parts=${PARTS:-"256 1024"}
 if [ "${1:-}" = --smoke ]; then rows=20000 parts="16 300"; fi
 tool="$build/lance-index"
-values=$(find "$build" -path "*sanitize*" -prune -o -name bench_train -type f -print | head -1)
+values="$build/bench_train"
 py=${LANCE_C_PYTHON:-$HOME/.cache/lance-c/venv/bin/python}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
