@@ -9,10 +9,13 @@
  * into WORKERS groups of balanced rows, starts one `LANCE_INDEX train-worker`
  * process per group, pinned to core (i mod cores) with RAYON_NUM_THREADS=1,
  * and drives the rounds over their stdin/stdout, reducing in this process.
- * It prints "SECONDS ROUNDS BYTES IVF_LOSS PQ_LOSS": the time from the first
- * request to the model (the workers' sampling included, their start not),
- * the rounds, the bytes exchanged (every request sent to every worker and
- * every statistics file) and the final losses.  Both write the model to
+ * It prints "SECONDS ROUNDS BYTES IVF_LOSS PQ_LOSS MAX_ROUND_BYTES
+ * REDUCE_S MAX_REDUCE_S IVF_S RSS_MIB...": the time from the first request
+ * to the model (the workers' sampling included, their start not), the
+ * rounds, the bytes exchanged (every request sent to every worker and every
+ * statistics file), the final losses, the most bytes one round moved, the
+ * coordinator's reductions (all rounds, and the longest), the time to the
+ * end of the IVF phases, and each worker's peak resident set in MiB.  Both write the model to
  * MODEL_OUT when given (for a build and a recall measurement).
  *
  *   bench_train --values MODEL CENTROIDS_OUT CODEBOOK_OUT
@@ -116,14 +119,12 @@ static int distributed(int argc, char** argv) {
     const char* seed_text = getenv("BENCH_TRAIN_SEED");
     if (seed_text && decimal_parse(seed_text, UINT64_MAX, &seed) != 0) die("BENCH_TRAIN_SEED is not a number");
     if (lance_vector_training_new("vec", &p, seed, &t) != 0) die("training");
-    uint64_t bytes_exchanged = 0;
+    TrainingFigures figures = {0};
     double t0 = monotonic_seconds();
-    if (training_run(t, w, n, dir, &bytes_exchanged) != 0) return 1;
+    if (training_run(t, w, n, dir, &figures) != 0) return 1;
     LanceVectorTrainingInfo info;
     if (lance_vector_training_info(t, &info) != 0) die("info");
     double seconds = monotonic_seconds() - t0;
-    printf("%.4f %u %llu %.6g %.6g\n", seconds, info.rounds, (unsigned long long)bytes_exchanged, info.ivf_loss,
-           info.pq_loss);
     if (argc == 7) {
         LanceVectorModel* model = NULL;
         if (lance_vector_training_model(t, &model) != 0) die("model");
@@ -131,6 +132,11 @@ static int distributed(int argc, char** argv) {
         lance_vector_model_free(model);
     }
     if (training_processes_stop(w, n) != 0) fprintf(stderr, "bench_train: a worker did not exit cleanly\n");
+    printf("%.4f %u %llu %.6g %.6g %llu %.4f %.4f %.4f", seconds, info.rounds, (unsigned long long)figures.bytes,
+           info.ivf_loss, info.pq_loss, (unsigned long long)figures.max_round_bytes, figures.reduce_seconds,
+           figures.max_reduce_seconds, figures.ivf_seconds);
+    for (size_t g = 0; g < n; g++) printf(" %.0f", (double)w[g].peak_rss_kib / 1024.0);
+    printf("\n");
     remove_tree(dir);
     free(dir);
     free(w);

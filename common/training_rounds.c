@@ -7,12 +7,14 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "cancel_signal.h"
 #include "die.h"
 #include "files.h"
+#include "measure.h"
 
 /* Strips the line end; splits "REQUEST STATS" at its first blank. */
 static int split_paths(char* line, char** request, char** stats) {
@@ -106,6 +108,7 @@ int training_process_start(char* const* argv, int core, TrainingProcess* out) {
     close(to[0]);
     close(from[1]);
     out->pid = pid;
+    out->peak_rss_kib = 0;
     out->in = fdopen(to[1], "w");
     out->out = fdopen(from[0], "r");
     if (!out->in || !out->out) return -1;
@@ -113,7 +116,7 @@ int training_process_start(char* const* argv, int core, TrainingProcess* out) {
 }
 
 int training_run(LanceVectorTraining* training, TrainingProcess* workers, size_t count, const char* dir,
-                 uint64_t* bytes) {
+                 TrainingFigures* figures) {
     size_t path_cap = strlen(dir) + 32;
     char* request_path = malloc(path_cap);
     char* stats_path = malloc(path_cap);
@@ -122,9 +125,16 @@ int training_run(LanceVectorTraining* training, TrainingProcess* workers, size_t
     int rc = request_path && stats_path && stats && lens ? 0 : -1;
     if (rc) fprintf(stderr, "training: out of memory\n");
     if (!rc) snprintf(request_path, path_cap, "%s/request.bin", dir);
+    double began = monotonic_seconds();
+    int ivf_done = 0;
     for (;;) {
         LanceVectorTrainingInfo info;
-        if (rc || lance_vector_training_info(training, &info) != 0 || info.phase == LANCE_TRAINING_DONE) break;
+        if (rc || lance_vector_training_info(training, &info) != 0) break;
+        if (figures && !ivf_done && info.phase >= LANCE_TRAINING_PQ_INIT) {
+            figures->ivf_seconds += monotonic_seconds() - began;
+            ivf_done = 1;
+        }
+        if (info.phase == LANCE_TRAINING_DONE) break;
         uint8_t* request = NULL;
         size_t request_len = 0;
         if (lance_vector_training_request(training, &request, &request_len) != 0) {
@@ -137,6 +147,7 @@ int training_run(LanceVectorTraining* training, TrainingProcess* workers, size_t
             rc = -1;
         }
         lance_free_bytes(request);
+        uint64_t round_bytes = 0;
         for (size_t g = 0; !rc && g < count; g++) {
             fprintf(workers[g].in, "%s %s/stats-%zu.bin\n", request_path, dir, g);
             fflush(workers[g].in);
@@ -155,11 +166,19 @@ int training_run(LanceVectorTraining* training, TrainingProcess* workers, size_t
                 rc = -1;
                 break;
             }
-            if (bytes) *bytes += request_len + lens[g];
+            round_bytes += request_len + lens[g];
         }
+        double start = monotonic_seconds();
         if (!rc && lance_vector_training_reduce(training, stats, lens, count) != 0) {
             report_lance_error("training reduce");
             rc = -1;
+        }
+        double reduce = monotonic_seconds() - start;
+        if (figures) {
+            figures->bytes += round_bytes;
+            if (round_bytes > figures->max_round_bytes) figures->max_round_bytes = round_bytes;
+            figures->reduce_seconds += reduce;
+            if (reduce > figures->max_reduce_seconds) figures->max_reduce_seconds = reduce;
         }
         for (size_t g = 0; g < count; g++) {
             free((void*)stats[g]);
@@ -181,9 +200,12 @@ int training_processes_stop(TrainingProcess* workers, size_t count) {
     }
     for (size_t g = 0; g < count; g++) {
         int status = 0;
-        if (workers[g].pid > 0 && (waitpid(workers[g].pid, &status, 0) < 0 || !WIFEXITED(status) ||
+        struct rusage usage;
+        memset(&usage, 0, sizeof usage);
+        if (workers[g].pid > 0 && (wait4(workers[g].pid, &status, 0, &usage) < 0 || !WIFEXITED(status) ||
                                    WEXITSTATUS(status) != 0))
             rc = -1;
+        workers[g].peak_rss_kib = usage.ru_maxrss;
         if (workers[g].out) fclose(workers[g].out);
         workers[g].out = NULL;
         workers[g].pid = 0;

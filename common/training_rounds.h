@@ -34,9 +34,19 @@ int training_serve(LanceVectorTrainingWorker* worker, FILE* in, FILE* out, int (
 /* Coordinator side: one worker process and its pipes. */
 typedef struct {
     pid_t pid;
-    FILE* in;  /* the worker's stdin */
-    FILE* out; /* the worker's stdout */
+    FILE* in;           /* the worker's stdin */
+    FILE* out;          /* the worker's stdout */
+    long peak_rss_kib;  /* the worker's peak resident set, set by training_processes_stop() */
 } TrainingProcess;
+
+/* What a training's rounds moved and cost the coordinator. */
+typedef struct {
+    uint64_t bytes;            /* every request sent to every worker and every statistics file */
+    uint64_t max_round_bytes;  /* the most bytes one round moved */
+    double reduce_seconds;     /* lance_vector_training_reduce(), all rounds */
+    double max_reduce_seconds; /* its longest round */
+    double ivf_seconds;        /* from the first request to the end of the IVF phases */
+} TrainingFigures;
 
 /* Starts argv[0] with argv (NULL-terminated) and pipes on its stdin and
  * stdout; core >= 0 pins it to that core, with RAYON_NUM_THREADS=1.
@@ -44,15 +54,15 @@ typedef struct {
 int training_process_start(char* const* argv, int core, TrainingProcess* out);
 
 /* Runs the training's rounds over `count` started workers until it is done,
- * with the request and statistics files in `dir`.  Adds to *bytes (when
- * not NULL) every request sent to every worker and every statistics file.
+ * with the request and statistics files in `dir`.  Adds to *figures (when
+ * not NULL) what the rounds moved and the coordinator's reductions cost.
  * Returns 0, or -1 after saying on stderr what failed (a worker's error
  * line, or the library's error). */
 int training_run(LanceVectorTraining* training, TrainingProcess* workers, size_t count, const char* dir,
-                 uint64_t* bytes);
+                 TrainingFigures* figures);
 
-/* Closes the workers' stdin (they end) and waits for them.  Returns 0 when
- * every one exited with status 0. */
+/* Closes the workers' stdin (they end) and waits for them, recording each
+ * one's peak resident set.  Returns 0 when every one exited with status 0. */
 int training_processes_stop(TrainingProcess* workers, size_t count);
 
 #ifdef __cplusplus

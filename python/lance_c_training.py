@@ -13,7 +13,7 @@ of bytes).  The reduction itself is the library's
 (``lance-index train-reduce`` or ``lance_vector_training_reduce``).
 
 Only the standard library is needed.  The layout is this library's
-(``src/floor/training.rs``): little-endian fields after an 8-byte magic,
+(``src/index/training/request.rs``): little-endian fields after an 8-byte magic,
 counts as u64 before arrays, a SHA-256 of everything before it at the end.
 """
 
@@ -31,8 +31,10 @@ METRICS = ["l2", "cosine", "dot", "hamming"]
 # lance.h's LanceVectorIndexType values.
 INDEX_TYPES = {101: "IVF_FLAT", 102: "IVF_SQ", 103: "IVF_PQ", 104: "IVF_HNSW_SQ", 105: "IVF_HNSW_PQ",
                106: "IVF_HNSW_FLAT", 107: "IVF_RQ"}
-_REQUEST_MAGIC = b"LCTRAIN2"
-_STATS_MAGIC = b"LCTSTAT1"
+_REQUEST_MAGIC = b"LCTRAIN3"
+_STATS_MAGIC = b"LCTSTAT2"
+TREE_STAGES = ["open", "lloyd", "split", "means"]
+NODE_STATES = ["pending", "training", "split", "leaf"]
 
 
 class _Reader:
@@ -116,7 +118,23 @@ def decode_request(data: bytes) -> Dict[str, Any]:
         problems.append({"k": k, "dimension": dim, "centroids": centroids, "sizes": sizes,
                          "base_balance": r.take("<f"), "balance": r.take("<f"), "loss": r.take("<d"),
                          "iterations": r.take("<I"), "done": bool(r.take("<B"))})
-    out["kmeans"] = problems  # the IVF problem, or one per PQ sub-vector
+    out["kmeans"] = problems  # the IVF problem, one per PQ sub-vector, or one per training tree node
+    out["tree"] = None
+    if r.take("<B"):
+        # More than 256 partitions: the hierarchical IVF training's tree.
+        stage, rounds = r.take("<B"), r.take("<I")
+        if stage >= len(TREE_STAGES):
+            raise ValueError("not a lance-c training request: unknown tree stage")
+        nodes = []
+        for _ in range(r.take("<Q")):
+            state = r.take("<B")
+            if state >= len(NODE_STATES):
+                raise ValueError("not a lance-c training request: unknown tree node state")
+            node = {"state": NODE_STATES[state], "quota": r.take("<I"), "rows": r.take("<Q"), "cut": r.take("<Q"),
+                    "stuck": bool(r.take("<B"))}
+            node["centroids"], node["children"] = r.values("f"), list(r.values("I"))
+            nodes.append(node)
+        out["tree"] = {"stage": TREE_STAGES[stage], "kmeans_rounds": rounds, "nodes": nodes}
     r.finish()
     out["fingerprint"] = hashlib.sha256(r.body).hexdigest()
     return out
@@ -145,5 +163,6 @@ def decode_statistics(data: bytes) -> Dict[str, Any]:
         problems.append({"clusters": len(counts), "assigned": sum(counts), "loss": sum(losses),
                          "values": len(sums) + len(radius)})
     out["kmeans"] = problems
+    out["candidate_slots"] = len(r.values("I"))  # a hierarchical training's: the tree node each is for
     r.finish()
     return out

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Builds lance-c and runs the benchmarks, one after another (never two
 # builds or benchmarks at once: this machine has 2 cores).
-# Usage: scripts/bench.sh [segment|commit|merge|cancel|budget|loop|suite|scale|cancel-1m|s3|data-cache|
-#                          maintenance|s3-maintenance ...]
+# Usage: scripts/bench.sh [segment|commit|merge|cancel|budget|loop|suite|scale|scaling|cancel-1m|s3|
+#                          data-cache|maintenance|s3-maintenance ...]
 #        (default: segment commit merge cancel budget loop suite)
 # `budget`: 8 segment builds in one process, in sequence and at once, with
 # and without a process budget of 2 compute and 2 I/O threads (time,
 # threads, peak RSS).
 # `scale` (bench/scale_bench.sh): 1M x 128 IVF_PQ, one core per process
 # (taskset): one one-core worker against two, and against the one-shot
-# build; SCALE_ARGS passes options (--rows, --dim, ...).  `cancel-1m`: the
+# build; SCALE_ARGS passes options (--rows, --dim, --partitions ...).
+# `scaling` (bench/scaling_bench.sh): the distributed training with 1, 2
+# and 4 workers at 1,024 and 4,096 partitions, the scaling model checked
+# against it and projected to 8-64 workers and 1B rows (a table and
+# build/bench-plots/scaling_model.png); SCALING_ARGS passes options.
+# `cancel-1m`: the
 # cancel latencies of `cancel` at 1M rows.
 # `s3` (bench/s3_bench.sh, as root: it starts SeaweedFS on network-namespace
 # hosts) compares segment build and commit on s3:// with the local disk.
@@ -51,6 +56,10 @@ for b in "${which[@]}"; do
       [ -x /usr/bin/time ] || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq time >/dev/null; }
       # shellcheck disable=SC2086
       "$root/bench/scale_bench.sh" "$build" ${SCALE_ARGS:-} ;;
+    scaling)
+      "$venv/bin/python" -c "import matplotlib" 2>/dev/null || "$venv/bin/pip" install -q matplotlib
+      # shellcheck disable=SC2086
+      "$root/bench/scaling_bench.sh" "$build" --out "$build/bench-plots" ${SCALING_ARGS:-} ;;
     # The 4-worker multi-process loop (2 workers at a time) against the
     # one-shot build, 100k x 128 IVF_PQ, in one run.
     loop)    "$build/lance_coordinator" --compare 2> /dev/null ;;

@@ -2481,11 +2481,9 @@ typedef struct LanceVectorIndexParams {
  *     training runs this library's training rounds in the calling process:
  *     those of section "Distributed index builds: distributed training",
  *     as one worker over the fragments trained on.  That is: a sample of
- *     the core's size drawn from the seed, flat k-means rounds with the
- *     core's assignment kernel, and the PQ codebook on residuals.  Up to
- *     256 partitions this is the core's algorithm; above, the core trains
- *     hierarchical k-means and the rounds are slower (5x at 1,024
- *     partitions over 1M x 128: docs/measurements.md).
+ *     the core's size drawn from the seed, k-means rounds with the core's
+ *     assignment kernel (flat up to 256 partitions, the core's hierarchy
+ *     above), and the PQ codebook on residuals: the core's algorithm.
  *     Its progress stages are a training worker's ("training_sample",
  *     "training_ivf_round", "training_residuals", "training_pq_round"),
  *     and a cancel returns LANCE_ERR_CANCELLED at the next chunk of work.
@@ -3138,10 +3136,24 @@ void lance_vector_model_free(LanceVectorModel* model);
  * every row (a dataset of at most max(num_partitions, 2^num_bits) *
  * sample_rate rows), the result does not depend on how the fragments are
  * split among the workers: one worker or several give the same model up to
- * float summation order.  With more than 256 partitions the one-node trainer
- * uses the core's hierarchical k-means; the rounds here run flat k-means
- * (each round costs rows * partitions * dimension, divided among the
- * workers).
+ * float summation order.  Each flat round costs rows * partitions *
+ * dimension multiply-adds, divided among the workers.
+ *
+ * With more than 256 partitions the rounds train the core's hierarchical
+ * k-means (lance-index-14.0.2 src/vector/kmeans.rs,
+ * train_hierarchical_proportional: branching 16, no global refinement), one
+ * level of the tree at a time: the sample's rows go down the tree, every
+ * node of a level runs its own k-means (at most 16 centroids, on about 512
+ * of its rows per centroid) in the same rounds, its sub-clusters share its
+ * leaves in proportion to their rows, and the last round takes every leaf's
+ * mean.  So a round costs at most rows * 16 * dimension multiply-adds.  A
+ * request carries the tree: under 3 * partitions * (dimension + 16) * 4
+ * bytes; a worker's statistics under partitions * (dimension + 3) * 8
+ * bytes, plus up to 16 candidate vectors (with a key and a slot) per node
+ * the round opens.  ivf_iterations then counts the tree's k-means rounds,
+ * and ivf_loss is, during the tree, the training nodes' losses summed and,
+ * once done, the sample's squared distances to the centroid of the leaf
+ * each row went down to (the core reports no loss for its hierarchy).
  *
  * The request carries the whole state of the training: a coordinator that
  * dies can be rebuilt from the last request it sent
@@ -3182,13 +3194,13 @@ typedef enum {
 typedef struct LanceVectorTrainingInfo {
     LanceVectorTrainingPhase phase;
     uint32_t rounds;          /* reductions so far */
-    uint32_t ivf_iterations;  /* IVF k-means iterations so far */
+    uint32_t ivf_iterations;  /* IVF k-means iterations (rounds, for a tree) so far */
     uint32_t pq_iterations;   /* the most iterations any PQ sub-vector ran */
     uint32_t dimension;       /* 0 until the first reduction */
     uint32_t reserved;        /* 0 */
     uint64_t ivf_sample_rows; /* rows the IVF k-means trains on, all workers */
     uint64_t pq_sample_rows;  /* rows the PQ k-means trains on (0 before) */
-    double ivf_loss;          /* the last IVF round's loss, as the core counts it */
+    double ivf_loss;          /* the last IVF round's loss, as the core counts it (a tree: see above) */
     double pq_loss;           /* the last PQ round's loss, summed over sub-vectors */
 } LanceVectorTrainingInfo;
 

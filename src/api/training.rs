@@ -140,17 +140,17 @@ pub unsafe extern "C" fn lance_vector_training_info(
         let q = &handle_ref(training, "training")?.request;
         require_out(out, "out")?;
         let pq_phase = matches!(q.phase, Phase::Pq | Phase::Done) && q.plan.num_sub_vectors > 0;
-        let ivf = (q.phase == Phase::Ivf).then(|| &q.problems[0]);
+        let (ivf_iterations, ivf_loss) = q.ivf_progress();
         let info = LanceVectorTrainingInfo {
             phase: q.phase as i32,
             rounds: q.round,
-            ivf_iterations: ivf.map_or(q.ivf_iterations, |p| p.iterations),
+            ivf_iterations,
             pq_iterations: if pq_phase { q.problems.iter().map(|p| p.iterations).max().unwrap_or(0) } else { 0 },
             dimension: u32::try_from(q.dim).unwrap_or(u32::MAX),
             reserved: 0,
             ivf_sample_rows: q.ivf_rows,
             pq_sample_rows: q.pq_rows,
-            ivf_loss: ivf.map_or(q.ivf_loss, |p| if p.iterations == 0 { 0.0 } else { p.loss }),
+            ivf_loss,
             pq_loss: if pq_phase && q.problems.iter().all(|p| p.iterations > 0) {
                 q.problems.iter().map(|p| p.loss).sum()
             } else {

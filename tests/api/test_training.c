@@ -89,6 +89,20 @@ static double ivf_loss(const LanceVectorModel* m) {
     return loss;
 }
 
+/* The largest k-means loss of `runs` one-node trainings by the core with `p`
+ * (each from its own random start). */
+static double worst_one_node_loss(const LanceVectorIndexParams* p, int runs) {
+    double worst = 0;
+    for (int i = 0; i < runs; i++) {
+        LanceVectorModel* node = NULL;
+        CHECK_OK(lance_dataset_train_vector_model(ds, "vec", p, NULL, 0, &node));
+        double l = ivf_loss(node);
+        worst = l > worst ? l : worst;
+        lance_vector_model_free(node);
+    }
+    return worst;
+}
+
 /* Checks that two models have the same fingerprint, and frees both. */
 static void check_same_model(LanceVectorModel* a, LanceVectorModel* b) {
     char* fa = lance_vector_model_fingerprint(a);
@@ -104,6 +118,36 @@ static const uint32_t lo[] = {0, 1, 2, 3}, hi[] = {4, 5, 6, 7};
 /* Two workers, one over each half. */
 static const uint32_t* const halves[] = {lo, hi};
 static const size_t half_n[] = {4, 4};
+
+/* The coordinator `t` dies (freed); a new one starts from its last request
+ * (returned), and the same bytes corrupted are refused. */
+static LanceVectorTraining* restart_coordinator(LanceVectorTraining* t) {
+    uint8_t* req;
+    size_t len;
+    CHECK_OK(lance_vector_training_request(t, &req, &len));
+    lance_vector_training_free(t);
+    LanceVectorTraining* resumed = NULL;
+    CHECK_OK(lance_vector_training_resume(req, len, &resumed));
+    LanceVectorTraining* bad = NULL;
+    req[len - 1] ^= 1;
+    CHECK_ERR(lance_vector_training_resume(req, len, &bad), IA);
+    CHECK(bad == NULL);
+    lance_free_bytes(req);
+    return resumed;
+}
+
+/* The coordinator *t dies and restarts (restart_coordinator()), and so
+ * does worker `dead` of the two over the halves (a new worker over the same
+ * fragments takes its place); the training finishes: its model. */
+static LanceVectorModel* survive(LanceVectorTraining** t, RkWorkers* ws, int dead) {
+    *t = restart_coordinator(*t);
+    lance_vector_training_worker_free(ws->w[dead]);
+    CHECK_OK(lance_vector_training_worker_new(ds, halves[dead], half_n[dead], &ws->w[dead]));
+    rk_finish(*t, ws, 500, NULL, NULL);
+    LanceVectorModel* m = NULL;
+    CHECK_OK(lance_vector_training_model(*t, &m));
+    return m;
+}
 
 /* The parameters of most trainings here: IVF_PQ's shape (PARTITIONS,
  * SUB_VECTORS, 8 bits) with the index type `type`. */
@@ -174,14 +218,7 @@ static void test_as_good_as_one_node(void) {
      * 986k, the best start being rare; the distributed model's is 440k), so the one-node trainer is
      * run 5 times: the distributed model must be no worse than the worst of
      * them. */
-    double ld = ivf_loss(dist), ln = 0;
-    for (int i = 0; i < 5; i++) {
-        LanceVectorModel* node = NULL;
-        CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &node));
-        double l = ivf_loss(node);
-        ln = l > ln ? l : ln;
-        lance_vector_model_free(node);
-    }
+    double ld = ivf_loss(dist), ln = worst_one_node_loss(&p, 5);
     if (ld > 1.10 * ln) {
         fprintf(stderr, "distributed loss %.1f, one-node worst of 5 %.1f\n", ld, ln);
     }
@@ -190,6 +227,100 @@ static void test_as_good_as_one_node(void) {
     CHECK_OK(lance_vector_model_info(dist, &mi));
     CHECK(!mi.has_pq_codebook);
     lance_vector_model_free(dist);
+}
+
+/* More than 256 partitions: the rounds train the core's hierarchy (lance.h
+ * "distributed training").  Split among 1, 2 or 3 workers it gives the same
+ * model; a seeded one-node training is the same training in one process
+ * (the same fingerprint); a coordinator resumed mid-tree and a replaced
+ * worker finish with it too; its k-means loss is within 5% of the worst of
+ * three of the core's one-node hierarchical trainings; and the info's loss
+ * is the loss of the leaves it assigned (no less than the nearest-centroid
+ * loss). */
+#define TREE_PARTITIONS 300
+/* The largest request and statistics of the IVF rounds (an RkRoundHook). */
+typedef struct {
+    size_t request, stats;
+} Largest;
+static void measure(void* ctx, LanceVectorTraining* t, RkStats* s, LanceVectorTrainingPhase phase) {
+    Largest* l = ctx;
+    if (phase != LANCE_TRAINING_IVF) return;
+    uint8_t* req;
+    size_t len;
+    CHECK_OK(lance_vector_training_request(t, &req, &len));
+    lance_free_bytes(req);
+    l->request = len > l->request ? len : l->request;
+    for (int i = 0; i < s->count; i++) l->stats = s->lens[i] > l->stats ? s->lens[i] : l->stats;
+}
+
+static void test_hierarchical(void) {
+    LanceVectorIndexParams p = sk_pq_params(TREE_PARTITIONS, SUB_VECTORS, 8);
+    LanceVectorTrainingInfo i1, i2, i3;
+    LanceVectorModel* whole = rk_train(ds, &p, 5, NULL, NULL, 1, NULL, NULL, &i1);
+    Largest largest = {0, 0};
+    LanceVectorModel* two = rk_train(ds, &p, 5, halves, half_n, 2, measure, &largest, &i2);
+    /* lance.h's bounds: the request under 3 * partitions * (dimension + 16)
+     * * 4 bytes, the statistics under partitions * (dimension + 3) * 8 plus
+     * 16 candidates (key, slot, vector) for each of at most `partitions`
+     * nodes. */
+    fprintf(stderr, "hierarchical: largest request %zu bytes, statistics %zu bytes\n", largest.request, largest.stats);
+    CHECK(largest.request > 0 && largest.request < 3u * TREE_PARTITIONS * (DIM + 16) * 4);
+    CHECK(largest.stats > 0 &&
+          largest.stats < (size_t)TREE_PARTITIONS * (DIM + 3) * 8 + 16u * TREE_PARTITIONS * (8 + 4 + DIM * 4));
+    const uint32_t* uneven[] = {three, one, four};
+    size_t uneven_n[] = {3, 1, 4};
+    LanceVectorModel* three_w = rk_train(ds, &p, 5, uneven, uneven_n, 3, NULL, NULL, &i3);
+    CHECK(whole && two && three_w);
+    LanceVectorModelInfo mi;
+    CHECK_OK(lance_vector_model_info(whole, &mi));
+    CHECK(mi.num_partitions == TREE_PARTITIONS && mi.dimension == DIM && mi.has_pq_codebook);
+    CHECK(i1.ivf_sample_rows == ROWS && i1.phase == LANCE_TRAINING_DONE);
+    /* A tree of 300 leaves over 4,000 rows: the root's k-means, then its
+     * sub-clusters' (at least two levels of k-means rounds). */
+    CHECK(i1.ivf_iterations >= 2 && i1.rounds > i1.ivf_iterations + i1.pq_iterations);
+    CHECK(i1.rounds == i2.rounds && i1.rounds == i3.rounds && i1.ivf_iterations == i2.ivf_iterations);
+    double d2 = model_distance(whole, two), d3 = model_distance(whole, three_w);
+    if (d2 > 1e-5 || d3 > 1e-5) {
+        fprintf(stderr, "hierarchical split training differs: %g (2 workers), %g (3 workers)\n", d2, d3);
+    }
+    CHECK(d2 <= 1e-5 && d3 <= 1e-5);
+    double ld = ivf_loss(whole);
+    CHECK(i1.ivf_loss >= ld * (1 - 1e-6) && i1.ivf_loss > 0);
+    CHECK(fabs(i1.ivf_loss - i2.ivf_loss) <= 1e-6 * i1.ivf_loss);
+
+    LanceVectorIndexParams flat = p;
+    flat.index_type = LANCE_INDEX_IVF_FLAT;
+    double worst = worst_one_node_loss(&flat, 3);
+    fprintf(stderr, "hierarchical: distributed loss %.1f, the core's one-node worst of 3 %.1f (%.3fx)\n", ld, worst,
+            ld / worst);
+    CHECK(ld <= 1.05 * worst);
+
+    /* The seeded one-node training is this training in one process. */
+    LanceVectorTrainingOptions o;
+    memset(&o, 0, sizeof o);
+    o.use_seed = 1;
+    o.seed = 5;
+    LanceVectorModel* seeded = NULL;
+    CHECK_OK(lance_dataset_train_vector_model_with_options(ds, "vec", &p, &o, NULL, 0, NULL, &seeded));
+    LanceVectorModel* again = rk_train(ds, &p, 5, NULL, NULL, 1, NULL, NULL, NULL);
+    check_same_model(seeded, again);
+
+    /* Resumed mid-tree (a coordinator that died in the IVF rounds), with a
+     * worker replaced. */
+    LanceVectorTraining* t = NULL;
+    CHECK_OK(lance_vector_training_new("vec", &p, 5, &t));
+    RkWorkers ws = rk_workers_new(ds, halves, half_n, 2);
+    rk_rounds(t, &ws, 6);
+    CHECK(rk_info(t).phase == LANCE_TRAINING_IVF);
+    LanceVectorModel* resumed = survive(&t, &ws, 0);
+    CHECK(model_distance(resumed, two) <= 1e-5);
+    lance_vector_model_free(resumed);
+    rk_workers_free(&ws);
+    lance_vector_training_free(t);
+
+    lance_vector_model_free(whole);
+    lance_vector_model_free(two);
+    lance_vector_model_free(three_w);
 }
 
 /* Trains on two workers, checking a refusal at each phase; returns the model. */
@@ -277,30 +408,8 @@ static void test_resume_and_retry(void) {
     LanceVectorModel* calm = NULL;
     LanceVectorTraining* t = NULL;
     RkWorkers ws = halves_training(&p, 31, &calm, &t);
-    for (int r = 0; r < 4; r++) {
-        RkStats s = rk_run_round(t, ws.w, ws.count);
-        CHECK_OK(rk_reduce(t, &s));
-        rk_stats_free(&s);
-    }
-    /* The coordinator dies; a new one starts from its last request. */
-    uint8_t* req;
-    size_t len;
-    CHECK_OK(lance_vector_training_request(t, &req, &len));
-    lance_vector_training_free(t);
-    t = NULL;
-    CHECK_OK(lance_vector_training_resume(req, len, &t));
-    LanceVectorTraining* bad = NULL;
-    req[len - 1] ^= 1;
-    CHECK_ERR(lance_vector_training_resume(req, len, &bad), IA);
-    CHECK(bad == NULL);
-    lance_free_bytes(req);
-    /* A worker dies; a new one over the same fragments takes its place. */
-    lance_vector_training_worker_free(ws.w[1]);
-    CHECK_OK(lance_vector_training_worker_new(ds, hi, 4, &ws.w[1]));
-    rk_finish(t, &ws, 500, NULL, NULL);
-    LanceVectorModel* m = NULL;
-    CHECK_OK(lance_vector_training_model(t, &m));
-    check_same_model(m, calm);
+    rk_rounds(t, &ws, 4);
+    check_same_model(survive(&t, &ws, 1), calm);
     rk_workers_free(&ws);
     lance_vector_training_free(t);
 }
@@ -664,6 +773,7 @@ int main(void) {
     CHECK(lance_dataset_fragment_count(ds) == FRAGS);
     RUN(test_split_sample_reduces_to_the_same_model);
     RUN(test_as_good_as_one_node);
+    RUN(test_hierarchical);
     RUN(test_refusals_change_nothing);
     RUN(test_resume_and_retry);
     RUN(test_sampled_and_replaced);

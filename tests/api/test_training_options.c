@@ -249,11 +249,7 @@ static void test_distributed_reproducible(void) {
     LanceVectorTraining* t = NULL;
     CHECK_OK(lance_vector_training_new("vec", &p, 11, &t));
     RkWorkers ws = rk_workers_new(ds, halves, half_n, 2);
-    for (int r = 0; r < 2; r++) {
-        RkStats s = rk_run_round(t, ws.w, ws.count);
-        CHECK_OK(rk_reduce(t, &s));
-        rk_stats_free(&s);
-    }
+    rk_rounds(t, &ws, 2);
     CHECK(rk_info(t).phase == LANCE_TRAINING_IVF); /* mid-training */
     lance_vector_training_worker_free(ws.w[1]);
     ws.w[1] = NULL;

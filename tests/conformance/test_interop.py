@@ -193,27 +193,16 @@ def test_btree_c_to_python(work: str) -> None:
     check("ScalarIndexQuery" in plan or "MaterializeIndex" in plan or "id_idx" in plan, f"the filter uses the index: {plan}")
 
 
-def test_training_bytes(work: str) -> None:
-    """A distributed training driven from Python with the tool, its bytes
-    read with python/lance_c_training.py: the request's plan and phase, the
-    statistics naming the request they answer, their fragments covering
-    the dataset once, the finished model's centroids, refusals."""
-    uri = os.path.join(work, "training.lance")
-    make_dataset(uri)
-    groups = planned_groups(uri)
-    req = os.path.join(work, "req.bin")
-    info = json.loads(tool("train-start", "--column", "vec", "--type", "IVF_PQ", "--partitions", "8",
-                           "--sub-vectors", "4", "--seed", "9", "-o", req))
+def training_rounds(work: str, uri: str, groups: list, req: str, info: dict):
+    """Drives a training started by `train-start` (its JSON `info`, its
+    request in `req`): one `train-worker` per fragment group, and for each
+    round yields the decoded request, the statistics files and their
+    decoded statistics before `train-reduce` reduces them into `req`."""
     workers = [subprocess.Popen([TOOL, "train-worker", uri, "--fragments", ",".join(map(str, g))],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for g in groups]
-    seen = set()
     while not info["done"]:
         with open(req, "rb") as f:
             request = training.decode_request(f.read())
-        check(request["column"] == "vec" and request["metric"] == "l2" and request["num_partitions"] == 8
-              and request["index_type"] == "IVF_PQ",
-              f"the request's plan: {request['column']} {request['metric']} {request['num_partitions']} "
-              f"{request['index_type']}")
         check(request["phase"] == info["phase"] and request["round"] == info["rounds"],
               f"the request's phase and round as the tool printed: {request['phase']} {request['round']}")
         paths = []
@@ -226,6 +215,30 @@ def test_training_bytes(work: str) -> None:
         for p in paths:
             with open(p, "rb") as f:
                 stats.append(training.decode_statistics(f.read()))
+        yield request, paths, stats
+        info = json.loads(tool("train-reduce", req, *paths, "-o", req))
+    for w in workers:
+        w.stdin.close()
+        check(w.wait() == 0, "a worker ended with its input")
+
+
+def test_training_bytes(work: str) -> None:
+    """A distributed training driven from Python with the tool, its bytes
+    read with python/lance_c_training.py: the request's plan and phase, the
+    statistics naming the request they answer, their fragments covering
+    the dataset once, the finished model's centroids, refusals."""
+    uri = os.path.join(work, "training.lance")
+    make_dataset(uri)
+    groups = planned_groups(uri)
+    req = os.path.join(work, "req.bin")
+    info = json.loads(tool("train-start", "--column", "vec", "--type", "IVF_PQ", "--partitions", "8",
+                           "--sub-vectors", "4", "--seed", "9", "-o", req))
+    seen = set()
+    for request, paths, stats in training_rounds(work, uri, groups, req, info):
+        check(request["column"] == "vec" and request["metric"] == "l2" and request["num_partitions"] == 8
+              and request["index_type"] == "IVF_PQ",
+              f"the request's plan: {request['column']} {request['metric']} {request['num_partitions']} "
+              f"{request['index_type']}")
         check(all(s["request"] == request["fingerprint"] for s in stats), "the statistics answer this request")
         frags = sorted(x for s in stats for x in s["fragments"])
         check(frags == sorted(x for g in groups for x in g), "the workers' fragments cover the dataset once")
@@ -240,10 +253,6 @@ def test_training_bytes(work: str) -> None:
                 check(False, "corrupted statistics are refused")
             except ValueError as e:
                 check("checksum" in str(e), f"corrupted statistics: {e}")
-        info = json.loads(tool("train-reduce", req, *paths, "-o", req))
-    for w in workers:
-        w.stdin.close()
-        check(w.wait() == 0, "a worker ended with its input")
     check(seen == {"ivf_init", "ivf", "pq_init", "pq"}, f"every phase ran: {sorted(seen)}")
     with open(req, "rb") as f:
         model = f.read()
@@ -256,11 +265,48 @@ def test_training_bytes(work: str) -> None:
          "-o", os.path.join(work, "tseg.bin"), "--quiet")
 
 
+def test_training_tree_bytes(work: str) -> None:
+    """A training of more than 256 partitions, its requests decoded: the
+    hierarchy's tree in every IVF round (children after their parent, one
+    centroid per child, no more leaves than partitions, one k-means problem
+    per training node), every stage run, candidates (naming their node) in
+    the open rounds and none in the k-means and means rounds."""
+    uri = os.path.join(work, "tree.lance")
+    make_dataset(uri)
+    groups = planned_groups(uri)
+    req = os.path.join(work, "tree-req.bin")
+    info = json.loads(tool("train-start", "--column", "vec", "--type", "IVF_FLAT", "--partitions", "300",
+                           "--seed", "3", "-o", req))
+    stages, leaves = set(), 0
+    for request, _, stats in training_rounds(work, uri, groups, req, info):
+        tree = request["tree"]
+        check((tree is not None) == (request["phase"] in ("ivf_init", "ivf")), "a tree in the IVF phases only")
+        if tree is None:
+            continue
+        stages.add(tree["stage"])
+        nodes = tree["nodes"]
+        for i, node in enumerate(nodes):
+            check(all(i < c < len(nodes) for c in node["children"]), f"node {i}'s children come after it")
+            split = node["state"] == "split"
+            check(len(node["centroids"]) == (len(node["children"]) * DIM if split else 0),
+                  f"node {i} has one centroid per child")
+        leaves = sum(n["state"] == "leaf" for n in nodes)
+        check(leaves <= 300, f"{leaves} leaves for 300 partitions")
+        training_nodes = sum(n["state"] == "training" for n in nodes)
+        check(len(request["kmeans"]) == training_nodes, "one k-means problem per training node")
+        check(all(1 <= p["k"] <= 16 for p in request["kmeans"]), "a node's k-means has at most 16 centroids")
+        slots = sum(s["candidate_slots"] for s in stats)
+        if tree["stage"] != "split":  # (a split round has them only above the tree's last level)
+            check((slots > 0) == (tree["stage"] == "open"), f"candidates in the {tree['stage']} round: {slots}")
+    check(stages == {"open", "lloyd", "split", "means"}, f"every stage ran: {sorted(stages)}")
+    check(leaves == 300, f"the last tree has a leaf per partition: {leaves}")
+
+
 def main() -> int:
     print(f"pylance {lance.__version__}, pyarrow {pa.__version__}")
     with tempfile.TemporaryDirectory(prefix="lance-c-interop-") as work:
         for test in (test_c_segments_python_commit, test_python_segments_c_commit, test_btree_c_to_python,
-                     test_training_bytes):
+                     test_training_bytes, test_training_tree_bytes):
             before = failures
             test(work)
             print(f"{'ok  ' if failures == before else 'FAIL'} {test.__name__}")

@@ -47,6 +47,14 @@ LanceVectorTrainingInfo rk_info(const LanceVectorTraining* t) {
     return info;
 }
 
+void rk_rounds(LanceVectorTraining* t, const RkWorkers* ws, int rounds) {
+    for (int r = 0; r < rounds; r++) {
+        RkStats s = rk_run_round(t, ws->w, ws->count);
+        CHECK_OK(rk_reduce(t, &s));
+        rk_stats_free(&s);
+    }
+}
+
 void rk_finish(LanceVectorTraining* t, const RkWorkers* ws, int max_rounds, RkRoundHook hook, void* hook_ctx) {
     for (int round = 0; round < max_rounds; round++) {
         LanceVectorTrainingPhase phase = rk_info(t).phase;

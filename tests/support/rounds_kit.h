@@ -47,6 +47,9 @@ void rk_stats_free(RkStats* s);
 /* lance_vector_training_info() as a check (zeroed when it fails). */
 LanceVectorTrainingInfo rk_info(const LanceVectorTraining* t);
 
+/* Runs `rounds` rounds of workers ws->w, each reduced as a check. */
+void rk_rounds(LanceVectorTraining* t, const RkWorkers* ws, int rounds);
+
 /* Runs rounds until the training is DONE (at most `max_rounds`), each
  * reduced as a check; `hook` (nullable) sees each round's statistics before
  * its reduce, with the phase the round ran in, and may change them (it

@@ -29,6 +29,14 @@
 //! are split among workers, and statistics of a split sample reduce to the
 //! same centroids as the whole, up to float summation order.
 //!
+//! Above 256 partitions the IVF centroids are the core's hierarchical
+//! k-means (`train_hierarchical_proportional`), trained one tree level at a
+//! time: a request carries the tree; the rows go down it on the workers;
+//! every node of the level runs its k-means in the same rounds (an Open
+//! round for its candidates, Lloyd rounds, a Split round counting its
+//! sub-clusters, which share its leaves by their rows), and a Means round
+//! takes every leaf's mean.
+//!
 //! The records and their byte forms are training/request.rs, the worker's
 //! side training/worker.rs, the coordinator's reduction training/reduce.rs,
 //! and a whole training in one process (a seeded one-node training)

@@ -14,27 +14,39 @@ use crate::boundary::params::{
 use crate::index::bytes::{ByteReader, ByteWriter};
 use crate::index::vector_model::{rq_num_bits, LanceVectorModel, PqModel, RqRotation};
 
-/// 2: the plan records the index type the model is trained for.
-const REQUEST_MAGIC: &[u8; 8] = b"LCTRAIN2";
-const STATS_MAGIC: &[u8; 8] = b"LCTSTAT1";
+/// 2: the plan records the index type the model is trained for; 3: the
+/// hierarchical IVF training's tree.
+const REQUEST_MAGIC: &[u8; 8] = b"LCTRAIN3";
+/// 2: candidates carry the tree node (slot) they are for.
+const STATS_MAGIC: &[u8; 8] = b"LCTSTAT2";
 /// The core trains one k-means on at most this many rows per centroid
 /// (`KMeans::train_kmeans`: "the threshold 512").
-const MAX_ROWS_PER_CENTROID: usize = 512;
+pub(super) const MAX_ROWS_PER_CENTROID: usize = 512;
+/// Above this many partitions the core trains IVF hierarchically
+/// (`KMeans::new_with_params`: `k > 256`), and so do the rounds.
+pub const HIERARCHY_ABOVE: u32 = 256;
+/// The sub-clusters a node of the hierarchy splits into
+/// (`KMeansParams::default().hierarchical_k`).
+pub(super) const BRANCHING: usize = 16;
 
-/// The phases, in order; the values are lance.h's LanceVectorTrainingPhase.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Phase {
-    IvfInit = 0,
-    Ivf = 1,
-    PqInit = 2,
-    Pq = 3,
-    Done = 4,
+/// An enum written as one byte, and read back from it.
+macro_rules! byte_enum {
+    ($(#[$doc:meta])* $name:ident { $($variant:ident = $value:literal),+ }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, PartialEq, Eq, Debug)]
+        pub enum $name { $($variant = $value),+ }
+
+        impl $name {
+            fn from_u8(v: u8) -> Option<Self> {
+                [$(Self::$variant),+].into_iter().find(|x| *x as u8 == v)
+            }
+        }
+    };
 }
 
-impl Phase {
-    fn from_u8(v: u8) -> Option<Self> {
-        [Phase::IvfInit, Phase::Ivf, Phase::PqInit, Phase::Pq, Phase::Done].into_iter().find(|p| *p as u8 == v)
-    }
+byte_enum! {
+    /// The phases, in order; the values are lance.h's LanceVectorTrainingPhase.
+    Phase { IvfInit = 0, Ivf = 1, PqInit = 2, Pq = 3, Done = 4 }
 }
 
 /// What every round of one training shares.
@@ -97,6 +109,11 @@ impl Plan {
             seed,
             index_type: p.index_type,
         })
+    }
+
+    /// Whether the IVF centroids are trained as the core's hierarchy.
+    pub fn hierarchical(&self) -> bool {
+        self.num_partitions > HIERARCHY_ABOVE
     }
 
     pub(super) fn pq_centroids(&self) -> usize {
@@ -200,6 +217,118 @@ impl Problem {
     }
 }
 
+byte_enum! {
+    /// Where a hierarchical IVF training is within its tree
+    /// (training/mod.rs): Open, the workers count the rows of every pending
+    /// node and send its smallest-key rows as candidate initial centroids;
+    /// Lloyd, k-means rounds of every training node at once; Split, the
+    /// workers count every training node's rows per sub-cluster (with
+    /// candidates for the sub-clusters that become nodes); Means, the
+    /// workers sum every leaf's rows, whose means are the centroids.
+    Stage { Open = 0, Lloyd = 1, Split = 2, Means = 3 }
+}
+
+byte_enum! {
+    /// A node of the hierarchy: Pending, waiting for an Open round;
+    /// Training, its own k-means runs (a problem of the request); Split,
+    /// its rows go on to the child of the nearest of its centroids; Leaf,
+    /// one IVF centroid, the mean of its rows.
+    NodeState { Pending = 0, Training = 1, Split = 2, Leaf = 3 }
+}
+
+#[derive(Clone, PartialEq, Debug)]
+pub struct Node {
+    pub state: NodeState,
+    /// The leaves it owes.
+    pub quota: u32,
+    /// Its sample rows (from the workers' counts).
+    pub rows: u64,
+    /// Its k-means trains on its rows whose key is below this.
+    pub cut: u64,
+    /// A leaf whose rows all fell into one sub-cluster.
+    pub stuck: bool,
+    /// Split: the centroids of its children (k x dim) and their nodes.
+    pub centroids: Vec<f32>,
+    pub children: Vec<u32>,
+}
+
+impl Node {
+    pub(super) fn new(state: NodeState, quota: u32, rows: u64) -> Self {
+        Self { state, quota, rows, cut: u64::MAX, stuck: false, centroids: Vec::new(), children: Vec::new() }
+    }
+}
+
+/// The hierarchy of a hierarchical IVF training: node 0 holds the whole
+/// sample; the training nodes, in node order, are the request's problems.
+#[derive(Clone, PartialEq, Debug)]
+pub struct Tree {
+    pub stage: Stage,
+    pub nodes: Vec<Node>,
+    /// k-means rounds so far (the IVF iterations the training reports).
+    pub rounds: u32,
+}
+
+impl Tree {
+    fn root(num_partitions: u32) -> Self {
+        Self { stage: Stage::Open, nodes: vec![Node::new(NodeState::Pending, num_partitions, 0)], rounds: 0 }
+    }
+    /// The ids of the nodes in `state`, in node order.
+    pub fn ids(&self, state: NodeState) -> Vec<u32> {
+        (0..self.nodes.len() as u32).filter(|i| self.nodes[*i as usize].state == state).collect()
+    }
+    fn write(&self, w: &mut ByteWriter) {
+        w.u8(self.stage as u8).u32(self.rounds).u64(self.nodes.len() as u64);
+        for n in &self.nodes {
+            w.u8(n.state as u8).u32(n.quota).u64(n.rows).u64(n.cut).u8(n.stuck as u8);
+            w.f32s(&n.centroids).u32s(&n.children);
+        }
+    }
+    fn read(r: &mut ByteReader) -> CResult<Self> {
+        let stage = Stage::from_u8(r.u8()?).ok_or_else(|| r.bad("unknown tree stage"))?;
+        let rounds = r.u32()?;
+        let count = r.len()?;
+        let mut nodes = Vec::new();
+        for _ in 0..count.min(1 << 24) {
+            let state = NodeState::from_u8(r.u8()?).ok_or_else(|| r.bad("unknown tree node state"))?;
+            let mut n = Node::new(state, r.u32()?, r.u64()?);
+            n.cut = r.u64()?;
+            n.stuck = r.u8()? != 0;
+            n.centroids = r.f32s()?;
+            n.children = r.u32s()?;
+            nodes.push(n);
+        }
+        Ok(Self { stage, nodes, rounds })
+    }
+    /// A tree a worker can descend: children after their parent, split
+    /// nodes with one centroid per child, no more leaves than partitions,
+    /// and the stage's nodes present.
+    fn check(&self, dim: usize, num_partitions: u32, problems: &[Problem]) -> bool {
+        let len = self.nodes.len();
+        let shaped = self.nodes.iter().enumerate().all(|(i, n)| match n.state {
+            NodeState::Split => {
+                !n.children.is_empty()
+                    && n.children.len() <= BRANCHING
+                    && n.centroids.len() == n.children.len() * dim
+                    && n.children.iter().all(|c| (*c as usize) > i && (*c as usize) < len)
+            }
+            _ => n.children.is_empty() && n.centroids.is_empty(),
+        });
+        let training = self.ids(NodeState::Training);
+        let leaves = self.ids(NodeState::Leaf).len();
+        let staged = match self.stage {
+            Stage::Open => !self.ids(NodeState::Pending).is_empty() && training.is_empty(),
+            Stage::Lloyd | Stage::Split => !training.is_empty(),
+            Stage::Means => training.is_empty() && self.ids(NodeState::Pending).is_empty(),
+        };
+        shaped
+            && staged
+            && len > 0
+            && leaves <= num_partitions as usize
+            && training.len() == problems.len()
+            && problems.iter().all(|p| p.k <= BRANCHING && p.dim == dim)
+    }
+}
+
 /// A round's request: the whole state of a training, so a coordinator can
 /// be rebuilt from the last request it sent.
 #[derive(Clone, Debug)]
@@ -222,11 +351,14 @@ pub struct Request {
     pub ivf_loss: f64,
     pub ivf_iterations: u32,
     pub problems: Vec<Problem>,
+    /// A hierarchical IVF training's tree, during the IVF phases.
+    pub tree: Option<Tree>,
 }
 
 impl Request {
     pub fn new(plan: Plan) -> Self {
         Self {
+            tree: plan.hierarchical().then(|| Tree::root(plan.num_partitions)),
             plan,
             parsed_fingerprint: None,
             phase: Phase::IvfInit,
@@ -251,6 +383,10 @@ impl Request {
         w.u64(self.problems.len() as u64);
         for p in &self.problems {
             p.write(&mut w);
+        }
+        w.u8(self.tree.is_some() as u8);
+        if let Some(tree) = &self.tree {
+            tree.write(&mut w);
         }
         w
     }
@@ -282,10 +418,14 @@ impl Request {
             ivf_loss: r.f64()?,
             ivf_iterations: r.u32()?,
             problems: Vec::new(),
+            tree: None,
         };
         let n = r.len()?;
         for _ in 0..n.min(1 << 16) {
             q.problems.push(Problem::read(&mut r)?);
+        }
+        if r.u8()? != 0 {
+            q.tree = Some(Tree::read(&mut r)?);
         }
         r.finish()?;
         q.check().map_err(|detail| r.bad(detail))?;
@@ -301,6 +441,21 @@ impl Request {
         let dim = self.dim as usize;
         if self.plan.num_partitions == 0 || (m > 0 && !matches!(self.plan.num_bits, 4 | 8)) {
             return Err("training parameters out of range");
+        }
+        let hierarchical = self.plan.hierarchical() && matches!(self.phase, Phase::IvfInit | Phase::Ivf);
+        if hierarchical != self.tree.is_some() {
+            return Err("a request whose tree does not fit its phase and partitions");
+        }
+        if let Some(tree) = &self.tree {
+            let first = self.phase == Phase::IvfInit;
+            let root = first && tree.nodes.len() == 1 && tree.stage == Stage::Open;
+            return if (root || (!first && tree.check(dim, self.plan.num_partitions, &self.problems)))
+                && (!first || self.problems.is_empty())
+            {
+                Ok(())
+            } else {
+                Err("a request whose tree is not one a coordinator makes")
+            };
         }
         let ok = match self.phase {
             Phase::IvfInit => self.problems.is_empty(),
@@ -350,6 +505,19 @@ impl Request {
             }
         }
         None
+    }
+
+    /// The IVF k-means iterations and the last loss so far (0 before the
+    /// first iteration).
+    pub fn ivf_progress(&self) -> (u32, f64) {
+        match (&self.tree, self.phase) {
+            (Some(tree), _) => (tree.rounds, self.problems.iter().map(|p| if p.iterations == 0 { 0.0 } else { p.loss }).sum()),
+            (None, Phase::Ivf) => {
+                let p = &self.problems[0];
+                (p.iterations, if p.iterations == 0 { 0.0 } else { p.loss })
+            }
+            _ => (self.ivf_iterations, self.ivf_loss),
+        }
     }
 
     /// The model a finished training made.
@@ -421,6 +589,9 @@ pub struct Stats {
     /// Init phases: the candidates of the smallest keys (keys, then vectors).
     pub keys: Vec<u64>,
     pub vectors: Vec<f32>,
+    /// A hierarchical training's candidates: the slot each is for (Open:
+    /// the pending node's rank; Split: problem * 16 + sub-cluster).
+    pub slots: Vec<u32>,
     /// k-means phases: one entry per problem.
     pub problems: Vec<ProblemStats>,
 }
@@ -437,6 +608,7 @@ impl Stats {
         for p in &self.problems {
             w.f64s(&p.sums).u64s(&p.counts).f64s(&p.losses).f32s(&p.radius);
         }
+        w.u32s(&self.slots);
         w.seal()
     }
 
@@ -457,12 +629,14 @@ impl Stats {
             sample_rows: r.u64()?,
             keys: r.u64s()?,
             vectors: r.f32s()?,
+            slots: Vec::new(),
             problems: Vec::new(),
         };
         let n = r.len()?;
         for _ in 0..n.min(1 << 16) {
             s.problems.push(ProblemStats { sums: r.f64s()?, counts: r.u64s()?, losses: r.f64s()?, radius: r.f32s()? });
         }
+        s.slots = r.u32s()?;
         r.finish()?;
         Ok(s)
     }
@@ -483,6 +657,14 @@ impl Stats {
             found.or_else(|| find(&p.radius, "radius")).map(|f| format!("k-means problem {i}: {f}"))
         })
     }
+}
+
+/// The key below which `want` of `pool` rows fall (keys are uniform).
+pub(super) fn threshold(want: usize, pool: u64) -> u64 {
+    if pool == 0 || want as u64 >= pool {
+        return u64::MAX;
+    }
+    ((want as f64 / pool as f64) * u64::MAX as f64) as u64
 }
 
 pub(super) fn mismatch(message: impl Into<String>) -> CError {

@@ -19,6 +19,7 @@ use rand::rngs::SmallRng;
 use rand::SeedableRng;
 use sha2::{Digest, Sha256};
 
+use super::request::{threshold, NodeState, Stage, Tree, BRANCHING};
 use super::{mismatch, Phase, Plan, Problem, ProblemStats, Request, Stats};
 use crate::boundary::error::{invalid, CResult, Context};
 use crate::boundary::params::{metric_from_c, METRIC_COSINE};
@@ -47,7 +48,23 @@ struct Sample {
     vectors: Vec<f32>,
     /// Residuals of the PQ rows to the IVF centroids they were computed for.
     residuals: Option<Residuals>,
+    /// A hierarchical training's descent of the IVF rows.
+    descent: Option<Descent>,
 }
+
+/// Where the IVF rows of a hierarchical training are in its tree.
+struct Descent {
+    /// The splits applied to `node_of` (node id, its centroids, children).
+    splits: Vec<(u32, Vec<f32>, Vec<u32>)>,
+    /// Per IVF row (in key order), the node it reached; DROPPED: none.
+    node_of: Vec<u32>,
+    /// The training nodes (id, cut) `groups` were gathered for, and each
+    /// one's training rows.
+    groups_for: Vec<(u32, u64)>,
+    groups: Vec<Vec<f32>>,
+}
+
+const DROPPED: u32 = u32::MAX;
 
 struct Residuals {
     ivf: Vec<f32>,
@@ -75,14 +92,6 @@ fn key(seed: u64, v: &[f32]) -> u64 {
         h.update(f.to_le_bytes());
     }
     u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"))
-}
-
-/// The key below which a phase's rows are taken: `want` of `pool` sampled rows.
-fn threshold(want: usize, pool: u64) -> u64 {
-    if pool == 0 || want as u64 >= pool {
-        return u64::MAX;
-    }
-    ((want as f64 / pool as f64) * u64::MAX as f64) as u64
 }
 
 /// Draws `share` of the rows of `fragments` (sorted ids) from `seed`: the
@@ -212,7 +221,7 @@ impl Worker {
         });
         let keys = order.iter().map(|(k, _)| *k).collect();
         let vectors = order.iter().flat_map(|(_, i)| values[i * dim..(i + 1) * dim].iter().copied()).collect();
-        self.sample = Some(Sample { plan: plan.clone(), dim, keys, vectors, residuals: None });
+        self.sample = Some(Sample { plan: plan.clone(), dim, keys, vectors, residuals: None, descent: None });
         steps.progress(STAGE_SAMPLE, data.len() as u64)?;
         steps.complete(STAGE_SAMPLE)?;
         Ok(self.sample.as_mut().expect("just set"))
@@ -247,6 +256,7 @@ impl Worker {
             sample_rows: 0,
             keys: Vec::new(),
             vectors: Vec::new(),
+            slots: Vec::new(),
             problems: Vec::new(),
         };
         let sample = self.sample(&q.plan, steps)?;
@@ -261,6 +271,11 @@ impl Worker {
         let ivf_rows = sample.keys.partition_point(|k| *k < ivf_cut);
         let pq_rows = sample.keys.partition_point(|k| *k < pq_cut);
         match q.phase {
+            Phase::IvfInit | Phase::Ivf if q.tree.is_some() => {
+                out.sample_rows = ivf_rows as u64;
+                let tree = q.tree.as_ref().expect("checked");
+                tree_round(sample, tree, &q.problems, ivf_rows, q.plan.ivf_distance(), steps, &mut out)?;
+            }
             Phase::IvfInit => {
                 let n = ivf_rows.min(q.plan.num_partitions as usize);
                 out.sample_rows = ivf_rows as u64;
@@ -276,6 +291,7 @@ impl Worker {
                 steps.complete(STAGE_IVF_ROUND)?;
             }
             Phase::PqInit | Phase::Pq => {
+                sample.descent = None; // the IVF tree's, done with
                 out.sample_rows = pq_rows as u64;
                 compute_residuals(sample, &q.ivf, pq_rows, q.plan.num_sub_vectors as usize, steps)?;
                 let residuals = sample.residuals.as_ref().expect("just computed");
@@ -384,4 +400,187 @@ fn assign(
         steps.progress(stage, *done)?;
     }
     Ok(out)
+}
+
+/// The rows of `vectors` (`dim` values a row) at `rows`, contiguous.
+fn gather(vectors: &[f32], dim: usize, rows: impl Iterator<Item = usize>) -> Vec<f32> {
+    rows.flat_map(|r| vectors[r * dim..(r + 1) * dim].iter().copied()).collect()
+}
+
+/// The rows in each node of `ids` (sorted), in row order.
+fn members(node_of: &[u32], ids: &[u32]) -> Vec<Vec<usize>> {
+    let mut out = vec![Vec::new(); ids.len()];
+    for (row, node) in node_of.iter().enumerate() {
+        if let Ok(i) = ids.binary_search(node) {
+            out[i].push(row);
+        }
+    }
+    out
+}
+
+/// Nearest of `centroids` for every row of `data` (no balance: the core's
+/// `membership_of_rows`).
+fn nearest(centroids: &[f32], data: &[f32], dim: usize, distance: DistanceType) -> Vec<Option<u32>> {
+    <KMeansAlgoFloat<Float32Type> as KMeansAlgo<f32>>::compute_membership_and_dist(
+        centroids, data, dim, distance, 0.0, None, None,
+    )
+    .0
+}
+
+/// Moves the first `rows` sample rows down the tree until each is in a
+/// node that is not split, from where the last request left them (the
+/// whole way down for a new worker, or when the splits differ).
+fn descend<'a>(
+    vectors: &[f32],
+    dim: usize,
+    descent: &'a mut Option<Descent>,
+    tree: &Tree,
+    rows: usize,
+    distance: DistanceType,
+    steps: &mut Steps,
+) -> CResult<&'a mut Descent> {
+    let valid = descent.as_ref().is_some_and(|d| {
+        d.node_of.len() == rows
+            && d.node_of.iter().all(|n| *n == DROPPED || (*n as usize) < tree.nodes.len())
+            && d.splits.iter().all(|(id, c, children)| {
+                tree.nodes.get(*id as usize).is_some_and(|n| {
+                    n.state == NodeState::Split && n.centroids == *c && n.children == *children
+                })
+            })
+    });
+    if !valid {
+        *descent =
+            Some(Descent { splits: Vec::new(), node_of: vec![0; rows], groups_for: Vec::new(), groups: Vec::new() });
+    }
+    let d = descent.as_mut().expect("just set");
+    loop {
+        let mut by_node: std::collections::BTreeMap<u32, Vec<usize>> = Default::default();
+        for (row, node) in d.node_of.iter().enumerate() {
+            if *node != DROPPED && tree.nodes[*node as usize].state == NodeState::Split {
+                by_node.entry(*node).or_default().push(row);
+            }
+        }
+        if by_node.is_empty() {
+            return Ok(d);
+        }
+        for (id, members) in by_node {
+            steps.check()?;
+            let node = &tree.nodes[id as usize];
+            let data = gather(vectors, dim, members.iter().copied());
+            for (row, m) in members.iter().zip(nearest(&node.centroids, &data, dim, distance)) {
+                d.node_of[*row] = m.map_or(DROPPED, |c| node.children[c as usize]);
+            }
+            if !d.splits.iter().any(|(s, _, _)| *s == id) {
+                d.splits.push((id, node.centroids.clone(), node.children.clone()));
+            }
+        }
+    }
+}
+
+/// A round of a hierarchical IVF training (training/mod.rs): per stage,
+/// the pending nodes' counts and candidates, the training nodes' k-means
+/// statistics, their counts per sub-cluster, or the leaves' sums.
+fn tree_round(
+    sample: &mut Sample,
+    tree: &Tree,
+    problems: &[Problem],
+    rows: usize,
+    distance: DistanceType,
+    steps: &mut Steps,
+    out: &mut Stats,
+) -> CResult<()> {
+    let Sample { keys, vectors, descent, dim, .. } = sample;
+    let dim = *dim;
+    let (keys, vectors) = (&keys[..rows], &vectors[..rows * dim]);
+    let d = descend(vectors, dim, descent, tree, rows, distance, steps)?;
+    // A candidate for `slot`: the rows come in key order, so the first
+    // ones a slot meets are its smallest keys.
+    let mut taken = std::collections::HashMap::<u32, usize>::new();
+    let mut offer = |out: &mut Stats, slot: u32, row: usize| {
+        let n = taken.entry(slot).or_insert(0);
+        if *n < BRANCHING {
+            *n += 1;
+            out.slots.push(slot);
+            out.keys.push(keys[row]);
+            out.vectors.extend_from_slice(&vectors[row * dim..(row + 1) * dim]);
+        }
+    };
+    if tree.stage != Stage::Lloyd {
+        // The training rows of a level, kept through its k-means rounds.
+        (d.groups, d.groups_for) = (Vec::new(), Vec::new());
+    }
+    match tree.stage {
+        Stage::Open => {
+            let pending = tree.ids(NodeState::Pending);
+            let mut counts = vec![0u64; pending.len()];
+            for (row, node) in d.node_of.iter().enumerate() {
+                if let Ok(slot) = pending.binary_search(node) {
+                    counts[slot] += 1;
+                    offer(out, slot as u32, row);
+                }
+            }
+            out.problems.push(ProblemStats { counts, ..Default::default() });
+        }
+        Stage::Lloyd => {
+            let training = tree.ids(NodeState::Training);
+            let wanted: Vec<(u32, u64)> = training.iter().map(|id| (*id, tree.nodes[*id as usize].cut)).collect();
+            if d.groups_for != wanted {
+                d.groups = members(&d.node_of, &training)
+                    .iter()
+                    .zip(&wanted)
+                    .map(|(rows, (_, cut))| gather(vectors, dim, rows.iter().copied().filter(|r| keys[*r] < *cut)))
+                    .collect();
+                d.groups_for = wanted;
+            }
+            let active: usize = problems.iter().zip(&d.groups).filter(|(p, _)| !p.done).map(|(_, g)| g.len() / dim).sum();
+            steps.start(STAGE_IVF_ROUND, active as u64, "rows")?;
+            let mut done = 0;
+            for (p, group) in problems.iter().zip(&d.groups) {
+                if p.done {
+                    out.problems.push(ProblemStats::default());
+                } else {
+                    out.problems.push(assign(p, group, distance, steps, STAGE_IVF_ROUND, &mut done)?);
+                }
+            }
+            steps.complete(STAGE_IVF_ROUND)?;
+        }
+        Stage::Split => {
+            let training = tree.ids(NodeState::Training);
+            let grouped = members(&d.node_of, &training);
+            for (i, ((id, p), members)) in training.iter().zip(problems).zip(grouped).enumerate() {
+                steps.check()?;
+                let data = gather(vectors, dim, members.iter().copied());
+                let mut counts = vec![0u64; p.k];
+                // Sub-clusters become nodes (which need candidates) unless
+                // this node's quota fits its own k-means.
+                let deeper = tree.nodes[*id as usize].quota as usize > p.k;
+                for (row, m) in members.iter().zip(nearest(&p.centroids, &data, dim, distance)) {
+                    if let Some(c) = m {
+                        counts[c as usize] += 1;
+                        if deeper {
+                            offer(out, (i * BRANCHING) as u32 + c, *row);
+                        }
+                    }
+                }
+                out.problems.push(ProblemStats { counts, ..Default::default() });
+            }
+        }
+        Stage::Means => {
+            let leaves = tree.ids(NodeState::Leaf);
+            let mut sums = vec![0f64; leaves.len() * dim];
+            let mut counts = vec![0u64; leaves.len()];
+            let mut squares = vec![0f64; leaves.len()];
+            for (row, node) in d.node_of.iter().enumerate() {
+                if let Ok(leaf) = leaves.binary_search(node) {
+                    counts[leaf] += 1;
+                    for (s, v) in sums[leaf * dim..(leaf + 1) * dim].iter_mut().zip(&vectors[row * dim..(row + 1) * dim]) {
+                        *s += *v as f64;
+                        squares[leaf] += (*v as f64) * (*v as f64);
+                    }
+                }
+            }
+            out.problems.push(ProblemStats { sums, counts, losses: squares, radius: Vec::new() });
+        }
+    }
+    Ok(())
 }
