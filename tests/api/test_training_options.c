@@ -397,12 +397,7 @@ static void test_one_shot(void) {
 static LanceIndexSegmentBuilder* builder_over(const LanceDataset* at, const LanceVectorIndexParams* p,
                                               const uint32_t* fragments, size_t n, int uuid_seed,
                                               uint8_t uuid[16]) {
-    tu_uuid(uuid_seed, uuid);
-    LanceIndexSegmentBuildOptions o = {0};
-    o.fragment_ids = fragments;
-    o.fragment_count = n;
-    o.index_uuid = uuid;
-    LanceIndexSegmentBuilder* b = vector_segment_builder_new(at, "vec", NULL, p, &o, NULL);
+    LanceIndexSegmentBuilder* b = tu_vector_segment_builder(at, p, NULL, fragments, n, uuid_seed, uuid);
     CHECK(b != NULL);
     return b;
 }

@@ -621,15 +621,21 @@ int tu_fixture_end(TuFixture* f, const char* suite) {
     return tu_finish(suite);
 }
 
-uint8_t* tu_vector_segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model,
-                           const uint32_t* fragment_ids, size_t n, int uuid_seed, size_t* len) {
-    uint8_t uuid[16];
+LanceIndexSegmentBuilder* tu_vector_segment_builder(const LanceDataset* ds, const LanceVectorIndexParams* p,
+                                                    const LanceVectorModel* model, const uint32_t* fragment_ids,
+                                                    size_t n, int uuid_seed, uint8_t uuid[16]) {
     tu_uuid(uuid_seed, uuid);
     LanceIndexSegmentBuildOptions o = {0};
     o.fragment_ids = fragment_ids;
     o.fragment_count = n;
     o.index_uuid = uuid;
-    LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, p, &o, model);
+    return vector_segment_builder_new(ds, "vec", NULL, p, &o, model);
+}
+
+uint8_t* tu_vector_segment(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model,
+                           const uint32_t* fragment_ids, size_t n, int uuid_seed, size_t* len) {
+    uint8_t uuid[16];
+    LanceIndexSegmentBuilder* b = tu_vector_segment_builder(ds, p, model, fragment_ids, n, uuid_seed, uuid);
     if (!b) return NULL;
     uint8_t* bytes = NULL;
     int rc = lance_index_segment_builder_execute_uncommitted(b, &bytes, len);

@@ -255,6 +255,14 @@ static inline void tu_remove_tree(const char* path) {
  * different UUIDs. */
 void tu_uuid(int seed, uint8_t out[16]);
 
+/* The builder tu_vector_segment() executes, unexecuted (so options can be
+ * set first): column "vec", `fragment_ids`, UUID from `uuid_seed` written
+ * to `uuid`, `model` set when not NULL.  NULL with the library's error
+ * pending. */
+LanceIndexSegmentBuilder* tu_vector_segment_builder(const LanceDataset* ds, const LanceVectorIndexParams* p,
+                                                    const LanceVectorModel* model, const uint32_t* fragment_ids,
+                                                    size_t n, int uuid_seed, uint8_t uuid[16]);
+
 /* One uncommitted vector segment on column "vec" over `fragment_ids`, UUID from
  * `uuid_seed` (tu_uuid), built by vector_segment_builder_new(): with
  * `model` set on the builder (it never trains), or trained locally when
