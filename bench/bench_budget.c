@@ -78,10 +78,8 @@ static int run(const char* uri, const char* model_path, int concurrent, uint32_t
     double start = monotonic_seconds();
     for (int i = 0; i < FRAGMENTS; i++) {
         tasks[i] = (Task){ds, model, &p, (uint32_t)i, lance_index_build_cancel_token_new(), NULL, 0};
-        if (concurrent)
-            pthread_create(&threads[i], NULL, build, &tasks[i]);
-        else
-            build(&tasks[i]);
+        if (concurrent) pthread_create(&threads[i], NULL, build, &tasks[i]);
+        else build(&tasks[i]);
     }
     if (concurrent)
         for (int i = 0; i < FRAGMENTS; i++) pthread_join(threads[i], NULL);

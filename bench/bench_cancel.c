@@ -142,8 +142,7 @@ static void cancel_series(double t, int cancels, const char* what, Series* out) 
                "worst %.0f ms\n",
                what, n, out->finished, sorted[n / 2] * 1000, sorted[n - 1] * 1000);
     for (int s = 0; s < stages; s++)
-        printf("  cancelled during %-24s %2d times, worst %.0f ms\n", per[s].stage, per[s].count,
-               per[s].worst * 1000);
+        printf("  cancelled during %-24s %2d times, worst %.0f ms\n", per[s].stage, per[s].count, per[s].worst * 1000);
 }
 
 /* The --csv block (see the header comment). */
@@ -151,8 +150,7 @@ static void print_csv(const Series* series, int count) {
     printf("# csv\n");
     for (int i = 0; i < count; i++) {
         const Series* x = &series[i];
-        for (int j = 0; j < x->n; j++)
-            printf("cancel,\"%s\",\"%s\",%.3f\n", x->what, x->stage[j], x->lat[j] * 1000);
+        for (int j = 0; j < x->n; j++) printf("cancel,\"%s\",\"%s\",%.3f\n", x->what, x->stage[j], x->lat[j] * 1000);
         if (x->n == 0) continue; /* no summary: there was nothing to measure */
         double sorted[256];
         memcpy(sorted, x->lat, sizeof(double) * (size_t)x->n);

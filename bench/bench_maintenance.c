@@ -142,9 +142,8 @@ static void run(const char* uri, const Shape* sh, const DemoData* data) {
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = (uint32_t)sh->partitions;
-    fprintf(stderr, "== %s: %llu fragments x %llu rows x %llu, %llu appended\n", uri,
-            (unsigned long long)sh->fragments, (unsigned long long)sh->rows, (unsigned long long)sh->dim,
-            (unsigned long long)sh->append);
+    fprintf(stderr, "== %s: %llu fragments x %llu rows x %llu, %llu appended\n", uri, (unsigned long long)sh->fragments,
+            (unsigned long long)sh->rows, (unsigned long long)sh->dim, (unsigned long long)sh->append);
 
     /* 1. The index of one segment per fragment. */
     double t0 = monotonic_seconds();
@@ -309,11 +308,11 @@ static void run(const char* uri, const Shape* sh, const DemoData* data) {
            "\"knn_queries\": %llu, \"knn_mismatches\": %d, \"checks\": \"%s\"}\n",
            (unsigned long long)sh->fragments, (unsigned long long)sh->rows, (unsigned long long)sh->dim,
            (unsigned long long)sh->partitions, write_s, train_s, build_s, commit_build_s,
-           (unsigned long long)sh->append, open_ms, plan_first_ms, plan_median_ms,
-           (unsigned long long)sh->plan_calls, segments_before, merges, merged_sources, merged_bytes, merge_s,
-           merged_sources ? merge_s * 1000 / (double)merged_sources : 0, merge_s > 0 ? merged_bytes / 1e6 / merge_s : 0, merged_bytes > 0 ? merge_s / (merged_bytes / 1e9) : 0,
-           builds, delta_s, commit_s, (unsigned long long)segments_now, (unsigned long long)sh->queries, mismatches,
-           failures ? "FAILED" : "ok");
+           (unsigned long long)sh->append, open_ms, plan_first_ms, plan_median_ms, (unsigned long long)sh->plan_calls,
+           segments_before, merges, merged_sources, merged_bytes, merge_s,
+           merged_sources ? merge_s * 1000 / (double)merged_sources : 0, merge_s > 0 ? merged_bytes / 1e6 / merge_s : 0,
+           merged_bytes > 0 ? merge_s / (merged_bytes / 1e9) : 0, builds, delta_s, commit_s,
+           (unsigned long long)segments_now, (unsigned long long)sh->queries, mismatches, failures ? "FAILED" : "ok");
     fflush(stdout);
     json_free(coverage);
     lance_free_string(coverage_text);

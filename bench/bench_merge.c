@@ -49,8 +49,8 @@ typedef struct {
     double recall;
 } Layout;
 
-static double build_layout(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* m,
-                           Layout* l, int count) {
+static double build_layout(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* m, Layout* l,
+                           int count) {
     int per = FRAGS / count;
     l->count = count;
     double total = 0;
@@ -143,8 +143,7 @@ int main(int argc, char** argv) {
     int64_t* truth = malloc(sizeof(int64_t) * (size_t)queries * K);
     if (!truth) die_errno("allocating the exact answers");
     for (int q = 0; q < queries; q++)
-        if (demo_data_nearest(&data, demo_data_query(&data, q), K, truth + q * K) != K)
-            die_errno("the exact answers");
+        if (demo_data_nearest(&data, demo_data_query(&data, q), K, truth + q * K) != K) die_errno("the exact answers");
 
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_PQ;
@@ -155,8 +154,13 @@ int main(int argc, char** argv) {
     if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
     double train_s = monotonic_seconds() - t0;
 
-    static const char* const labels[8] = {"1 segment (one-shot, shared model)", "4 segments", "16 segments",
-                                          "64 segments", "16 merged -> 1", "16 merged -> 4", "64 merged -> 1",
+    static const char* const labels[8] = {"1 segment (one-shot, shared model)",
+                                          "4 segments",
+                                          "16 segments",
+                                          "64 segments",
+                                          "16 merged -> 1",
+                                          "16 merged -> 4",
+                                          "64 merged -> 1",
                                           "64 merged -> 4"};
     static Layout l[8];
     for (int i = 0; i < 8; i++) l[i].label = labels[i];
@@ -189,8 +193,8 @@ int main(int argc, char** argv) {
            "%d queries, nprobes %d, k %d; latency = median (best of %d interleaved rounds), ratio = to the 1-segment "
            "build\n",
            (long long)rows, DIM, FRAGS, train_s, queries, NPROBES, K, ROUNDS);
-    printf("  %-36s %9s %9s %9s %10s %10s %9s\n", "layout", "segments", "build s", "merge s", "median ms",
-           "latency x", "recall@10");
+    printf("  %-36s %9s %9s %9s %10s %10s %9s\n", "layout", "segments", "build s", "merge s", "median ms", "latency x",
+           "recall@10");
     for (int i = 0; i < 8; i++) {
         char merge_s[16] = "-";
         if (l[i].merge_s > 0) snprintf(merge_s, sizeof merge_s, "%.2f", l[i].merge_s);

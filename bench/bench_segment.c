@@ -64,7 +64,8 @@ int main(int argc, char** argv) {
     sort_doubles(seg_local, (size_t)repeats);
     int m = repeats / 2;
     printf("bench_segment: %lld x %d float32, 16 fragments, IVF_PQ 64 partitions x 16 sub-vectors, "
-           "median of %d interleaved runs\n", (long long)rows, dim, repeats);
+           "median of %d interleaved runs\n",
+           (long long)rows, dim, repeats);
     printf("| step | seconds | ratio to one-shot |\n|---|---|---|\n");
     printf("| one-shot build, whole dataset | %.2f | 1.00 |\n", one_shot[m]);
     printf("| train shared model (IVF + PQ) | %.2f | %.2f |\n", train[m], train[m] / one_shot[m]);

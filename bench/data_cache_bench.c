@@ -155,13 +155,20 @@ static int make_schema(int32_t dim, struct ArrowSchema* out) {
     p->fields[0] = (struct ArrowSchema){.format = "l", .name = "id", .release = release_part};
     p->fields[2] = (struct ArrowSchema){.format = "f", .name = "item", .flags = 2, .release = release_part};
     p->item[0] = &p->fields[2];
-    p->fields[1] = (struct ArrowSchema){
-        .format = p->vec_format, .name = "vec", .flags = 2, .n_children = 1, .children = p->item,
-        .release = release_part};
+    p->fields[1] = (struct ArrowSchema){.format = p->vec_format,
+                                        .name = "vec",
+                                        .flags = 2,
+                                        .n_children = 1,
+                                        .children = p->item,
+                                        .release = release_part};
     p->children[0] = &p->fields[0];
     p->children[1] = &p->fields[1];
-    *out = (struct ArrowSchema){.format = "+s", .name = "", .n_children = 2, .children = p->children,
-                                .private_data = p, .release = release_schema};
+    *out = (struct ArrowSchema){.format = "+s",
+                                .name = "",
+                                .n_children = 2,
+                                .children = p->children,
+                                .private_data = p,
+                                .release = release_schema};
     return 0;
 }
 
@@ -222,8 +229,13 @@ static int source_next(struct ArrowArrayStream* s, struct ArrowArray* out) {
     p->id = (struct ArrowArray){.length = n, .n_buffers = 2, .buffers = p->id_buffers, .release = release_ids};
     p->children[0] = &p->id;
     p->children[1] = &p->vec;
-    *out = (struct ArrowArray){.length = n, .n_buffers = 1, .buffers = p->struct_buffers, .n_children = 2,
-                               .children = p->children, .private_data = p, .release = release_batch};
+    *out = (struct ArrowArray){.length = n,
+                               .n_buffers = 1,
+                               .buffers = p->struct_buffers,
+                               .n_children = 2,
+                               .children = p->children,
+                               .private_data = p,
+                               .release = release_batch};
     src->next += n;
     return 0;
 }
@@ -250,8 +262,8 @@ static int cmd_setup(char** a) {
     params.max_rows_per_file = (rows + fragments - 1) / fragments;
     LanceDataset* ds = NULL;
     double t0 = monotonic_seconds();
-    int32_t rc = lance_dataset_write_with_params(a[0], &schema, &stream, LANCE_WRITE_CREATE, &params,
-                                                 storage_opts, &ds);
+    int32_t rc =
+        lance_dataset_write_with_params(a[0], &schema, &stream, LANCE_WRITE_CREATE, &params, storage_opts, &ds);
     schema.release(&schema);
     if (rc != 0) die("write");
     double written = monotonic_seconds();
@@ -313,8 +325,8 @@ static void digest_batch(const struct ArrowArray* batch, int64_t id_col, int64_t
     const int64_t* ids = id_values(batch, id_col);
     const struct ArrowArray* list = batch->children[vec_col];
     const struct ArrowArray* items = list->children[0];
-    const float* values = (const float*)items->buffers[1] + items->offset +
-                          (list->offset + batch->offset) * (int64_t)dim;
+    const float* values =
+        (const float*)items->buffers[1] + items->offset + (list->offset + batch->offset) * (int64_t)dim;
     for (int64_t i = 0; i < batch->length; i++) {
         d->rows++;
         d->id_sum += mix((uint64_t)ids[i]);
@@ -525,8 +537,10 @@ static int cmd_run(char** a, int rounds, const char* link) {
     if (full_scan(ds, run.dim, &warm) != 0) return 1;
     if (warm.rows != run.scan_expected.rows || warm.id_sum != run.scan_expected.id_sum ||
         warm.row_sum != run.scan_expected.row_sum) {
-        fprintf(stderr, "FAIL: the warm-up scan returned %" PRIu64 " rows, not the %" PRId64 " rows written "
-                        "(or their ids or vectors differ)\n", warm.rows, run.rows);
+        fprintf(stderr,
+                "FAIL: the warm-up scan returned %" PRIu64 " rows, not the %" PRId64 " rows written "
+                "(or their ids or vectors differ)\n",
+                warm.rows, run.rows);
         return 1;
     }
     if (knn_queries(ds, run.dim, run.rows, &run.knn_expected) != 0) return 1;
@@ -571,10 +585,10 @@ static int cmd_run(char** a, int rounds, const char* link) {
             }
 
     printf("\ndata cache, %s: %" PRId64 " rows x %d float32 + int64 id, %" PRIu64 " fragments, %.1f MiB of "
-           "vectors;\nlink: %s; medians of %d rounds; %d queries per k-NN pass\n", run.uri, run.rows, run.dim,
-           fragments, (double)run.rows * run.dim * 4 / MIB, link, rounds, queries);
-    printf("%-26s %-13s %4s %9s %11s %11s %11s %8s %5s\n", "workload", "data cache", "pass", "time (s)",
-           "remote MiB", "cache MiB", "net rx MiB", "rows", "check");
+           "vectors;\nlink: %s; medians of %d rounds; %d queries per k-NN pass\n",
+           run.uri, run.rows, run.dim, fragments, (double)run.rows * run.dim * 4 / MIB, link, rounds, queries);
+    printf("%-26s %-13s %4s %9s %11s %11s %11s %8s %5s\n", "workload", "data cache", "pass", "time (s)", "remote MiB",
+           "cache MiB", "net rx MiB", "rows", "check");
     for (int w = 0; w < WORKLOADS; w++)
         for (int c = 0; c < CACHES; c++)
             for (int p = 0; p < 2; p++) {
@@ -640,8 +654,9 @@ int main(int argc, char** argv) {
     else if (!strcmp(cmd, "run") && argc == 4) {
         queries = (int)query_count;
         rc = cmd_run(argv + 2, (int)rounds, link ? link : "not described");
-    } else fprintf(stderr, "usage: data_cache_bench setup URI ROWS DIM FRAGMENTS\n"
-                           "       data_cache_bench run URI CACHE_DIR [--rounds N] [--queries Q] [--link TEXT]\n");
+    } else
+        fprintf(stderr, "usage: data_cache_bench setup URI ROWS DIM FRAGMENTS\n"
+                        "       data_cache_bench run URI CACHE_DIR [--rounds N] [--queries Q] [--link TEXT]\n");
     storage_options_free(&storage);
     return rc;
 }

@@ -23,8 +23,7 @@ extern "C" {
  * another arrow_schema_init() call.  Its release releases the children that
  * were set up (release != NULL) and frees everything.  Returns 0, or -1
  * with errno ENOMEM and *out zeroed (nothing to release). */
-int arrow_schema_init(struct ArrowSchema* out, const char* format, const char* name, int64_t flags,
-                      int64_t n_children);
+int arrow_schema_init(struct ArrowSchema* out, const char* format, const char* name, int64_t flags, int64_t n_children);
 
 /* Makes `out` an array node of `length` rows, no nulls and offset 0, with
  * `n_buffers` buffer slots, all NULL, and `n_children` child structs,

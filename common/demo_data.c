@@ -21,9 +21,7 @@ static uint64_t splitmix64(uint64_t* state) {
 }
 
 /* Uniform in [0, 1), from the top 24 bits. */
-static float unit_interval(uint64_t* state) {
-    return (float)((splitmix64(state) >> 40) * (1.0 / 16777216.0));
-}
+static float unit_interval(uint64_t* state) { return (float)((splitmix64(state) >> 40) * (1.0 / 16777216.0)); }
 
 int demo_data_make(DemoData* out, int64_t rows, int32_t dim, int32_t clusters, float noise, uint64_t seed) {
     memset(out, 0, sizeof *out);
@@ -138,9 +136,7 @@ static const char* source_error(struct ArrowArrayStream* s) {
     return "out of memory while making a batch of demo data";
 }
 
-static void source_release(struct ArrowArrayStream* s) {
-    s->release = NULL;
-}
+static void source_release(struct ArrowArrayStream* s) { s->release = NULL; }
 
 LanceDataset* demo_data_write(const char* uri, const DemoData* data, int64_t first, int64_t count, int32_t mode,
                               uint64_t rows_per_file, const char* const* storage_opts) {

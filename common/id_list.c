@@ -52,8 +52,7 @@ static int find_duplicate(const uint32_t* ids, size_t n, uint32_t* id, size_t* f
     return found;
 }
 
-int id_list_parse(const char* text, int flags, uint32_t** out_ids, size_t* out_count, char* error,
-                  size_t error_cap) {
+int id_list_parse(const char* text, int flags, uint32_t** out_ids, size_t* out_count, char* error, size_t error_cap) {
     if (!text || !*text) return refuse(error, error_cap, "the list is empty");
     size_t cap = 16, n = 0;
     uint32_t* ids = malloc(cap * sizeof *ids);

@@ -21,8 +21,7 @@ extern "C" {
  * *out_count ids in the order given, and 0 is returned.  On error -1 is
  * returned, nothing is allocated, and `error` (capacity `error_cap`, may be
  * 0) holds a message such as `item 3 ("x") is not a number`. */
-int id_list_parse(const char* text, int flags, uint32_t** out_ids, size_t* out_count, char* error,
-                  size_t error_cap);
+int id_list_parse(const char* text, int flags, uint32_t** out_ids, size_t* out_count, char* error, size_t error_cap);
 
 /* Parses all of `text` as a decimal number from 0 to `max` (no sign, space
  * or other character).  Returns 0, or -1 (nothing written to `out`). */

@@ -48,7 +48,10 @@ static long hex4(const char* p) {
     long v = 0;
     for (int i = 0; i < 4; i++) {
         char c = p[i];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (d < 0) return -1;
         v = v * 16 + d;
     }
@@ -98,7 +101,9 @@ static char* parse_string_raw(Parser* ps) {
             case 'r': c = '\r'; break;
             case 'b': c = '\b'; break;
             case 'f': c = '\f'; break;
-            case '"': case '\\': case '/': c = e; break;
+            case '"':
+            case '\\':
+            case '/': c = e; break;
             case 'u': {
                 long cp = code_point(ps);
                 ok = cp > 0 && put_utf8(&b, cp) == 0; /* \u0000 would cut the C string: refused */

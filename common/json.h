@@ -14,11 +14,11 @@ typedef enum { J_NULL, J_BOOL, J_NUMBER, J_STRING, J_ARRAY, J_OBJECT } JType;
 
 typedef struct JValue {
     JType type;
-    double number;          /* J_NUMBER, J_BOOL (0/1) */
-    char* string;           /* J_STRING, UTF-8 (\u escapes decoded) */
-    size_t count;           /* J_ARRAY, J_OBJECT */
-    struct JValue** items;  /* J_ARRAY, J_OBJECT values */
-    char** keys;            /* J_OBJECT */
+    double number;         /* J_NUMBER, J_BOOL (0/1) */
+    char* string;          /* J_STRING, UTF-8 (\u escapes decoded) */
+    size_t count;          /* J_ARRAY, J_OBJECT */
+    struct JValue** items; /* J_ARRAY, J_OBJECT values */
+    char** keys;           /* J_OBJECT */
 } JValue;
 
 /* Parses `text`; NULL when it is not one complete JSON document (or memory

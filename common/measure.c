@@ -18,9 +18,7 @@ static int cmp_double(const void* a, const void* b) {
     return (x > y) - (x < y);
 }
 
-void sort_doubles(double* values, size_t n) {
-    qsort(values, n, sizeof *values, cmp_double);
-}
+void sort_doubles(double* values, size_t n) { qsort(values, n, sizeof *values, cmp_double); }
 
 double median_of(double* values, size_t n) {
     if (n == 0) return 0;
@@ -31,10 +29,8 @@ double median_of(double* values, size_t n) {
 int take_flag(int* argc, char** argv, const char* flag) {
     int kept = 0, found = 0;
     for (int i = 0; i < *argc; i++) {
-        if (i > 0 && strcmp(argv[i], flag) == 0)
-            found = 1;
-        else
-            argv[kept++] = argv[i];
+        if (i > 0 && strcmp(argv[i], flag) == 0) found = 1;
+        else argv[kept++] = argv[i];
     }
     *argc = kept;
     argv[kept] = NULL;

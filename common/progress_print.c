@@ -21,8 +21,7 @@ void progress_print_event(void* user, int32_t event, const char* stage, uint64_t
         p->started = monotonic_seconds();
         if (!p->tty && total)
             fprintf(stderr, "%s%s: started (%llu %s)\n", p->prefix, stage, (unsigned long long)total, unit);
-        else if (!p->tty)
-            fprintf(stderr, "%s%s: started\n", p->prefix, stage);
+        else if (!p->tty) fprintf(stderr, "%s%s: started\n", p->prefix, stage);
         return;
     }
     double elapsed = monotonic_seconds() - p->started;
@@ -32,8 +31,8 @@ void progress_print_event(void* user, int32_t event, const char* stage, uint64_t
             fprintf(stderr, "\r%s%-18s %llu/%llu %s (%.0f/s)   ", p->prefix, stage, (unsigned long long)completed,
                     (unsigned long long)p->total, p->unit, rate);
         else
-            fprintf(stderr, "\r%s%-18s %llu %s (%.0f/s)   ", p->prefix, stage, (unsigned long long)completed,
-                    p->unit, rate);
+            fprintf(stderr, "\r%s%-18s %llu %s (%.0f/s)   ", p->prefix, stage, (unsigned long long)completed, p->unit,
+                    rate);
     } else if (event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) {
         fprintf(stderr, p->tty ? "\r%s%-18s done in %.2f s%30s\n" : "%s%s: done in %.2f s%s\n", p->prefix, stage,
                 elapsed, "");

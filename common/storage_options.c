@@ -73,8 +73,7 @@ int storage_options_from_args(StorageOptions* options, int* argc, char** argv, c
     return 0;
 }
 
-int storage_options_from_command_line(StorageOptions* options, int* argc, char** argv, char* error,
-                                      size_t error_cap) {
+int storage_options_from_command_line(StorageOptions* options, int* argc, char** argv, char* error, size_t error_cap) {
     if (storage_options_from_env(options, error, error_cap) == 0 &&
         storage_options_from_args(options, argc, argv, error, error_cap) == 0)
         return 0;

@@ -44,8 +44,7 @@ int storage_options_from_args(StorageOptions* options, int* argc, char** argv, c
 /* The prologue of a program that opens datasets: storage_options_from_env(),
  * then storage_options_from_args().  Returns 0, or -1 with `error` as above
  * and `options` left empty. */
-int storage_options_from_command_line(StorageOptions* options, int* argc, char** argv, char* error,
-                                      size_t error_cap);
+int storage_options_from_command_line(StorageOptions* options, int* argc, char** argv, char* error, size_t error_cap);
 
 /* storage_options_from_command_line() for a program that stops on bad
  * storage options: on failure prints "<program>: <what is wrong>" on stderr

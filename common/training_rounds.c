@@ -49,8 +49,8 @@ int training_serve(LanceVectorTrainingWorker* worker, FILE* in, FILE* out, int (
         uint8_t* stats = NULL;
         if (!request) {
             fprintf(out, "error %d cannot read %s: %s\n", usage_status, request_path, strerror(errno));
-        } else if (lance_vector_training_worker_run_with_control(worker, request, len, &control, &stats,
-                                                                 &stats_len) != 0) {
+        } else if (lance_vector_training_worker_run_with_control(worker, request, len, &control, &stats, &stats_len) !=
+                   0) {
             LanceErrorCode code = lance_last_error_code();
             const char* message = lance_last_error_message();
             fprintf(out, "error %d %s\n", exit_status(code), message ? message : "");
@@ -202,8 +202,8 @@ int training_processes_stop(TrainingProcess* workers, size_t count) {
         int status = 0;
         struct rusage usage;
         memset(&usage, 0, sizeof usage);
-        if (workers[g].pid > 0 && (wait4(workers[g].pid, &status, 0, &usage) < 0 || !WIFEXITED(status) ||
-                                   WEXITSTATUS(status) != 0))
+        if (workers[g].pid > 0 &&
+            (wait4(workers[g].pid, &status, 0, &usage) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0))
             rc = -1;
         workers[g].peak_rss_kib = usage.ru_maxrss;
         if (workers[g].out) fclose(workers[g].out);

@@ -34,9 +34,9 @@ int training_serve(LanceVectorTrainingWorker* worker, FILE* in, FILE* out, int (
 /* Coordinator side: one worker process and its pipes. */
 typedef struct {
     pid_t pid;
-    FILE* in;           /* the worker's stdin */
-    FILE* out;          /* the worker's stdout */
-    long peak_rss_kib;  /* the worker's peak resident set, set by training_processes_stop() */
+    FILE* in;          /* the worker's stdin */
+    FILE* out;         /* the worker's stdout */
+    long peak_rss_kib; /* the worker's peak resident set, set by training_processes_stop() */
 } TrainingProcess;
 
 /* What a training's rounds moved and cost the coordinator. */

@@ -15,9 +15,7 @@ void uuid_hex_format(const uint8_t uuid[16], char out[UUID_HEX_LEN + 1]) {
 }
 
 /* After which byte the dashed form has a dash. */
-static int dash_after(int byte) {
-    return byte == 3 || byte == 5 || byte == 7 || byte == 9;
-}
+static int dash_after(int byte) { return byte == 3 || byte == 5 || byte == 7 || byte == 9; }
 
 void uuid_hex_format_dashed(const uint8_t uuid[16], char out[UUID_HEX_DASHED_LEN + 1]) {
     size_t n = 0;

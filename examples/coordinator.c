@@ -170,7 +170,8 @@ static int count_option(const char* name, const char* text) {
 
 int main(int argc, char** argv) {
     int64_t rows = 100000;
-    int dim = 128, fragments = 16, workers = 4, parallel = 2, partitions = 64, check = 0, compare = 0, kill_first = 0, one_node = 0;
+    int dim = 128, fragments = 16, workers = 4, parallel = 2, partitions = 64, check = 0, compare = 0, kill_first = 0,
+        one_node = 0;
     const char* type_name = "IVF_PQ";
     const char* uri_given = NULL;
     if (storage_options_init(&storage, &argc, argv, "coordinator") != 0) return 2;
@@ -216,8 +217,8 @@ int main(int argc, char** argv) {
     snprintf(model_file, sizeof model_file, "%s/model.bin", dir);
     DemoData data;
     if (demo_data_make(&data, rows, dim, 64, 2.0f, 1) != 0) die_errno("generating the vectors");
-    LanceDataset* written = demo_data_write(uri, &data, 0, rows, LANCE_WRITE_CREATE,
-                                            (uint64_t)((rows + fragments - 1) / fragments), opts);
+    LanceDataset* written =
+        demo_data_write(uri, &data, 0, rows, LANCE_WRITE_CREATE, (uint64_t)((rows + fragments - 1) / fragments), opts);
     if (!written) die("write");
     lance_dataset_close(written);
     LanceDataset* ds = lance_dataset_open(uri, opts, 0);
@@ -275,8 +276,8 @@ int main(int argc, char** argv) {
     const char* fingerprint = lance_vector_model_fingerprint(model);
     double t1 = monotonic_seconds();
     if (one_node)
-        printf("trained the shared model (%d partitions) in this process: %.2f s, fingerprint %.16s...\n",
-               partitions, t1 - t0, fingerprint);
+        printf("trained the shared model (%d partitions) in this process: %.2f s, fingerprint %.16s...\n", partitions,
+               t1 - t0, fingerprint);
     else
         printf("trained the shared model (%d partitions) across the %d workers in %u rounds: %.2f s, "
                "fingerprint %.16s...\n",
@@ -308,7 +309,9 @@ int main(int argc, char** argv) {
         int left = local && stat(seg_dir, &st) == 0;
         int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
         printf("killed worker 0 during its shuffle: exit status %d (3 = cancelled), segment directory %s\n", code,
-               !local ? "not checked (object storage)" : left ? "LEFT BEHIND" : "removed");
+               !local ? "not checked (object storage)"
+               : left ? "LEFT BEHIND"
+                      : "removed");
         if (!sent || code != 3 || left) bad = 1;
         /* The retry is a new attempt with a new segment UUID. */
         assign_uuid(w[0].uuid, w[0].uuid_hex);
@@ -350,8 +353,8 @@ int main(int argc, char** argv) {
     options.job_id = "coordinator-example";
     options.attempt_id = "1";
     LanceCommitIndexResult result = {0};
-    if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers,
-                                                         &options, &result) != 0)
+    if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers, &options,
+                                                         &result) != 0)
         die("commit");
     double t3 = monotonic_seconds();
     printf("committed %d segments as index 'vec_idx' in version %llu: %.3f s\n", workers,
@@ -359,8 +362,8 @@ int main(int argc, char** argv) {
     /* A retry of the same commit (as after a lost reply) changes nothing. */
     LanceCommitIndexResult retry = {0};
     options.attempt_id = "2";
-    if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers,
-                                                         &options, &retry) != 0)
+    if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers, &options,
+                                                         &retry) != 0)
         die("retry commit");
     printf("retried the commit: already committed = %s, version %llu\n", retry.already_committed ? "yes" : "no",
            (unsigned long long)retry.version);
@@ -390,8 +393,7 @@ int main(int argc, char** argv) {
         printf("one-shot build in this process: %.2f s; distributed (train + workers + commit): %.2f s; "
                "ratio distributed / one-shot = %.2f\n",
                c1 - c0, t3 - t0, (t3 - t0) / (c1 - c0));
-        printf("recall@10: one-shot %.3f, %d segments %.3f, difference %+.3f\n", r_one, workers, r_seg,
-               r_seg - r_one);
+        printf("recall@10: one-shot %.3f, %d segments %.3f, difference %+.3f\n", r_one, workers, r_seg, r_seg - r_one);
     }
 
     for (int i = 0; i < workers; i++) {

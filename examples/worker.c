@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     StorageOptions storage = {0};
     if (storage_options_init(&storage, &argc, argv, "worker") != 0) return EXIT_ARGUMENTS;
     int rc = argc > 1 && !strcmp(argv[1], "--train") ? train(argc, argv, storage_options_array(&storage))
-                                                      : run(argc, argv, storage_options_array(&storage));
+                                                     : run(argc, argv, storage_options_array(&storage));
     storage_options_free(&storage);
     return rc;
 }
@@ -142,8 +142,7 @@ static int run(int argc, char** argv, const char* const* storage_opts) {
         else if (lance_index_segment_builder_set_progress_callback(b, progress_print_event, &shown) != 0 ||
                  lance_index_segment_builder_set_cancel_token(b, token) != 0)
             rc = fail("builder settings");
-        else if (lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0)
-            rc = fail("build");
+        else if (lance_index_segment_builder_execute_uncommitted(b, &bytes, &len) != 0) rc = fail("build");
         else if (write_whole_file(argv[5], bytes, len) != 0) {
             fprintf(stderr, "worker: cannot write %s\n", argv[5]);
             rc = EXIT_FAILED;
@@ -160,9 +159,7 @@ static int run(int argc, char** argv, const char* const* storage_opts) {
 }
 
 /* The training line's EXIT: 0 is never printed; any error is a failure. */
-static int training_exit(LanceErrorCode code) {
-    return code == LANCE_ERR_CANCELLED ? EXIT_CANCELLED : EXIT_FAILED;
-}
+static int training_exit(LanceErrorCode code) { return code == LANCE_ERR_CANCELLED ? EXIT_CANCELLED : EXIT_FAILED; }
 
 static int train(int argc, char** argv, const char* const* storage_opts) {
     uint64_t version = 0;

@@ -13,7 +13,7 @@
 # `scaling` (bench/scaling_bench.sh): the distributed training with 1, 2
 # and 4 workers at 1,024 and 4,096 partitions, the scaling model checked
 # against it and projected to 8-64 workers and 1B rows (a table and
-# build/bench-plots/scaling_model.png); SCALING_ARGS passes options.
+# build-release/bench-plots/scaling_model.png); SCALING_ARGS passes options.
 # `cancel-1m`: the
 # cancel latencies of `cancel` at 1M rows.
 # `s3` (bench/s3_bench.sh, as root: it starts SeaweedFS on network-namespace
@@ -29,12 +29,15 @@
 # of `s3`) the same on the local disk and on s3:// side by side.
 # MAINTENANCE_ARGS passes bench_maintenance options (--fragments, --rows, ...).
 # `suite` (bench/suite.py) prints the summary table and writes PNG plots to
-# build/bench-plots: its own five sections, then bench_merge, bench_cancel
+# build-release/bench-plots: its own five sections, then bench_merge, bench_cancel
 # (1M rows) and scale_bench.sh (1M rows) run with --csv, as rows and plots of
 # the same table; it uses pylance and matplotlib from the project's Python
 # environment (installed here when missing).  SUITE_ROWS sets its size;
 # SUITE_ARGS passes further options to suite.py (--only merge,cancel,scale,
 # --cancel-rows 0, --scale-rows N, ...; see its docstring).
+# The benchmarks measure what ships: the release profile, in build-release/
+# (docs/building.md "Two profiles").
+export LANCE_C_CARGO_PROFILE=${LANCE_C_CARGO_PROFILE:-release}
 source "$(dirname "$0")/configure.sh"
 cmake --build "$build" --target bench_segment bench_commit bench_merge bench_cancel bench_ffi bench_commit_scaling \
   bench_train bench_budget bench_maintenance lance_coordinator lance_worker lance_index_tool s3_dataset data_cache_bench
@@ -59,7 +62,7 @@ for b in "${which[@]}"; do
     scaling)
       "$venv/bin/python" -c "import matplotlib" 2>/dev/null || "$venv/bin/pip" install -q matplotlib
       # shellcheck disable=SC2086
-      "$root/bench/scaling_bench.sh" "$build" --out "$build/bench-plots" ${SCALING_ARGS:-} ;;
+      "$root/bench/scaling_bench.sh" "$build" --out "$build-release/bench-plots" ${SCALING_ARGS:-} ;;
     # The 4-worker multi-process loop (2 workers at a time) against the
     # one-shot build, 100k x 128 IVF_PQ, in one run.
     loop)    "$build/lance_coordinator" --compare 2> /dev/null ;;

@@ -22,7 +22,13 @@
 #      imports `a` and `b` only", or "nothing of the crate outside itself"),
 #      all of them below it; its files import no other wing and never
 #      `api`; inside a wing a module imports only modules its mod.rs lists
-#      above it; and docs/architecture.md names every wing module.
+#      above it; and docs/architecture.md names every wing module;
+#   7. this library's own interface is frozen: every function lance.h
+#      declares that tests/conformance/upstream_interface.c does not list
+#      (upstream's) is in tests/conformance/own_interface.c's OWN_FUNCTIONS,
+#      which names nothing upstream's or undeclared; and every Lance struct
+#      the header defines that upstream_interface.c's UPSTREAM_STRUCTS_CHECKED
+#      does not list has its size asserted there (with its fields).
 #
 # Usage:
 #   check_map.sh [--root DIR] [--header FILE] [--api DIR] [--src DIR]
@@ -45,8 +51,9 @@ if [[ "${1:-}" == "--planted-drift" ]]; then
     cp -r "$root/src" "$tmp/src"
     bash "$here/check_map.sh" --root "$root" --header "$tmp/lance.h" --api "$tmp/api" --src "$tmp/src" > "$tmp/before" || true
     # Drift 1: a function declared in the last section, with no line in the
-    # table of contents (and so called by no test).  Drift 2: a module's doc
-    # line names a section the header does not have.
+    # table of contents (and so called by no test, and frozen nowhere), and
+    # a struct of this library's own that own_interface.c does not freeze.
+    # Drift 2: a module's doc line names a section the header does not have.
     python3 - "$tmp" <<'PY'
 import sys
 tmp = sys.argv[1]
@@ -54,7 +61,8 @@ path = tmp + "/lance.h"
 text = open(path).read()
 tail = "#ifdef __cplusplus\n} /* extern \"C\" */"
 assert text.count(tail) == 1, "lance.h: the closing extern \"C\" block was not found"
-text = text.replace(tail, "int32_t lance_planted_drift_probe(void);\n\n" + tail)
+text = text.replace(tail, "typedef struct LancePlantedDriftOptions {\n    uint32_t reserved;\n} LancePlantedDriftOptions;\n\n"
+                          "int32_t lance_planted_drift_probe(void);\n\n" + tail)
 open(path, "w").write(text)
 import os, re
 for name in sorted(os.listdir(tmp + "/api")):
@@ -71,24 +79,15 @@ open(path, "a").write("\n#[allow(unused_imports)]\nuse crate::index::catalog as 
 PY
     status=0
     bash "$here/check_map.sh" --root "$root" --header "$tmp/lance.h" --api "$tmp/api" --src "$tmp/src" > "$tmp/after" || status=$?
-    fail=0
-    if [[ $status -ne 1 ]]; then
-        echo "FAIL: the check exited $status on a planted drift, not 1"; fail=1
-    fi
-    for want in "lance_planted_drift_probe is declared in section" \
-                 "names section \"Planted bogus section\"" \
-                 "lance_planted_drift_probe is referenced by no test" \
-                 "imports \`index\`, which the import rule of"; do
-        if ! grep -qF "$want" "$tmp/after"; then
-            echo "FAIL: the planted drift's report lacks: $want"; fail=1
-        elif grep -qF "$want" "$tmp/before"; then
-            echo "FAIL: the report says \"$want\" before the drift was planted"; fail=1
-        fi
-    done
-    echo "--- the check's report on the planted drift:"
-    cat "$tmp/after"
-    if [[ $fail -ne 0 ]]; then exit 1; fi
-    echo "planted drift: the four planted disagreements reported, exit status 1"
+    # shellcheck source=SCRIPTDIR/planted_drift.sh
+    source "$here/planted_drift.sh"
+    planted_verdict "$tmp/before" "$tmp/after" "$status" \
+            "lance_planted_drift_probe is declared in section" \
+            "names section \"Planted bogus section\"" \
+            "lance_planted_drift_probe is referenced by no test" \
+            "lance_planted_drift_probe is this library's own function" \
+            "struct LancePlantedDriftOptions is this library's own" \
+            "imports \`index\`, which the import rule of" || exit 1
     exit 0
 fi
 
@@ -109,7 +108,7 @@ while args:
         opts[a] = args.pop(0)
     else:
         sys.exit("usage: check_map.sh [--toc] [--root DIR] [--header FILE] [--api DIR] [--src DIR]"
-                 " | check_map.sh --planted-drift")
+            " | check_map.sh --planted-drift")
 root = opts["--root"]
 header = opts["--header"] or os.path.join(root, "include/lance/lance.h")
 api_dir = opts["--api"] or os.path.join(root, "src/api")
@@ -508,10 +507,67 @@ for at, wing in enumerate(wings):
                         bad("%s:%d: imports `%s`, which the import rule of %s does not allow" % (
                             rel(f), n, other, rel(mod_path)))
 
+# ---- 7. this library's own interface, frozen ---------------------------
+def x_entries(path, macros, pos):
+    """The names in the X-macro lists `macros` defines in a file: of each
+    entry X(a, b, ...), its argument `pos` (0 = a), with its line."""
+    found, inside = {}, False
+    for n, line in enumerate(open(path), 1):
+        if not inside:
+            m = re.match(r"^#define (\w+)\(X\)", line)
+            inside = bool(m and m.group(1) in macros)
+            continue
+        for entry in re.findall(r"\bX\(([^()]*(?:\([^()]*\)[^()]*)*)\)", line):
+            words = [w.strip() for w in entry.split(",")]
+            if len(words) > pos and re.match(r"^\w+$", words[pos]):
+                found.setdefault(words[pos], n)
+        inside = line.rstrip("\n").endswith("\\")
+    return found
+
+
+upstream_c = os.path.join(root, "tests/conformance/upstream_interface.c")
+own_c = os.path.join(root, "tests/conformance/own_interface.c")
+upstream_functions = x_entries(upstream_c, {"UPSTREAM_FUNCTIONS_CHECKED", "UPSTREAM_DATA_CACHE_FUNCTIONS_CHECKED"}, 1)
+upstream_structs = x_entries(upstream_c, {"UPSTREAM_STRUCTS_CHECKED"}, 0)
+own_functions = x_entries(own_c, {"OWN_FUNCTIONS"}, 1)
+own_text = open(own_c).read()
+if not upstream_functions or not own_functions or not upstream_structs:
+    bad("check_map.sh: found no X(...) list in %s or %s (the lists' macro names changed?)"
+        % (rel(upstream_c), rel(own_c)))
+own_declared = [f for f in section_of if f not in upstream_functions]
+for f in own_declared:
+    if f not in own_functions:
+        bad("%s is this library's own function (upstream_interface.c does not list it) and %s does not "
+            "freeze it: add it to OWN_FUNCTIONS (docs/contributing.md)" % (f, rel(own_c)))
+for f, n in sorted(own_functions.items()):
+    if f in upstream_functions:
+        bad("%s:%d: %s is upstream's (upstream_interface.c checks it), not this library's own" % (rel(own_c), n, f))
+    elif f not in section_of:
+        bad("%s:%d: %s is frozen there but lance.h does not declare it" % (rel(own_c), n, f))
+# Every struct the header defines that is not upstream's is frozen too: its
+# size asserted in own_interface.c (beside its fields' offsets and types).
+own_structs, anonymous = [], False
+for line in hlines:
+    m = re.match(r"^(?:typedef )?struct (Lance\w+) *\{", line)
+    if m:
+        own_structs.append(m.group(1))
+    elif re.match(r"^typedef struct *\{", line):
+        anonymous = True
+    elif anonymous and re.match(r"^\} *(Lance\w+) *;", line):
+        own_structs.append(re.match(r"^\} *(Lance\w+) *;", line).group(1))
+        anonymous = False
+own_structs = [t for t in own_structs if t not in upstream_structs]
+for t in own_structs:
+    if not re.search(r"sizeof\(%s\) == \d+" % t, own_text):
+        bad("struct %s is this library's own (upstream_interface.c does not list it) and %s does not "
+            "freeze it: assert its size and its fields' offsets and types there" % (t, rel(own_c)))
+
 total = len(section_of)
 print("wings: %d wings, %d modules, each importing only what its wing's mod.rs allows" % (len(wings), wing_modules))
 print("map: %d sections (%d with functions), %d functions; %d modules in %s; %d file names checked in the docs"
       % (len(sections), len(with_functions), total, len(modules), rel(mod_rs), named))
+print("own interface: %d own functions and %d own structs, each to be frozen in %s"
+      % (len(own_declared), len(own_structs), rel(own_c)))
 print("tests: %d of %d functions referenced by their own section's tests; %d only by other tests; %d by none"
       % (own_count, total, len(elsewhere), len(untested)))
 for e in elsewhere:
@@ -523,6 +579,6 @@ if problems:
     for p in problems:
         print("  " + p)
     sys.exit(1)
-print("map: the table of contents, src/api/mod.rs, the modules' doc lines, tests/README.md and "
-      "docs/architecture.md agree with lance.h")
+print("map: the table of contents, src/api/mod.rs, the modules' doc lines, tests/README.md, "
+      "docs/architecture.md and own_interface.c agree with lance.h")
 PY

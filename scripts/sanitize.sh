@@ -37,8 +37,9 @@ cmake -S "$root" -B "$tree" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLANCE_C
 # than the three loops (restarts, kills, races, Ray and injected faults:
 # seven minutes of servers and waiting, in which the instrumented programs,
 # the tool and s3_dataset, make mostly the calls the loops and test_cli
-# make), nor the sanitizer and valgrind entries themselves.
-exclude='^(test_install|test_cpu_level_old_cpu|test_exports|test_link_static|test_interop_python|test_kills|test_distributed_loop|test_s3_(conditional_put|kill|race|restart|ray|uploads)|test_faults_.*|test_sanitizers|test_valgrind_.*)$'
+# make), nor the sanitizer and valgrind entries themselves, nor the checks
+# that read only the sources (formatting, the tool's command lists).
+exclude='^(test_format|test_tool_commands(_drift)?|test_install|test_cpu_level_old_cpu|test_exports|test_link_static|test_interop_python|test_kills|test_distributed_loop|test_s3_(conditional_put|kill|race|restart|ray|uploads)|test_faults_.*|test_sanitizers|test_valgrind_.*)$'
 cd "$tree"
 cmake --build "$tree" >/dev/null  # everything: tests run other programs of the tree (the tool, the worker)
 

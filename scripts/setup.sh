@@ -39,6 +39,10 @@ fi
 if [ "$phase" != --build ]; then
   command -v valgrind >/dev/null || need+=(valgrind) # the failure suite's memcheck tests
   [ -x /usr/bin/time ] || need+=(time) # the bench scripts' smoke tests measure peak memory with it
+  # The formatting check (scripts/check_format.sh): clang-format 14, Debian
+  # 12's, which .clang-format is tuned for (installed as clang-format-14,
+  # with clang-format naming it).
+  command -v clang-format-14 >/dev/null || command -v clang-format >/dev/null || need+=(clang-format)
   # test_link_static links an engine's own zstd and lz4 (static libraries)
   # next to lance-c's archive.
   dpkg -s libzstd-dev >/dev/null 2>&1 || need+=(libzstd-dev)

@@ -17,6 +17,9 @@ setup_pid=$!
 set +m
 trap 'kill -- -"$setup_pid" 2>/dev/null || true; rm -f "$setup_log"' EXIT
 cmake --build "$build"
+# The Rust unit tests' harness (test_rust_units runs it): built here, before
+# ctest, so that no test compiles while others run.
+cmake --build "$build" --target lance_c_rust_tests
 built=$(date +%s)
 echo "build: $((built - start)) s"
 setup_ok=true

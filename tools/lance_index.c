@@ -1,43 +1,34 @@
 /* lance-index: every step of a distributed index build from a shell.
  *
- *   lance-index plan     URI --groups N
- *   lance-index train    URI --column C [--type IVF_PQ] [--partitions K] ... -o model.bin
- *   lance-index train-start  --column C [--type IVF_PQ] [--partitions K] ... [--seed S] -o request.bin
- *   lance-index train-worker URI [--fragments 0,1,5]   (lines "REQUEST STATS" on stdin)
- *   lance-index train-reduce request.bin stats.bin... -o next.bin
- *   lance-index build    URI --column C [--fragments 0,1,5] [--model model.bin] -o seg.bin
- *                        [--ivf-centroids c.f32 --partitions K [--pq-codebook p.f32 --sub-vectors M]]
- *   lance-index merge    URI seg.bin seg.bin... -o merged.bin [--version V]
- *                        [--index NAME --segment UUID...]   (committed segments)
- *   lance-index commit   URI --name N --column C seg.bin... [--replace] [--job-id ID]
- *   lance-index list     URI [--json]
- *   lance-index coverage URI --name N [--json]
- *   lance-index search   URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N]
- *   lance-index create   URI --column C [vector options | --scalar TYPE [--params JSON]]
- *   lance-index optimize URI [--index NAME]... [--merge N] [--retrain]
- *   lance-index cleanup  URI [--older-than S] [--delete-unverified]
- *   lance-index plan-maintenance URI --index NAME [--target-rows N] [--small-rows N] [--max-segments N]
- *   lance-index maintain URI --index NAME [policy as above] [--model model.bin]
+ * The commands are the rows of the table `commands` below, each row
+ * written beside its handler in the file of its group (lance_index.h
+ * declares the rows and names each file's commands).  main parses a
+ * command's options by its row and calls its handler; `lance-index help`
+ * prints every row's synopsis and `lance-index COMMAND --help` the row's
+ * usage, so no usage list is kept anywhere else in the code.
+ * scripts/check_tool.sh (ctest's test_tool_commands) checks that the
+ * table, lance_index.h and docs/lance-index.md (the manual, with the exit
+ * codes) hold every command the files define, and nothing else.
  *
  * Every command takes --storage-option KEY=VALUE (repeated) and reads
  * LANCE_STORAGE_OPTIONS ("k=v,k=v"): the object-store settings of s3://
  * URIs (endpoint, region, credentials, allow_http).
  *
- * Written on lance.h and the shared helpers of common/ alone.  main parses
- * a command's options by its row of the command table and calls its
- * handler; `lance-index help` and `lance-index CMD --help` print from the
- * table.  docs/lance-index.md is the manual, with the exit codes. */
+ * Written on lance.h and the shared helpers of common/ alone. */
 #include "lance_index.h"
 
 #include <ctype.h>
 
-/* The commands, in the order `lance-index help` lists them. */
-static const Command* const commands[] = {
-    &plan_command,   &train_command,  &train_start_command, &train_worker_command, &train_reduce_command,
-    &train_coordinator_command,
-    &build_command,  &merge_command,  &commit_command,      &list_command,         &coverage_command,
-    &search_command, &create_command, &optimize_command,    &cleanup_command,      &plan_maintenance_command,
-    &maintain_command};
+/* The commands, in the order `lance-index help` lists them: the one list. */
+static const Command* const commands[] = {&plan_command,         &train_command,
+                                          &train_start_command,  &train_worker_command,
+                                          &train_reduce_command, &train_coordinator_command,
+                                          &build_command,        &merge_command,
+                                          &commit_command,       &list_command,
+                                          &coverage_command,     &search_command,
+                                          &create_command,       &optimize_command,
+                                          &cleanup_command,      &plan_maintenance_command,
+                                          &maintain_command};
 
 /* The exit status for a failure of the library with `code` (table above). */
 int exit_status(LanceErrorCode code) {
@@ -63,9 +54,7 @@ int usage(const char* fmt, ...) {
 }
 
 /* Reports the library's last error and returns its exit code. */
-int lib_error(const char* what) {
-    return exit_status(report_lance_error(what));
-}
+int lib_error(const char* what) { return exit_status(report_lance_error(what)); }
 
 /* The tool's own allocations: running out of memory ends it. */
 void* must(void* p) {
@@ -200,8 +189,7 @@ static ProgressPrint progress;
 LanceIndexBuildControl build_control(void) {
     LanceIndexBuildControl control = {NULL, &progress, cancel_signal_start()};
     if (!control.cancel_token)
-        fprintf(stderr, "lance-index: warning: SIGINT and SIGTERM will not cancel this build (%s)\n",
-                strerror(errno));
+        fprintf(stderr, "lance-index: warning: SIGINT and SIGTERM will not cancel this build (%s)\n", strerror(errno));
     if (!quiet) {
         progress_print_init(&progress, NULL, isatty(2));
         control.progress = progress_print_event;
@@ -214,9 +202,12 @@ LanceIndexBuildControl build_control(void) {
 static const struct {
     const char* name;
     LanceVectorIndexType type;
-} vector_types[] = {{"IVF_FLAT", LANCE_INDEX_IVF_FLAT},       {"IVF_SQ", LANCE_INDEX_IVF_SQ},
-                    {"IVF_PQ", LANCE_INDEX_IVF_PQ},           {"IVF_HNSW_SQ", LANCE_INDEX_IVF_HNSW_SQ},
-                    {"IVF_HNSW_PQ", LANCE_INDEX_IVF_HNSW_PQ}, {"IVF_HNSW_FLAT", LANCE_INDEX_IVF_HNSW_FLAT},
+} vector_types[] = {{"IVF_FLAT", LANCE_INDEX_IVF_FLAT},
+                    {"IVF_SQ", LANCE_INDEX_IVF_SQ},
+                    {"IVF_PQ", LANCE_INDEX_IVF_PQ},
+                    {"IVF_HNSW_SQ", LANCE_INDEX_IVF_HNSW_SQ},
+                    {"IVF_HNSW_PQ", LANCE_INDEX_IVF_HNSW_PQ},
+                    {"IVF_HNSW_FLAT", LANCE_INDEX_IVF_HNSW_FLAT},
                     {"IVF_RQ", LANCE_INDEX_IVF_RQ}};
 
 int vector_type(const char* name, LanceVectorIndexType* out) {
@@ -341,10 +332,18 @@ int scalar_type_listed(const char* listed, LanceScalarIndexType* out) {
  * option with --scalar, or --params without it, is a usage error.  Returns 0
  * or an exit code. */
 int scalar_options(const Args* a, const char** scalar, LanceScalarIndexType* type, const char** params_json) {
-    static const char* const vector_only[] = {"--type", "--metric", "--partitions", "--sub-vectors",
-                                              "--bits", "--iterations", "--sample-rate",
-                                              "--target-partition-size", "--streaming-sample-rate",
-                                              "--streaming-coreset-rate", "--streaming-refine-passes", "--seed"};
+    static const char* const vector_only[] = {"--type",
+                                              "--metric",
+                                              "--partitions",
+                                              "--sub-vectors",
+                                              "--bits",
+                                              "--iterations",
+                                              "--sample-rate",
+                                              "--target-partition-size",
+                                              "--streaming-sample-rate",
+                                              "--streaming-coreset-rate",
+                                              "--streaming-refine-passes",
+                                              "--seed"};
     *scalar = arg(a, "--scalar");
     *params_json = arg(a, "--params");
     *type = LANCE_SCALAR_BTREE;
@@ -357,6 +356,18 @@ int scalar_options(const Args* a, const char** scalar, LanceScalarIndexType* typ
 }
 
 /* ---- help, logging, main ---- */
+
+/* The first command whose option table holds more than MAX_OPTIONS
+ * options (Args has room for that many values; OPTIONS_FIT is the build's
+ * check of each table), or NULL. */
+static const Command* command_over_max_options(void) {
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        int n = 0;
+        while (commands[i]->options[n].name) n++;
+        if (n > MAX_OPTIONS) return commands[i];
+    }
+    return NULL;
+}
 
 static void help(void) {
     puts("lance-index: run the steps of a distributed Lance index build from a shell.\n");
@@ -390,8 +401,7 @@ static const char* const LOG_LEVELS[] = {"off", "error", "warn", "info", "debug"
 /* One record of the core on stderr, one line (lance.h, "Logging"). */
 static void log_to_stderr(void* ctx, int32_t level, const char* target, const char* message) {
     (void)ctx;
-    fprintf(stderr, "lance-index: [%s %s] %s\n", LOG_LEVELS[level >= 1 && level <= 5 ? level : 0], target,
-            message);
+    fprintf(stderr, "lance-index: [%s %s] %s\n", LOG_LEVELS[level >= 1 && level <= 5 ? level : 0], target, message);
 }
 
 /* LANCE_LOG=<level>: the core's records of that level and above on stderr. */
@@ -420,6 +430,14 @@ static int run(const Command* c, int argc, char** argv) {
 }
 
 int main(int argc, char** argv) {
+    const Command* over = command_over_max_options();
+    if (over) {
+        fprintf(stderr,
+                "lance-index: internal error: the command %s takes more options than MAX_OPTIONS (%d); "
+                "raise it in tools/lance_index.h\n",
+                over->name, (int)MAX_OPTIONS);
+        abort();
+    }
     char why[200];
     if (storage_options_from_command_line(&storage, &argc, argv, why, sizeof why) != 0) return usage("%s", why);
     int log_rc = log_from_env();

@@ -5,7 +5,9 @@
  * (train, build), lance_index_inspect.c (list, coverage, search),
  * lance_index_maintain.c (create, optimize, cleanup, plan-maintenance,
  * maintain) and lance_index_rounds.c (train-start, train-worker,
- * train-reduce). */
+ * train-reduce, train-coordinator).  scripts/check_tool.sh (ctest's
+ * test_tool_commands) holds this list, the table and docs/lance-index.md
+ * to the commands the files define. */
 #ifndef LANCE_INDEX_TOOL_H
 #define LANCE_INDEX_TOOL_H
 
@@ -54,8 +56,17 @@ typedef struct {
     int takes_value;
 } Option;
 
-/* The most options one command takes (build takes 19). */
-enum { MAX_OPTIONS = 24 };
+/* The most options one command may take (--help aside): Args keeps one
+ * value per option of the command's table.  build takes the most, its own
+ * beside VECTOR_OPTIONS and TRAINING_OPTIONS (scripts/check_tool.sh counts
+ * every table and prints the largest); the rest is headroom.  OPTIONS_FIT(table), written
+ * after each command's option table, fails the build when the table
+ * outgrows MAX_OPTIONS, and main stops with a message naming the command
+ * should a table lack that check. */
+enum { MAX_OPTIONS = 32 };
+#define OPTIONS_FIT(table)                                                \
+    _Static_assert(sizeof(table) / sizeof((table)[0]) - 1 <= MAX_OPTIONS, \
+                   #table " has more options than MAX_OPTIONS (tools/lance_index.h): raise it")
 
 typedef struct Command Command;
 
@@ -86,15 +97,18 @@ extern const Command plan_command, merge_command, commit_command, train_command,
     maintain_command, train_start_command, train_worker_command, train_reduce_command, train_coordinator_command;
 
 /* The vector options every command that trains or builds takes. */
-#define VECTOR_OPTIONS                                                                                           \
-    {"--type", 1}, {"--metric", 1}, {"--partitions", 1}, {"--sub-vectors", 1}, {"--bits", 1}, {"--iterations", 1}, \
-        {"--sample-rate", 1}
+#define VECTOR_OPTIONS                                                                                               \
+    {"--type", 1}, {"--metric", 1}, {"--partitions", 1}, {"--sub-vectors", 1}, {"--bits", 1}, {"--iterations", 1}, { \
+        "--sample-rate", 1                                                                                           \
+    }
 
 /* The core's training options (LanceVectorTrainingOptions) train, create and
  * build take. */
-#define TRAINING_OPTIONS                                                                              \
+#define TRAINING_OPTIONS                                                                             \
     {"--target-partition-size", 1}, {"--streaming-sample-rate", 1}, {"--streaming-coreset-rate", 1}, \
-        {"--streaming-refine-passes", 1}, {"--seed", 1}
+        {"--streaming-refine-passes", 1}, {                                                          \
+        "--seed", 1                                                                                  \
+    }
 
 /* The --scalar names, every LanceScalarIndexType. */
 #define SCALAR_NAMES "BTREE|BITMAP|LABEL_LIST|INVERTED|NGRAM|ZONEMAP|BLOOMFILTER|RTREE|MINHASHLSH"

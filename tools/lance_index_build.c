@@ -48,9 +48,9 @@ static int cmd_train(const Args* a) {
     training_started = t0;
     if (ticking && pthread_create(&ticker, NULL, show_elapsed, NULL) != 0) ticking = 0;
     if (!ticking && !quiet) fprintf(stderr, "training the shared model...\n");
-    int trained = with_options
-                      ? lance_dataset_train_vector_model_with_options(ds, column, &p, &to, sample, nsample, NULL, &model)
-                      : lance_dataset_train_vector_model(ds, column, &p, sample, nsample, &model);
+    int trained =
+        with_options ? lance_dataset_train_vector_model_with_options(ds, column, &p, &to, sample, nsample, NULL, &model)
+                     : lance_dataset_train_vector_model(ds, column, &p, sample, nsample, &model);
     if (ticking) {
         atomic_store(&training_done, 1);
         pthread_join(ticker, NULL);
@@ -74,11 +74,15 @@ done:
     return rc;
 }
 
-static const Option train_options[] = {VECTOR_OPTIONS, TRAINING_OPTIONS, {"--column", 1}, {"--sample-fragments", 1},
-                                       {"--version", 1}, {"--quiet", 0}, {"-o", 1}, {NULL, 0}};
+static const Option train_options[] = {VECTOR_OPTIONS,   TRAINING_OPTIONS, {"--column", 1}, {"--sample-fragments", 1},
+                                       {"--version", 1}, {"--quiet", 0},   {"-o", 1},       {NULL, 0}};
+OPTIONS_FIT(train_options);
 
 const Command train_command = {
-    "train", cmd_train, "URI --column C -o MODEL [options]", "the shared model",
+    "train",
+    cmd_train,
+    "URI --column C -o MODEL [options]",
+    "the shared model",
     "lance-index train URI --column C -o MODEL [--type IVF_PQ] [--metric l2|cosine|dot]\n"
     "        [--partitions K] [--sub-vectors M] [--bits B] [--iterations I] [--sample-rate S]\n"
     "        [--sample-fragments 0,1,...] [--version V] [--quiet]\n"
@@ -90,7 +94,8 @@ const Command train_command = {
     "  --target-partition-size R gives rows / R partitions (default: the type's); the\n"
     "  --streaming-* options train with streaming k-means; --seed N makes the training\n"
     "  reproducible (the same N, data and options: the same fingerprint).",
-    train_options, 1};
+    train_options,
+    1};
 
 /* The model in `path` for a build: parsed, its settings filling what the
  * command line left open.  Without --type the model decides the type: the
@@ -113,13 +118,13 @@ int build_model(const char* path, const char* type_given, int metric_given, Lanc
     if (trained_for && type_given && p->index_type != (LanceVectorIndexType)trained_for)
         return usage("--type %s conflicts with the model %s, trained for %s; leave --type out to use the model's type",
                      type_given, path, vector_type_name(trained_for));
-    const char* model_kind = info.has_pq_codebook ? "an IVF_PQ model (it has a PQ codebook)"
-                                                  : "an IVF_FLAT model (it has no PQ codebook)";
+    const char* model_kind =
+        info.has_pq_codebook ? "an IVF_PQ model (it has a PQ codebook)" : "an IVF_FLAT model (it has no PQ codebook)";
     if (trained_for) p->index_type = (LanceVectorIndexType)trained_for;
     else if (!type_given) p->index_type = info.has_pq_codebook ? LANCE_INDEX_IVF_PQ : LANCE_INDEX_IVF_FLAT;
     else if (uses_pq_codebook(p->index_type) != (int)info.has_pq_codebook)
-        return usage("--type %s conflicts with the model %s, %s; leave --type out to use the model's type",
-                     type_given, path, model_kind);
+        return usage("--type %s conflicts with the model %s, %s; leave --type out to use the model's type", type_given,
+                     path, model_kind);
     if (!metric_given) p->metric = info.metric;
     if (!p->num_partitions) p->num_partitions = info.num_partitions;
     if (!p->num_sub_vectors && info.has_pq_codebook) p->num_sub_vectors = info.num_sub_vectors;
@@ -195,7 +200,6 @@ static int raw_model(const char* centroids_path, const char* codebook_path, cons
     return 0;
 }
 
-
 static int cmd_build(const Args* a) {
     const char* column = arg(a, "--column");
     const char* out = arg(a, "-o");
@@ -209,8 +213,7 @@ static int cmd_build(const Args* a) {
     const char* centroids_path = arg(a, "--ivf-centroids");
     const char* codebook_path = arg(a, "--pq-codebook");
     if (scalar && (model_path || centroids_path || codebook_path))
-        return usage("--model, --ivf-centroids and --pq-codebook are for vector indices, not with --scalar %s",
-                     scalar);
+        return usage("--model, --ivf-centroids and --pq-codebook are for vector indices, not with --scalar %s", scalar);
     if (model_path && (centroids_path || codebook_path))
         return usage("--model or --ivf-centroids/--pq-codebook: one model, not both");
     if (codebook_path && !centroids_path) return usage("--pq-codebook needs --ivf-centroids");
@@ -256,10 +259,8 @@ static int cmd_build(const Args* a) {
         if (rc) goto done;
     }
     if ((rc = open_dataset(a->pos[0], arg(a, "--version"), &ds)) != 0) goto done;
-    if (scalar)
-        b = lance_index_segment_builder_new_scalar(ds, column, arg(a, "--name"), (int32_t)st, params_json, &bo);
-    else
-        b = vector_segment_builder_new(ds, column, arg(a, "--name"), &p, &bo, model);
+    if (scalar) b = lance_index_segment_builder_new_scalar(ds, column, arg(a, "--name"), (int32_t)st, params_json, &bo);
+    else b = vector_segment_builder_new(ds, column, arg(a, "--name"), &p, &bo, model);
     if (!b) {
         rc = lib_error("preparing the build");
         goto done;
@@ -296,13 +297,17 @@ done:
     return rc;
 }
 
-static const Option build_options[] = {VECTOR_OPTIONS, TRAINING_OPTIONS, {"--column", 1}, {"--fragments", 1}, {"--model", 1},
-                                       {"--ivf-centroids", 1}, {"--pq-codebook", 1}, {"--uuid", 1}, {"--name", 1},
-                                       {"--scalar", 1}, {"--params", 1}, {"--version", 1}, {"--quiet", 0}, {"-o", 1},
-                                       {NULL, 0}};
+static const Option build_options[] = {
+    VECTOR_OPTIONS,         TRAINING_OPTIONS,     {"--column", 1}, {"--fragments", 1}, {"--model", 1},
+    {"--ivf-centroids", 1}, {"--pq-codebook", 1}, {"--uuid", 1},   {"--name", 1},      {"--scalar", 1},
+    {"--params", 1},        {"--version", 1},     {"--quiet", 0},  {"-o", 1},          {NULL, 0}};
+OPTIONS_FIT(build_options);
 
 const Command build_command = {
-    "build", cmd_build, "URI --column C -o SEGMENT [options]", "one uncommitted segment",
+    "build",
+    cmd_build,
+    "URI --column C -o SEGMENT [options]",
+    "one uncommitted segment",
     "lance-index build URI --column C -o SEGMENT [--fragments 0,1,5] [--model MODEL]\n"
     "        [--uuid HEX] [--version V] [--name N] [--quiet]\n"
     "        [vector and training options as for train, or --scalar TYPE [--params JSON]]\n"
@@ -323,4 +328,5 @@ const Command build_command = {
     "  with --params JSON the type's parameters, a JSON object (lance.h lists the keys\n"
     "  at LanceScalarIndexType), e.g. --params '{\"rows_per_zone\": 1024}' for ZONEMAP.\n"
     "  SIGINT or SIGTERM cancels the build: its files are removed, exit status 20.",
-    build_options, 1};
+    build_options,
+    1};

@@ -41,15 +41,19 @@ static int cmd_plan(const Args* a) {
 }
 
 static const Option plan_options[] = {{"--groups", 1}, {"--version", 1}, {NULL, 0}};
+OPTIONS_FIT(plan_options);
 
-const Command plan_command = {
-    "plan", cmd_plan, "URI --groups N", "balanced fragment ranges (JSON)",
-    "lance-index plan URI --groups N [--version V]\n"
-    "  Splits the fragments into N ranges of consecutive fragments with balanced row counts\n"
-    "  (so that the segments built over them leave the table compactable) and prints them\n"
-    "  as JSON:\n"
-    "  {\"dataset_version\": V, \"groups\": [{\"fragments\": [...], \"rows\": R}, ...]}",
-    plan_options, 1};
+const Command plan_command = {"plan",
+                              cmd_plan,
+                              "URI --groups N",
+                              "balanced fragment ranges (JSON)",
+                              "lance-index plan URI --groups N [--version V]\n"
+                              "  Splits the fragments into N ranges of consecutive fragments with balanced row counts\n"
+                              "  (so that the segments built over them leave the table compactable) and prints them\n"
+                              "  as JSON:\n"
+                              "  {\"dataset_version\": V, \"groups\": [{\"fragments\": [...], \"rows\": R}, ...]}",
+                              plan_options,
+                              1};
 
 /* The segment files after the URI, then the dataset at `version`.  Returns
  * 0, or the exit status after printing why; *ptrs, *lens and *ds are to be
@@ -111,10 +115,8 @@ static int cmd_merge(const Args* a) {
     size_t len = 0;
     if (rc == 0) {
         double t0 = monotonic_seconds();
-        if (lance_dataset_merge_index_segments(ds, ptrs, lens, count, &bytes, &len) != 0)
-            rc = lib_error("merge");
-        else
-            rc = write_output(out, bytes, len);
+        if (lance_dataset_merge_index_segments(ds, ptrs, lens, count, &bytes, &len) != 0) rc = lib_error("merge");
+        else rc = write_output(out, bytes, len);
         if (rc == 0 && !quiet)
             fprintf(stderr, "%zu segments merged in %.2f s -> %s\n", count, monotonic_seconds() - t0, out);
     }
@@ -129,21 +131,25 @@ static int cmd_merge(const Args* a) {
 
 static const Option merge_options[] = {{"-o", 1},        {"--version", 1}, {"--index", 1},
                                        {"--segment", 1}, {"--quiet", 0},   {NULL, 0}};
+OPTIONS_FIT(merge_options);
 
-const Command merge_command = {
-    "merge", cmd_merge, "URI SEGMENT SEGMENT... -o MERGED", "segments merged into one",
-    "lance-index merge URI SEGMENT SEGMENT... -o MERGED [--version V] [--quiet]\n"
-    "        [--index NAME --segment UUID...]\n"
-    "  Merges two or more uncommitted segments (the metadata files `build` wrote)\n"
-    "  into one and writes its metadata to MERGED; nothing is committed: commit\n"
-    "  MERGED like any segment.  Vector segments must come from one shared model\n"
-    "  (their partitions are combined, not retrained); scalar segments of the\n"
-    "  types Lance merges are rebuilt.  Fewer segments make k-NN queries faster.\n"
-    "  --segment UUID (repeated, with --index NAME) adds a segment committed to index\n"
-    "  NAME at version V, as a maintenance plan's merge tasks name them; commit the\n"
-    "  result with --replace, and it replaces them.\n"
-    "  --version V reads the segments' files at version V (default: latest).",
-    merge_options, INT_MAX};
+const Command merge_command = {"merge",
+                               cmd_merge,
+                               "URI SEGMENT SEGMENT... -o MERGED",
+                               "segments merged into one",
+                               "lance-index merge URI SEGMENT SEGMENT... -o MERGED [--version V] [--quiet]\n"
+                               "        [--index NAME --segment UUID...]\n"
+                               "  Merges two or more uncommitted segments (the metadata files `build` wrote)\n"
+                               "  into one and writes its metadata to MERGED; nothing is committed: commit\n"
+                               "  MERGED like any segment.  Vector segments must come from one shared model\n"
+                               "  (their partitions are combined, not retrained); scalar segments of the\n"
+                               "  types Lance merges are rebuilt.  Fewer segments make k-NN queries faster.\n"
+                               "  --segment UUID (repeated, with --index NAME) adds a segment committed to index\n"
+                               "  NAME at version V, as a maintenance plan's merge tasks name them; commit the\n"
+                               "  result with --replace, and it replaces them.\n"
+                               "  --version V reads the segments' files at version V (default: latest).",
+                               merge_options,
+                               INT_MAX};
 
 static int cmd_commit(const Args* a) {
     const char* name = arg(a, "--name");
@@ -173,16 +179,19 @@ static int cmd_commit(const Args* a) {
     return rc;
 }
 
-static const Option commit_options[] = {{"--name", 1},       {"--column", 1},
-                                        {"--replace", 0},    {"--job-id", 1},
-                                        {"--attempt-id", 1}, {"--allow-independent-models", 0},
+static const Option commit_options[] = {{"--name", 1},   {"--column", 1},     {"--replace", 0},
+                                        {"--job-id", 1}, {"--attempt-id", 1}, {"--allow-independent-models", 0},
                                         {NULL, 0}};
+OPTIONS_FIT(commit_options);
 
-const Command commit_command = {
-    "commit", cmd_commit, "URI --name N --column C SEGMENT...", "one index, one new version",
-    "lance-index commit URI --name N --column C SEGMENT... [--replace] [--job-id ID]\n"
-    "        [--attempt-id ID] [--allow-independent-models]\n"
-    "  Commits the segments as one index in one new version and prints\n"
-    "  {\"version\": V, \"already_committed\": false|true}.  A retry of a commit that\n"
-    "  happened prints the version that holds the segments.",
-    commit_options, INT_MAX};
+const Command commit_command = {"commit",
+                                cmd_commit,
+                                "URI --name N --column C SEGMENT...",
+                                "one index, one new version",
+                                "lance-index commit URI --name N --column C SEGMENT... [--replace] [--job-id ID]\n"
+                                "        [--attempt-id ID] [--allow-independent-models]\n"
+                                "  Commits the segments as one index in one new version and prints\n"
+                                "  {\"version\": V, \"already_committed\": false|true}.  A retry of a commit that\n"
+                                "  happened prints the version that holds the segments.",
+                                commit_options,
+                                INT_MAX};

@@ -38,8 +38,8 @@ static int cmd_list(const Args* a) {
     } else {
         JValue* doc = segment_listing(ds, &rc);
         if (doc) {
-            printf("%-16s %-12s %-36s %-24s %10s %12s %s\n", "index", "type", "segment", "fragments", "rows",
-                   "bytes", "model");
+            printf("%-16s %-12s %-36s %-24s %10s %12s %s\n", "index", "type", "segment", "fragments", "rows", "bytes",
+                   "model");
             for (size_t i = 0; i < doc->count; i++) {
                 const JValue* e = doc->items[i];
                 char fragment_ids[25] = "";
@@ -64,13 +64,17 @@ static int cmd_list(const Args* a) {
 }
 
 static const Option list_options[] = {{"--json", 0}, {"--version", 1}, {NULL, 0}};
+OPTIONS_FIT(list_options);
 
-const Command list_command = {
-    "list", cmd_list, "URI [--json]", "the segments of every index",
-    "lance-index list URI [--json] [--version V]\n"
-    "  One line per index segment: index, type, uuid, fragments, rows, size, model.\n"
-    "  --json prints the library's segment listing as it is.",
-    list_options, 1};
+const Command list_command = {"list",
+                              cmd_list,
+                              "URI [--json]",
+                              "the segments of every index",
+                              "lance-index list URI [--json] [--version V]\n"
+                              "  One line per index segment: index, type, uuid, fragments, rows, size, model.\n"
+                              "  --json prints the library's segment listing as it is.",
+                              list_options,
+                              1};
 
 /* Prints a JSON array of numbers as "0,1,5", or "none" when empty. */
 static void print_ids(const JValue* ids) {
@@ -165,16 +169,20 @@ static int cmd_coverage(const Args* a) {
 }
 
 static const Option coverage_options[] = {{"--name", 1}, {"--json", 0}, {"--version", 1}, {NULL, 0}};
+OPTIONS_FIT(coverage_options);
 
-const Command coverage_command = {
-    "coverage", cmd_coverage, "URI --name N [--json]", "indexed, unindexed, stale fragments",
-    "lance-index coverage URI --name N [--json] [--version V]\n"
-    "  Which fragments of the dataset's version the index covers: each segment with its\n"
-    "  fragments, then the indexed fragments, the unindexed ones (appended since: the\n"
-    "  ones to index next) and the stale ones (covered, but no longer in the dataset).\n"
-    "  --json prints the library's coverage report with a \"segments\" member added:\n"
-    "  [{\"uuid\": U, \"fragment_ids\": [...]}, ...].",
-    coverage_options, 1};
+const Command coverage_command = {"coverage",
+                                  cmd_coverage,
+                                  "URI --name N [--json]",
+                                  "indexed, unindexed, stale fragments",
+                                  "lance-index coverage URI --name N [--json] [--version V]\n"
+                                  "  Which fragments of the dataset's version the index covers: each segment with its\n"
+                                  "  fragments, then the indexed fragments, the unindexed ones (appended since: the\n"
+                                  "  ones to index next) and the stale ones (covered, but no longer in the dataset).\n"
+                                  "  --json prints the library's coverage report with a \"segments\" member added:\n"
+                                  "  [{\"uuid\": U, \"fragment_ids\": [...]}, ...].",
+                                  coverage_options,
+                                  1};
 
 /* Prints one batch's rows: every column, int64, float32 or utf8. */
 static void print_batch(const struct ArrowArray* a, const struct ArrowSchema* s, int header) {
@@ -281,14 +289,19 @@ static int cmd_search(const Args* a) {
     return rc;
 }
 
-static const Option search_options[] = {{"--column", 1}, {"--query", 1}, {"--k", 1}, {"--nprobes", 1},
-                                        {"--refine", 1}, {"--select", 1}, {"--metric", 1}, {"--version", 1},
-                                        {NULL, 0}};
+static const Option search_options[] = {{"--column", 1},  {"--query", 1},   {"--k", 1},
+                                        {"--nprobes", 1}, {"--refine", 1},  {"--select", 1},
+                                        {"--metric", 1},  {"--version", 1}, {NULL, 0}};
+OPTIONS_FIT(search_options);
 
 const Command search_command = {
-    "search", cmd_search, "URI --column C --query V [options]", "k-NN through the index",
+    "search",
+    cmd_search,
+    "URI --column C --query V [options]",
+    "k-NN through the index",
     "lance-index search URI --column C --query 0.1,0.2,... [--k 10] [--nprobes N] [--refine R]\n"
     "        [--metric l2|cosine|dot] [--select id,tag] [--version V]\n"
     "  k-NN through the column's index: one tab-separated line per row, the selected\n"
     "  columns (default: id) and _distance, nearest first.",
-    search_options, 1};
+    search_options,
+    1};

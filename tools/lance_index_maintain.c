@@ -33,18 +33,23 @@ static int cmd_create(const Args* a) {
     return rc;
 }
 
-static const Option create_options[] = {VECTOR_OPTIONS, TRAINING_OPTIONS, {"--column", 1}, {"--name", 1}, {"--replace", 0},
-                                        {"--scalar", 1}, {"--params", 1}, {"--quiet", 0}, {NULL, 0}};
+static const Option create_options[] = {VECTOR_OPTIONS,  TRAINING_OPTIONS, {"--column", 1},
+                                        {"--name", 1},   {"--replace", 0}, {"--scalar", 1},
+                                        {"--params", 1}, {"--quiet", 0},   {NULL, 0}};
+OPTIONS_FIT(create_options);
 
-const Command create_command = {
-    "create", cmd_create, "URI --column C [options]", "one-shot build and commit",
-    "lance-index create URI --column C [--name N] [--replace] [--quiet]\n"
-    "        [vector and training options as for train, or --scalar TYPE [--params JSON]]\n"
-    "  The one-shot build: trains, builds the whole dataset and commits, in this process.\n"
-    "  --scalar TYPE builds a scalar index instead (" SCALAR_NAMES "),\n"
-    "  with --params JSON its parameters, as for build.\n"
-    "  SIGINT or SIGTERM cancels it before it commits (exit status 20).",
-    create_options, 1};
+const Command create_command = {"create",
+                                cmd_create,
+                                "URI --column C [options]",
+                                "one-shot build and commit",
+                                "lance-index create URI --column C [--name N] [--replace] [--quiet]\n"
+                                "        [vector and training options as for train, or --scalar TYPE [--params JSON]]\n"
+                                "  The one-shot build: trains, builds the whole dataset and commits, in this process.\n"
+                                "  --scalar TYPE builds a scalar index instead (" SCALAR_NAMES "),\n"
+                                "  with --params JSON its parameters, as for build.\n"
+                                "  SIGINT or SIGTERM cancels it before it commits (exit status 20).",
+                                create_options,
+                                1};
 
 static int cmd_optimize(const Args* a) {
     if (a->npos != 1) return usage("optimize needs URI");
@@ -75,7 +80,8 @@ static int cmd_optimize(const Args* a) {
         if (!quiet)
             fprintf(stderr, after != before ? "optimized and committed in %.2f s\n" : "nothing to optimize (%.2f s)\n",
                     monotonic_seconds() - t0);
-        printf("{\"version\": %llu, \"committed\": %s}\n", (unsigned long long)after, after != before ? "true" : "false");
+        printf("{\"version\": %llu, \"committed\": %s}\n", (unsigned long long)after,
+               after != before ? "true" : "false");
     }
     cancel_signal_stop();
     lance_dataset_close(ds);
@@ -83,11 +89,14 @@ static int cmd_optimize(const Args* a) {
     return rc;
 }
 
-static const Option optimize_options[] = {{"--index", 1}, {"--merge", 1}, {"--retrain", 0}, {"--quiet", 0},
-                                          {NULL, 0}};
+static const Option optimize_options[] = {{"--index", 1}, {"--merge", 1}, {"--retrain", 0}, {"--quiet", 0}, {NULL, 0}};
+OPTIONS_FIT(optimize_options);
 
 const Command optimize_command = {
-    "optimize", cmd_optimize, "URI [--index N]... [--merge N]", "index new rows, merge segments",
+    "optimize",
+    cmd_optimize,
+    "URI [--index N]... [--merge N]",
+    "index new rows, merge segments",
     "lance-index optimize URI [--index NAME]... [--merge N] [--retrain] [--quiet]\n"
     "  Brings the indices up to date with the table, in this process (Lance's optimize):\n"
     "  indexes the rows of the fragments they do not cover and commits one new version\n"
@@ -97,7 +106,8 @@ const Command optimize_command = {
     "  it Lance decides.  --retrain trains each vector index's model again on the current\n"
     "  rows and rebuilds the index as one segment.  Prints {\"version\": V, \"committed\": B}.\n"
     "  SIGINT or SIGTERM cancels it at its next checkpoint, before it commits (exit status 20).",
-    optimize_options, 1};
+    optimize_options,
+    1};
 
 static int cmd_cleanup(const Args* a) {
     if (a->npos != 1) return usage("cleanup needs URI");
@@ -142,9 +152,13 @@ static int cmd_cleanup(const Args* a) {
 }
 
 static const Option cleanup_options[] = {{"--older-than", 1}, {"--delete-unverified", 0}, {NULL, 0}};
+OPTIONS_FIT(cleanup_options);
 
 const Command cleanup_command = {
-    "cleanup", cmd_cleanup, "URI [--older-than S]", "old versions, unreferenced files",
+    "cleanup",
+    cmd_cleanup,
+    "URI [--older-than S]",
+    "old versions, unreferenced files",
     "lance-index cleanup URI [--older-than S] [--delete-unverified]\n"
     "  Lance's cleanup: removes the versions older than S seconds (default 604800, 7 days;\n"
     "  never the latest) and the files no remaining version references, among them the\n"
@@ -154,7 +168,8 @@ const Command cleanup_command = {
     "  than S (left by killed writers) are aborted too (\"uploads_aborted\"; null on stores\n"
     "  where lance-c cannot list them: see docs/object-storage.md).  Prints what was removed\n"
     "  as JSON.",
-    cleanup_options, 1};
+    cleanup_options,
+    1};
 
 /* ---- plan-maintenance and maintain: the maintenance plan of one index ---- */
 
@@ -192,12 +207,17 @@ static int cmd_plan_maintenance(const Args* a) {
     return rc;
 }
 
-#define POLICY_OPTIONS {"--index", 1}, {"--target-rows", 1}, {"--small-rows", 1}, {"--max-segments", 1}
+#define POLICY_OPTIONS \
+    {"--index", 1}, {"--target-rows", 1}, {"--small-rows", 1}, { "--max-segments", 1 }
 
 static const Option plan_maintenance_options[] = {POLICY_OPTIONS, {"--version", 1}, {NULL, 0}};
+OPTIONS_FIT(plan_maintenance_options);
 
 const Command plan_maintenance_command = {
-    "plan-maintenance", cmd_plan_maintenance, "URI --index N [policy]", "an index's upkeep as tasks (JSON)",
+    "plan-maintenance",
+    cmd_plan_maintenance,
+    "URI --index N [policy]",
+    "an index's upkeep as tasks (JSON)",
     "lance-index plan-maintenance URI --index NAME [--target-rows N] [--small-rows N]\n"
     "        [--max-segments N] [--version V]\n"
     "  Plans the maintenance of index NAME for workers and prints the plan as JSON\n"
@@ -209,7 +229,8 @@ const Command plan_maintenance_command = {
     "  (default target / 4); --max-segments, the most segments the index keeps (default 32).\n"
     "  Run a plan with `maintain`, or on workers with build, merge --segment and one\n"
     "  commit --replace.",
-    plan_maintenance_options, 1};
+    plan_maintenance_options,
+    1};
 
 /* How maintain builds and merges the segments of one index. */
 typedef struct {
@@ -217,11 +238,11 @@ typedef struct {
     const char* name;
     const char* column;
     int vector;
-    LanceVectorIndexParams params;   /* vector: the model's settings, the plan's type */
-    LanceVectorModel* model;         /* vector: --model; NULL when the plan builds nothing */
-    LanceScalarIndexType scalar;     /* scalar: the plan's type */
-    const char* params_json;         /* scalar: --params; NULL = the type's defaults */
-    LanceIndexBuildControl control;  /* the cancel token; progress unless --quiet */
+    LanceVectorIndexParams params;  /* vector: the model's settings, the plan's type */
+    LanceVectorModel* model;        /* vector: --model; NULL when the plan builds nothing */
+    LanceScalarIndexType scalar;    /* scalar: the plan's type */
+    const char* params_json;        /* scalar: --params; NULL = the type's defaults */
+    LanceIndexBuildControl control; /* the cancel token; progress unless --quiet */
     ProgressPrint progress;
     char prefix[64];
 } Maintenance;
@@ -279,8 +300,8 @@ static int maintenance_builds(const Args* a, const JValue* plan, size_t builds, 
     if (model_path) return usage("--model is for vector indices; %s is a %s index", m->name, type);
     if (scalar_type_listed(type, &m->scalar) == 0) {
         if (scalar && given != m->scalar)
-            return usage("--scalar %s conflicts with index %s, a %s index; leave --scalar out to use its type",
-                         scalar, m->name, type);
+            return usage("--scalar %s conflicts with index %s, a %s index; leave --scalar out to use its type", scalar,
+                         m->name, type);
         return 0;
     }
     if (!builds) return 0;
@@ -301,16 +322,17 @@ static int run_build(Maintenance* m, const JValue* task, size_t i, size_t n, uin
     memset(&bo, 0, sizeof bo);
     bo.fragment_ids = ids;
     bo.fragment_count = count;
-    LanceIndexSegmentBuilder* b =
-        m->vector ? vector_segment_builder_new(m->ds, m->column, m->name, &m->params, &bo, m->model)
-                  : lance_index_segment_builder_new_scalar(m->ds, m->column, m->name, (int32_t)m->scalar,
-                                                           m->params_json, &bo);
+    LanceIndexSegmentBuilder* b = m->vector
+                                      ? vector_segment_builder_new(m->ds, m->column, m->name, &m->params, &bo, m->model)
+                                      : lance_index_segment_builder_new_scalar(m->ds, m->column, m->name,
+                                                                               (int32_t)m->scalar, m->params_json, &bo);
     int rc = 0;
     snprintf(m->prefix, sizeof m->prefix, "task %zu/%zu (%s): ", i + 1, n, plan_string(task, "kind"));
     progress_print_init(&m->progress, m->prefix, isatty(2));
     double t0 = monotonic_seconds();
-    if (!b || (m->control.progress &&
-               lance_index_segment_builder_set_progress_callback(b, progress_print_event, &m->progress) != 0) ||
+    if (!b ||
+        (m->control.progress &&
+         lance_index_segment_builder_set_progress_callback(b, progress_print_event, &m->progress) != 0) ||
         lance_index_segment_builder_set_cancel_token(b, m->control.cancel_token) != 0) {
         rc = lib_error("preparing a build");
     } else if (lance_index_segment_builder_execute_uncommitted(b, bytes, len) != 0) {
@@ -401,8 +423,10 @@ static int run_plan(const Args* a, Maintenance* m, const JValue* plan) {
     size_t builds = 0;
     for (size_t i = 0; i < n; i++) builds += strcmp(plan_string(tasks->items[i], "kind"), "merge") != 0;
     if (!quiet)
-        fprintf(stderr, "plan of %s at version %zu: %zu tasks (%zu builds and rebuilds, %zu merges), %zu -> %zu "
-                "segments\n", m->name, plan_count(plan, "dataset_version"), n, builds, n - builds,
+        fprintf(stderr,
+                "plan of %s at version %zu: %zu tasks (%zu builds and rebuilds, %zu merges), %zu -> %zu "
+                "segments\n",
+                m->name, plan_count(plan, "dataset_version"), n, builds, n - builds,
                 plan_count(plan, "segments_before"), plan_count(plan, "segments_after"));
     int rc = maintenance_builds(a, plan, builds, m);
     if (rc) return rc;
@@ -423,7 +447,7 @@ static int run_plan(const Args* a, Maintenance* m, const JValue* plan) {
         if (token && lance_index_build_cancel_requested(token)) break;
         const JValue* task = tasks->items[i];
         rc = strcmp(plan_string(task, "kind"), "merge") ? run_build(m, task, i, n, &segments[i], &lens[i])
-                                                         : run_merge(m, task, i, n, &segments[i], &lens[i]);
+                                                        : run_merge(m, task, i, n, &segments[i], &lens[i]);
     }
     if (cancel_signal_stop() && rc == 0) {
         fprintf(stderr, "lance-index: cancelled before the commit: nothing committed\n");
@@ -465,12 +489,15 @@ static int cmd_maintain(const Args* a) {
     return rc;
 }
 
-static const Option maintain_options[] = {POLICY_OPTIONS,   {"--model", 1},      {"--scalar", 1},
-                                          {"--params", 1},  {"--job-id", 1},     {"--attempt-id", 1},
-                                          {"--quiet", 0},   {NULL, 0}};
+static const Option maintain_options[] = {POLICY_OPTIONS,  {"--model", 1},      {"--scalar", 1}, {"--params", 1},
+                                          {"--job-id", 1}, {"--attempt-id", 1}, {"--quiet", 0},  {NULL, 0}};
+OPTIONS_FIT(maintain_options);
 
 const Command maintain_command = {
-    "maintain", cmd_maintain, "URI --index N [policy] [--model M]", "plan, run and commit upkeep",
+    "maintain",
+    cmd_maintain,
+    "URI --index N [policy] [--model M]",
+    "plan, run and commit upkeep",
     "lance-index maintain URI --index NAME [--target-rows N] [--small-rows N] [--max-segments N]\n"
     "        [--model MODEL] [--scalar TYPE] [--params JSON] [--job-id ID] [--attempt-id ID] [--quiet]\n"
     "  Plans the maintenance of index NAME as plan-maintenance does, from the latest version,\n"
@@ -484,4 +511,5 @@ const Command maintain_command = {
     "  --params JSON, the parameters it was built with (default: the type's defaults);\n"
     "  --scalar TYPE, if given, must be the index's type.  Progress on stderr as for build;\n"
     "  SIGINT or SIGTERM cancels it before it commits (exit status 20).",
-    maintain_options, 1};
+    maintain_options,
+    1};

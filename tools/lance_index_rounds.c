@@ -4,11 +4,11 @@
 
 static const char* phase_name(LanceVectorTrainingPhase phase) {
     switch (phase) {
-        case LANCE_TRAINING_IVF_INIT: return "ivf_init";
-        case LANCE_TRAINING_IVF: return "ivf";
-        case LANCE_TRAINING_PQ_INIT: return "pq_init";
-        case LANCE_TRAINING_PQ: return "pq";
-        case LANCE_TRAINING_DONE: return "done";
+    case LANCE_TRAINING_IVF_INIT: return "ivf_init";
+    case LANCE_TRAINING_IVF: return "ivf";
+    case LANCE_TRAINING_PQ_INIT: return "pq_init";
+    case LANCE_TRAINING_PQ: return "pq";
+    case LANCE_TRAINING_DONE: return "done";
     }
     return "unknown";
 }
@@ -57,7 +57,8 @@ static int cmd_train_start(const Args* a) {
     if (rc) return rc;
     const char* target = arg(a, "--target-partition-size");
     if ((a->npos == 1) != (target && !p.num_partitions))
-        return usage("train-start takes a URI only to count --target-partition-size's partitions (without --partitions)");
+        return usage(
+            "train-start takes a URI only to count --target-partition-size's partitions (without --partitions)");
     if (target) {
         long long rows = number(target);
         if (rows < 1 || rows > UINT32_MAX) return usage("--target-partition-size must be a number of rows");
@@ -79,13 +80,16 @@ static int cmd_train_start(const Args* a) {
     return rc;
 }
 
-static const Option train_start_options[] = {VECTOR_OPTIONS,    {"--column", 1},
-                                             {"--seed", 1},     {"--target-partition-size", 1},
-                                             {"--version", 1},  {"-o", 1},
-                                             {NULL, 0}};
+static const Option train_start_options[] = {
+    VECTOR_OPTIONS,   {"--column", 1}, {"--seed", 1}, {"--target-partition-size", 1},
+    {"--version", 1}, {"-o", 1},       {NULL, 0}};
+OPTIONS_FIT(train_start_options);
 
 const Command train_start_command = {
-    "train-start", cmd_train_start, "--column C -o REQUEST [options]", "the shared model, trained by",
+    "train-start",
+    cmd_train_start,
+    "--column C -o REQUEST [options]",
+    "the shared model, trained by",
     "lance-index train-start [URI --target-partition-size R [--version V]] --column C -o REQUEST\n"
     "        [--seed S] [--type IVF_PQ] [--metric l2|cosine|dot] [--partitions K]\n"
     "        [--sub-vectors M] [--bits B] [--iterations I] [--sample-rate S]\n"
@@ -94,7 +98,8 @@ const Command train_start_command = {
     "  train-worker, then train-reduce their statistics.  The same --seed over workers with\n"
     "  the same fragments trains the same model.  Without --partitions, URI and\n"
     "  --target-partition-size give the count: the dataset's rows / R, 1..4096.",
-    train_start_options, 1};
+    train_start_options,
+    1};
 
 static int cmd_train_worker(const Args* a) {
     if (a->npos != 1) return usage("train-worker needs URI");
@@ -119,9 +124,13 @@ out:
 }
 
 static const Option train_worker_options[] = {{"--fragments", 1}, {"--version", 1}, {NULL, 0}};
+OPTIONS_FIT(train_worker_options);
 
 const Command train_worker_command = {
-    "train-worker", cmd_train_worker, "URI [--fragments F]", "the workers together: rounds of",
+    "train-worker",
+    cmd_train_worker,
+    "URI [--fragments F]",
+    "the workers together: rounds of",
     "lance-index train-worker URI [--fragments 0,1,...] [--version V]\n"
     "  A distributed training's worker over some fragments (all without --fragments).\n"
     "  Reads lines \"REQUEST STATS\" (two file paths) from stdin; for each, answers the\n"
@@ -130,7 +139,8 @@ const Command train_worker_command = {
     "  of input.  It keeps its sample between lines: keep one running for the whole\n"
     "  training (a new one over the same fragments can take over any round).\n"
     "  SIGINT or SIGTERM during a round cancels it: \"error 20 ...\", exit status 20.",
-    train_worker_options, 1};
+    train_worker_options,
+    1};
 
 /* The most statistics files one train-reduce takes. */
 enum { MAX_STATS = 4096 };
@@ -149,10 +159,8 @@ static int cmd_train_reduce(const Args* a) {
     if (lance_vector_training_resume(request, len, &t) != 0) {
         rc = lib_error("train-reduce");
     } else if ((rc = read_segments(a->pos + 1, n, &ptrs, &lens)) == 0) {
-        if (lance_vector_training_reduce(t, ptrs, lens, n) != 0)
-            rc = lib_error("train-reduce");
-        else
-            rc = write_training(t, out);
+        if (lance_vector_training_reduce(t, ptrs, lens, n) != 0) rc = lib_error("train-reduce");
+        else rc = write_training(t, out);
     }
     if (ptrs) free_segments(ptrs, lens, n);
     lance_vector_training_free(t);
@@ -214,9 +222,13 @@ static int cmd_train_coordinator(const Args* a) {
 }
 
 static const Option train_coordinator_options[] = {{NULL, 0}};
+OPTIONS_FIT(train_coordinator_options);
 
 const Command train_coordinator_command = {
-    "train-coordinator", cmd_train_coordinator, "REQUEST", "train-reduce for a whole training",
+    "train-coordinator",
+    cmd_train_coordinator,
+    "REQUEST",
+    "train-reduce for a whole training",
     "lance-index train-coordinator REQUEST\n"
     "  The coordinator's side of a distributed training in one process, for the whole\n"
     "  training (train-reduce runs one process per round): starts from the request file\n"
@@ -226,15 +238,21 @@ const Command train_coordinator_command = {
     "  prints where the training is as JSON (train-reduce's line); or it prints\n"
     "  \"error EXIT MESSAGE\" (EXIT as the exit status table), the training unchanged, and\n"
     "  goes on.  Ends at the end of input.",
-    train_coordinator_options, 1};
+    train_coordinator_options,
+    1};
 
 static const Option train_reduce_options[] = {{"-o", 1}, {NULL, 0}};
+OPTIONS_FIT(train_reduce_options);
 
 const Command train_reduce_command = {
-    "train-reduce", cmd_train_reduce, "REQUEST STATS... -o OUT", "requests and statistics",
+    "train-reduce",
+    cmd_train_reduce,
+    "REQUEST STATS... -o OUT",
+    "requests and statistics",
     "lance-index train-reduce REQUEST STATS... -o OUT\n"
     "  Reduces one round: every worker's statistics for REQUEST.  Writes the next request\n"
     "  to OUT or, when the training is done, the model (as lance-index train writes it,\n"
     "  for build --model), and prints where the training is as JSON.  Statistics of\n"
     "  another request exit 25, two covering one fragment 23, a worker's missing 11.",
-    train_reduce_options, 1 + MAX_STATS};
+    train_reduce_options,
+    1 + MAX_STATS};

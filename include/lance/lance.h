@@ -704,8 +704,8 @@ int32_t lance_dataset_fragment_ids(const LanceDataset* dataset, uint64_t* out_id
  * @param out_count  Borrowed, must not be NULL: receives the number of
  *                   fragments of the version read.
  */
-int32_t lance_dataset_fragment_ids_bounded(const LanceDataset* dataset, uint64_t* out_ids,
-                                           size_t capacity, size_t* out_count);
+int32_t lance_dataset_fragment_ids_bounded(const LanceDataset* dataset, uint64_t* out_ids, size_t capacity,
+                                           size_t* out_count);
 
 /**
  * Writes the row count of each fragment (deleted rows excluded), in the
@@ -714,8 +714,7 @@ int32_t lance_dataset_fragment_ids_bounded(const LanceDataset* dataset, uint64_t
  * @param capacity        At least lance_dataset_fragment_count(), else
  *                        LANCE_ERR_INVALID_ARGUMENT and nothing is written.
  */
-int32_t lance_dataset_fragment_row_counts(const LanceDataset* dataset, uint64_t* out_row_counts,
-                                          size_t capacity);
+int32_t lance_dataset_fragment_row_counts(const LanceDataset* dataset, uint64_t* out_row_counts, size_t capacity);
 
 /**
  * Deletes the rows matching an SQL predicate and commits; the handle moves
@@ -725,8 +724,7 @@ int32_t lance_dataset_fragment_row_counts(const LanceDataset* dataset, uint64_t*
  *                          is LANCE_ERR_INVALID_ARGUMENT.
  * @param out_deleted_rows  Nullable; receives the number of rows deleted.
  */
-int32_t lance_dataset_delete(LanceDataset* dataset, const char* predicate,
-                             uint64_t* out_deleted_rows);
+int32_t lance_dataset_delete(LanceDataset* dataset, const char* predicate, uint64_t* out_deleted_rows);
 
 /**
  * Sets columns of the rows matching an SQL predicate to SQL expressions
@@ -822,8 +820,8 @@ typedef struct LanceCleanupStats {
  *         permission; the message counts them and what was removed, and the
  *         next cleanup finds them again).
  */
-int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older_than_seconds,
-                                           bool delete_unverified, LanceCleanupStats* out_stats);
+int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older_than_seconds, bool delete_unverified,
+                                           LanceCleanupStats* out_stats);
 
 /**
  * Aborts the incomplete multipart uploads under the dataset's prefix that
@@ -974,10 +972,10 @@ typedef struct LanceSession LanceSession;
 
 /** What a session's caches hold, and how lookups in them fared. */
 typedef struct LanceSessionCacheStats {
-    uint64_t index_cache_hits;          /* lookups that found their entry */
-    uint64_t index_cache_misses;        /* lookups that did not */
-    uint64_t index_cache_entries;       /* entries held now */
-    uint64_t index_cache_size_bytes;    /* bytes held now (not the limit) */
+    uint64_t index_cache_hits;       /* lookups that found their entry */
+    uint64_t index_cache_misses;     /* lookups that did not */
+    uint64_t index_cache_entries;    /* entries held now */
+    uint64_t index_cache_size_bytes; /* bytes held now (not the limit) */
     uint64_t metadata_cache_hits;
     uint64_t metadata_cache_misses;
     uint64_t metadata_cache_entries;
@@ -1028,8 +1026,8 @@ int32_t lance_session_get_cache_stats(const LanceSession* session, LanceSessionC
  *                 caches: closing the session handle first is allowed.
  * @return Produced: close with lance_dataset_close(); NULL on error.
  */
-LanceDataset* lance_dataset_open_with_session(const char* uri, const char* const* storage_opts,
-                                              uint64_t version, const LanceSession* session);
+LanceDataset* lance_dataset_open_with_session(const char* uri, const char* const* storage_opts, uint64_t version,
+                                              const LanceSession* session);
 
 /* ------------------------------------------------------------------------
  * Data cache
@@ -1086,8 +1084,7 @@ typedef struct LanceDataCacheStatistics {
  *         (LANCE_ERR_INVALID_ARGUMENT for the options above,
  *         LANCE_ERR_IO when the directory cannot be created).
  */
-LanceSession* lance_session_new_with_data_cache(uint64_t index_cache_size_bytes,
-                                                uint64_t metadata_cache_size_bytes,
+LanceSession* lance_session_new_with_data_cache(uint64_t index_cache_size_bytes, uint64_t metadata_cache_size_bytes,
                                                 const LanceDataCacheOptions* options);
 
 /**
@@ -1100,8 +1097,7 @@ LanceSession* lance_session_new_with_data_cache(uint64_t index_cache_size_bytes,
  * @param out_stats   Borrowed out parameter; written on success only.
  * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (NULL).
  */
-int32_t lance_dataset_get_data_cache_statistics(const LanceDataset* dataset,
-                                                LanceDataCacheStatistics* out_stats);
+int32_t lance_dataset_get_data_cache_statistics(const LanceDataset* dataset, LanceDataCacheStatistics* out_stats);
 
 /* ========================================================================
  * Write
@@ -1109,9 +1105,9 @@ int32_t lance_dataset_get_data_cache_statistics(const LanceDataset* dataset,
 
 /* Values are ABI-stable; the `mode` parameter is an int32_t and is validated. */
 typedef enum {
-    LANCE_WRITE_CREATE = 0,    /* create; LANCE_ERR_DATASET_ALREADY_EXISTS if one exists */
-    LANCE_WRITE_APPEND = 1,    /* append; the schema must match the dataset's */
-    LANCE_WRITE_OVERWRITE = 2  /* replace the data with a new version (or create) */
+    LANCE_WRITE_CREATE = 0,   /* create; LANCE_ERR_DATASET_ALREADY_EXISTS if one exists */
+    LANCE_WRITE_APPEND = 1,   /* append; the schema must match the dataset's */
+    LANCE_WRITE_OVERWRITE = 2 /* replace the data with a new version (or create) */
 } LanceWriteMode;
 
 /** Write tuning.  Zero-initialized = all defaults. */
@@ -1146,9 +1142,8 @@ typedef struct LanceWriteParams {
  *                      success a produced handle at the new version (close
  *                      it with lance_dataset_close()).  Untouched on error.
  */
-int32_t lance_dataset_write(const char* uri, const struct ArrowSchema* schema,
-                            struct ArrowArrayStream* stream, int32_t mode,
-                            const char* const* storage_opts, LanceDataset** out_dataset);
+int32_t lance_dataset_write(const char* uri, const struct ArrowSchema* schema, struct ArrowArrayStream* stream,
+                            int32_t mode, const char* const* storage_opts, LanceDataset** out_dataset);
 
 /**
  * lance_dataset_write() with write tuning (LanceWriteParams: file and row
@@ -1165,10 +1160,8 @@ int32_t lance_dataset_write(const char* uri, const struct ArrowSchema* schema,
  *         (LANCE_WRITE_CREATE over a dataset), LANCE_ERR_IO.
  */
 int32_t lance_dataset_write_with_params(const char* uri, const struct ArrowSchema* schema,
-                                        struct ArrowArrayStream* stream, int32_t mode,
-                                        const LanceWriteParams* params,
-                                        const char* const* storage_opts,
-                                        LanceDataset** out_dataset);
+                                        struct ArrowArrayStream* stream, int32_t mode, const LanceWriteParams* params,
+                                        const char* const* storage_opts, LanceDataset** out_dataset);
 
 /**
  * Writes a stream of record batches as data files under `<uri>/data/` and
@@ -1188,8 +1181,8 @@ int32_t lance_dataset_write_with_params(const char* uri, const struct ArrowSchem
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT for bad input or a stream
  *         incompatible with the dataset at `uri`; LANCE_ERR_IO.
  */
-int32_t lance_write_fragments(const char* uri, const struct ArrowSchema* schema,
-                              struct ArrowArrayStream* stream, const char* const* storage_opts);
+int32_t lance_write_fragments(const char* uri, const struct ArrowSchema* schema, struct ArrowArrayStream* stream,
+                              const char* const* storage_opts);
 
 /* ========================================================================
  * Merge-insert
@@ -1224,12 +1217,12 @@ typedef enum {
  * values of the enums above; others are LANCE_ERR_INVALID_ARGUMENT.
  */
 typedef struct LanceMergeInsertParams {
-    int32_t when_matched;            /* a LanceMergeWhenMatched */
+    int32_t when_matched; /* a LanceMergeWhenMatched */
     /* SQL predicate over target and source columns (source ones as
        "source.<name>", target ones as "target.<name>"); required by
        UPDATE_IF, must be NULL with any other mode. */
     const char* when_matched_expr;
-    int32_t when_not_matched;        /* a LanceMergeWhenNotMatched */
+    int32_t when_not_matched;           /* a LanceMergeWhenNotMatched */
     int32_t when_not_matched_by_source; /* a LanceMergeWhenNotMatchedBySource */
     /* SQL predicate over the target's columns; required by DELETE_IF, must
        be NULL with any other mode. */
@@ -1267,9 +1260,8 @@ typedef struct LanceMergeInsertResult {
  *         schema the dataset cannot take; LANCE_ERR_COMMIT_CONFLICT when a
  *         concurrent writer wins.
  */
-int32_t lance_dataset_merge_insert(LanceDataset* dataset, const char* const* on_columns,
-                                   size_t num_on_columns, struct ArrowArrayStream* source,
-                                   const LanceMergeInsertParams* params,
+int32_t lance_dataset_merge_insert(LanceDataset* dataset, const char* const* on_columns, size_t num_on_columns,
+                                   struct ArrowArrayStream* source, const LanceMergeInsertParams* params,
                                    LanceMergeInsertResult* out_result);
 
 /* ========================================================================
@@ -1291,8 +1283,7 @@ int32_t lance_dataset_merge_insert(LanceDataset* dataset, const char* const* on_
  * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for bad input, an
  *         unknown column, or dropping every column.
  */
-int32_t lance_dataset_drop_columns(LanceDataset* dataset, const char* const* columns,
-                                   size_t num_columns);
+int32_t lance_dataset_drop_columns(LanceDataset* dataset, const char* const* columns, size_t num_columns);
 
 /* Nullability asked of a column by lance_dataset_alter_columns(). */
 typedef enum {
@@ -1303,10 +1294,10 @@ typedef enum {
 
 /** One change to one column.  NULL / 0 fields leave that aspect as it is. */
 typedef struct LanceColumnAlteration {
-    const char* path;                      /* required: the column ("parent.child" when nested) */
-    const char* rename;                    /* NULL = keep the name; "" is an error */
-    int32_t nullable_mode;                 /* a LanceColumnNullableMode */
-    const struct ArrowSchema* data_type;   /* NULL = keep the type; borrowed, never released */
+    const char* path;                    /* required: the column ("parent.child" when nested) */
+    const char* rename;                  /* NULL = keep the name; "" is an error */
+    int32_t nullable_mode;               /* a LanceColumnNullableMode */
+    const struct ArrowSchema* data_type; /* NULL = keep the type; borrowed, never released */
 } LanceColumnAlteration;
 
 /**
@@ -1325,8 +1316,8 @@ int32_t lance_dataset_alter_columns(LanceDataset* dataset, const LanceColumnAlte
 
 /** A new column computed by an SQL expression over existing columns. */
 typedef struct LanceSqlColumn {
-    const char* name;        /* required, non-empty, not a column already */
-    const char* expression;  /* required, non-empty, e.g. "id * 2" */
+    const char* name;       /* required, non-empty, not a column already */
+    const char* expression; /* required, non-empty, e.g. "id * 2" */
 } LanceSqlColumn;
 
 /**
@@ -1339,8 +1330,8 @@ typedef struct LanceSqlColumn {
  *         expression, bad SQL, an unknown column in an expression, or a
  *         name already taken.
  */
-int32_t lance_dataset_add_columns_sql(LanceDataset* dataset, const LanceSqlColumn* columns,
-                                      size_t num_columns, uint64_t batch_size);
+int32_t lance_dataset_add_columns_sql(LanceDataset* dataset, const LanceSqlColumn* columns, size_t num_columns,
+                                      uint64_t batch_size);
 
 /**
  * Adds columns whose every value is NULL.  Metadata only: nothing is written
@@ -1365,8 +1356,7 @@ int32_t lance_dataset_add_columns_nulls(LanceDataset* dataset, const struct Arro
  *         callbacks, a row total different from the dataset's, or a name
  *         already taken.
  */
-int32_t lance_dataset_add_columns_stream(LanceDataset* dataset, struct ArrowArrayStream* stream,
-                                         uint64_t batch_size);
+int32_t lance_dataset_add_columns_stream(LanceDataset* dataset, struct ArrowArrayStream* stream, uint64_t batch_size);
 
 /* ========================================================================
  * Scan and search
@@ -1410,8 +1400,7 @@ typedef enum {
  *         unknown column or a malformed filter fails here, with a message
  *         that names it.
  */
-LanceScanner* lance_scanner_new(const LanceDataset* dataset, const char* const* columns,
-                                const char* filter);
+LanceScanner* lance_scanner_new(const LanceDataset* dataset, const char* const* columns, const char* filter);
 
 /**
  * Closes a scanner.  NULL is a no-op; close each scanner once.  Streams it
@@ -1489,8 +1478,8 @@ int32_t lance_scanner_set_fragment_ids(LanceScanner* scanner, const uint64_t* id
  * A scanner with a full-text search (either order) refuses it:
  * LANCE_ERR_INVALID_ARGUMENT.
  */
-int32_t lance_scanner_nearest(LanceScanner* scanner, const char* column, const void* query_data,
-                              size_t query_len, LanceDataType element_type, uint32_t k);
+int32_t lance_scanner_nearest(LanceScanner* scanner, const char* column, const void* query_data, size_t query_len,
+                              LanceDataType element_type, uint32_t k);
 
 /**
  * Makes the scan a multivector k-nearest-neighbour search over a column of
@@ -1516,8 +1505,7 @@ int32_t lance_scanner_nearest(LanceScanner* scanner, const char* column, const v
  *         segment on the scanner), LANCE_ERR_NOT_FOUND (no such column).
  */
 int32_t lance_scanner_nearest_multivector(LanceScanner* scanner, const char* column, const void* query_data,
-                                          size_t dimension, size_t num_vectors, LanceDataType element_type,
-                                          uint32_t k);
+                                          size_t dimension, size_t num_vectors, LanceDataType element_type, uint32_t k);
 
 /**
  * Runs up to 128 independent k-nearest-neighbour queries in one scan: each
@@ -1545,9 +1533,8 @@ int32_t lance_scanner_nearest_multivector(LanceScanner* scanner, const char* col
  *         set on the scanner (in either order: a global limit has no meaning
  *         across queries), a distance range, or a scan already started.
  */
-int32_t lance_scanner_nearest_batch(LanceScanner* scanner, const char* column, const void* query_data,
-                                    size_t dimension, size_t num_queries, LanceDataType element_type,
-                                    uint32_t k);
+int32_t lance_scanner_nearest_batch(LanceScanner* scanner, const char* column, const void* query_data, size_t dimension,
+                                    size_t num_queries, LanceDataType element_type, uint32_t k);
 
 /**
  * Keeps only the results of a single-vector k-NN search whose `_distance`
@@ -1641,8 +1628,7 @@ int32_t lance_scanner_set_scalar_index_segment(LanceScanner* scanner, const uint
  *                       (as lance_dataset_index_segments() writes them).
  *                       len = 0 removes the pin.
  */
-int32_t lance_scanner_set_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids,
-                                         size_t len);
+int32_t lance_scanner_set_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids, size_t len);
 
 /* ------------------------------------------------------------------------
  * Vector search: probe bounds, approximation, parallelism
@@ -1836,8 +1822,8 @@ typedef struct {
  * overlap (work runs in parallel), so they do not add up to wall time.
  */
 typedef struct {
-    uint64_t iops;                    /* I/O operations */
-    uint64_t requests;                /* storage requests (after coalescing) */
+    uint64_t iops;     /* I/O operations */
+    uint64_t requests; /* storage requests (after coalescing) */
     uint64_t bytes_read;
     uint64_t indices_loaded;          /* top-level indices opened (to see whether a scan
                                          used an index, read index_comparisons) */
@@ -1899,8 +1885,7 @@ int32_t lance_scanner_next(LanceScanner* scanner, LanceBatch** out);
  * @param out_array, out_schema  Borrowed out parameters holding, on success,
  *        produced structs the caller releases with their release callbacks.
  */
-int32_t lance_batch_to_arrow(const LanceBatch* batch, struct ArrowArray* out_array,
-                             struct ArrowSchema* out_schema);
+int32_t lance_batch_to_arrow(const LanceBatch* batch, struct ArrowArray* out_array, struct ArrowSchema* out_schema);
 
 /**
  * The number of rows in a batch.  No I/O.
@@ -2002,8 +1987,7 @@ void lance_scanner_async_stream_free(struct ArrowArrayStream* stream);
  * @param waker_ctx  Passed to the waker as is; may be NULL.
  * @param out        Borrowed out parameter (see above).
  */
-LancePollStatus lance_scanner_poll_next(LanceScanner* scanner, LanceWaker waker, void* waker_ctx,
-                                        LanceBatch** out);
+LancePollStatus lance_scanner_poll_next(LanceScanner* scanner, LanceWaker waker, void* waker_ctx, LanceBatch** out);
 
 /* ========================================================================
  * Full-text search
@@ -2049,8 +2033,8 @@ typedef struct LanceFtsQueryContext LanceFtsQueryContext;
  *         scanner with a k-NN search or a query context, a scanner already
  *         iterating); an unindexed column fails here too, with the core's code.
  */
-int32_t lance_scanner_full_text_search(LanceScanner* scanner, const char* query,
-                                       const char* const* columns, uint32_t max_fuzzy_distance);
+int32_t lance_scanner_full_text_search(LanceScanner* scanner, const char* query, const char* const* columns,
+                                       uint32_t max_fuzzy_distance);
 
 /**
  * Prepares a match query on one column: it takes the handle's current
@@ -2068,11 +2052,9 @@ int32_t lance_scanner_full_text_search(LanceScanner* scanner, const char* query,
  *         LANCE_ERR_NOT_FOUND (no such column, or it has no INVERTED index),
  *         LANCE_ERR_INDEX (STRICT and a fragment the index does not cover).
  */
-LanceFtsQueryContext* lance_dataset_prepare_fts_match_query(const LanceDataset* dataset,
-                                                            const char* column, const char* query,
-                                                            int32_t match_operator,
-                                                            uint32_t max_fuzzy_distance,
-                                                            int32_t coverage_mode);
+LanceFtsQueryContext* lance_dataset_prepare_fts_match_query(const LanceDataset* dataset, const char* column,
+                                                            const char* query, int32_t match_operator,
+                                                            uint32_t max_fuzzy_distance, int32_t coverage_mode);
 
 /**
  * Deprecated: lance_dataset_prepare_fts_match_query() with
@@ -2093,9 +2075,8 @@ LanceFtsQueryContext* lance_dataset_prepare_fts_query(const LanceDataset* datase
  * LANCE_ERR_INVALID_ARGUMENT; an index built without positions fails with
  * the core's code (LANCE_ERR_INVALID_ARGUMENT).
  */
-LanceFtsQueryContext* lance_dataset_prepare_fts_phrase_query(const LanceDataset* dataset,
-                                                             const char* column, const char* query,
-                                                             int32_t slop, int32_t coverage_mode);
+LanceFtsQueryContext* lance_dataset_prepare_fts_phrase_query(const LanceDataset* dataset, const char* column,
+                                                             const char* query, int32_t slop, int32_t coverage_mode);
 
 /**
  * Closes a context.  Scanners it was set on keep their own reference and
@@ -2127,8 +2108,7 @@ int32_t lance_scanner_set_fts_query_context(LanceScanner* scanner, const LanceFt
  * strict subset of the context's segments gives LANCE_ERR_NOT_SUPPORTED;
  * naming all of them is accepted and changes nothing.
  */
-int32_t lance_scanner_set_fts_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids,
-                                             size_t len);
+int32_t lance_scanner_set_fts_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids, size_t len);
 
 /**
  * Near-duplicate search: the scan returns at most `limit` rows, those whose
@@ -2247,8 +2227,8 @@ int32_t lance_dataset_take_blobs(const LanceDataset* dataset, const uint64_t* ro
  * order (deleted rows are not counted).  A position at or past
  * lance_dataset_count_rows() is LANCE_ERR_INVALID_ARGUMENT.
  */
-int32_t lance_dataset_take_blobs_by_indices(const LanceDataset* dataset, const uint64_t* indices,
-                                            size_t num_indices, const char* column, LanceBlobFile** out);
+int32_t lance_dataset_take_blobs_by_indices(const LanceDataset* dataset, const uint64_t* indices, size_t num_indices,
+                                            const char* column, LanceBlobFile** out);
 
 /**
  * The value's size in bytes, whatever the cursor.  No I/O.
@@ -2408,11 +2388,11 @@ typedef enum {
     LANCE_SCALAR_BITMAP = 2,
     LANCE_SCALAR_LABEL_LIST = 3,
     LANCE_SCALAR_INVERTED = 4,
-    LANCE_SCALAR_NGRAM = 5,        /* new in lance-c 0.5 */
-    LANCE_SCALAR_ZONEMAP = 8,      /* new in lance-c 0.5 */
-    LANCE_SCALAR_BLOOMFILTER = 9,  /* new in lance-c 0.5 */
-    LANCE_SCALAR_RTREE = 10,       /* new in lance-c 0.5; needs the "geo" feature (default) */
-    LANCE_SCALAR_MINHASHLSH = 12   /* new in lance-c 0.5 */
+    LANCE_SCALAR_NGRAM = 5,       /* new in lance-c 0.5 */
+    LANCE_SCALAR_ZONEMAP = 8,     /* new in lance-c 0.5 */
+    LANCE_SCALAR_BLOOMFILTER = 9, /* new in lance-c 0.5 */
+    LANCE_SCALAR_RTREE = 10,      /* new in lance-c 0.5; needs the "geo" feature (default) */
+    LANCE_SCALAR_MINHASHLSH = 12  /* new in lance-c 0.5 */
 } LanceScalarIndexType;
 
 /**
@@ -2519,8 +2499,7 @@ typedef struct LanceVectorTrainingOptions {
  * @param replace     true = replace an index of the same name; false = that
  *                    is an error (LANCE_ERR_INDEX).
  */
-int32_t lance_dataset_create_vector_index(LanceDataset* dataset, const char* column,
-                                          const char* index_name,
+int32_t lance_dataset_create_vector_index(LanceDataset* dataset, const char* column, const char* index_name,
                                           const LanceVectorIndexParams* params, bool replace);
 
 /**
@@ -2537,9 +2516,8 @@ int32_t lance_dataset_create_vector_index(LanceDataset* dataset, const char* col
  *                     LANCE_ERR_INVALID_ARGUMENT.
  * Other parameters as for lance_dataset_create_vector_index().
  */
-int32_t lance_dataset_create_scalar_index(LanceDataset* dataset, const char* column,
-                                          const char* index_name, LanceScalarIndexType index_type,
-                                          const char* params_json, bool replace);
+int32_t lance_dataset_create_scalar_index(LanceDataset* dataset, const char* column, const char* index_name,
+                                          LanceScalarIndexType index_type, const char* params_json, bool replace);
 
 /*
  * One-shot creation with progress and cancellation.  The control
@@ -2563,10 +2541,8 @@ typedef struct LanceIndexBuildControl LanceIndexBuildControl;
  *         (nothing committed, the handle unchanged).
  */
 int32_t lance_dataset_create_vector_index_with_control(LanceDataset* dataset, const char* column,
-                                                       const char* index_name,
-                                                       const LanceVectorIndexParams* params,
-                                                       bool replace,
-                                                       const LanceIndexBuildControl* control);
+                                                       const char* index_name, const LanceVectorIndexParams* params,
+                                                       bool replace, const LanceIndexBuildControl* control);
 
 /**
  * lance_dataset_create_scalar_index() with progress events and a cancel
@@ -2579,8 +2555,7 @@ int32_t lance_dataset_create_vector_index_with_control(LanceDataset* dataset, co
  *         (nothing committed, the handle unchanged).
  */
 int32_t lance_dataset_create_scalar_index_with_control(LanceDataset* dataset, const char* column,
-                                                       const char* index_name,
-                                                       LanceScalarIndexType index_type,
+                                                       const char* index_name, LanceScalarIndexType index_type,
                                                        const char* params_json, bool replace,
                                                        const LanceIndexBuildControl* control);
 
@@ -2603,10 +2578,8 @@ int32_t lance_dataset_create_scalar_index_with_control(LanceDataset* dataset, co
  *         options (see LanceVectorTrainingOptions).
  */
 int32_t lance_dataset_create_vector_index_with_options(LanceDataset* dataset, const char* column,
-                                                       const char* index_name,
-                                                       const LanceVectorIndexParams* params,
-                                                       const LanceVectorTrainingOptions* options,
-                                                       bool replace,
+                                                       const char* index_name, const LanceVectorIndexParams* params,
+                                                       const LanceVectorTrainingOptions* options, bool replace,
                                                        const LanceIndexBuildControl* control);
 
 /**
@@ -2629,10 +2602,8 @@ int32_t lance_dataset_create_vector_index_with_options(LanceDataset* dataset, co
  *         bad fragment ids), LANCE_ERR_IO.
  */
 int32_t lance_dataset_recommended_num_partitions(const LanceDataset* dataset, int32_t index_type,
-                                                 uint32_t target_partition_size,
-                                                 const uint32_t* fragment_ids,
-                                                 size_t fragment_count,
-                                                 uint32_t* out_num_partitions);
+                                                 uint32_t target_partition_size, const uint32_t* fragment_ids,
+                                                 size_t fragment_count, uint32_t* out_num_partitions);
 
 /**
  * Drops the named index, every segment of it, and commits: the handle
@@ -2686,8 +2657,8 @@ uint64_t lance_dataset_index_segment_count(const LanceDataset* dataset, const ch
  *                   and nothing is written.
  * @param out_count  NULL, or receives the number of UUIDs written.
  */
-int32_t lance_dataset_index_segments(const LanceDataset* dataset, const char* index_name,
-                                     uint8_t* out_uuids, size_t capacity, uint64_t* out_count);
+int32_t lance_dataset_index_segments(const LanceDataset* dataset, const char* index_name, uint8_t* out_uuids,
+                                     size_t capacity, uint64_t* out_count);
 
 /**
  * Loads every segment of the named index into the index cache of the
@@ -2758,9 +2729,8 @@ uint64_t lance_fragment_plan_dataset_version(const LanceFragmentPlan* plan);
  * is freed) and can be passed as LanceIndexSegmentBuildOptions.fragment_ids.
  * @param out_rows  Nullable; the group's live rows.
  */
-int32_t lance_fragment_plan_group(const LanceFragmentPlan* plan, size_t group,
-                                  const uint32_t** out_fragment_ids, size_t* out_fragment_count,
-                                  uint64_t* out_rows);
+int32_t lance_fragment_plan_group(const LanceFragmentPlan* plan, size_t group, const uint32_t** out_fragment_ids,
+                                  size_t* out_fragment_count, uint64_t* out_rows);
 
 /**
  * Frees a plan, and with it the fragment id arrays lance_fragment_plan_group()
@@ -2829,11 +2799,9 @@ typedef struct LanceVectorModel LanceVectorModel;
  *                        produced FixedSizeList<float32>[num_partitions, dim]
  *                        the caller releases.
  */
-int32_t lance_dataset_train_ivf_centroids(const LanceDataset* dataset, const char* column,
-                                          uint32_t num_partitions, LanceMetricType metric,
-                                          const uint32_t* sample_fragment_ids,
-                                          size_t sample_fragment_count,
-                                          struct ArrowArray* out_centroids,
+int32_t lance_dataset_train_ivf_centroids(const LanceDataset* dataset, const char* column, uint32_t num_partitions,
+                                          LanceMetricType metric, const uint32_t* sample_fragment_ids,
+                                          size_t sample_fragment_count, struct ArrowArray* out_centroids,
                                           struct ArrowSchema* out_schema);
 
 /**
@@ -2859,15 +2827,12 @@ int32_t lance_dataset_train_ivf_centroids(const LanceDataset* dataset, const cha
  *                         the same, and an injected codebook may use either.
  * Other parameters as for lance_dataset_train_ivf_centroids().
  */
-int32_t lance_dataset_train_pq_codebook(const LanceDataset* dataset, const char* column,
-                                        uint32_t num_sub_vectors, uint32_t num_bits,
-                                        LanceMetricType metric,
+int32_t lance_dataset_train_pq_codebook(const LanceDataset* dataset, const char* column, uint32_t num_sub_vectors,
+                                        uint32_t num_bits, LanceMetricType metric,
                                         const struct ArrowArray* ivf_centroids,
                                         const struct ArrowSchema* ivf_centroids_schema,
-                                        const uint32_t* sample_fragment_ids,
-                                        size_t sample_fragment_count,
-                                        struct ArrowArray* out_codebook,
-                                        struct ArrowSchema* out_schema);
+                                        const uint32_t* sample_fragment_ids, size_t sample_fragment_count,
+                                        struct ArrowArray* out_codebook, struct ArrowSchema* out_schema);
 
 /**
  * Upstream lance-c's IVF trainer: lance_dataset_train_ivf_centroids() with
@@ -2875,9 +2840,8 @@ int32_t lance_dataset_train_pq_codebook(const LanceDataset* dataset, const char*
  * out_array/out_schema (zeroed first; produced, the caller releases it on
  * success): FixedSizeList<float32>[dim], one row per partition.
  */
-int32_t lance_index_train_ivf_model(const LanceDataset* dataset, const char* column,
-                                    uint32_t num_partitions, int32_t metric,
-                                    const uint32_t* fragment_ids, size_t fragment_count,
+int32_t lance_index_train_ivf_model(const LanceDataset* dataset, const char* column, uint32_t num_partitions,
+                                    int32_t metric, const uint32_t* fragment_ids, size_t fragment_count,
                                     struct ArrowArray* out_array, struct ArrowSchema* out_schema);
 
 /**
@@ -2889,12 +2853,11 @@ int32_t lance_index_train_ivf_model(const LanceDataset* dataset, const char* col
  * borrowed and never released.  Outputs as for
  * lance_index_train_ivf_model().
  */
-int32_t lance_index_train_pq_model(const LanceDataset* dataset, const char* column,
-                                   uint32_t num_sub_vectors, uint32_t num_bits, int32_t metric,
-                                   const uint32_t* fragment_ids, size_t fragment_count,
-                                   struct ArrowArray* ivf_centroids,
-                                   const struct ArrowSchema* ivf_centroids_schema,
-                                   struct ArrowArray* out_array, struct ArrowSchema* out_schema);
+int32_t lance_index_train_pq_model(const LanceDataset* dataset, const char* column, uint32_t num_sub_vectors,
+                                   uint32_t num_bits, int32_t metric, const uint32_t* fragment_ids,
+                                   size_t fragment_count, struct ArrowArray* ivf_centroids,
+                                   const struct ArrowSchema* ivf_centroids_schema, struct ArrowArray* out_array,
+                                   struct ArrowSchema* out_schema);
 
 /**
  * Trains a complete shared model for `params`: IVF centroids, and the PQ
@@ -2921,10 +2884,8 @@ int32_t lance_index_train_pq_model(const LanceDataset* dataset, const char* colu
  *         error), and from the _with_control form LANCE_ERR_CANCELLED.
  */
 int32_t lance_dataset_train_vector_model(const LanceDataset* dataset, const char* column,
-                                         const LanceVectorIndexParams* params,
-                                         const uint32_t* sample_fragment_ids,
-                                         size_t sample_fragment_count,
-                                         LanceVectorModel** out_model);
+                                         const LanceVectorIndexParams* params, const uint32_t* sample_fragment_ids,
+                                         size_t sample_fragment_count, LanceVectorModel** out_model);
 
 /**
  * lance_dataset_train_vector_model() with progress and cancellation;
@@ -2944,8 +2905,7 @@ int32_t lance_dataset_train_vector_model(const LanceDataset* dataset, const char
  */
 int32_t lance_dataset_train_vector_model_with_control(const LanceDataset* dataset, const char* column,
                                                       const LanceVectorIndexParams* params,
-                                                      const uint32_t* sample_fragment_ids,
-                                                      size_t sample_fragment_count,
+                                                      const uint32_t* sample_fragment_ids, size_t sample_fragment_count,
                                                       const LanceIndexBuildControl* control,
                                                       LanceVectorModel** out_model);
 
@@ -2971,8 +2931,7 @@ int32_t lance_dataset_train_vector_model_with_control(const LanceDataset* datase
 int32_t lance_dataset_train_vector_model_with_options(const LanceDataset* dataset, const char* column,
                                                       const LanceVectorIndexParams* params,
                                                       const LanceVectorTrainingOptions* options,
-                                                      const uint32_t* sample_fragment_ids,
-                                                      size_t sample_fragment_count,
+                                                      const uint32_t* sample_fragment_ids, size_t sample_fragment_count,
                                                       const LanceIndexBuildControl* control,
                                                       LanceVectorModel** out_model);
 
@@ -2986,13 +2945,10 @@ int32_t lance_dataset_train_vector_model_with_options(const LanceDataset* datase
  * @param pq_codebook, pq_codebook_schema      Borrowed, or NULL for no PQ.
  * @param out_model  Produced: free with lance_vector_model_free().
  */
-int32_t lance_vector_model_from_arrow(LanceMetricType metric,
-                                      const struct ArrowArray* ivf_centroids,
-                                      const struct ArrowSchema* ivf_centroids_schema,
-                                      uint32_t num_sub_vectors, uint32_t num_bits,
-                                      const struct ArrowArray* pq_codebook,
-                                      const struct ArrowSchema* pq_codebook_schema,
-                                      LanceVectorModel** out_model);
+int32_t lance_vector_model_from_arrow(LanceMetricType metric, const struct ArrowArray* ivf_centroids,
+                                      const struct ArrowSchema* ivf_centroids_schema, uint32_t num_sub_vectors,
+                                      uint32_t num_bits, const struct ArrowArray* pq_codebook,
+                                      const struct ArrowSchema* pq_codebook_schema, LanceVectorModel** out_model);
 
 /**
  * Serializes a model (little-endian, checksummed).  A model without a
@@ -3000,8 +2956,7 @@ int32_t lance_vector_model_from_arrow(LanceMetricType metric,
  * it); one with a rotation needs lance-c 0.5 or later to parse.
  * @param out_bytes  Produced: free with lance_free_bytes().
  */
-int32_t lance_vector_model_serialize(const LanceVectorModel* model, uint8_t** out_bytes,
-                                     size_t* out_len);
+int32_t lance_vector_model_serialize(const LanceVectorModel* model, uint8_t** out_bytes, size_t* out_len);
 
 /**
  * Parses serialized model bytes (borrowed), of this version or of any
@@ -3222,16 +3177,15 @@ typedef struct LanceVectorTrainingInfo {
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, no num_partitions, a
  *         non-IVF type, the Hamming metric, bad PQ parameters).
  */
-int32_t lance_vector_training_new(const char* column, const LanceVectorIndexParams* params,
-                                  uint64_t seed, LanceVectorTraining** out_training);
+int32_t lance_vector_training_new(const char* column, const LanceVectorIndexParams* params, uint64_t seed,
+                                  LanceVectorTraining** out_training);
 
 /**
  * Rebuilds a coordinator from the last request it made (the request bytes
  * hold the whole state).  Corrupted bytes are LANCE_ERR_INVALID_ARGUMENT.
  * @param out_training  Produced: free with lance_vector_training_free().
  */
-int32_t lance_vector_training_resume(const uint8_t* request, size_t len,
-                                     LanceVectorTraining** out_training);
+int32_t lance_vector_training_resume(const uint8_t* request, size_t len, LanceVectorTraining** out_training);
 
 /**
  * The current round's request, for every worker.  Calling it again without
@@ -3240,8 +3194,7 @@ int32_t lance_vector_training_resume(const uint8_t* request, size_t len,
  * @param out_bytes  Produced: free with lance_free_bytes().
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, or the training is done).
  */
-int32_t lance_vector_training_request(const LanceVectorTraining* training, uint8_t** out_bytes,
-                                      size_t* out_len);
+int32_t lance_vector_training_request(const LanceVectorTraining* training, uint8_t** out_bytes, size_t* out_len);
 
 /**
  * Reduces one round: the statistics of every worker, for the current
@@ -3269,8 +3222,7 @@ int32_t lance_vector_training_reduce(LanceVectorTraining* training, const uint8_
  * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL `training` or
  *         `out`).
  */
-int32_t lance_vector_training_info(const LanceVectorTraining* training,
-                                   LanceVectorTrainingInfo* out);
+int32_t lance_vector_training_info(const LanceVectorTraining* training, LanceVectorTrainingInfo* out);
 
 /**
  * The trained model, once the phase is LANCE_TRAINING_DONE (before it:
@@ -3284,8 +3236,7 @@ int32_t lance_vector_training_info(const LanceVectorTraining* training,
  * dimension (1..9, 0 = 5; another value is refused there).
  * @param out_model  Produced: free with lance_vector_model_free().
  */
-int32_t lance_vector_training_model(const LanceVectorTraining* training,
-                                    LanceVectorModel** out_model);
+int32_t lance_vector_training_model(const LanceVectorTraining* training, LanceVectorModel** out_model);
 
 /**
  * Frees a training (the coordinator's state).  Models taken from it with
@@ -3311,8 +3262,7 @@ void lance_vector_training_free(LanceVectorTraining* training);
  * @param out_worker  Produced: free with lance_vector_training_worker_free().
  */
 int32_t lance_vector_training_worker_new(const LanceDataset* dataset, const uint32_t* fragment_ids,
-                                         size_t fragment_count,
-                                         LanceVectorTrainingWorker** out_worker);
+                                         size_t fragment_count, LanceVectorTrainingWorker** out_worker);
 
 /**
  * Answers a request with this worker's statistics.
@@ -3324,8 +3274,7 @@ int32_t lance_vector_training_worker_new(const LanceDataset* dataset, const uint
  *         version than the training's, or its column has another
  *         dimension), LANCE_ERR_IO.
  */
-int32_t lance_vector_training_worker_run(LanceVectorTrainingWorker* worker,
-                                         const uint8_t* request, size_t len,
+int32_t lance_vector_training_worker_run(LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len,
                                          uint8_t** out_stats, size_t* out_len);
 
 /**
@@ -3353,9 +3302,8 @@ int32_t lance_vector_training_worker_run(LanceVectorTrainingWorker* worker,
  * has no control: its reductions only add up the workers' statistics, and
  * LanceVectorTrainingInfo counts the rounds.
  */
-int32_t lance_vector_training_worker_run_with_control(LanceVectorTrainingWorker* worker,
-                                                      const uint8_t* request, size_t len,
-                                                      const LanceIndexBuildControl* control,
+int32_t lance_vector_training_worker_run_with_control(LanceVectorTrainingWorker* worker, const uint8_t* request,
+                                                      size_t len, const LanceIndexBuildControl* control,
                                                       uint8_t** out_stats, size_t* out_len);
 
 /**
@@ -3483,9 +3431,10 @@ typedef struct LanceVectorIndexSegmentParams {
  * @param options     Borrowed; NULL = all defaults.
  * @return Produced: free with lance_index_segment_builder_free(); NULL on error.
  */
-LanceIndexSegmentBuilder* lance_index_segment_builder_new_vector(
-    const LanceDataset* dataset, const char* column, const char* index_name,
-    const LanceVectorIndexSegmentParams* params, const LanceIndexSegmentBuildOptions* options);
+LanceIndexSegmentBuilder* lance_index_segment_builder_new_vector(const LanceDataset* dataset, const char* column,
+                                                                 const char* index_name,
+                                                                 const LanceVectorIndexSegmentParams* params,
+                                                                 const LanceIndexSegmentBuildOptions* options);
 
 /**
  * Makes a builder for one scalar index segment, of any LanceScalarIndexType
@@ -3498,9 +3447,10 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_vector(
  * lance_index_segment_builder_new_vector() and
  * lance_dataset_create_scalar_index().
  */
-LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(
-    const LanceDataset* dataset, const char* column, const char* index_name, int32_t index_type,
-    const char* params_json, const LanceIndexSegmentBuildOptions* options);
+LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(const LanceDataset* dataset, const char* column,
+                                                                 const char* index_name, int32_t index_type,
+                                                                 const char* params_json,
+                                                                 const LanceIndexSegmentBuildOptions* options);
 
 /**
  * Gives a vector segment builder its shared model as a handle (see
@@ -3524,8 +3474,7 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(
  * such a model commit together but do not merge: see "Distributed index
  * builds: shared models").
  */
-int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder,
-                                              const LanceVectorModel* model);
+int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder, const LanceVectorModel* model);
 
 /**
  * Gives a vector segment builder the core's training options
@@ -3588,8 +3537,7 @@ int32_t lance_index_segment_builder_set_training_options(LanceIndexSegmentBuilde
  * @param out_metadata_bytes  Produced: free with lance_free_bytes().
  * @param out_metadata_len    Receives the byte count.
  */
-int32_t lance_index_segment_builder_execute_uncommitted(LanceIndexSegmentBuilder* builder,
-                                                        uint8_t** out_metadata_bytes,
+int32_t lance_index_segment_builder_execute_uncommitted(LanceIndexSegmentBuilder* builder, uint8_t** out_metadata_bytes,
                                                         size_t* out_metadata_len);
 
 /**
@@ -3718,8 +3666,8 @@ typedef enum {
  * @param completed     STAGE_PROGRESS: units done so far.  0 for STAGE_START
  *                      and STAGE_COMPLETE.
  */
-typedef void (*LanceIndexBuildProgressCallback)(void* callback_ctx, int32_t event, const char* stage,
-                                                uint64_t total, const char* unit, uint64_t completed);
+typedef void (*LanceIndexBuildProgressCallback)(void* callback_ctx, int32_t event, const char* stage, uint64_t total,
+                                                const char* unit, uint64_t completed);
 
 typedef struct LanceIndexBuildCancelToken LanceIndexBuildCancelToken;
 
@@ -3771,8 +3719,7 @@ bool lance_index_build_cancel_requested(const LanceIndexBuildCancelToken* token)
  * callback and its context need to live only until then).
  */
 int32_t lance_index_segment_builder_set_progress_callback(LanceIndexSegmentBuilder* builder,
-                                                          LanceIndexBuildProgressCallback callback,
-                                                          void* callback_ctx);
+                                                          LanceIndexBuildProgressCallback callback, void* callback_ctx);
 
 /**
  * Gives a builder a cancel token (NULL = none).  The builder keeps its own
@@ -3809,8 +3756,7 @@ typedef struct LanceIndexSegmentMetadata LanceIndexSegmentMetadata;
  * bytes are LANCE_ERR_INVALID_ARGUMENT.
  * @param out  Produced: free with lance_index_segment_metadata_free().
  */
-int32_t lance_index_segment_metadata_parse(const uint8_t* bytes, size_t len,
-                                           LanceIndexSegmentMetadata** out);
+int32_t lance_index_segment_metadata_parse(const uint8_t* bytes, size_t len, LanceIndexSegmentMetadata** out);
 
 /**
  * Frees parsed metadata, and with it every string its getters returned
@@ -3831,8 +3777,7 @@ void lance_index_segment_metadata_free(LanceIndexSegmentMetadata* metadata);
  *                  written on success only.
  * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL argument).
  */
-int32_t lance_index_segment_metadata_uuid(const LanceIndexSegmentMetadata* metadata,
-                                          uint8_t* out_uuid);
+int32_t lance_index_segment_metadata_uuid(const LanceIndexSegmentMetadata* metadata, uint8_t* out_uuid);
 
 /* The strings below are owned by the metadata handle: valid until it is freed. */
 
@@ -3900,17 +3845,16 @@ int32_t lance_index_segment_metadata_index_version(const LanceIndexSegmentMetada
  *                     recorded.  Both are written on success only.
  * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL argument).
  */
-int32_t lance_index_segment_metadata_created_at_ms(const LanceIndexSegmentMetadata* metadata,
-                                                   int64_t* out_ms, bool* out_present);
+int32_t lance_index_segment_metadata_created_at_ms(const LanceIndexSegmentMetadata* metadata, int64_t* out_ms,
+                                                   bool* out_present);
 
 /**
  * The field ids the segment indexes.  *out_count receives the number of
  * ids; pass NULL and capacity 0 to ask for the count only.  A capacity below
  * the count is LANCE_ERR_INVALID_ARGUMENT.
  */
-int32_t lance_index_segment_metadata_field_ids(const LanceIndexSegmentMetadata* metadata,
-                                               int32_t* out_field_ids, size_t capacity,
-                                               size_t* out_count);
+int32_t lance_index_segment_metadata_field_ids(const LanceIndexSegmentMetadata* metadata, int32_t* out_field_ids,
+                                               size_t capacity, size_t* out_count);
 
 /**
  * The ids of the fragments the segment covers, ascending (none when its
@@ -3926,9 +3870,8 @@ int32_t lance_index_segment_metadata_field_ids(const LanceIndexSegmentMetadata* 
  *         `out_count`, NULL ids with a capacity, a misaligned buffer, a
  *         capacity below the count).
  */
-int32_t lance_index_segment_metadata_fragment_ids(const LanceIndexSegmentMetadata* metadata,
-                                                  uint32_t* out_fragment_ids, size_t capacity,
-                                                  size_t* out_count);
+int32_t lance_index_segment_metadata_fragment_ids(const LanceIndexSegmentMetadata* metadata, uint32_t* out_fragment_ids,
+                                                  size_t capacity, size_t* out_count);
 
 /**
  * The number of field ids the segment indexes (1 for the index types of
@@ -4034,7 +3977,7 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  * lance_dataset_merge_index_segments() below.
  */
 typedef struct LanceCommitIndexOptions {
-    bool replace;                  /* as above; false = refuse an existing index */
+    bool replace; /* as above; false = refuse an existing index */
     /* Commit vector segments that were trained independently or from
        different shared models (queries still work: each segment is searched
        with its own model; recall per segment differs). */
@@ -4050,8 +3993,8 @@ typedef struct LanceCommitIndexOptions {
 } LanceCommitIndexOptions;
 
 typedef struct LanceCommitIndexResult {
-    uint64_t version;        /* the version holding the committed segments */
-    bool already_committed;  /* true: nothing was written by this call */
+    uint64_t version;       /* the version holding the committed segments */
+    bool already_committed; /* true: nothing was written by this call */
 } LanceCommitIndexResult;
 
 /**
@@ -4063,11 +4006,12 @@ typedef struct LanceCommitIndexResult {
  * @param options                 Borrowed; NULL = all false / NULL.
  * @param out_result              Nullable; written on success only.
  */
-int32_t lance_dataset_commit_index_segments_with_options(
-    LanceDataset* dataset, const char* index_name, const char* column,
-    const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens,
-    size_t segment_count, const LanceCommitIndexOptions* options,
-    LanceCommitIndexResult* out_result);
+int32_t lance_dataset_commit_index_segments_with_options(LanceDataset* dataset, const char* index_name,
+                                                         const char* column,
+                                                         const uint8_t* const* segment_metadata_bytes,
+                                                         const size_t* segment_metadata_lens, size_t segment_count,
+                                                         const LanceCommitIndexOptions* options,
+                                                         LanceCommitIndexResult* out_result);
 
 /**
  * Upstream lance-c's form of the commit:
@@ -4090,11 +4034,9 @@ int32_t lance_dataset_commit_index_segments_with_options(
  * exactly one new version per call): a coordinator that lost the reply of
  * its commit can call again.
  */
-int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* index_name,
-                                            const char* column,
+int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* index_name, const char* column,
                                             const uint8_t* const* segment_metadata_bytes,
-                                            const size_t* segment_metadata_lens,
-                                            size_t segment_count);
+                                            const size_t* segment_metadata_lens, size_t segment_count);
 
 /**
  * Merges uncommitted segments into one segment, WITHOUT committing (the
@@ -4130,8 +4072,7 @@ int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* i
  *                                lance_free_bytes().  Untouched on error.
  * @param out_metadata_len        Receives the byte count.
  */
-int32_t lance_dataset_merge_index_segments(const LanceDataset* dataset,
-                                           const uint8_t* const* segment_metadata_bytes,
+int32_t lance_dataset_merge_index_segments(const LanceDataset* dataset, const uint8_t* const* segment_metadata_bytes,
                                            const size_t* segment_metadata_lens, size_t segment_count,
                                            uint8_t** out_metadata_bytes, size_t* out_metadata_len);
 
@@ -4362,8 +4303,7 @@ int32_t lance_dataset_optimize_indices(LanceDataset* dataset, const LanceOptimiz
  * means nothing was committed, and success that the optimize completed.
  * @return as lance_dataset_optimize_indices(), and LANCE_ERR_CANCELLED.
  */
-int32_t lance_dataset_optimize_indices_with_control(LanceDataset* dataset,
-                                                    const LanceOptimizeIndicesOptions* options,
+int32_t lance_dataset_optimize_indices_with_control(LanceDataset* dataset, const LanceOptimizeIndicesOptions* options,
                                                     const LanceIndexBuildControl* control);
 
 /**

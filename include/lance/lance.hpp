@@ -494,7 +494,8 @@ struct ProgressTrampoline {
         auto* self = static_cast<ProgressTrampoline*>(user);
         if (self->error) return;
         try {
-            self->callback(ProgressEvent{static_cast<LanceIndexBuildProgressEvent>(event), stage, total, unit, completed});
+            self->callback(
+                ProgressEvent{static_cast<LanceIndexBuildProgressEvent>(event), stage, total, unit, completed});
         } catch (...) {
             self->error = std::current_exception();
             if (self->stop) lance_index_build_cancel(self->stop);
@@ -747,10 +748,22 @@ public:
     /// Takes ownership of a scanner from lance_scanner_new().
     explicit Scanner(LanceScanner* s) : handle_(s) {}
 
-    Scanner& limit(int64_t n) { detail::check(lance_scanner_set_limit(get(), n)); return *this; }
-    Scanner& offset(int64_t n) { detail::check(lance_scanner_set_offset(get(), n)); return *this; }
-    Scanner& batch_size(int64_t n) { detail::check(lance_scanner_set_batch_size(get(), n)); return *this; }
-    Scanner& with_row_id(bool enable = true) { detail::check(lance_scanner_with_row_id(get(), enable)); return *this; }
+    Scanner& limit(int64_t n) {
+        detail::check(lance_scanner_set_limit(get(), n));
+        return *this;
+    }
+    Scanner& offset(int64_t n) {
+        detail::check(lance_scanner_set_offset(get(), n));
+        return *this;
+    }
+    Scanner& batch_size(int64_t n) {
+        detail::check(lance_scanner_set_batch_size(get(), n));
+        return *this;
+    }
+    Scanner& with_row_id(bool enable = true) {
+        detail::check(lance_scanner_with_row_id(get(), enable));
+        return *this;
+    }
     Scanner& fragment_ids(const uint64_t* ids, size_t len) {
         detail::check(lance_scanner_set_fragment_ids(get(), ids, len));
         return *this;
@@ -765,12 +778,30 @@ public:
         detail::check(lance_scanner_nearest(get(), column.c_str(), q, dim, dtype, k));
         return *this;
     }
-    Scanner& nprobes(uint32_t n) { detail::check(lance_scanner_set_nprobes(get(), n)); return *this; }
-    Scanner& refine_factor(uint32_t f) { detail::check(lance_scanner_set_refine_factor(get(), f)); return *this; }
-    Scanner& ef(uint32_t e) { detail::check(lance_scanner_set_ef(get(), e)); return *this; }
-    Scanner& metric(LanceMetricType m) { detail::check(lance_scanner_set_metric(get(), m)); return *this; }
-    Scanner& use_index(bool enable) { detail::check(lance_scanner_set_use_index(get(), enable)); return *this; }
-    Scanner& prefilter(bool enable) { detail::check(lance_scanner_set_prefilter(get(), enable)); return *this; }
+    Scanner& nprobes(uint32_t n) {
+        detail::check(lance_scanner_set_nprobes(get(), n));
+        return *this;
+    }
+    Scanner& refine_factor(uint32_t f) {
+        detail::check(lance_scanner_set_refine_factor(get(), f));
+        return *this;
+    }
+    Scanner& ef(uint32_t e) {
+        detail::check(lance_scanner_set_ef(get(), e));
+        return *this;
+    }
+    Scanner& metric(LanceMetricType m) {
+        detail::check(lance_scanner_set_metric(get(), m));
+        return *this;
+    }
+    Scanner& use_index(bool enable) {
+        detail::check(lance_scanner_set_use_index(get(), enable));
+        return *this;
+    }
+    Scanner& prefilter(bool enable) {
+        detail::check(lance_scanner_set_prefilter(get(), enable));
+        return *this;
+    }
     /// Pins the k-NN search to `len` segments, 16 packed bytes each (len 0 = no pin).
     Scanner& index_segments(const uint8_t* uuids, size_t len) {
         detail::check(lance_scanner_set_index_segments(get(), uuids, len));
@@ -784,10 +815,22 @@ public:
         detail::check(lance_scanner_set_batch_size_bytes(get(), bytes));
         return *this;
     }
-    Scanner& io_buffer_size(uint64_t bytes) { detail::check(lance_scanner_set_io_buffer_size(get(), bytes)); return *this; }
-    Scanner& batch_readahead(size_t n) { detail::check(lance_scanner_set_batch_readahead(get(), n)); return *this; }
-    Scanner& fragment_readahead(size_t n) { detail::check(lance_scanner_set_fragment_readahead(get(), n)); return *this; }
-    Scanner& target_parallelism(size_t n) { detail::check(lance_scanner_set_target_parallelism(get(), n)); return *this; }
+    Scanner& io_buffer_size(uint64_t bytes) {
+        detail::check(lance_scanner_set_io_buffer_size(get(), bytes));
+        return *this;
+    }
+    Scanner& batch_readahead(size_t n) {
+        detail::check(lance_scanner_set_batch_readahead(get(), n));
+        return *this;
+    }
+    Scanner& fragment_readahead(size_t n) {
+        detail::check(lance_scanner_set_fragment_readahead(get(), n));
+        return *this;
+    }
+    Scanner& target_parallelism(size_t n) {
+        detail::check(lance_scanner_set_target_parallelism(get(), n));
+        return *this;
+    }
     Scanner& scan_in_order(bool in_order = true) {
         detail::check(lance_scanner_set_scan_in_order(get(), in_order));
         return *this;
@@ -800,7 +843,10 @@ public:
         detail::check(lance_scanner_set_strict_batch_size(get(), enable));
         return *this;
     }
-    Scanner& use_stats(bool enable = true) { detail::check(lance_scanner_set_use_stats(get(), enable)); return *this; }
+    Scanner& use_stats(bool enable = true) {
+        detail::check(lance_scanner_set_use_stats(get(), enable));
+        return *this;
+    }
     Scanner& with_row_address(bool enable = true) {
         detail::check(lance_scanner_with_row_address(get(), enable));
         return *this;
@@ -815,7 +861,9 @@ public:
         detail::check(lance_scanner_set_substrait_filter(get(), bytes, len));
         return *this;
     }
-    Scanner& substrait_filter(const std::vector<uint8_t>& bytes) { return substrait_filter(bytes.data(), bytes.size()); }
+    Scanner& substrait_filter(const std::vector<uint8_t>& bytes) {
+        return substrait_filter(bytes.data(), bytes.size());
+    }
     Scanner& additional_sql_filter(const std::string& filter) {
         detail::check(lance_scanner_additional_sql_filter(get(), filter.c_str()));
         return *this;
@@ -826,9 +874,18 @@ public:
         return *this;
     }
     // k-NN probe bounds, approximation and parallelism.
-    Scanner& minimum_nprobes(uint32_t n) { detail::check(lance_scanner_set_minimum_nprobes(get(), n)); return *this; }
-    Scanner& maximum_nprobes(uint32_t n) { detail::check(lance_scanner_set_maximum_nprobes(get(), n)); return *this; }
-    Scanner& approx_mode(LanceApproxMode mode) { detail::check(lance_scanner_set_approx_mode(get(), mode)); return *this; }
+    Scanner& minimum_nprobes(uint32_t n) {
+        detail::check(lance_scanner_set_minimum_nprobes(get(), n));
+        return *this;
+    }
+    Scanner& maximum_nprobes(uint32_t n) {
+        detail::check(lance_scanner_set_maximum_nprobes(get(), n));
+        return *this;
+    }
+    Scanner& approx_mode(LanceApproxMode mode) {
+        detail::check(lance_scanner_set_approx_mode(get(), mode));
+        return *this;
+    }
     Scanner& query_parallelism(int32_t n) {
         detail::check(lance_scanner_set_query_parallelism(get(), n));
         return *this;
@@ -887,14 +944,13 @@ public:
     /// lance_scanner_nearest_batch).
     Scanner& nearest_batch(const std::string& column, const float* queries, size_t dimension, size_t num_queries,
                            uint32_t k) {
-        return nearest_batch(column, static_cast<const void*>(queries), dimension, num_queries, LANCE_DTYPE_FLOAT32,
-                             k);
+        return nearest_batch(column, static_cast<const void*>(queries), dimension, num_queries, LANCE_DTYPE_FLOAT32, k);
     }
     /// The same, over queries of `element_type`.
     Scanner& nearest_batch(const std::string& column, const void* query_data, size_t dimension, size_t num_queries,
                            LanceDataType element_type, uint32_t k) {
-        detail::check(lance_scanner_nearest_batch(get(), column.c_str(), query_data, dimension, num_queries,
-                                                  element_type, k));
+        detail::check(
+            lance_scanner_nearest_batch(get(), column.c_str(), query_data, dimension, num_queries, element_type, k));
         return *this;
     }
     /// Keeps the single-vector k-NN results whose _distance lies in
@@ -1040,8 +1096,8 @@ public:
         std::vector<uint64_t> ids;
         while (true) {
             size_t count = 0;
-            int32_t rc = lance_dataset_fragment_ids_bounded(get(), ids.empty() ? nullptr : ids.data(), ids.size(),
-                                                            &count);
+            int32_t rc =
+                lance_dataset_fragment_ids_bounded(get(), ids.empty() ? nullptr : ids.data(), ids.size(), &count);
             if (count > ids.size()) {
                 ids.resize(count);
                 continue;
@@ -1175,9 +1231,7 @@ public:
         detail::check(lance_dataset_add_columns_sql(get(), c_columns.data(), c_columns.size(), batch_size));
     }
     /// Adds all-NULL columns, the fields of struct schema `schema` (borrowed).
-    void add_columns_nulls(const ArrowSchema* schema) {
-        detail::check(lance_dataset_add_columns_nulls(get(), schema));
-    }
+    void add_columns_nulls(const ArrowSchema* schema) { detail::check(lance_dataset_add_columns_nulls(get(), schema)); }
     /// Adds the columns of `stream`, row for row in scan order; the stream
     /// is consumed (a NULL stream throws LANCE_ERR_INVALID_ARGUMENT).
     void add_columns_stream(ArrowArrayStream* stream, uint64_t batch_size = 0) {
@@ -1189,8 +1243,8 @@ public:
     void take(const uint64_t* indices, size_t num_indices, const std::vector<std::string>& columns,
               ArrowArrayStream* out) const {
         auto c_columns = detail::c_strings(columns);
-        detail::check(lance_dataset_take(get(), indices, num_indices, columns.empty() ? nullptr : c_columns.data(),
-                                         out));
+        detail::check(
+            lance_dataset_take(get(), indices, num_indices, columns.empty() ? nullptr : c_columns.data(), out));
     }
     void take(const uint64_t* indices, size_t num_indices, ArrowArrayStream* out) const {
         detail::check(lance_dataset_take(get(), indices, num_indices, nullptr, out));
@@ -1200,8 +1254,8 @@ public:
     void take_rows(const uint64_t* row_ids, size_t num_row_ids, const std::vector<std::string>& columns,
                    ArrowArrayStream* out) const {
         auto c_columns = detail::c_strings(columns);
-        detail::check(lance_dataset_take_rows(get(), row_ids, num_row_ids,
-                                              columns.empty() ? nullptr : c_columns.data(), out));
+        detail::check(
+            lance_dataset_take_rows(get(), row_ids, num_row_ids, columns.empty() ? nullptr : c_columns.data(), out));
     }
     void take_rows(const uint64_t* row_ids, size_t num_row_ids, ArrowArrayStream* out) const {
         detail::check(lance_dataset_take_rows(get(), row_ids, num_row_ids, nullptr, out));
@@ -1215,10 +1269,9 @@ public:
                                             FtsMatchOperator match_operator = FtsMatchOperator::Or,
                                             uint32_t max_fuzzy_distance = 0,
                                             FtsCoverageMode coverage_mode = FtsCoverageMode::Strict) const {
-        return fts_context(lance_dataset_prepare_fts_match_query(get(), column.c_str(), query.c_str(),
-                                                                 static_cast<int32_t>(match_operator),
-                                                                 max_fuzzy_distance,
-                                                                 static_cast<int32_t>(coverage_mode)));
+        return fts_context(lance_dataset_prepare_fts_match_query(
+            get(), column.c_str(), query.c_str(), static_cast<int32_t>(match_operator), max_fuzzy_distance,
+            static_cast<int32_t>(coverage_mode)));
     }
     /// Prepares a full-text phrase query on `column` (see lance_dataset_prepare_fts_phrase_query).
     FtsQueryContext prepare_fts_phrase_query(const std::string& column, const std::string& query, int32_t slop = 0,
@@ -1264,8 +1317,8 @@ public:
     void create_scalar_index(const std::string& column, LanceScalarIndexType index_type, const std::string& name = "",
                              const std::string& params_json = "", bool replace = false) {
         detail::check(lance_dataset_create_scalar_index(get(), column.c_str(), name.empty() ? nullptr : name.c_str(),
-                                                        index_type,
-                                                        params_json.empty() ? nullptr : params_json.c_str(), replace));
+                                                        index_type, params_json.empty() ? nullptr : params_json.c_str(),
+                                                        replace));
     }
     void drop_index(const std::string& name) { detail::check(lance_dataset_drop_index(get(), name.c_str())); }
     uint64_t index_count() const { return detail::check_value(lance_dataset_index_count(get())); }
@@ -1300,8 +1353,8 @@ public:
                                                          const std::string& params_json = "",
                                                          const LanceIndexSegmentBuildOptions* options = nullptr) const {
         return checked_builder(lance_index_segment_builder_new_scalar(
-            get(), column.c_str(), index_name.empty() ? nullptr : index_name.c_str(),
-            static_cast<int32_t>(index_type), params_json.empty() ? nullptr : params_json.c_str(), options));
+            get(), column.c_str(), index_name.empty() ? nullptr : index_name.c_str(), static_cast<int32_t>(index_type),
+            params_json.empty() ? nullptr : params_json.c_str(), options));
     }
     IndexSegmentBuilder new_vector_index_segment_builder(const std::string& column,
                                                          const LanceVectorIndexParams& params,
@@ -1339,11 +1392,10 @@ public:
                               const std::vector<uint32_t>& fragment_ids = {}) const {
         ArrowArray array{};
         ArrowSchema schema{};
-        detail::check(lance_index_train_pq_model(get(), column.c_str(), num_sub_vectors, num_bits,
-                                                 static_cast<int32_t>(metric),
-                                                 fragment_ids.empty() ? nullptr : fragment_ids.data(),
-                                                 fragment_ids.size(), ivf_centroids.array(), ivf_centroids.schema(),
-                                                 &array, &schema));
+        detail::check(
+            lance_index_train_pq_model(get(), column.c_str(), num_sub_vectors, num_bits, static_cast<int32_t>(metric),
+                                       fragment_ids.empty() ? nullptr : fragment_ids.data(), fragment_ids.size(),
+                                       ivf_centroids.array(), ivf_centroids.schema(), &array, &schema));
         return IndexModel(array, schema);
     }
 
@@ -1453,9 +1505,8 @@ public:
                                   options.job_id.empty() ? nullptr : options.job_id.c_str(),
                                   options.attempt_id.empty() ? nullptr : options.attempt_id.c_str()};
         LanceCommitIndexResult result{};
-        detail::check(lance_dataset_commit_index_segments_with_options(get(), index_name.c_str(), column.c_str(),
-                                                                       p.bytes.data(), p.lens.data(), segments.size(),
-                                                                       &c, &result));
+        detail::check(lance_dataset_commit_index_segments_with_options(
+            get(), index_name.c_str(), column.c_str(), p.bytes.data(), p.lens.data(), segments.size(), &c, &result));
         return result;
     }
 
@@ -1466,8 +1517,8 @@ public:
         SegmentPointers p(segments);
         uint8_t* data = nullptr;
         size_t len = 0;
-        detail::check(lance_dataset_merge_index_segments(get(), p.bytes.data(), p.lens.data(), segments.size(), &data,
-                                                         &len));
+        detail::check(
+            lance_dataset_merge_index_segments(get(), p.bytes.data(), p.lens.data(), segments.size(), &data, &len));
         return detail::take_bytes(data, len);
     }
 
@@ -1588,8 +1639,8 @@ public:
     /// `fragments` empty = all of them.
     VectorTrainingWorker(const Dataset& dataset, const std::vector<uint32_t>& fragments) {
         LanceVectorTrainingWorker* out = nullptr;
-        detail::check(lance_vector_training_worker_new(dataset.c_handle(), fragments.empty() ? nullptr : fragments.data(),
-                                                       fragments.size(), &out));
+        detail::check(lance_vector_training_worker_new(
+            dataset.c_handle(), fragments.empty() ? nullptr : fragments.data(), fragments.size(), &out));
         handle_ = Handle<LanceVectorTrainingWorker, lance_vector_training_worker_free>(out);
     }
     /// This worker's statistics for a request.

@@ -11,8 +11,8 @@ use crate::boundary::ffi::{
     write_out,
 };
 use crate::process::runtime::block_on;
-use crate::store::handle::LanceDataset;
 use crate::store::handle::dataset_ref;
+use crate::store::handle::LanceDataset;
 
 /// One blob value.  The core's `BlobFile` holds its own reference to the
 /// storage it reads, so the handle outlives the dataset it came from.
@@ -166,7 +166,8 @@ pub unsafe extern "C" fn lance_blob_file_read_range(
         let end = offset
             .checked_add(len as u64)
             .ok_or_else(|| invalid(format!("offset = {offset} plus len = {len} overflows 64 bits")))?;
-        let bytes = block_on(file.read_range(offset..end))?.context(format!("reading bytes [{offset}, {end}) of the blob"))?;
+        let bytes =
+            block_on(file.read_range(offset..end))?.context(format!("reading bytes [{offset}, {end}) of the blob"))?;
         copy_read(&bytes, dst)
     })
 }

@@ -16,8 +16,8 @@ use lance::Dataset;
 use crate::boundary::arrow::export_schema;
 use crate::boundary::error::{guard, invalid, status, CError, CResult, Code, Context};
 use crate::boundary::ffi::{
-    copy_to_caller, free_handle, into_handle, optional_str, require_out, required_nonempty_str, slice_arg, storage_options,
-    write_out,
+    copy_to_caller, free_handle, into_handle, optional_str, require_out, required_nonempty_str, slice_arg,
+    storage_options, write_out,
 };
 use crate::boundary::params::size_field;
 use crate::index::build::reclaim_unfinished_segments;
@@ -66,10 +66,7 @@ pub unsafe extern "C" fn lance_dataset_count_rows(dataset: *const LanceDataset) 
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_dataset_schema(
-    dataset: *const LanceDataset,
-    out: *mut FFI_ArrowSchema,
-) -> i32 {
+pub unsafe extern "C" fn lance_dataset_schema(dataset: *const LanceDataset, out: *mut FFI_ArrowSchema) -> i32 {
     status(|| {
         let ds = dataset_ref(dataset)?.snapshot();
         require_out(out, "out")?;
@@ -84,10 +81,7 @@ pub unsafe extern "C" fn lance_dataset_fragment_count(dataset: *const LanceDatas
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_dataset_fragment_ids(
-    dataset: *const LanceDataset,
-    out_ids: *mut u64,
-) -> i32 {
+pub unsafe extern "C" fn lance_dataset_fragment_ids(dataset: *const LanceDataset, out_ids: *mut u64) -> i32 {
     status(|| {
         let ds = dataset_ref(dataset)?.snapshot();
         require_out(out_ids, "out_ids")?;
@@ -207,7 +201,9 @@ pub unsafe extern "C" fn lance_dataset_update(
                         "columns[{i}] = \"{column}\" is not a column of dataset version {version}"
                     )));
                 }
-                builder = builder.set(column, value).context(format!("columns[{i}] = \"{column}\", values[{i}] = \"{value}\""))?;
+                builder = builder
+                    .set(column, value)
+                    .context(format!("columns[{i}] = \"{column}\", values[{i}] = \"{value}\""))?;
             }
             let job = builder.build().context("preparing the update")?;
             let result = block_on(job.execute())?.context("updating rows")?;
@@ -263,7 +259,8 @@ fn compaction_options(o: Option<&LanceCompactionOptions>) -> CResult<CompactionO
     if let Some(v) = size(o.max_rows_per_group, "options->max_rows_per_group")? {
         options.max_rows_per_group = v;
     }
-    options.max_bytes_per_file = size(o.max_bytes_per_file, "options->max_bytes_per_file")?.or(options.max_bytes_per_file);
+    options.max_bytes_per_file =
+        size(o.max_bytes_per_file, "options->max_bytes_per_file")?.or(options.max_bytes_per_file);
     options.num_threads = size(o.num_threads, "options->num_threads")?.or(options.num_threads);
     options.batch_size = size(o.batch_size, "options->batch_size")?.or(options.batch_size);
     Ok(options)
@@ -278,9 +275,8 @@ pub unsafe extern "C" fn lance_dataset_compact_files(
     status(|| {
         let handle = dataset_ref(dataset)?;
         let options = compaction_options(options.as_ref())?;
-        let m = handle.mutate(|ds| {
-            block_on(compact_files(ds, options, None))?.context("compacting the dataset's files")
-        })?;
+        let m = handle
+            .mutate(|ds| block_on(compact_files(ds, options, None))?.context("compacting the dataset's files"))?;
         if !out_metrics.is_null() {
             write_out(
                 out_metrics,

@@ -53,7 +53,12 @@ fn batch_size_arg(batch_size: u64) -> CResult<Option<u32>> {
 }
 
 /// Runs `Dataset::add_columns` through the handle.
-fn add_columns(handle: &LanceDataset, transform: NewColumnTransform, batch_size: Option<u32>, what: &str) -> CResult<()> {
+fn add_columns(
+    handle: &LanceDataset,
+    transform: NewColumnTransform,
+    batch_size: Option<u32>,
+    what: &str,
+) -> CResult<()> {
     handle.mutate(|ds| block_on(ds.add_columns(transform, None, batch_size))?.context(what))
 }
 
@@ -67,9 +72,7 @@ pub unsafe extern "C" fn lance_dataset_drop_columns(
         let handle = dataset_ref(dataset)?;
         nonzero_count(num_columns, "num_columns", "column to drop")?;
         let columns = counted_strs(columns, num_columns, "columns")?;
-        handle.mutate(|ds| {
-            block_on(ds.drop_columns(&columns))?.context(format!("dropping columns {columns:?}"))
-        })
+        handle.mutate(|ds| block_on(ds.drop_columns(&columns))?.context(format!("dropping columns {columns:?}")))
     })
 }
 

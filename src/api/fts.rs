@@ -48,9 +48,9 @@ fn coverage_index_only(coverage_mode: i32) -> CResult<bool> {
     match coverage_mode {
         COVERAGE_STRICT => Ok(false),
         COVERAGE_INDEX_ONLY => Ok(true),
-        other => Err(invalid(format!(
-            "coverage_mode = {other} is not a LanceFtsCoverageMode (0 = STRICT, 1 = INDEX_ONLY)"
-        ))),
+        other => {
+            Err(invalid(format!("coverage_mode = {other} is not a LanceFtsCoverageMode (0 = STRICT, 1 = INDEX_ONLY)")))
+        }
     }
 }
 
@@ -125,9 +125,7 @@ fn match_query(column: String, text: String, match_operator: i32, max_fuzzy_dist
         MATCH_OR => Operator::Or,
         MATCH_AND => Operator::And,
         other => {
-            return Err(invalid(format!(
-                "match_operator = {other} is not a LanceFtsMatchOperator (0 = OR, 1 = AND)"
-            )))
+            return Err(invalid(format!("match_operator = {other} is not a LanceFtsMatchOperator (0 = OR, 1 = AND)")))
         }
     };
     if max_fuzzy_distance != 0 {
@@ -135,11 +133,7 @@ fn match_query(column: String, text: String, match_operator: i32, max_fuzzy_dist
             "max_fuzzy_distance = {max_fuzzy_distance}: prepared queries match exactly, it must be 0"
         )));
     }
-    Ok(MatchQuery::new(text)
-        .with_column(Some(column))
-        .with_operator(operator)
-        .with_fuzziness(Some(0))
-        .into())
+    Ok(MatchQuery::new(text).with_column(Some(column)).with_operator(operator).with_fuzziness(Some(0)).into())
 }
 
 #[no_mangle]
@@ -199,7 +193,9 @@ pub unsafe extern "C" fn lance_scanner_full_text_search(
             return Err(invalid("columns is an empty list; pass NULL to search every FTS-indexed column"));
         }
         if s.settings.full_text_context.is_some() {
-            return Err(invalid("the scanner already has a full-text query context; a scanner runs one full-text search"));
+            return Err(invalid(
+                "the scanner already has a full-text query context; a scanner runs one full-text search",
+            ));
         }
         let mut search =
             FullTextSearchQuery::new_query(MatchQuery::new(text).with_fuzziness(Some(max_fuzzy_distance)).into());
@@ -283,8 +279,9 @@ pub unsafe extern "C" fn lance_scanner_set_fts_index_segments(
             // Clearing: the whole context is searched, as without a call.
             return s.try_set(|_| {});
         }
-        let context = context_of(s)
-            .ok_or_else(|| invalid("the scanner has no full-text query context (lance_scanner_set_fts_query_context)"))?;
+        let context = context_of(s).ok_or_else(|| {
+            invalid("the scanner has no full-text query context (lance_scanner_set_fts_query_context)")
+        })?;
         let mut seen = HashSet::new();
         for (i, uuid) in uuids.iter().enumerate() {
             if !seen.insert(*uuid) {

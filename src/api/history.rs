@@ -31,9 +31,9 @@ pub struct LanceDataStatistics {
 
 /// Entry `index` of a list, or an error naming the index and the length.
 fn entry_at<'a, T>(entries: &'a [T], index: usize, what: &str) -> CResult<&'a T> {
-    entries.get(index).ok_or_else(|| {
-        invalid(format!("index = {index} is out of range: the {what} holds {} entries", entries.len()))
-    })
+    entries
+        .get(index)
+        .ok_or_else(|| invalid(format!("index = {index} is out of range: the {what} holds {} entries", entries.len())))
 }
 
 #[no_mangle]
@@ -61,9 +61,7 @@ pub unsafe extern "C" fn lance_versions_id_at(versions: *const LanceVersions, in
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_versions_timestamp_ms_at(versions: *const LanceVersions, index: usize) -> i64 {
-    guard(0, || {
-        Ok(entry_at(&handle_ref(versions, "versions")?.entries, index, "version history")?.timestamp_ms)
-    })
+    guard(0, || Ok(entry_at(&handle_ref(versions, "versions")?.entries, index, "version history")?.timestamp_ms))
 }
 
 #[no_mangle]

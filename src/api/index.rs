@@ -11,19 +11,16 @@ use serde_json::json;
 
 use crate::boundary::error::{guard, invalid, not_found, status, CResult, Context};
 use crate::boundary::ffi::{handle_ref, into_c_string, optional_str, require_out, required_nonempty_str, write_out};
-use crate::boundary::params::{
-    scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams,
-};
+use crate::boundary::params::{scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams};
 use crate::boundary::training_options::{LanceVectorTrainingOptions, TrainingOptions};
 use crate::index::build::create_one_shot;
 use crate::index::catalog::{
-    check_partitions, check_vector_column, column_names, live_rows, named_segments, optional_index_name,
-    user_segments,
+    check_partitions, check_vector_column, column_names, live_rows, named_segments, optional_index_name, user_segments,
 };
-use crate::index::injection::{vector_core_params, Injected};
-use crate::index::training::{train_alone, Plan};
 use crate::index::codec::segment_type_name;
+use crate::index::injection::{vector_core_params, Injected};
 use crate::index::progress::{BuildControl, LanceIndexBuildControl};
+use crate::index::training::{train_alone, Plan};
 use crate::process::runtime::block_on;
 use crate::store::handle::{dataset_ref, fragment_list, LanceDataset};
 

@@ -21,10 +21,7 @@ fn segment_entry(ds: &Dataset, s: &IndexMetadata) -> Value {
     let fragments: Vec<u32> = s.fragment_bitmap.as_ref().map(|b| b.iter().collect()).unwrap_or_default();
     // The rows the segment indexed are the rows its fragments held when
     // written; unknown when a fragment has left the dataset since.
-    let num_rows = fragments
-        .iter()
-        .map(|id| fragment_rows(ds, *id).map(|(written, _)| written))
-        .sum::<Option<u64>>();
+    let num_rows = fragments.iter().map(|id| fragment_rows(ds, *id).map(|(written, _)| written)).sum::<Option<u64>>();
     let size_bytes = s.files.as_ref().map(|files| files.iter().map(|f| f.size_bytes).sum::<u64>());
     let (job_id, attempt_id) = provenance(s);
     json!({
@@ -113,13 +110,10 @@ pub unsafe extern "C" fn lance_dataset_index_segment_metadata(
         let text = required_nonempty_str(segment_uuid, "segment_uuid")?;
         require_out(out_metadata_bytes, "out_metadata_bytes")?;
         require_out(out_metadata_len, "out_metadata_len")?;
-        let uuid = Uuid::parse_str(text)
-            .map_err(|e| invalid(format!("segment_uuid = \"{text}\" is not a UUID ({e})")))?;
+        let uuid =
+            Uuid::parse_str(text).map_err(|e| invalid(format!("segment_uuid = \"{text}\" is not a UUID ({e})")))?;
         let segment = named_segments(&ds, name)?.into_iter().find(|s| s.uuid == uuid).ok_or_else(|| {
-            not_found(format!(
-                "index '{name}' has no segment {uuid} in dataset version {}",
-                ds.version().version
-            ))
+            not_found(format!("index '{name}' has no segment {uuid} in dataset version {}", ds.version().version))
         })?;
         write_bytes_out(out_metadata_bytes, out_metadata_len, encode_metadata(&segment));
         Ok(())

@@ -12,8 +12,8 @@ use crate::boundary::arrow::{hold_stream, status_consuming, take_stream};
 use crate::boundary::error::{invalid, Context};
 use crate::boundary::ffi::{counted_strs, optional_str, write_out};
 use crate::boundary::params::{
-    merge_insert_not_matched, merge_when_matched, merge_when_not_matched_by_source,
-    MERGE_WHEN_MATCHED_DO_NOTHING, MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP, MERGE_WHEN_NOT_MATCHED_INSERT_ALL,
+    merge_insert_not_matched, merge_when_matched, merge_when_not_matched_by_source, MERGE_WHEN_MATCHED_DO_NOTHING,
+    MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP, MERGE_WHEN_NOT_MATCHED_INSERT_ALL,
 };
 use crate::process::runtime::block_on;
 use crate::store::handle::{dataset_ref, LanceDataset};
@@ -61,13 +61,17 @@ pub unsafe extern "C" fn lance_dataset_merge_insert(
         if num_on_columns == 0 {
             return Err(invalid("num_on_columns = 0: name at least one key column in on_columns"));
         }
-        let on: Vec<String> = counted_strs(on_columns, num_on_columns, "on_columns")?
-            .into_iter()
-            .map(str::to_string)
-            .collect();
+        let on: Vec<String> =
+            counted_strs(on_columns, num_on_columns, "on_columns")?.into_iter().map(str::to_string).collect();
         // NULL acts as the all-zero struct.
         let (matched, matched_expr, not_matched, by_source, by_source_expr) = if params.is_null() {
-            (MERGE_WHEN_MATCHED_DO_NOTHING, None, MERGE_WHEN_NOT_MATCHED_INSERT_ALL, MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP, None)
+            (
+                MERGE_WHEN_MATCHED_DO_NOTHING,
+                None,
+                MERGE_WHEN_NOT_MATCHED_INSERT_ALL,
+                MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP,
+                None,
+            )
         } else {
             let p = &*params;
             (
@@ -84,10 +88,7 @@ pub unsafe extern "C" fn lance_dataset_merge_insert(
             let when_matched = merge_when_matched(matched, matched_expr, ds)?;
             let when_by_source = merge_when_not_matched_by_source(by_source, by_source_expr, ds)?;
             let mut builder = MergeInsertBuilder::try_new(Arc::new(ds.clone()), on).context("on_columns")?;
-            builder
-                .when_matched(when_matched)
-                .when_not_matched(not_matched)
-                .when_not_matched_by_source(when_by_source);
+            builder.when_matched(when_matched).when_not_matched(not_matched).when_not_matched_by_source(when_by_source);
             let job = builder.try_build().context("params")?;
             let (merged, stats) = block_on(job.execute_reader(reader))?.context("merge-inserting the source rows")?;
             *ds = Dataset::clone(&merged);

@@ -7,7 +7,9 @@ use std::ffi::{c_char, CString};
 use lance_table::format::IndexMetadata;
 
 use crate::boundary::error::{guard, invalid, not_supported, status, CResult};
-use crate::boundary::ffi::{c_text, copy_to_caller, free_handle, handle_ref, into_handle, require_out, slice_arg, write_out};
+use crate::boundary::ffi::{
+    c_text, copy_to_caller, free_handle, handle_ref, into_handle, require_out, slice_arg, write_out,
+};
 use crate::boundary::params::index_type_code;
 use crate::index::codec::{decode_metadata, model_fingerprint, segment_type_name};
 
@@ -75,7 +77,9 @@ pub unsafe extern "C" fn lance_index_segment_metadata_uuid(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_index_segment_metadata_name(metadata: *const LanceIndexSegmentMetadata) -> *const c_char {
+pub unsafe extern "C" fn lance_index_segment_metadata_name(
+    metadata: *const LanceIndexSegmentMetadata,
+) -> *const c_char {
     guard(std::ptr::null(), || Ok(meta(metadata)?.name.as_ptr()))
 }
 
@@ -102,9 +106,7 @@ pub unsafe extern "C" fn lance_index_segment_metadata_index_type_name(
 pub unsafe extern "C" fn lance_index_segment_metadata_index_details_type_url(
     metadata: *const LanceIndexSegmentMetadata,
 ) -> *const c_char {
-    guard(std::ptr::null(), || {
-        Ok(meta(metadata)?.details_type_url.as_ref().map_or(std::ptr::null(), |u| u.as_ptr()))
-    })
+    guard(std::ptr::null(), || Ok(meta(metadata)?.details_type_url.as_ref().map_or(std::ptr::null(), |u| u.as_ptr())))
 }
 
 #[no_mangle]
@@ -177,7 +179,9 @@ pub unsafe extern "C" fn lance_index_segment_metadata_field_count(metadata: *con
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_index_segment_metadata_fragment_count(metadata: *const LanceIndexSegmentMetadata) -> usize {
+pub unsafe extern "C" fn lance_index_segment_metadata_fragment_count(
+    metadata: *const LanceIndexSegmentMetadata,
+) -> usize {
     guard(0, || {
         let count = meta(metadata)?.metadata.fragment_bitmap.as_ref().map_or(0, |b| b.len());
         usize::try_from(count).map_err(|_| invalid("the segment covers too many fragments"))
@@ -208,4 +212,3 @@ pub unsafe extern "C" fn lance_index_segment_metadata_file_at(
         Ok(())
     })
 }
-

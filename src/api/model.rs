@@ -77,21 +77,41 @@ where
     session.run(staged, true, None).context(what)
 }
 
-fn train_ivf(ds: &Dataset, column: &str, num_partitions: usize, metric: DistanceType, p: &LanceVectorIndexParams, options: &TrainingOptions, fragments: Option<&[u32]>, control: &BuildControl) -> CResult<FixedSizeListArray> {
+fn train_ivf(
+    ds: &Dataset,
+    column: &str,
+    num_partitions: usize,
+    metric: DistanceType,
+    p: &LanceVectorIndexParams,
+    options: &TrainingOptions,
+    fragments: Option<&[u32]>,
+    control: &BuildControl,
+) -> CResult<FixedSizeListArray> {
     let dim = column_dim(ds, column)?;
     let mut params = IvfBuildParams { num_partitions: Some(num_partitions), ..ivf_params(p) };
     let rows = if options.streams() { live_rows(ds, fragments)? } else { 0 };
     options.apply_ivf(&mut params, p.index_type, rows)?;
     let (ds, owned_column, fragments) = (ds.clone(), column.to_string(), fragments.map(<[u32]>::to_vec));
-    let model = run_trainer(control, "train_ivf", format!("training IVF centroids on column '{column}'"), move |hooks| async move {
-        build_ivf_model(&ds, &owned_column, dim, metric, &params, fragments.as_deref(), hooks).await
-    })?;
-    model
-        .centroids
-        .ok_or_else(|| invalid("the core returned an IVF model without centroids"))
+    let model = run_trainer(
+        control,
+        "train_ivf",
+        format!("training IVF centroids on column '{column}'"),
+        move |hooks| async move {
+            build_ivf_model(&ds, &owned_column, dim, metric, &params, fragments.as_deref(), hooks).await
+        },
+    )?;
+    model.centroids.ok_or_else(|| invalid("the core returned an IVF model without centroids"))
 }
 
-fn train_pq(ds: &Dataset, column: &str, metric: DistanceType, params: &PQBuildParams, centroids: FixedSizeListArray, fragments: Option<&[u32]>, control: &BuildControl) -> CResult<Vec<f32>> {
+fn train_pq(
+    ds: &Dataset,
+    column: &str,
+    metric: DistanceType,
+    params: &PQBuildParams,
+    centroids: FixedSizeListArray,
+    fragments: Option<&[u32]>,
+    control: &BuildControl,
+) -> CResult<Vec<f32>> {
     let dim = column_dim(ds, column)?;
     if centroids.value_length() as usize != dim {
         return Err(invalid(format!(
@@ -100,10 +120,17 @@ fn train_pq(ds: &Dataset, column: &str, metric: DistanceType, params: &PQBuildPa
         )));
     }
     let ivf = IvfModel::new(centroids, None);
-    let (ds, owned_column, params, fragments) = (ds.clone(), column.to_string(), params.clone(), fragments.map(<[u32]>::to_vec));
-    let pq = run_trainer(control, "train_pq", format!("training the PQ codebook on column '{column}'"), move |_| async move {
-        build_pq_model_in_fragments(&ds, &owned_column, dim, metric, &params, Some(&ivf), fragments.as_deref()).await
-    })?;
+    let (ds, owned_column, params, fragments) =
+        (ds.clone(), column.to_string(), params.clone(), fragments.map(<[u32]>::to_vec));
+    let pq = run_trainer(
+        control,
+        "train_pq",
+        format!("training the PQ codebook on column '{column}'"),
+        move |_| async move {
+            build_pq_model_in_fragments(&ds, &owned_column, dim, metric, &params, Some(&ivf), fragments.as_deref())
+                .await
+        },
+    )?;
     let values = pq.codebook.values();
     let floats = values
         .as_any()
@@ -164,7 +191,16 @@ unsafe fn train_ivf_centroids(
     require_out(out_schema, "out_schema")?;
     let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count, fragments_name)?;
     check_partitions(&ds, num_partitions, fragments.as_deref())?;
-    let centroids = train_ivf(&ds, column, num_partitions as usize, metric, &LanceVectorIndexParams::defaults(IVF_FLAT), &TrainingOptions::default(), fragments.as_deref(), &BuildControl::default())?;
+    let centroids = train_ivf(
+        &ds,
+        column,
+        num_partitions as usize,
+        metric,
+        &LanceVectorIndexParams::defaults(IVF_FLAT),
+        &TrainingOptions::default(),
+        fragments.as_deref(),
+        &BuildControl::default(),
+    )?;
     export_array(&centroids, out_centroids, out_schema)
 }
 
@@ -193,7 +229,8 @@ pub unsafe extern "C" fn lance_dataset_train_pq_codebook(
         let params = pq_params(&p);
         let col_dim = column_dim(&ds, column)?;
         check_sub_vectors(params.num_sub_vectors, col_dim, column, "num_sub_vectors")?;
-        let codebook = train_pq(&ds, column, metric, &params, centroids, fragments.as_deref(), &BuildControl::default())?;
+        let codebook =
+            train_pq(&ds, column, metric, &params, centroids, fragments.as_deref(), &BuildControl::default())?;
         export_array(&fsl(codebook, col_dim)?, out_codebook, out_schema)
     })
 }
@@ -221,7 +258,15 @@ pub unsafe extern "C" fn lance_index_train_ivf_model(
 ) -> i32 {
     status(|| {
         zero_outputs(out_array, out_schema)?;
-        train_ivf_centroids(dataset, column, num_partitions, metric, (fragment_ids, fragment_count, "fragment_ids"), out_array, out_schema)
+        train_ivf_centroids(
+            dataset,
+            column,
+            num_partitions,
+            metric,
+            (fragment_ids, fragment_count, "fragment_ids"),
+            out_array,
+            out_schema,
+        )
     })
 }
 
@@ -256,7 +301,8 @@ pub unsafe extern "C" fn lance_index_train_pq_model(
         let params = pq_params(&p);
         let col_dim = column_dim(&ds, column)?;
         check_sub_vectors(params.num_sub_vectors, col_dim, column, "num_sub_vectors")?;
-        let codebook = train_pq(&ds, column, metric, &params, centroids, fragments.as_deref(), &BuildControl::default())?;
+        let codebook =
+            train_pq(&ds, column, metric, &params, centroids, fragments.as_deref(), &BuildControl::default())?;
         // The same values as lance_dataset_train_pq_codebook's, in rows of one sub-vector.
         export_array(&fsl(codebook, col_dim / params.num_sub_vectors)?, out_array, out_schema)
     })
@@ -314,7 +360,8 @@ unsafe fn train_vector_model(
         return Ok(());
     }
     let p = &p;
-    let centroids = train_ivf(&ds, column, p.num_partitions as usize, metric, p, &options, fragments.as_deref(), control)?;
+    let centroids =
+        train_ivf(&ds, column, p.num_partitions as usize, metric, p, &options, fragments.as_deref(), control)?;
     let pq = match pq {
         Some(params) => {
             let codebook = train_pq(&ds, column, metric, &params, centroids.clone(), fragments.as_deref(), control)?;
@@ -374,7 +421,16 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model_with_control(
 ) -> i32 {
     status(|| {
         let control = BuildControl::from_c(control);
-        train_vector_model(dataset, column, params, sample_fragment_ids, sample_fragment_count, None, &control, out_model)
+        train_vector_model(
+            dataset,
+            column,
+            params,
+            sample_fragment_ids,
+            sample_fragment_count,
+            None,
+            &control,
+            out_model,
+        )
     })
 }
 
@@ -393,7 +449,16 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model_with_options(
     status(|| {
         let options = TrainingOptions::from_c(options.as_ref())?;
         let control = BuildControl::from_c(control);
-        train_vector_model(dataset, column, params, sample_fragment_ids, sample_fragment_count, Some(options), &control, out_model)
+        train_vector_model(
+            dataset,
+            column,
+            params,
+            sample_fragment_ids,
+            sample_fragment_count,
+            Some(options),
+            &control,
+            out_model,
+        )
     })
 }
 
@@ -486,30 +551,39 @@ crate::c_layout!(LanceVectorModelInfo, 24;
 );
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_vector_model_info(model: *const LanceVectorModel, out: *mut LanceVectorModelInfo) -> i32 {
+pub unsafe extern "C" fn lance_vector_model_info(
+    model: *const LanceVectorModel,
+    out: *mut LanceVectorModelInfo,
+) -> i32 {
     status(|| {
         let m = model_ref(model)?;
         require_out(out, "out")?;
-        write_out(out, LanceVectorModelInfo {
-            metric: m.metric,
-            // LanceVectorModel::new keeps every size within 32 bits.
-            dimension: narrow(m.dim),
-            num_partitions: narrow(m.num_partitions),
-            has_pq_codebook: m.pq.is_some(),
-            has_rq_rotation: m.rq.is_some(),
-            num_sub_vectors: m.pq.as_ref().map_or(0, |p| narrow(p.num_sub_vectors)),
-            num_bits: match (&m.pq, &m.rq) {
-                (Some(pq), _) => narrow(pq.num_bits),
-                (None, Some(rq)) => u32::from(rq.num_bits),
-                (None, None) => 0,
+        write_out(
+            out,
+            LanceVectorModelInfo {
+                metric: m.metric,
+                // LanceVectorModel::new keeps every size within 32 bits.
+                dimension: narrow(m.dim),
+                num_partitions: narrow(m.num_partitions),
+                has_pq_codebook: m.pq.is_some(),
+                has_rq_rotation: m.rq.is_some(),
+                num_sub_vectors: m.pq.as_ref().map_or(0, |p| narrow(p.num_sub_vectors)),
+                num_bits: match (&m.pq, &m.rq) {
+                    (Some(pq), _) => narrow(pq.num_bits),
+                    (None, Some(rq)) => u32::from(rq.num_bits),
+                    (None, None) => 0,
+                },
             },
-        });
+        );
         Ok(())
     })
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_vector_model_index_type(model: *const LanceVectorModel, out_index_type: *mut i32) -> i32 {
+pub unsafe extern "C" fn lance_vector_model_index_type(
+    model: *const LanceVectorModel,
+    out_index_type: *mut i32,
+) -> i32 {
     status(|| {
         let m = model_ref(model)?;
         require_out(out_index_type, "out_index_type")?;

@@ -106,9 +106,7 @@ unsafe fn core_options(o: Option<&LanceOptimizeIndicesOptions>) -> CResult<(Opti
         let names = counted_strs(o.index_names, o.index_name_count, "options->index_names")?;
         for (j, name) in names.iter().enumerate() {
             if let Some(i) = names[..j].iter().position(|n| n == name) {
-                return Err(invalid(format!(
-                    "options->index_names[{j}] = \"{name}\" is listed twice (also at [{i}])"
-                )));
+                return Err(invalid(format!("options->index_names[{j}] = \"{name}\" is listed twice (also at [{i}])")));
             }
         }
         Some(names.iter().map(|n| n.to_string()).collect::<Vec<_>>())
@@ -187,9 +185,7 @@ fn optimize(
         let _ = stages.close().await;
         Ok(work)
     };
-    *ds = session
-        .run(run, false, None)
-        .context(format!("optimizing the indices of dataset version {version}"))?;
+    *ds = session.run(run, false, None).context(format!("optimizing the indices of dataset version {version}"))?;
     Ok(())
 }
 
@@ -246,9 +242,8 @@ pub unsafe extern "C" fn lance_dataset_plan_index_maintenance(
     guard(std::ptr::null_mut(), || {
         let ds = dataset_ref(dataset)?.snapshot();
         let name = required_nonempty_str(index_name, "index_name")?;
-        let (target, small, max) = options
-            .as_ref()
-            .map_or((0, 0, 0), |o| (o.target_rows_per_segment, o.small_segment_rows, o.max_segments));
+        let (target, small, max) =
+            options.as_ref().map_or((0, 0, 0), |o| (o.target_rows_per_segment, o.small_segment_rows, o.max_segments));
         let target_rows = if target == 0 { DEFAULT_TARGET_ROWS } else { target };
         let policy = Policy {
             target_rows,

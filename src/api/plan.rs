@@ -29,16 +29,12 @@ pub unsafe extern "C" fn lance_dataset_plan_fragment_groups(
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_fragment_plan_group_count(plan: *const LanceFragmentPlan) -> usize {
-    guard(0, || {
-        Ok(handle_ref(plan, "plan")?.groups.len())
-    })
+    guard(0, || Ok(handle_ref(plan, "plan")?.groups.len()))
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_fragment_plan_dataset_version(plan: *const LanceFragmentPlan) -> u64 {
-    guard(0, || {
-        Ok(handle_ref(plan, "plan")?.version)
-    })
+    guard(0, || Ok(handle_ref(plan, "plan")?.version))
 }
 
 #[no_mangle]

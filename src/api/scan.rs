@@ -161,9 +161,7 @@ unsafe fn query_array(data: *const c_void, len: usize, element_type: i32) -> CRe
         DTYPE_UINT8 => Arc::new(UInt8Array::from(copy_untyped::<u8>(data, len, NAME)?)),
         DTYPE_INT8 => Arc::new(Int8Array::from(copy_untyped::<i8>(data, len, NAME)?)),
         other => {
-            return Err(invalid(format!(
-                "element_type = {other} is not a LanceDataType (0 = FLOAT32 .. 4 = INT8)"
-            )))
+            return Err(invalid(format!("element_type = {other} is not a LanceDataType (0 = FLOAT32 .. 4 = INT8)")))
         }
     })
 }
@@ -172,10 +170,9 @@ unsafe fn query_array(data: *const c_void, len: usize, element_type: i32) -> CRe
 /// takes the column's own type, or float32 for a float column (converted),
 /// and anything else would fail inside it.
 fn check_query_type(dataset: &Dataset, column: &str, query_type: &DataType) -> CResult<()> {
-    let field = dataset
-        .schema()
-        .field(column)
-        .ok_or_else(|| crate::boundary::error::not_found(format!("column = '{column}' is not a column of the dataset")))?;
+    let field = dataset.schema().field(column).ok_or_else(|| {
+        crate::boundary::error::not_found(format!("column = '{column}' is not a column of the dataset"))
+    })?;
     let DataType::FixedSizeList(element, _) = field.data_type() else {
         return Err(invalid(format!(
             "column '{column}' is {}, not a vector column (FixedSizeList)",
@@ -230,10 +227,9 @@ pub unsafe extern "C" fn lance_scanner_nearest(
 
 /// The element type of a multivector column, `List<FixedSizeList<float>>`.
 fn multivector_element_type(dataset: &Dataset, column: &str) -> CResult<DataType> {
-    let field = dataset
-        .schema()
-        .field(column)
-        .ok_or_else(|| crate::boundary::error::not_found(format!("column = '{column}' is not a column of the dataset")))?;
+    let field = dataset.schema().field(column).ok_or_else(|| {
+        crate::boundary::error::not_found(format!("column = '{column}' is not a column of the dataset"))
+    })?;
     let data_type = field.data_type();
     if let DataType::List(item) = &data_type {
         if let DataType::FixedSizeList(element, _) = item.data_type() {
@@ -258,7 +254,8 @@ pub unsafe extern "C" fn lance_scanner_nearest_multivector(
     k: u32,
 ) -> i32 {
     set_nearest(scanner, column, |s, column| {
-        let query = QueryRows { data: query_data, dimension, count: num_vectors, count_name: "num_vectors", element_type, k };
+        let query =
+            QueryRows { data: query_data, dimension, count: num_vectors, count_name: "num_vectors", element_type, k };
         let query = query.into_list(|values| {
             // The core converts float32 queries to the column's float type;
             // any other query type must be the column's own.
@@ -292,7 +289,8 @@ pub unsafe extern "C" fn lance_scanner_nearest_batch(
                 "the queries take {bytes} bytes; a batch search copies at most {BATCH_MAX_QUERY_BYTES}"
             )));
         }
-        let query = QueryRows { data: query_data, dimension, count: num_queries, count_name: "num_queries", element_type, k };
+        let query =
+            QueryRows { data: query_data, dimension, count: num_queries, count_name: "num_queries", element_type, k };
         // A FixedSizeList of queries against a vector column: the core's
         // batch search, one independent k-NN per row, tagged `query_index`.
         // The check also refuses a multivector column, against which the
@@ -428,11 +426,18 @@ pub unsafe extern "C" fn lance_scanner_set_index_segments(
 #[no_mangle]
 pub unsafe extern "C" fn lance_scanner_set_batch_size_bytes(scanner: *mut LanceScanner, batch_size_bytes: u64) -> i32 {
     // The core refuses it next to strict batch sizes when the scan is planned.
-    set_checked(scanner, |_| positive(batch_size_bytes, "batch_size_bytes"), |s, bytes| s.batch_size_bytes = Some(bytes))
+    set_checked(
+        scanner,
+        |_| positive(batch_size_bytes, "batch_size_bytes"),
+        |s, bytes| s.batch_size_bytes = Some(bytes),
+    )
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_scanner_set_io_buffer_size(scanner: *mut LanceScanner, io_buffer_size_bytes: u64) -> i32 {
+pub unsafe extern "C" fn lance_scanner_set_io_buffer_size(
+    scanner: *mut LanceScanner,
+    io_buffer_size_bytes: u64,
+) -> i32 {
     set_checked(
         scanner,
         |_| {
@@ -452,12 +457,18 @@ pub unsafe extern "C" fn lance_scanner_set_batch_readahead(scanner: *mut LanceSc
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_scanner_set_fragment_readahead(scanner: *mut LanceScanner, fragment_readahead: usize) -> i32 {
+pub unsafe extern "C" fn lance_scanner_set_fragment_readahead(
+    scanner: *mut LanceScanner,
+    fragment_readahead: usize,
+) -> i32 {
     set_checked(scanner, |_| positive(fragment_readahead, "fragment_readahead"), |s, n| s.fragment_readahead = Some(n))
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_scanner_set_target_parallelism(scanner: *mut LanceScanner, target_parallelism: usize) -> i32 {
+pub unsafe extern "C" fn lance_scanner_set_target_parallelism(
+    scanner: *mut LanceScanner,
+    target_parallelism: usize,
+) -> i32 {
     set_checked(scanner, |_| positive(target_parallelism, "target_parallelism"), |s, n| s.target_parallelism = Some(n))
 }
 
@@ -472,7 +483,10 @@ pub unsafe extern "C" fn lance_scanner_set_use_scalar_index(scanner: *mut LanceS
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_scanner_set_strict_batch_size(scanner: *mut LanceScanner, strict_batch_size: bool) -> i32 {
+pub unsafe extern "C" fn lance_scanner_set_strict_batch_size(
+    scanner: *mut LanceScanner,
+    strict_batch_size: bool,
+) -> i32 {
     set_value(scanner, |s| s.strict_batch_size = strict_batch_size)
 }
 
@@ -495,7 +509,11 @@ pub unsafe extern "C" fn lance_scanner_set_include_deleted_rows(
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_scanner_set_substrait_filter(scanner: *mut LanceScanner, bytes: *const u8, len: usize) -> i32 {
+pub unsafe extern "C" fn lance_scanner_set_substrait_filter(
+    scanner: *mut LanceScanner,
+    bytes: *const u8,
+    len: usize,
+) -> i32 {
     set_checked(
         scanner,
         |_| {
@@ -583,7 +601,10 @@ pub unsafe extern "C" fn lance_scanner_set_approx_mode(scanner: *mut LanceScanne
 }
 
 #[no_mangle]
-pub unsafe extern "C" fn lance_scanner_set_query_parallelism(scanner: *mut LanceScanner, query_parallelism: i32) -> i32 {
+pub unsafe extern "C" fn lance_scanner_set_query_parallelism(
+    scanner: *mut LanceScanner,
+    query_parallelism: i32,
+) -> i32 {
     set_checked(
         scanner,
         |_| {
@@ -682,9 +703,7 @@ pub unsafe extern "C" fn lance_batch_to_arrow(
 
 #[no_mangle]
 pub unsafe extern "C" fn lance_batch_num_rows(batch: *const LanceBatch) -> u64 {
-    guard(0, || {
-        Ok(handle_ref(batch, "batch")?.batch.num_rows() as u64)
-    })
+    guard(0, || Ok(handle_ref(batch, "batch")?.batch.num_rows() as u64))
 }
 
 #[no_mangle]

@@ -101,9 +101,7 @@ pub unsafe extern "C" fn lance_scanner_poll_next(
         let waker = waker.ok_or_else(|| invalid("waker must not be NULL"))?;
         if s.poll.is_none() {
             if s.is_iterating() {
-                return Err(invalid(
-                    "the scanner is being read with lance_scanner_next; it cannot also be polled",
-                ));
+                return Err(invalid("the scanner is being read with lance_scanner_next; it cannot also be polled"));
             }
             let prepared = s.start()?;
             s.poll = Some(PolledStream::new(async move { Ok(prepared.open().await?.into_batches().boxed()) }));

@@ -53,7 +53,6 @@ crate::c_layout!(LanceIndexSegmentBuildOptions, 64;
     mode @ 56,
 );
 
-
 /// The options after their mode was validated (NULL = the defaults).
 #[derive(Clone, Copy)]
 struct Options {
@@ -182,7 +181,8 @@ fn scalar_builder(index_type: IndexType, params: ScalarIndexParams, c: Common) -
         return Err(not_supported(format!(
             "Lance {} does not accept a caller-assigned segment UUID for fragment-scoped {:?} builds; \
              leave options->index_uuid NULL and read the UUID from the segment metadata",
-            crate::LANCE_CORE_VERSION, index_type
+            crate::LANCE_CORE_VERSION,
+            index_type
         )));
     }
     Ok(LanceIndexSegmentBuilder::new(c.request(index_type, CoreParams::Scalar(params), 0), None))

@@ -76,9 +76,7 @@ pub unsafe extern "C" fn lance_session_new(
     index_cache_size_bytes: u64,
     metadata_cache_size_bytes: u64,
 ) -> *mut LanceSession {
-    guard(std::ptr::null_mut(), || {
-        new_session(index_cache_size_bytes, metadata_cache_size_bytes, None)
-    })
+    guard(std::ptr::null_mut(), || new_session(index_cache_size_bytes, metadata_cache_size_bytes, None))
 }
 
 /// A session handle with the core's caches of the given sizes.

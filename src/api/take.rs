@@ -19,14 +19,10 @@ use crate::store::handle::{dataset_ref, LanceDataset};
 unsafe fn projection(ds: &Dataset, columns: *const *const c_char) -> CResult<ProjectionRequest> {
     match null_terminated_strs(columns, "columns")? {
         None => Ok(ProjectionRequest::from_schema(ds.schema().clone())),
-        Some(names) if names.is_empty() => {
-            Err(invalid("columns is an empty list; pass NULL to read every column"))
-        }
+        Some(names) if names.is_empty() => Err(invalid("columns is an empty list; pass NULL to read every column")),
         Some(names) => {
-            let schema = ds
-                .schema()
-                .project_preserve_system_columns(names.as_slice())
-                .context(format!("columns {names:?}"))?;
+            let schema =
+                ds.schema().project_preserve_system_columns(names.as_slice()).context(format!("columns {names:?}"))?;
             Ok(ProjectionRequest::from_schema(schema))
         }
     }

@@ -79,16 +79,15 @@ unsafe fn write_params(
 /// The stream's schema must be the one the caller declared (names, types and
 /// nullability; metadata is not compared).
 fn check_same_schema(declared: &arrow_schema::Schema, actual: &arrow_schema::Schema) -> CResult<()> {
-    let same = declared.fields().len() == actual.fields().len()
-        && declared.fields().iter().zip(actual.fields().iter()).all(|(a, b)| {
-            a.name() == b.name() && a.data_type() == b.data_type() && a.is_nullable() == b.is_nullable()
-        });
+    let same =
+        declared.fields().len() == actual.fields().len()
+            && declared.fields().iter().zip(actual.fields().iter()).all(|(a, b)| {
+                a.name() == b.name() && a.data_type() == b.data_type() && a.is_nullable() == b.is_nullable()
+            });
     if same {
         Ok(())
     } else {
-        Err(invalid(format!(
-            "the stream's schema {actual:?} does not match the schema argument {declared:?}"
-        )))
+        Err(invalid(format!("the stream's schema {actual:?} does not match the schema argument {declared:?}")))
     }
 }
 
@@ -136,8 +135,8 @@ pub unsafe extern "C" fn lance_dataset_write_with_params(
         let options = storage_options(storage_opts)?;
         let params = write_params(params, mode, options)?;
         let (_held, reader) = hold_stream(reader);
-        let dataset = block_on(Dataset::write(reader, uri, Some(params)))?
-            .context(format!("writing dataset '{uri}'"))?;
+        let dataset =
+            block_on(Dataset::write(reader, uri, Some(params)))?.context(format!("writing dataset '{uri}'"))?;
         if !out_dataset.is_null() {
             *out_dataset = into_handle(LanceDataset::new(dataset));
         }

@@ -255,7 +255,11 @@ pub unsafe fn read_f32_list(
         .ok_or_else(|| invalid(format!("{name} must be a FixedSizeList<float32>, its format is \"{format}\"")))?;
     let child_format = if s.n_children == 1 && !s.children.is_null() && !(*s.children).is_null() {
         let c = &**s.children;
-        if c.format.is_null() { String::new() } else { std::ffi::CStr::from_ptr(c.format).to_string_lossy().into_owned() }
+        if c.format.is_null() {
+            String::new()
+        } else {
+            std::ffi::CStr::from_ptr(c.format).to_string_lossy().into_owned()
+        }
     } else {
         String::new()
     };
@@ -311,10 +315,7 @@ pub unsafe fn export_schema(schema: &Schema, out: *mut FFI_ArrowSchema) -> CResu
 }
 
 /// Exports any batch reader as an `ArrowArrayStream` the caller releases.
-pub unsafe fn export_stream(
-    reader: Box<dyn RecordBatchReader + Send>,
-    out: *mut FFI_ArrowArrayStream,
-) {
+pub unsafe fn export_stream(reader: Box<dyn RecordBatchReader + Send>, out: *mut FFI_ArrowArrayStream) {
     std::ptr::write(out, FFI_ArrowArrayStream::new(reader));
 }
 

@@ -75,22 +75,14 @@ typedef struct {
 #endif
 
 static const Feature FEATURES[] = {
-    {"sse3", LANCE_C_ASSUMES_sse3, LEAF1_ECX, 0, 0},
-    {"ssse3", LANCE_C_ASSUMES_ssse3, LEAF1_ECX, 9, 0},
-    {"sse4.1", LANCE_C_ASSUMES_sse4_1, LEAF1_ECX, 19, 0},
-    {"sse4.2", LANCE_C_ASSUMES_sse4_2, LEAF1_ECX, 20, 0},
-    {"popcnt", LANCE_C_ASSUMES_popcnt, LEAF1_ECX, 23, 0},
-    {"cmpxchg16b", LANCE_C_ASSUMES_cmpxchg16b, LEAF1_ECX, 13, 0},
-    {"movbe", LANCE_C_ASSUMES_movbe, LEAF1_ECX, 22, 0},
-    {"xsave", LANCE_C_ASSUMES_xsave, LEAF1_ECX, 26, 0},
-    {"avx", LANCE_C_ASSUMES_avx, LEAF1_ECX, 28, 1},
-    {"f16c", LANCE_C_ASSUMES_f16c, LEAF1_ECX, 29, 1},
-    {"fma", LANCE_C_ASSUMES_fma, LEAF1_ECX, 12, 1},
-    {"avx2", LANCE_C_ASSUMES_avx2, LEAF7_EBX, 5, 1},
-    {"bmi1", LANCE_C_ASSUMES_bmi1, LEAF7_EBX, 3, 0},
-    {"bmi2", LANCE_C_ASSUMES_bmi2, LEAF7_EBX, 8, 0},
-    {"lzcnt", LANCE_C_ASSUMES_lzcnt, EXT1_ECX, 5, 0},
-    {"avx512f", LANCE_C_ASSUMES_avx512f, LEAF7_EBX, 16, 2},
+    {"sse3", LANCE_C_ASSUMES_sse3, LEAF1_ECX, 0, 0},      {"ssse3", LANCE_C_ASSUMES_ssse3, LEAF1_ECX, 9, 0},
+    {"sse4.1", LANCE_C_ASSUMES_sse4_1, LEAF1_ECX, 19, 0}, {"sse4.2", LANCE_C_ASSUMES_sse4_2, LEAF1_ECX, 20, 0},
+    {"popcnt", LANCE_C_ASSUMES_popcnt, LEAF1_ECX, 23, 0}, {"cmpxchg16b", LANCE_C_ASSUMES_cmpxchg16b, LEAF1_ECX, 13, 0},
+    {"movbe", LANCE_C_ASSUMES_movbe, LEAF1_ECX, 22, 0},   {"xsave", LANCE_C_ASSUMES_xsave, LEAF1_ECX, 26, 0},
+    {"avx", LANCE_C_ASSUMES_avx, LEAF1_ECX, 28, 1},       {"f16c", LANCE_C_ASSUMES_f16c, LEAF1_ECX, 29, 1},
+    {"fma", LANCE_C_ASSUMES_fma, LEAF1_ECX, 12, 1},       {"avx2", LANCE_C_ASSUMES_avx2, LEAF7_EBX, 5, 1},
+    {"bmi1", LANCE_C_ASSUMES_bmi1, LEAF7_EBX, 3, 0},      {"bmi2", LANCE_C_ASSUMES_bmi2, LEAF7_EBX, 8, 0},
+    {"lzcnt", LANCE_C_ASSUMES_lzcnt, EXT1_ECX, 5, 0},     {"avx512f", LANCE_C_ASSUMES_avx512f, LEAF7_EBX, 16, 2},
 };
 
 static char missing[160];

@@ -110,9 +110,8 @@ impl From<lance::Error> for CError {
 pub fn user_message(text: &str) -> String {
     static LOCATION: OnceLock<Regex> = OnceLock::new();
     static WRAPPER: OnceLock<Regex> = OnceLock::new();
-    let location = LOCATION.get_or_init(|| {
-        Regex::new(r"(,\s*)?(location:\s*)?[^\s,:()]*\.rs:\d+:\d+").expect("valid pattern")
-    });
+    let location =
+        LOCATION.get_or_init(|| Regex::new(r"(,\s*)?(location:\s*)?[^\s,:()]*\.rs:\d+:\d+").expect("valid pattern"));
     let wrapper = WRAPPER.get_or_init(|| Regex::new(r"LanceError\(\w+\):\s*").expect("valid pattern"));
     let text = location.replace_all(text, "");
     let text = wrapper.replace_all(&text, "");
@@ -271,10 +270,7 @@ pub fn guard_anywhere<T>(on_error: T, body: impl FnOnce() -> CResult<T>) -> T {
             on_error
         }
         Err(payload) => {
-            set_last_error(&CError::new(
-                Code::Panic,
-                format!("internal panic: {}", panic_text(payload.as_ref())),
-            ));
+            set_last_error(&CError::new(Code::Panic, format!("internal panic: {}", panic_text(payload.as_ref()))));
             on_error
         }
     }

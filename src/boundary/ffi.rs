@@ -15,9 +15,7 @@ pub unsafe fn required_str<'a>(ptr: *const c_char, name: &str) -> CResult<&'a st
     if ptr.is_null() {
         return Err(invalid(format!("{name} must not be NULL")));
     }
-    CStr::from_ptr(ptr)
-        .to_str()
-        .map_err(|_| invalid(format!("{name} is not valid UTF-8")))
+    CStr::from_ptr(ptr).to_str().map_err(|_| invalid(format!("{name} is not valid UTF-8")))
 }
 
 /// A required, non-empty C string argument.
@@ -39,10 +37,7 @@ pub unsafe fn optional_str<'a>(ptr: *const c_char, name: &str) -> CResult<Option
 }
 
 /// A NULL-terminated array of C strings; a NULL array is `None`.
-pub unsafe fn null_terminated_strs(
-    list: *const *const c_char,
-    name: &str,
-) -> CResult<Option<Vec<String>>> {
+pub unsafe fn null_terminated_strs(list: *const *const c_char, name: &str) -> CResult<Option<Vec<String>>> {
     if list.is_null() {
         return Ok(None);
     }
@@ -77,10 +72,7 @@ pub unsafe fn storage_options(list: *const *const c_char) -> CResult<HashMap<Str
             items.len()
         )));
     }
-    Ok(items
-        .chunks_exact(2)
-        .map(|kv| (kv[0].clone(), kv[1].clone()))
-        .collect())
+    Ok(items.chunks_exact(2).map(|kv| (kv[0].clone(), kv[1].clone())).collect())
 }
 
 /// The byte size of `count` values of `T`, refused when no buffer can be
@@ -255,18 +247,18 @@ pub unsafe fn free_c_bytes(ptr: *mut u8) {
 
 /// Segment UUIDs cross the interface as 16 raw bytes each, packed.
 pub unsafe fn uuids_from_packed(ptr: *const u8, count: usize, name: &str) -> CResult<Vec<Uuid>> {
-    let bytes = slice_arg(ptr, count.checked_mul(16).ok_or_else(|| invalid(format!("{name}: count {count} overflows")))?, name)?;
-    Ok(bytes
-        .chunks_exact(16)
-        .map(|c| Uuid::from_bytes(c.try_into().expect("16-byte chunk")))
-        .collect())
+    let bytes = slice_arg(
+        ptr,
+        count.checked_mul(16).ok_or_else(|| invalid(format!("{name}: count {count} overflows")))?,
+        name,
+    )?;
+    Ok(bytes.chunks_exact(16).map(|c| Uuid::from_bytes(c.try_into().expect("16-byte chunk"))).collect())
 }
 
 /// Fragment ids given as `uint64_t` must fit Lance's 32-bit fragment ids.
 pub fn fragment_id_u32(value: u64, name: &str, i: usize) -> CResult<u32> {
-    u32::try_from(value).map_err(|_| {
-        invalid(format!("{name}[{i}] = {value} is not a valid fragment id (ids are 32-bit)"))
-    })
+    u32::try_from(value)
+        .map_err(|_| invalid(format!("{name}[{i}] = {value} is not a valid fragment id (ids are 32-bit)")))
 }
 
 /// Checks at compile time that a `#[repr(C)]` mirror of a lance.h struct

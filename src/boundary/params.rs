@@ -3,9 +3,9 @@
 //! value and every default lance.h documents is named here once.
 
 use lance::dataset::{WhenMatched, WhenNotMatched, WhenNotMatchedBySource, WriteMode};
-use lance::Dataset;
 use lance::datatypes::BlobHandling;
 use lance::index::vector::VectorIndexParams;
+use lance::Dataset;
 use lance_index::scalar::minhash_lsh::MinHashLshIndexParams;
 use lance_index::scalar::{BuiltinIndexType, ScalarIndexParams};
 use lance_index::vector::bq::RQBuildParams;
@@ -176,7 +176,11 @@ pub fn blob_handling_from_c(handling: i32, name: &str) -> CResult<BlobHandling> 
 }
 
 fn or_default(value: u32, default: usize) -> usize {
-    if value == 0 { default } else { value as usize }
+    if value == 0 {
+        default
+    } else {
+        value as usize
+    }
 }
 
 /// The IVF stage for the given C params (no injected model).
@@ -249,14 +253,12 @@ pub fn vector_params_with_ivf(
         IVF_FLAT => (IndexType::IvfFlat, VectorIndexParams::with_ivf_flat_params(metric, ivf)),
         IVF_SQ => (IndexType::IvfSq, VectorIndexParams::with_ivf_sq_params(metric, ivf, sq()?)),
         IVF_PQ => (IndexType::IvfPq, VectorIndexParams::with_ivf_pq_params(metric, ivf, pq)),
-        IVF_HNSW_SQ => (
-            IndexType::IvfHnswSq,
-            VectorIndexParams::with_ivf_hnsw_sq_params(metric, ivf, hnsw_params(p), sq()?),
-        ),
-        IVF_HNSW_PQ => (
-            IndexType::IvfHnswPq,
-            VectorIndexParams::with_ivf_hnsw_pq_params(metric, ivf, hnsw_params(p), pq),
-        ),
+        IVF_HNSW_SQ => {
+            (IndexType::IvfHnswSq, VectorIndexParams::with_ivf_hnsw_sq_params(metric, ivf, hnsw_params(p), sq()?))
+        }
+        IVF_HNSW_PQ => {
+            (IndexType::IvfHnswPq, VectorIndexParams::with_ivf_hnsw_pq_params(metric, ivf, hnsw_params(p), pq))
+        }
         IVF_HNSW_FLAT => (IndexType::IvfHnswFlat, VectorIndexParams::ivf_hnsw(metric, ivf, hnsw_params(p))),
         IVF_RQ => {
             let rq = if p.num_bits == 0 {
@@ -303,7 +305,10 @@ pub fn scalar_kind(index_type: i32) -> CResult<(IndexType, BuiltinIndexType)> {
 #[derive(Clone, Copy)]
 enum Json {
     /// An integer in `min..=max`.
-    Integer { min: u64, max: u64 },
+    Integer {
+        min: u64,
+        max: u64,
+    },
     /// A number strictly between 0 and 1.
     Fraction,
     Bool,
@@ -396,8 +401,8 @@ pub fn scalar_params(kind: BuiltinIndexType, params_json: Option<&str>) -> CResu
     match params_json {
         None => Ok(params),
         Some(text) => {
-            let value: serde_json::Value = serde_json::from_str(text)
-                .map_err(|e| invalid(format!("params_json is not valid JSON: {e}")))?;
+            let value: serde_json::Value =
+                serde_json::from_str(text).map_err(|e| invalid(format!("params_json is not valid JSON: {e}")))?;
             let Some(object) = value.as_object() else {
                 return Err(invalid("params_json must be a JSON object"));
             };
@@ -468,21 +473,27 @@ pub fn write_mode(mode: i32) -> CResult<WriteMode> {
         WRITE_CREATE => Ok(WriteMode::Create),
         WRITE_APPEND => Ok(WriteMode::Append),
         WRITE_OVERWRITE => Ok(WriteMode::Overwrite),
-        other => Err(invalid(format!(
-            "mode = {other} is not a LanceWriteMode (0 = CREATE, 1 = APPEND, 2 = OVERWRITE)"
-        ))),
+        other => {
+            Err(invalid(format!("mode = {other} is not a LanceWriteMode (0 = CREATE, 1 = APPEND, 2 = OVERWRITE)")))
+        }
     }
 }
 
 /// The expression that goes with a merge mode: required (non-empty) by the
 /// `*_IF` modes, refused with any other.
-fn merge_expr<'a>(expr: Option<&'a str>, needed: bool, mode_name: &str, mode: i32, expr_name: &str) -> CResult<Option<&'a str>> {
+fn merge_expr<'a>(
+    expr: Option<&'a str>,
+    needed: bool,
+    mode_name: &str,
+    mode: i32,
+    expr_name: &str,
+) -> CResult<Option<&'a str>> {
     match (expr, needed) {
         (Some(""), _) => Err(invalid(format!("{expr_name} must not be empty"))),
         (None, true) => Err(invalid(format!("{mode_name} = {mode} needs {expr_name}, which is NULL"))),
-        (Some(e), false) => Err(invalid(format!(
-            "{expr_name} = \"{e}\" is given but {mode_name} = {mode} takes no expression"
-        ))),
+        (Some(e), false) => {
+            Err(invalid(format!("{expr_name} = \"{e}\" is given but {mode_name} = {mode} takes no expression")))
+        }
         (e, _) => Ok(e),
     }
 }
@@ -521,7 +532,11 @@ pub fn merge_insert_not_matched(mode: i32) -> CResult<WhenNotMatched> {
 }
 
 /// `LanceMergeWhenNotMatchedBySource` with its expression, validated.
-pub fn merge_when_not_matched_by_source(mode: i32, expr: Option<&str>, ds: &Dataset) -> CResult<WhenNotMatchedBySource> {
+pub fn merge_when_not_matched_by_source(
+    mode: i32,
+    expr: Option<&str>,
+    ds: &Dataset,
+) -> CResult<WhenNotMatchedBySource> {
     const MODE: &str = "params->when_not_matched_by_source";
     const EXPR: &str = "params->when_not_matched_by_source_expr";
     let known = (MERGE_WHEN_NOT_MATCHED_BY_SOURCE_KEEP..=MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF).contains(&mode);
@@ -533,7 +548,9 @@ pub fn merge_when_not_matched_by_source(mode: i32, expr: Option<&str>, ds: &Data
     let expr = merge_expr(expr, mode == MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF, MODE, mode, EXPR)?;
     Ok(match (mode, expr) {
         (MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE, _) => WhenNotMatchedBySource::Delete,
-        (MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF, Some(e)) => WhenNotMatchedBySource::delete_if(ds, e).context(EXPR)?,
+        (MERGE_WHEN_NOT_MATCHED_BY_SOURCE_DELETE_IF, Some(e)) => {
+            WhenNotMatchedBySource::delete_if(ds, e).context(EXPR)?
+        }
         _ => WhenNotMatchedBySource::Keep,
     })
 }

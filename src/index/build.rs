@@ -78,7 +78,13 @@ pub struct VectorSegment {
 impl LanceIndexSegmentBuilder {
     pub fn new(request: BuildRequest, vector: Option<VectorSegment>) -> Self {
         let has_model = vector.is_some_and(|v| v.model_in_options);
-        Self { request: Some(request), control: BuildControl::default(), vector, training: TrainingOptions::default(), has_model }
+        Self {
+            request: Some(request),
+            control: BuildControl::default(),
+            vector,
+            training: TrainingOptions::default(),
+            has_model,
+        }
     }
 
     /// Builder settings are refused once the build ran: they could not apply.
@@ -94,7 +100,8 @@ impl LanceIndexSegmentBuilder {
     /// of training.  Refused for scalar builds, for builders whose options
     /// already carry a model, for LOCAL_TRAIN builders, and once executed.
     pub fn set_model(&mut self, model: &LanceVectorModel) -> CResult<()> {
-        let vector = self.unexecuted()?.vector.ok_or_else(|| invalid("a scalar segment builder takes no vector model"))?;
+        let vector =
+            self.unexecuted()?.vector.ok_or_else(|| invalid("a scalar segment builder takes no vector model"))?;
         if vector.model_in_options {
             return Err(invalid(
                 "the builder's options already hold a model (options->ivf_centroids); give it one way only",
@@ -234,10 +241,8 @@ impl BuildRequest {
         // connections; what it wrote is removed after the return
         // (`remove_after_return`).  (A dataset with extra base paths reaches
         // them through the session's shared clients: it stops at checkpoints.)
-        let own_store = uuid.is_some()
-            && !commit
-            && lists_uploads(&self.dataset)
-            && self.dataset.manifest().base_paths.is_empty();
+        let own_store =
+            uuid.is_some() && !commit && lists_uploads(&self.dataset) && self.dataset.manifest().base_paths.is_empty();
         if own_store {
             uploads::prepare(&self.dataset);
         }
@@ -304,8 +309,11 @@ impl BuildRequest {
                         Err(e) => {
                             return Err(CError::new(
                                 err.code,
-                                format!("{}; whether its commit landed could not be checked, so its files \
-                                         under _indices/{uuid} were kept: {}", err.message, e.message),
+                                format!(
+                                    "{}; whether its commit landed could not be checked, so its files \
+                                         under _indices/{uuid} were kept: {}",
+                                    err.message, e.message
+                                ),
                             ))
                         }
                     }
@@ -324,7 +332,11 @@ impl BuildRequest {
         // returning.  (A one-shot build has committed by now: it stands.)
         if let Built::Segment(metadata) = &built {
             if control.cancelled() {
-                return Err(remove_segment_files(&dataset, metadata.uuid, cancelled_error("before the build returned")));
+                return Err(remove_segment_files(
+                    &dataset,
+                    metadata.uuid,
+                    cancelled_error("before the build returned"),
+                ));
             }
         }
         Ok(built)
@@ -373,7 +385,9 @@ fn check_uuid_unused(ds: &Dataset, uuid: Uuid) -> CResult<()> {
             // ("index.idx#1"), which is what a worker killed mid-write
             // leaves: look at the directory itself.
             match std::fs::read_dir(format!("/{dir}")) {
-                Ok(entries) => entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect(),
+                Ok(entries) => {
+                    entries.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect()
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
                 Err(e) => return Err(lance::Error::io(format!("reading {dir}: {e}"))),
             }
@@ -424,7 +438,8 @@ fn claim_uuid(ds: &Dataset, uuid: Uuid) -> CResult<()> {
     let claim = ds.indices_dir().join(uuid.to_string()).join(CLAIM_FILE);
     let claimed = block_on(async {
         let store = ds.object_store(None).await?;
-        let payload = object_store::PutPayload::from(format!("segment {uuid} claimed by process {}\n", std::process::id()));
+        let payload =
+            object_store::PutPayload::from(format!("segment {uuid} claimed by process {}\n", std::process::id()));
         Ok::<_, lance::Error>(store.put_if_absent(&claim, payload).await)
     })??;
     match claimed {
@@ -458,7 +473,8 @@ pub fn reclaim_unfinished_segments(ds: &Dataset, older_than: std::time::Duration
         Ok(entries) if is_local => entries,
         _ => return Ok((0, 0)),
     };
-    let unfinished = |name: &str| name.rsplit_once('#').is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    let unfinished =
+        |name: &str| name.rsplit_once('#').is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
     let (mut files, mut bytes) = (0u64, 0u64);
     for entry in entries.filter_map(|e| e.ok()) {
         let Some(uuid) = entry.file_name().to_str().and_then(|n| Uuid::parse_str(n).ok()) else { continue };
@@ -470,7 +486,11 @@ pub fn reclaim_unfinished_segments(ds: &Dataset, older_than: std::time::Duration
         let mut reclaimable = true;
         for f in inside.filter_map(|e| e.ok()) {
             let meta = f.metadata().ok();
-            let fresh = meta.as_ref().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok()).is_none_or(|age| age < older_than);
+            let fresh = meta
+                .as_ref()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.elapsed().ok())
+                .is_none_or(|age| age < older_than);
             let name = f.file_name().to_string_lossy().into_owned();
             if name == CLAIM_FILE && !fresh {
                 // A claim alone is what a worker killed before writing leaves.
@@ -535,7 +555,10 @@ fn remove_segment_files(ds: &Dataset, uuid: Uuid, err: CError) -> CError {
         if let Err(e) = abort_under(ds, &format!("_indices/{uuid}/"), Duration::ZERO) {
             return CError::new(
                 err.code,
-                format!("{}; aborting its incomplete uploads under {shown} failed, its files were kept: {}", err.message, e.message),
+                format!(
+                    "{}; aborting its incomplete uploads under {shown} failed, its files were kept: {}",
+                    err.message, e.message
+                ),
             );
         }
     }
@@ -549,7 +572,9 @@ fn remove_segment_files(ds: &Dataset, uuid: Uuid, err: CError) -> CError {
     match removed {
         Ok(Ok(())) => CError::new(err.code, format!("{}; its segment files under {shown} were removed", err.message)),
         Ok(Err(e)) => CError::new(err.code, format!("{}; removing its files under {shown} failed: {e}", err.message)),
-        Err(e) => CError::new(err.code, format!("{}; removing its files under {shown} failed: {}", err.message, e.message)),
+        Err(e) => {
+            CError::new(err.code, format!("{}; removing its files under {shown} failed: {}", err.message, e.message))
+        }
     }
 }
 

@@ -19,10 +19,7 @@ use crate::process::runtime::block_on;
 /// Checks that `column` exists, naming it in the error otherwise.
 pub fn require_column(ds: &Dataset, column: &str) -> CResult<()> {
     if ds.schema().field(column).is_none() {
-        return Err(not_found(format!(
-            "column '{column}' does not exist in dataset version {}",
-            ds.version().version
-        )));
+        return Err(not_found(format!("column '{column}' does not exist in dataset version {}", ds.version().version)));
     }
     Ok(())
 }
@@ -121,10 +118,7 @@ pub fn user_segments(ds: &Dataset) -> CResult<Vec<IndexMetadata>> {
 pub fn named_segments(ds: &Dataset, name: &str) -> CResult<Vec<IndexMetadata>> {
     let segments: Vec<IndexMetadata> = user_segments(ds)?.into_iter().filter(|s| s.name == name).collect();
     if segments.is_empty() {
-        return Err(not_found(format!(
-            "index '{name}' does not exist in dataset version {}",
-            ds.version().version
-        )));
+        return Err(not_found(format!("index '{name}' does not exist in dataset version {}", ds.version().version)));
     }
     Ok(segments)
 }
@@ -141,11 +135,6 @@ pub fn fragment_rows(ds: &Dataset, id: u32) -> Option<(u64, u64)> {
 pub fn column_names(ds: &Dataset, fields: &[i32]) -> Vec<String> {
     fields
         .iter()
-        .map(|id| {
-            ds.schema()
-                .field_by_id(*id)
-                .map(|f| f.name.clone())
-                .unwrap_or_else(|| format!("<field {id}>"))
-        })
+        .map(|id| ds.schema().field_by_id(*id).map(|f| f.name.clone()).unwrap_or_else(|| format!("<field {id}>")))
         .collect()
 }

@@ -242,8 +242,18 @@ fn check_files(ds: &Dataset, segments: &[IndexMetadata]) -> CResult<()> {
 
 /// The segments must index `column`, and an existing index of that name
 /// must be on the same column: no model option could make either work.
-fn check_column(ds: &Dataset, name: &str, column: &str, segments: &[IndexMetadata], existing: &[IndexMetadata]) -> CResult<()> {
-    let field_id = ds.schema().field(column).map(|f| f.id).ok_or_else(|| not_found(format!("column '{column}' does not exist")))?;
+fn check_column(
+    ds: &Dataset,
+    name: &str,
+    column: &str,
+    segments: &[IndexMetadata],
+    existing: &[IndexMetadata],
+) -> CResult<()> {
+    let field_id = ds
+        .schema()
+        .field(column)
+        .map(|f| f.id)
+        .ok_or_else(|| not_found(format!("column '{column}' does not exist")))?;
     let columns_of = |s: &IndexMetadata| column_names(ds, &s.fields).join(", ");
     if let Some(s) = segments.iter().find(|s| s.fields != [field_id]) {
         return Err(invalid(format!(
@@ -402,7 +412,11 @@ fn committing_version(ds: &Dataset, name: &str, segments: &[IndexMetadata]) -> C
         } else {
             match block_on(ds.checkout_version(version))? {
                 Ok(older) => block_on(older.load_indices())??,
-                Err(lance::Error::VersionNotFound { .. } | lance::Error::NotFound { .. } | lance::Error::DatasetNotFound { .. }) => break,
+                Err(
+                    lance::Error::VersionNotFound { .. }
+                    | lance::Error::NotFound { .. }
+                    | lance::Error::DatasetNotFound { .. },
+                ) => break,
                 Err(err) => return Err(err).context(format!("reading dataset version {version}")),
             }
         };
@@ -552,4 +566,3 @@ pub fn merge(ds: &Dataset, mut segments: Vec<IndexMetadata>) -> CResult<IndexMet
     }
     Ok(merged)
 }
-

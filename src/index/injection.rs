@@ -45,7 +45,6 @@ impl Injected {
         })
     }
 
-
     /// A model given as arrays (centroids of `dim` values each, an optional
     /// PQ codebook in the params' shape): fingerprinted by its content, as
     /// arrays carry no fingerprint of their own.
@@ -122,4 +121,3 @@ pub fn vector_core_params(
     params.runtime_hints.insert(MODEL_FINGERPRINT_HINT.to_string(), m.fingerprint);
     Ok((index_type, params))
 }
-

@@ -139,3 +139,119 @@ pub fn manifest_fragments(ds: &Dataset) -> CResult<Vec<(u32, u64)>> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (64-bit LCG, high bits).
+    struct Lcg(u64);
+
+    impl Lcg {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (self.0 >> 33) % n
+        }
+    }
+
+    /// Every way to cut `n` fragments into `groups` non-empty ranges, as
+    /// range ends.
+    fn all_splits(n: usize, groups: usize) -> Vec<Vec<usize>> {
+        fn go(start: usize, n: usize, groups: usize, ends: &mut Vec<usize>, out: &mut Vec<Vec<usize>>) {
+            if groups == 1 {
+                ends.push(n);
+                out.push(ends.clone());
+                ends.pop();
+                return;
+            }
+            for end in start + 1..=n - (groups - 1) {
+                ends.push(end);
+                go(end, n, groups - 1, ends, out);
+                ends.pop();
+            }
+        }
+        let mut out = Vec::new();
+        go(0, n, groups, &mut Vec::new(), &mut out);
+        out
+    }
+
+    fn range_sums(rows: &[u64], ends: &[usize]) -> Vec<u64> {
+        let mut start = 0;
+        ends.iter()
+            .map(|&end| {
+                let sum = rows[start..end].iter().sum();
+                start = end;
+                sum
+            })
+            .collect()
+    }
+
+    /// The split the doc describes, by exhaustion: among the splits whose
+    /// largest range is the smallest possible, range after range the one
+    /// nearest an even share of the rows still to place, ties to the
+    /// shorter range.
+    fn reference(rows: &[u64], groups: usize) -> Vec<usize> {
+        let splits = all_splits(rows.len(), groups);
+        let largest = |ends: &Vec<usize>| range_sums(rows, ends).into_iter().max().unwrap_or(0);
+        let bound = splits.iter().map(largest).min().expect("a split");
+        let key = |ends: &Vec<usize>| {
+            let sums = range_sums(rows, ends);
+            let mut left: i128 = rows.iter().map(|&r| r as i128).sum();
+            let mut key = Vec::new();
+            for (g, (&sum, &end)) in sums.iter().zip(ends).enumerate() {
+                let share_distance = (sum as i128 * (groups - g) as i128 - left).abs();
+                key.push((share_distance, end));
+                left -= sum as i128;
+            }
+            key
+        };
+        splits.into_iter().filter(|e| largest(e) == bound).min_by_key(key).expect("a split within the bound")
+    }
+
+    #[test]
+    fn groups_needed_is_the_greedy_count() {
+        assert_eq!(groups_needed(&[], 10), 0);
+        assert_eq!(groups_needed(&[4, 4, 4], 8), 2);
+        assert_eq!(groups_needed(&[4, 4, 4], 12), 1);
+        // A fragment above the bound is a range of its own.
+        assert_eq!(groups_needed(&[4, 4, 4], 3), 3);
+        assert_eq!(groups_needed(&[1, 9, 1], 5), 3);
+        assert_eq!(groups_needed(&[3, 2, 5, 1, 4], 6), 3);
+    }
+
+    #[test]
+    fn hand_worked_splits() {
+        assert_eq!(contiguous_ranges(&[1, 1, 1, 1], 2), vec![2, 4]);
+        assert_eq!(contiguous_ranges(&[3, 3, 3, 3, 3, 3], 3), vec![2, 4, 6]);
+        assert_eq!(contiguous_ranges(&[7], 1), vec![1]);
+        assert_eq!(contiguous_ranges(&[5, 2, 9], 3), vec![1, 2, 3]);
+        // Bound 10: the ten-row fragments stand alone, the small ones share.
+        assert_eq!(contiguous_ranges(&[10, 1, 1, 1, 1, 10], 3), vec![1, 5, 6]);
+        // Bound 8, reached by ending the first range after 7 or 8 rows,
+        // both 1 from an even 7.5: the shorter range.
+        assert_eq!(contiguous_ranges(&[5, 1, 1, 1, 1, 1, 5], 2), vec![3, 7]);
+        // A large fragment at the end: the bound is its 20 rows; an even
+        // share of the 32 rows is 10.67, so the first range takes 10 rows
+        // (five fragments, 2 from it: |3 * 10 - 32|), the second what is left
+        // before the large one.
+        assert_eq!(contiguous_ranges(&[2, 2, 2, 2, 2, 2, 20], 3), vec![5, 6, 7]);
+        // Empty fragments still make non-empty ranges.
+        assert_eq!(contiguous_ranges(&[0, 0, 0], 2), vec![1, 3]);
+    }
+
+    #[test]
+    fn matches_the_exhaustive_reference() {
+        let mut rng = Lcg(42);
+        for case in 0..400 {
+            let n = 1 + rng.below(8) as usize;
+            let groups = 1 + rng.below(n as u64) as usize;
+            let scale = [3, 20, 1000][case % 3];
+            let rows: Vec<u64> = (0..n).map(|_| rng.below(scale)).collect();
+            let ends = contiguous_ranges(&rows, groups);
+            assert_eq!(ends, reference(&rows, groups), "rows {rows:?} in {groups} groups");
+            // Non-empty, in order, covering every fragment.
+            assert_eq!(ends.len(), groups);
+            assert!(ends.windows(2).all(|w| w[0] < w[1]) && ends[0] > 0 && ends[groups - 1] == n);
+        }
+    }
+}

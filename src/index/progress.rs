@@ -54,8 +54,7 @@ use crate::process::runtime::{block_on, block_on_build, blocking, build_runtime,
 use crate::store::store_gate::Gate;
 
 /// Mirrors `LanceIndexBuildProgressCallback` in lance.h.
-pub type ProgressFn =
-    unsafe extern "C" fn(*mut c_void, i32, *const c_char, u64, *const c_char, u64);
+pub type ProgressFn = unsafe extern "C" fn(*mut c_void, i32, *const c_char, u64, *const c_char, u64);
 
 const EVENT_STAGE_START: i32 = 0;
 const EVENT_STAGE_PROGRESS: i32 = 1;

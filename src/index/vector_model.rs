@@ -180,7 +180,10 @@ const MAGIC_TYPED: &[u8; 8] = b"LANCEVM2";
 impl LanceVectorModel {
     pub fn new(metric: i32, dim: usize, centroids: Vec<f32>, pq: Option<PqModel>) -> CResult<Self> {
         if i32::try_from(dim).is_err() || u32::try_from(centroids.len() / dim.max(1)).is_err() {
-            return Err(invalid(format!("a model of dimension {dim} with {} centroid values is too large", centroids.len())));
+            return Err(invalid(format!(
+                "a model of dimension {dim} with {} centroid values is too large",
+                centroids.len()
+            )));
         }
         if dim == 0 || centroids.is_empty() || centroids.len() % dim != 0 {
             return Err(invalid(format!(
@@ -195,9 +198,10 @@ impl LanceVectorModel {
         // a model never holds an infinity or NaN, which every distance to it
         // would carry into the index.
         let non_finite = |what: &str, values: &[f32]| {
-            values.iter().position(|v| !v.is_finite()).map(|i| {
-                invalid(format!("the model's {what} hold a non-finite value ({what}[{i}] = {})", values[i]))
-            })
+            values
+                .iter()
+                .position(|v| !v.is_finite())
+                .map(|i| invalid(format!("the model's {what} hold a non-finite value ({what}[{i}] = {})", values[i])))
         };
         if let Some(err) = non_finite("centroids", &centroids) {
             return Err(err);
@@ -341,9 +345,7 @@ pub fn fsl(values: Vec<f32>, dim: usize) -> CResult<FixedSizeListArray> {
 /// The codebook must hold 2^num_bits centroids of the full dimension.
 pub fn check_codebook_shape(values: usize, dim: usize, num_sub_vectors: usize, num_bits: usize) -> CResult<()> {
     if num_sub_vectors == 0 || dim % num_sub_vectors != 0 {
-        return Err(invalid(format!(
-            "num_sub_vectors = {num_sub_vectors} does not divide the dimension {dim}"
-        )));
+        return Err(invalid(format!("num_sub_vectors = {num_sub_vectors} does not divide the dimension {dim}")));
     }
     if !(1..=16).contains(&num_bits) {
         return Err(invalid(format!("num_bits = {num_bits} is out of range")));

@@ -56,4 +56,3 @@ pub fn start() -> Budget {
     limits.started = true;
     limits.budget.clone()
 }
-

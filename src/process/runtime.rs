@@ -84,7 +84,10 @@ fn runtime() -> CResult<&'static Runtime> {
         return Ok(rt);
     }
     let io = crate::process::budget::budget().io_threads;
-    let rt = start(builder((io > 0).then_some(io), (io > 0).then_some(io), RUNTIME_THREAD_NAME.to_string()), "the async runtime")?;
+    let rt = start(
+        builder((io > 0).then_some(io), (io > 0).then_some(io), RUNTIME_THREAD_NAME.to_string()),
+        "the async runtime",
+    )?;
     Ok(RUNTIME.get_or_init(|| rt))
 }
 
@@ -204,7 +207,10 @@ where
 pub fn build_runtime() -> CResult<Runtime> {
     first_use();
     let budgeted = crate::process::budget::budget().io_threads > 0;
-    start(builder(budgeted.then_some(0), budgeted.then_some(1), format!("{RUNTIME_THREAD_NAME}-build")), "a runtime for the build")
+    start(
+        builder(budgeted.then_some(0), budgeted.then_some(1), format!("{RUNTIME_THREAD_NAME}-build")),
+        "a runtime for the build",
+    )
 }
 
 /// Runs `fut` to completion, blocking the calling thread, on a build's

@@ -163,7 +163,8 @@ fn remove_tree(dir: &Path) -> std::io::Result<()> {
     }
     let gone = |e: &std::io::Error| e.kind() == std::io::ErrorKind::NotFound;
     // The listing is read whole and its descriptor closed before descending.
-    let entries: Vec<PathBuf> = std::fs::read_dir(dir)?.map(|entry| entry.map(|e| e.path())).collect::<Result<_, _>>()?;
+    let entries: Vec<PathBuf> =
+        std::fs::read_dir(dir)?.map(|entry| entry.map(|e| e.path())).collect::<Result<_, _>>()?;
     for path in entries {
         let removed = match std::fs::symlink_metadata(&path) {
             Ok(meta) if meta.is_dir() => remove_tree(&path),

@@ -11,13 +11,13 @@ use std::sync::Arc;
 use arrow::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{ArrayRef, RecordBatch};
 use futures::StreamExt;
-use lance_io::stream::RecordBatchStream;
 use lance::dataset::scanner::{DatasetRecordBatchStream, ExecutionSummaryCounts, Scanner};
 use lance::datatypes::BlobHandling;
 use lance::Dataset;
 use lance_index::scalar::minhash_lsh::MinHashQuery;
 use lance_index::scalar::FullTextSearchQuery;
 use lance_index::vector::ApproxMode;
+use lance_io::stream::RecordBatchStream;
 use lance_linalg::distance::DistanceType;
 use uuid::Uuid;
 
@@ -412,7 +412,8 @@ impl Settings {
             // message, no expression, unknown columns) is the caller's input.
             // The core decodes the bytes when the filter is first resolved:
             // resolve it here, so that a bad filter is refused by its setter.
-            let unusable = |e: lance::Error| invalid(format!("bytes: not a usable Substrait filter: {}", CError::from(e).message));
+            let unusable =
+                |e: lance::Error| invalid(format!("bytes: not a usable Substrait filter: {}", CError::from(e).message));
             scanner.filter_substrait(bytes).map_err(unusable)?;
             scanner.get_expr_filter().map_err(unusable)?;
         } else if let Some(filter) = &self.filter {
@@ -588,4 +589,3 @@ pub(crate) unsafe fn export_scan_stream(mut stream: ScanStream, out: *mut FFI_Ar
     });
     export_stream(Box::new(IterReader { schema, iter }), out);
 }
-

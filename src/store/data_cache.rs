@@ -319,8 +319,11 @@ impl CachedStore {
         if range.start >= meta.size {
             return Err(object_store::Error::Generic {
                 store: "data cache",
-                source: format!("range {}..{} of '{location}' starts past its {} bytes", range.start, range.end, meta.size)
-                    .into(),
+                source: format!(
+                    "range {}..{} of '{location}' starts past its {} bytes",
+                    range.start, range.end, meta.size
+                )
+                .into(),
             });
         }
         let range = range.start..range.end.min(meta.size);
@@ -338,7 +341,12 @@ impl CachedStore {
 
 #[async_trait]
 impl ObjectStore for CachedStore {
-    async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> object_store::Result<PutResult> {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
         self.inner.put_opts(location, payload, opts).await
     }
 

@@ -46,9 +46,9 @@ impl LanceDataset {
 
     /// (bytes from the data cache, bytes from the store); zeros without one.
     pub fn data_cache_bytes(&self) -> (u64, u64) {
-        self.data_cache.as_ref().map_or((0, 0), |c| {
-            (c.from_cache.load(Ordering::Relaxed), c.from_remote.load(Ordering::Relaxed))
-        })
+        self.data_cache
+            .as_ref()
+            .map_or((0, 0), |c| (c.from_cache.load(Ordering::Relaxed), c.from_remote.load(Ordering::Relaxed)))
     }
 
     /// Tells handles apart for as long as the process runs (an address
@@ -94,10 +94,8 @@ pub fn open_dataset(
     let mut builder = DatasetBuilder::from_uri(uri);
     if let Some(wrapper) = data_cache {
         let wrapper: Arc<dyn WrappingObjectStore> = Arc::new(wrapper);
-        builder = builder.with_store_params(ObjectStoreParams {
-            object_store_wrapper: Some(wrapper),
-            ..Default::default()
-        });
+        builder =
+            builder.with_store_params(ObjectStoreParams { object_store_wrapper: Some(wrapper), ..Default::default() });
     }
     let mut builder = builder.with_storage_options(options);
     if version != 0 {
@@ -138,9 +136,7 @@ pub unsafe fn fragment_list(ds: &Dataset, ids: *const u32, count: usize, name: &
         return Ok(None);
     }
     if count == 0 {
-        return Err(invalid(format!(
-            "{name} is an empty list; pass NULL with count 0 for the whole dataset"
-        )));
+        return Err(invalid(format!("{name} is an empty list; pass NULL with count 0 for the whole dataset")));
     }
     let ids: Vec<u64> = slice_arg(ids, count, name)?.iter().map(|&id| u64::from(id)).collect();
     check_fragment_ids(ds, &ids, name).map(Some)

@@ -42,8 +42,8 @@ use lance_io::object_store::WrappingObjectStore;
 use object_store::list::PaginatedListStore;
 use object_store::path::Path;
 use object_store::{
-    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectStore, PutMultipartOptions,
-    PutOptions, PutPayload, PutResult, RenameOptions, UploadPart,
+    CopyOptions, GetOptions, GetResult, ListResult, MultipartUpload, ObjectStore, PutMultipartOptions, PutOptions,
+    PutPayload, PutResult, RenameOptions, UploadPart,
 };
 use tokio::task::AbortHandle;
 
@@ -156,7 +156,10 @@ impl Gate {
 }
 
 fn unanswered() -> object_store::Error {
-    object_store::Error::Generic { store: "lance-c", source: "the abort of the multipart upload was not answered".into() }
+    object_store::Error::Generic {
+        store: "lance-c",
+        source: "the abort of the multipart upload was not answered".into(),
+    }
 }
 
 fn closed() -> object_store::Error {
@@ -358,7 +361,12 @@ impl fmt::Display for GatedStore {
 
 #[async_trait]
 impl ObjectStore for GatedStore {
-    async fn put_opts(&self, location: &Path, payload: PutPayload, opts: PutOptions) -> object_store::Result<PutResult> {
+    async fn put_opts(
+        &self,
+        location: &Path,
+        payload: PutPayload,
+        opts: PutOptions,
+    ) -> object_store::Result<PutResult> {
         let pass = self.gate.enter()?;
         let (inner, location) = (self.inner.clone(), location.clone());
         send(pass, OnCancel::Finish, async move { inner.put_opts(&location, payload, opts).await }).await

@@ -25,7 +25,7 @@ use object_store::client::{
 };
 use object_store::multipart::MultipartStore;
 use object_store::path::Path;
-use object_store::signer::{Signer, SignedUrlOptions};
+use object_store::signer::{SignedUrlOptions, Signer};
 use regex::Regex;
 use url::Url;
 
@@ -194,11 +194,7 @@ fn s3_client(bucket: &str, options: &HashMap<String, String>) -> CResult<(Amazon
 }
 
 /// Every incomplete upload whose key starts with `prefix`, page by page.
-async fn list_uploads(
-    s3: &AmazonS3,
-    client: &HttpClient,
-    prefix: &str,
-) -> CResult<Vec<Upload>> {
+async fn list_uploads(s3: &AmazonS3, client: &HttpClient, prefix: &str) -> CResult<Vec<Upload>> {
     let mut uploads = Vec::new();
     let (mut key_marker, mut id_marker) = (String::new(), String::new());
     loop {
@@ -208,14 +204,20 @@ async fn list_uploads(
             query.push(("upload-id-marker", id_marker.clone()));
         }
         let url = s3
-            .signed_url_opts(http::Method::GET, &Path::from(""), URL_LIFETIME, &SignedUrlOptions::default().with_query(query))
+            .signed_url_opts(
+                http::Method::GET,
+                &Path::from(""),
+                URL_LIFETIME,
+                &SignedUrlOptions::default().with_query(query),
+            )
             .await
             .map_err(|e| io("signing the listing of incomplete uploads", e))?;
         let mut request = HttpRequest::new(HttpRequestBody::empty());
         *request.uri_mut() = url.as_str().parse().map_err(|e| io("the listing's URL", e))?;
         let response = client.execute(request).await.map_err(|e| io("listing incomplete uploads", e))?;
         let status = response.status();
-        let body = response.into_body().bytes().await.map_err(|e| io("reading the listing of incomplete uploads", e))?;
+        let body =
+            response.into_body().bytes().await.map_err(|e| io("reading the listing of incomplete uploads", e))?;
         let text = String::from_utf8_lossy(&body);
         if !status.is_success() {
             return Err(io("listing incomplete uploads", format!("HTTP {status}: {}", text.trim())));

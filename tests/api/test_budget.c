@@ -85,14 +85,13 @@ typedef struct {
     const char* spill_root; /* the process's directory under the budget's */
     int cancel_at_merge;
     LanceIndexBuildCancelToken* token;
-    int spilled;            /* the spill directory had entries during the build */
+    int spilled; /* the spill directory had entries during the build */
     uint8_t* bytes;
     size_t len;
     int rc, code;
 } Build;
 
-static void watch(void* user, int32_t event, const char* stage, uint64_t total, const char* unit,
-                  uint64_t completed) {
+static void watch(void* user, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t completed) {
     (void)total, (void)unit, (void)completed;
     Build* b = user;
     if (tu_dir_entries(b->spill_root) > 0) b->spilled = 1;
@@ -188,9 +187,9 @@ static int child_concurrent(const char* dir, const char* budget_dir) {
     tu_uuid(200, uuid);
     char seg_dir[900];
     snprintf(seg_dir, sizeof seg_dir,
-             "%s/_indices/%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", uri, uuid[0],
-             uuid[1], uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7], uuid[8], uuid[9], uuid[10], uuid[11],
-             uuid[12], uuid[13], uuid[14], uuid[15]);
+             "%s/_indices/%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", uri, uuid[0], uuid[1],
+             uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7], uuid[8], uuid[9], uuid[10], uuid[11], uuid[12],
+             uuid[13], uuid[14], uuid[15]);
     struct stat st;
     if (stat(seg_dir, &st) == 0) return 44;
 

@@ -231,9 +231,9 @@ static void test_idempotent_retry(LanceDataset* ds, LanceVectorModel* model) {
     size_t mixed_len = 0;
     uint8_t* mixed = tu_vector_segment(ds, &p, model, next, 4, 499, &mixed_len);
     CHECK(mixed != NULL);
-    CHECK_ERR(commit_bytes(ds, "other_idx", "vec", (const uint8_t*[]){s.ptrs[0], mixed},
-                           (size_t[]){s.lens[0], mixed_len}, 2),
-              LANCE_ERR_DUPLICATE_SEGMENT);
+    CHECK_ERR(
+        commit_bytes(ds, "other_idx", "vec", (const uint8_t*[]){s.ptrs[0], mixed}, (size_t[]){s.lens[0], mixed_len}, 2),
+        LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(tu_error_mentions("already committed"));
     /* The same set under another name is not a retry either. */
     CHECK_ERR(sk_commit(ds, "renamed_idx", &s, NULL, NULL), LANCE_ERR_DUPLICATE_SEGMENT);

@@ -241,7 +241,7 @@ static void test_refusals(void) {
     sk_set_add(&s, tu_vector_segment(ds, &p, model, f01, 2, 400, &len), &len); /* 0 */
     sk_set_add(&s, tu_vector_segment(ds, &p, model, f23, 2, 401, &len), &len); /* 1 */
     sk_set_add(&s, tu_vector_segment(ds, &p, model, f12, 2, 402, &len), &len); /* 2: overlaps 0 and 1 */
-    uint8_t* out = (uint8_t*)&len; /* must stay untouched on error */
+    uint8_t* out = (uint8_t*)&len;                                             /* must stay untouched on error */
     uint8_t* const sentinel = out;
 
     /* Fewer than two, NULL arrays and outputs. */
@@ -277,8 +277,8 @@ static void test_refusals(void) {
     size_t lo = 0;
     uint8_t* by_other = tu_vector_segment(ds, &p, other, f45, 2, 403, &lo);
     CHECK(by_other != NULL);
-    CHECK_ERR(lance_dataset_merge_index_segments(ds, (const uint8_t*[]){s.ptrs[0], by_other},
-                                                 (size_t[]){s.lens[0], lo}, 2, &out, &len),
+    CHECK_ERR(lance_dataset_merge_index_segments(ds, (const uint8_t*[]){s.ptrs[0], by_other}, (size_t[]){s.lens[0], lo},
+                                                 2, &out, &len),
               LANCE_ERR_MODEL_MISMATCH);
 
     /* Mixed types: IVF_FLAT + BTREE, and IVF_FLAT + IVF_SQ from one model. */
@@ -292,16 +292,16 @@ static void test_refusals(void) {
     size_t lb = 0;
     CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &btree, &lb));
     lance_index_segment_builder_free(b);
-    int rc = lance_dataset_merge_index_segments(ds, (const uint8_t*[]){s.ptrs[0], btree}, (size_t[]){s.lens[0], lb},
-                                                2, &out, &len);
+    int rc = lance_dataset_merge_index_segments(ds, (const uint8_t*[]){s.ptrs[0], btree}, (size_t[]){s.lens[0], lb}, 2,
+                                                &out, &len);
     LanceErrorCode code = show_error("IVF_FLAT + BTREE", rc);
     CHECK(rc == -1 && code == LANCE_ERR_INVALID_ARGUMENT);
     LanceVectorIndexParams sq = sk_params(LANCE_INDEX_IVF_SQ, PARTS, 0);
     size_t lsq = 0;
     uint8_t* sq_bytes = tu_vector_segment(ds, &sq, model, f45, 2, 404, &lsq);
     CHECK(sq_bytes != NULL);
-    rc = lance_dataset_merge_index_segments(ds, (const uint8_t*[]){s.ptrs[0], sq_bytes}, (size_t[]){s.lens[0], lsq},
-                                            2, &out, &len);
+    rc = lance_dataset_merge_index_segments(ds, (const uint8_t*[]){s.ptrs[0], sq_bytes}, (size_t[]){s.lens[0], lsq}, 2,
+                                            &out, &len);
     code = show_error("IVF_FLAT + IVF_SQ", rc);
     CHECK(rc == -1 && code == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(out == sentinel);
@@ -337,8 +337,7 @@ static void test_scalar_merge(void) {
     size_t len = 0;
     sk_set_add(&one, merge(ds, &s, 0, 4, &len), &len);
     if (one.count == 1) CHECK(fragment_mask(one.ptrs[0], one.lens[0]) == 0xffffu);
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "tag_idx", "tag", one.ptrs, one.lens, 1, NULL,
-                                                              NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "tag_idx", "tag", one.ptrs, one.lens, 1, NULL, NULL));
     CHECK(lance_dataset_index_segment_count(ds, "tag_idx") == 1);
     /* tag of row i is "t<i % 7>". */
     for (int t = 0; t < 7; t++) {

@@ -27,7 +27,6 @@ static LanceDataset* ds;
 
 /* ---- recording events and checking them ---- */
 
-
 static int segment_dir_exists(const uint8_t* u) {
     char dashed[UUID_HEX_DASHED_LEN + 1], path[800];
     uuid_hex_format_dashed(u, dashed);
@@ -68,7 +67,7 @@ static uint32_t half[] = {0, 1, 2, 3};
 
 /* A vector builder over `half`: with `model` set on it, or trained locally. */
 static LanceIndexSegmentBuilder* half_vector_builder(LanceVectorIndexType type, const LanceVectorModel* model,
-                                                const uint8_t* uuid) {
+                                                     const uint8_t* uuid) {
     LanceVectorIndexParams p = control_params(type);
     LanceIndexSegmentBuildOptions o = {0};
     o.fragment_ids = half;
@@ -77,8 +76,7 @@ static LanceIndexSegmentBuilder* half_vector_builder(LanceVectorIndexType type, 
     return vector_segment_builder_new(ds, "vec", NULL, &p, &o, model);
 }
 
-static LanceIndexSegmentBuilder* scalar_builder(LanceScalarIndexType type, const char* column,
-                                                const uint8_t* uuid) {
+static LanceIndexSegmentBuilder* scalar_builder(LanceScalarIndexType type, const char* column, const uint8_t* uuid) {
     LanceIndexSegmentBuildOptions o = {0};
     o.fragment_ids = half;
     o.fragment_count = 4;
@@ -237,8 +235,8 @@ static void test_cancel_each_stage(void) {
     struct {
         const char* stage;
         int event;
-    } points[] = {{"train_ivf", 0},      {"train_ivf", 1}, {"train_quantizer", 0}, {"shuffle", 0},
-                  {"merge_partitions", 0}, {"merge_partitions", 1}};
+    } points[] = {{"train_ivf", 0}, {"train_ivf", 1},        {"train_quantizer", 0},
+                  {"shuffle", 0},   {"merge_partitions", 0}, {"merge_partitions", 1}};
     for (size_t i = 0; i < sizeof points / sizeof points[0]; i++) {
         for (int from_thread = 0; from_thread < 2; from_thread++) {
             token = lance_index_build_cancel_token_new();
@@ -321,9 +319,7 @@ static void test_cancel_after_and_token_lifetime(void) {
 }
 
 /* Every path under _indices, sorted, one a line. */
-static char* index_tree(void) {
-    return on_indices("find", " 2>/dev/null | sort");
-}
+static char* index_tree(void) { return on_indices("find", " 2>/dev/null | sort"); }
 
 typedef struct {
     LanceIndexBuildCancelToken* token;

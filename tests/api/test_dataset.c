@@ -254,15 +254,13 @@ static void test_cleanup_cutoffs(void) {
     time_t written = time(NULL);
 
     static const uint64_t beyond_epoch[] = {
-        4000000000u,             /* 127 years ago: before 1970 */
-        8300000000000u,          /* within chrono's dates */
-        8400000000000u,          /* past them (the core's date arithmetic panicked) */
-        10000000000000u,         /* lance-index cleanup --older-than 10000000000000 */
-        9200000000000000u,       /* the most chrono's TimeDelta holds is 9.22e15 s */
-        9300000000000000u,       /* past it (the upload abort failed with LANCE_ERR_IO) */
-        (uint64_t)INT64_MAX,
-        (uint64_t)INT64_MAX + 1,
-        UINT64_MAX,
+        4000000000u,       /* 127 years ago: before 1970 */
+        8300000000000u,    /* within chrono's dates */
+        8400000000000u,    /* past them (the core's date arithmetic panicked) */
+        10000000000000u,   /* lance-index cleanup --older-than 10000000000000 */
+        9200000000000000u, /* the most chrono's TimeDelta holds is 9.22e15 s */
+        9300000000000000u, /* past it (the upload abort failed with LANCE_ERR_IO) */
+        (uint64_t)INT64_MAX, (uint64_t)INT64_MAX + 1, UINT64_MAX,
     };
     for (size_t i = 0; i < sizeof beyond_epoch / sizeof beyond_epoch[0]; i++) {
         for (int unverified = 0; unverified <= 1; unverified++) {

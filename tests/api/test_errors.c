@@ -57,8 +57,8 @@ static int takes_error(LanceErrorCode code, const char* needle) {
 /* What another thread sees of the error channel while the main thread has
  * an error pending. */
 typedef struct {
-    int saw_nothing;  /* no code, no message on arrival */
-    int own_error;    /* its own failure read back as its own */
+    int saw_nothing; /* no code, no message on arrival */
+    int own_error;   /* its own failure read back as its own */
 } OtherThread;
 
 static void* other_thread(void* arg) {

@@ -127,7 +127,7 @@ static void test_prepared_contexts(void) {
     struct {
         const char* kind;
         const char* query;
-    } cases[] = {{"or", "quick fox"}, {"and", "quick fox"}, {"or", "data table row"},
+    } cases[] = {{"or", "quick fox"},   {"and", "quick fox"},    {"or", "data table row"},
                  {"and", "data table"}, {"phrase", "quick fox"}, {"phrase", "brown fox"}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         LanceFtsQueryContext* ctx;
@@ -178,8 +178,8 @@ static void test_combinations_refused(void) {
     s = id_scanner(vds);
     CHECK_OK(lance_scanner_nearest(s, "vec", data.vectors, 8, LANCE_DTYPE_FLOAT32, 5));
     CHECK_ERR(lance_scanner_full_text_search(s, "t3", NULL, 0), LANCE_ERR_INVALID_ARGUMENT);
-    LanceFtsQueryContext* ctx =
-        lance_dataset_prepare_fts_match_query(vds, "tag", "t3", LANCE_FTS_MATCH_OPERATOR_OR, 0, LANCE_FTS_COVERAGE_STRICT);
+    LanceFtsQueryContext* ctx = lance_dataset_prepare_fts_match_query(vds, "tag", "t3", LANCE_FTS_MATCH_OPERATOR_OR, 0,
+                                                                      LANCE_FTS_COVERAGE_STRICT);
     CHECK(ctx != NULL);
     CHECK_ERR(lance_scanner_set_fts_query_context(s, ctx), LANCE_ERR_INVALID_ARGUMENT);
     /* The nearest search is still there and runs. */
@@ -217,8 +217,8 @@ static void test_segments(void) {
     uint64_t count = 0;
     CHECK_OK(lance_dataset_index_segments(ds, "text_fts", uuids, 2, &count));
     CHECK(count == 1);
-    LanceFtsQueryContext* ctx =
-        lance_dataset_prepare_fts_match_query(ds, "text", "fox", LANCE_FTS_MATCH_OPERATOR_OR, 0, LANCE_FTS_COVERAGE_STRICT);
+    LanceFtsQueryContext* ctx = lance_dataset_prepare_fts_match_query(ds, "text", "fox", LANCE_FTS_MATCH_OPERATOR_OR, 0,
+                                                                      LANCE_FTS_COVERAGE_STRICT);
     CHECK(ctx != NULL);
     LanceScanner* s = id_scanner(ds);
     /* No context yet. */
@@ -304,9 +304,8 @@ static void test_coverage(void) {
     CHECK(lance_dataset_prepare_fts_match_query(grown, "text", "quick fox", LANCE_FTS_MATCH_OPERATOR_OR, 0,
                                                 LANCE_FTS_COVERAGE_STRICT) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_INDEX);
-    LanceFtsQueryContext* ctx = lance_dataset_prepare_fts_match_query(grown, "text", "quick fox",
-                                                                      LANCE_FTS_MATCH_OPERATOR_OR, 0,
-                                                                      LANCE_FTS_COVERAGE_INDEX_ONLY);
+    LanceFtsQueryContext* ctx = lance_dataset_prepare_fts_match_query(
+        grown, "text", "quick fox", LANCE_FTS_MATCH_OPERATOR_OR, 0, LANCE_FTS_COVERAGE_INDEX_ONLY);
     CHECK(ctx != NULL);
     static Hits h;
     LanceScanner* s = id_scanner(grown);

@@ -25,7 +25,7 @@ static char* versions_text(const LanceVersions* versions) {
     uint64_t n = lance_versions_count(versions);
     for (uint64_t i = 0; i < n; i++) {
         tu_text_append(&t, "%llu %lld\n", (unsigned long long)lance_versions_id_at(versions, (size_t)i),
-                    (long long)lance_versions_timestamp_ms_at(versions, (size_t)i));
+                       (long long)lance_versions_timestamp_ms_at(versions, (size_t)i));
     }
     return tu_text_take(&t);
 }

@@ -46,9 +46,10 @@ static void test_vector_index_lifecycle(void) {
     char uuid_text[UUID_HEX_DASHED_LEN + 1];
     uuid_hex_format_dashed(uuid, uuid_text);
     char expected[256];
-    snprintf(expected, sizeof expected,
-             "[{\"name\":\"vec_idx\",\"uuid\":\"%s\",\"columns\":[\"vec\"],\"type\":\"IVF_FLAT\",\"dataset_version\":1}]",
-             uuid_text);
+    snprintf(
+        expected, sizeof expected,
+        "[{\"name\":\"vec_idx\",\"uuid\":\"%s\",\"columns\":[\"vec\"],\"type\":\"IVF_FLAT\",\"dataset_version\":1}]",
+        uuid_text);
     CHECK(json && strcmp(json, expected) == 0);
     if (json && strcmp(json, expected) != 0) fprintf(stderr, "    got %s\n    want %s\n", json, expected);
     lance_free_string(json);
@@ -268,8 +269,7 @@ static void test_scalar_indices(void) {
     CHECK(tu_error_mentions("params_json"));
     CHECK_ERR(lance_dataset_create_scalar_index(ds, "id", "x", LANCE_SCALAR_BTREE, "[1]", false),
               LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_dataset_create_scalar_index(ds, "nope", "x", LANCE_SCALAR_BTREE, NULL, false),
-              LANCE_ERR_NOT_FOUND);
+    CHECK_ERR(lance_dataset_create_scalar_index(ds, "nope", "x", LANCE_SCALAR_BTREE, NULL, false), LANCE_ERR_NOT_FOUND);
     /* LABEL_LIST needs a list column. */
     CHECK(lance_dataset_create_scalar_index(ds, "id", "x", LANCE_SCALAR_LABEL_LIST, NULL, false) == -1);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
@@ -356,7 +356,8 @@ static void test_prewarm_index(void) {
     if (first.index_cache_misses - warm.index_cache_misses >= cold_misses ||
         after.index_cache_misses != first.index_cache_misses)
         fprintf(stderr, "    misses: cold search %llu; after the prewarm: first search %llu, then %llu more\n",
-                (unsigned long long)cold_misses, (unsigned long long)(first.index_cache_misses - warm.index_cache_misses),
+                (unsigned long long)cold_misses,
+                (unsigned long long)(first.index_cache_misses - warm.index_cache_misses),
                 (unsigned long long)(after.index_cache_misses - first.index_cache_misses));
 
     /* Again: nothing new to load. */

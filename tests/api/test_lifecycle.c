@@ -63,8 +63,8 @@ static float queries[QUERIES][DIM];
 /* The filters compared after every step: three on the key, which the
  * BTREE index must answer, and one on the tag, which no index covers. */
 #define KEY_FILTERS 3
-static const char* const FILTERS[] = {"id >= 240 AND id < 560", "id >= 1100 AND id < 1500",
-                                      "id < 30 OR id >= 1480", "tag = 'u'"};
+static const char* const FILTERS[] = {"id >= 240 AND id < 560", "id >= 1100 AND id < 1500", "id < 30 OR id >= 1480",
+                                      "tag = 'u'"};
 #define FILTER_COUNT (sizeof FILTERS / sizeof FILTERS[0])
 
 static bool selects(size_t filter, int id) {
@@ -300,14 +300,11 @@ static void build_planned(LanceDataset* at, size_t groups, SkSet* vec, SkSet* id
         size_t count = 0;
         CHECK_OK(lance_fragment_plan_group(plan, g, &fragment_ids, &count, NULL));
         size_t len = 0;
-        sk_set_add(vec, tu_vector_segment(at, &params, model, fragment_ids, count, uuid_seed++, &len),
-                   &len);
+        sk_set_add(vec, tu_vector_segment(at, &params, model, fragment_ids, count, uuid_seed++, &len), &len);
         sk_set_add(id, id_segment(at, fragment_ids, count, &len), &len);
     }
-    if (plan_out)
-        *plan_out = plan;
-    else
-        lance_fragment_plan_free(plan);
+    if (plan_out) *plan_out = plan;
+    else lance_fragment_plan_free(plan);
 }
 
 static int commit_id(LanceDataset* at, const SkSet* s, const LanceCommitIndexOptions* o, LanceCommitIndexResult* r) {

@@ -87,7 +87,8 @@ static void test_listing(void) {
     const uint8_t* ptrs[4] = {bytes[0], bytes[1], bytes[2], bytes[3]};
     LanceCommitIndexOptions commit = {0}; /* replace = false */
     LanceCommitIndexResult committed = {0};
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, 4, &commit, &committed));
+    CHECK_OK(
+        lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, 4, &commit, &committed));
     CHECK(committed.version == 2 && !committed.already_committed);
 
     text = lance_dataset_index_segments_json(ds);
@@ -181,7 +182,8 @@ static void test_listing(void) {
     /* Bad input. */
     CHECK(lance_dataset_index_segments_json(NULL) == NULL && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(lance_dataset_index_coverage_json(ds, NULL) == NULL && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
-    CHECK(lance_dataset_index_coverage_json(NULL, "x") == NULL && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(lance_dataset_index_coverage_json(NULL, "x") == NULL &&
+          lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
 
     for (int w = 0; w < 4; w++) lance_free_bytes(bytes[w]);
     lance_free_string(fingerprint);

@@ -29,10 +29,10 @@ typedef struct {
 
 typedef struct {
     pthread_mutex_t lock;
-    int count;          /* records received */
-    int by_level[6];    /* by LanceLogLevel */
-    int malformed;      /* a level out of range, or a NULL or empty target or message */
-    Kept kept[KEPT];    /* the first KEPT records */
+    int count;       /* records received */
+    int by_level[6]; /* by LanceLogLevel */
+    int malformed;   /* a level out of range, or a NULL or empty target or message */
+    Kept kept[KEPT]; /* the first KEPT records */
     /* A callback that calls back into the library on each record. */
     int reenter;
     int reentered, set_failures, version_wrong, open_not_refused;

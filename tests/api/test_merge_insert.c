@@ -100,8 +100,8 @@ static void merge_refused(LanceDataset* ds, const char* const* on, size_t n_on, 
     int rc = lance_dataset_merge_insert(ds, on, n_on, &source, p, &result);
     int got = lance_last_error_code();
     if (rc != -1 || got != code || releases != 1) {
-        fprintf(stderr, "merge_refused at line %d: rc %d, code %d (want %d), releases %d\n", line, rc, got,
-                code, releases);
+        fprintf(stderr, "merge_refused at line %d: rc %d, code %d (want %d), releases %d\n", line, rc, got, code,
+                releases);
     }
     CHECK(rc == -1);
     CHECK(got == code);

@@ -338,7 +338,8 @@ static void test_refusals(void) {
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(lance_index_segment_metadata_index_details_type_url(NULL) == NULL);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
-    CHECK(lance_index_segment_metadata_model_fingerprint(NULL) == NULL && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(lance_index_segment_metadata_model_fingerprint(NULL) == NULL &&
+          lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(lance_index_segment_metadata_dataset_version(NULL) == 0);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(lance_index_segment_metadata_file_count(NULL) == 0);

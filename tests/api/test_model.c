@@ -26,7 +26,8 @@ static void test_training_functions(void) {
     struct ArrowSchema cent_s, book_s;
     CHECK_OK(lance_dataset_train_ivf_centroids(ds, "vec", 4, LANCE_METRIC_L2, NULL, 0, &cent, &cent_s));
     CHECK(strcmp(cent_s.format, "+w:32") == 0 && cent.length == 4);
-    CHECK_OK(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, LANCE_METRIC_L2, &cent, &cent_s, NULL, 0, &book, &book_s));
+    CHECK_OK(
+        lance_dataset_train_pq_codebook(ds, "vec", 4, 8, LANCE_METRIC_L2, &cent, &cent_s, NULL, 0, &book, &book_s));
     CHECK(strcmp(book_s.format, "+w:32") == 0 && book.length == 256);
 
     /* Arrow arrays trained elsewhere make a model too, and a sliced centroid
@@ -73,27 +74,36 @@ static void test_training_functions(void) {
     struct ArrowSchema bad_s;
     LanceVectorModel* none = NULL;
     tu_f32_list(all, 4, DIM, 2, "f", &bad, &bad_s);
-    CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, &bad, &bad_s, 0, 0, NULL, NULL, &none), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, &bad, &bad_s, 0, 0, NULL, NULL, &none),
+              LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions("null"));
     bad.release(&bad);
     bad_s.release(&bad_s);
     tu_f32_list(all, 4, DIM, -1, "g", &bad, &bad_s);
-    CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, &bad, &bad_s, 0, 0, NULL, NULL, &none), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, &bad, &bad_s, 0, 0, NULL, NULL, &none),
+              LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions("float32"));
-    CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, &cent, &cent_s, 4, 8, &bad, &bad_s, &none), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, &cent, &cent_s, 4, 8, &bad, &bad_s, &none),
+              LANCE_ERR_INVALID_ARGUMENT);
     bad.release(&bad);
     bad_s.release(&bad_s);
-    CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, &cent, &cent_s, 4, 7, &book, &book_s, &none), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_vector_model_from_arrow(LANCE_METRIC_L2, &cent, &cent_s, 4, 7, &book, &book_s, &none),
+              LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions("codebook"));
-    CHECK_ERR(lance_vector_model_from_arrow((LanceMetricType)8, &cent, &cent_s, 0, 0, NULL, NULL, &none), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_vector_model_from_arrow((LanceMetricType)8, &cent, &cent_s, 0, 0, NULL, NULL, &none),
+              LANCE_ERR_INVALID_ARGUMENT);
 
     /* Training errors. */
-    CHECK_ERR(lance_dataset_train_ivf_centroids(ds, "vec", 0, LANCE_METRIC_L2, NULL, 0, &tmp, &tmp_s), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_dataset_train_ivf_centroids(ds, "nope", 4, LANCE_METRIC_L2, NULL, 0, &tmp, &tmp_s), LANCE_ERR_NOT_FOUND);
+    CHECK_ERR(lance_dataset_train_ivf_centroids(ds, "vec", 0, LANCE_METRIC_L2, NULL, 0, &tmp, &tmp_s),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_dataset_train_ivf_centroids(ds, "nope", 4, LANCE_METRIC_L2, NULL, 0, &tmp, &tmp_s),
+              LANCE_ERR_NOT_FOUND);
     uint32_t bad_frags[] = {1, 42};
-    CHECK_ERR(lance_dataset_train_ivf_centroids(ds, "vec", 4, LANCE_METRIC_L2, bad_frags, 2, &tmp, &tmp_s), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_dataset_train_ivf_centroids(ds, "vec", 4, LANCE_METRIC_L2, bad_frags, 2, &tmp, &tmp_s),
+              LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions("sample_fragment_ids[1] = 42"));
-    CHECK_ERR(lance_dataset_train_pq_codebook(ds, "vec", 5, 8, LANCE_METRIC_L2, &cent, &cent_s, NULL, 0, &tmp, &tmp_s), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_dataset_train_pq_codebook(ds, "vec", 5, 8, LANCE_METRIC_L2, &cent, &cent_s, NULL, 0, &tmp, &tmp_s),
+              LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions("num_sub_vectors = 5"));
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
@@ -282,8 +292,8 @@ static void test_upstream_trainers(void) {
     book.release(&book);
     book_s.release(&book_s);
     const uint32_t fragment_ids[] = {0, 7};
-    CHECK_OK(lance_index_train_pq_model(ds, "vec", 4, 4, LANCE_METRIC_L2, fragment_ids, 2, &cent, &cent_s, &book,
-                                        &book_s));
+    CHECK_OK(
+        lance_index_train_pq_model(ds, "vec", 4, 4, LANCE_METRIC_L2, fragment_ids, 2, &cent, &cent_s, &book, &book_s));
     CHECK(strcmp(book_s.format, "+w:8") == 0 && book.length == 4 * 16);
     book.release(&book);
     book_s.release(&book_s);
@@ -550,16 +560,14 @@ static void test_train_with_control(void) {
     train_events.cancel_at = "train_ivf";
     LanceVectorModel* untouched = (LanceVectorModel*)&train_events;
     m = untouched;
-    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, &control, &m),
-              LANCE_ERR_CANCELLED);
+    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, &control, &m), LANCE_ERR_CANCELLED);
     CHECK(m == untouched);
     CHECK(stage_events(&train_events, "train_ivf", LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) == 1);
     CHECK(stage_events(&train_events, "train_pq", LANCE_INDEX_BUILD_PROGRESS_STAGE_START) == 0);
 
     /* A token cancelled before the call: refused at once, no event. */
     memset(&train_events, 0, sizeof train_events);
-    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, &control, &m),
-              LANCE_ERR_CANCELLED);
+    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, &control, &m), LANCE_ERR_CANCELLED);
     CHECK(m == untouched && train_events.count == 0);
     lance_index_build_cancel_token_free(token);
 

@@ -193,8 +193,8 @@ static void test_segments_merge(LanceDataset* ds, const LanceVectorIndexParams* 
     LanceDataset* ds2 = dk_fresh(dir, NULL, &data, ROWS / FRAGS, NULL, 0);
     CHECK_OK(lance_dataset_create_vector_index(ds2, "vec", "vec_idx", p, false));
     double r_one = tu_recall(ds2, &data, QUERIES, PARTS, 0, NULL);
-    printf("    IVF_RQ recall@10, %d queries, every partition: one-shot %.3f, %d segments %.3f, merged %.3f\n",
-           QUERIES, r_one, GROUPS, r_segments, r_merged);
+    printf("    IVF_RQ recall@10, %d queries, every partition: one-shot %.3f, %d segments %.3f, merged %.3f\n", QUERIES,
+           r_one, GROUPS, r_segments, r_merged);
     CHECK(r_one > 0.85);
     CHECK(r_merged >= r_one - 0.02);
     CHECK(r_segments >= r_one - 0.02);

@@ -326,7 +326,6 @@ static void test_conflict(void) {
 
 /* ---- progress and cancellation ---- */
 
-
 static void test_control(void) {
     Table t;
     make(&t);

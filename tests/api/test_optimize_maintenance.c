@@ -62,12 +62,12 @@ static LanceVectorIndexParams params;
 static int uuid_seed = 200; /* the coordinator's new segments; the first ones are 100-107 */
 static char vec_uuids[SEGMENTS][UUID_HEX_DASHED_LEN + 1];
 static char key_uuids[SEGMENTS][UUID_HEX_DASHED_LEN + 1]; /* the core chooses BTREE segments' UUIDs */
-static DkRows held; /* the rows the table must hold; made by main() */
+static DkRows held;                                       /* the rows the table must hold; made by main() */
 static float queries[QUERIES][DIM];
 
 /* The key filters, each answered by id_idx, and the ids they select. */
-static const char* const FILTERS[] = {"id >= 350 AND id < 1250", "id >= 1650 AND id < 1880",
-                                      "id < 20 OR id >= 1890", "id >= 1890 AND id < 1910"};
+static const char* const FILTERS[] = {"id >= 350 AND id < 1250", "id >= 1650 AND id < 1880", "id < 20 OR id >= 1890",
+                                      "id >= 1890 AND id < 1910"};
 #define FILTER_COUNT (sizeof FILTERS / sizeof FILTERS[0])
 
 static bool selects(size_t filter, int id) {
@@ -161,10 +161,8 @@ static char* plan_json(const Index* ix, Policy p, int before, int after, const T
     TuText t = {0};
     tu_text_append(&t, "{\"index\":\"%s\",\"columns\":[\"%s\"],\"type\":\"%s\",\"dataset_version\":%llu,", ix->name,
                    ix->column, ix->vector ? "IVF_FLAT" : "BTree", (unsigned long long)lance_dataset_version(ds));
-    if (ix->vector)
-        tu_text_append(&t, "\"model_fingerprint\":\"%s\",", fingerprint ? fingerprint : "?");
-    else
-        tu_text_append(&t, "\"model_fingerprint\":null,");
+    if (ix->vector) tu_text_append(&t, "\"model_fingerprint\":\"%s\",", fingerprint ? fingerprint : "?");
+    else tu_text_append(&t, "\"model_fingerprint\":null,");
     tu_text_append(&t,
                    "\"policy\":{\"target_rows_per_segment\":%llu,\"small_segment_rows\":%llu,\"max_segments\":%u},"
                    "\"segments_before\":%d,\"segments_after\":%d,\"tasks\":[",
@@ -359,8 +357,8 @@ static SkSet run_plan(LanceDataset* at, const Index* ix, const JValue* plan) {
             size_t lens[SEGMENTS] = {0};
             size_t n = 0;
             for (; uuids && n < uuids->count && n < SEGMENTS; n++)
-                CHECK_OK(lance_dataset_index_segment_metadata(at, ix->name, uuids->items[n]->string, &sources[n],
-                                                              &lens[n]));
+                CHECK_OK(
+                    lance_dataset_index_segment_metadata(at, ix->name, uuids->items[n]->string, &sources[n], &lens[n]));
             CHECK_OK(lance_dataset_merge_index_segments(at, (const uint8_t* const*)sources, lens, n, &bytes, &len));
             for (size_t s = 0; s < n; s++) lance_free_bytes(sources[s]);
         } else {
@@ -531,16 +529,18 @@ static void test_setup(void) {
     append_rows(1600, 300);
     CHECK(lance_dataset_version(ds) == 4 && lance_dataset_fragment_count(ds) == 19);
     uint64_t deleted = 0;
-    CHECK_OK(lance_dataset_delete(ds, "(id >= 500 AND id < 600) OR (id < 100 AND id % 10 = 3) OR "
-                                      "(id >= 1700 AND id < 1710)", &deleted));
+    CHECK_OK(lance_dataset_delete(ds,
+                                  "(id >= 500 AND id < 600) OR (id < 100 AND id % 10 = 3) OR "
+                                  "(id >= 1700 AND id < 1710)",
+                                  &deleted));
     CHECK(deleted == 120 && lance_dataset_version(ds) == 5);
     for (int id = 0; id < MAX_ID; id++)
         if ((id >= 500 && id < 600) || (id < 100 && id % 10 == 3) || (id >= 1700 && id < 1710)) held.live[id] = false;
     /* Fragment 5 left the table; the segments over {4,5} still cover it. */
     CHECK(lance_dataset_fragment_count(ds) == 18);
     for (int i = 0; i < 2; i++)
-        check_coverage(i ? "id_idx" : "vec_idx", SEGMENTS, "0,1,2,3,4,6,7,8,9,10,11,12,13,14,15", "16,17,18", 1490,
-                       290, "5");
+        check_coverage(i ? "id_idx" : "vec_idx", SEGMENTS, "0,1,2,3,4,6,7,8,9,10,11,12,13,14,15", "16,17,18", 1490, 290,
+                       "5");
     /* vec_idx's segments hold the 1600 rows of fragments 0-15 as written
      * (5's too); filters 1 and 3 select rows of the unindexed 16-18 only. */
     check_answers(1600, 0x5);
@@ -580,9 +580,10 @@ static void test_plan(void) {
     Task all[] = {
         {"build", {NULL}, "16,17,18", 290},
         {"rebuild", {vec_uuids[2], NULL}, "4", 100},
-        {"merge", {vec_uuids[0], vec_uuids[1], vec_uuids[3], vec_uuids[4], vec_uuids[5], vec_uuids[6], vec_uuids[7],
-                   NULL},
-         "0,1,2,3,6,7,8,9,10,11,12,13,14,15", 1400},
+        {"merge",
+         {vec_uuids[0], vec_uuids[1], vec_uuids[3], vec_uuids[4], vec_uuids[5], vec_uuids[6], vec_uuids[7], NULL},
+         "0,1,2,3,6,7,8,9,10,11,12,13,14,15",
+         1400},
     };
     check_plan("vec_idx, defaults", &VEC, none, DEFAULTS, SEGMENTS, 3, all, 3);
     LanceIndexMaintenanceOptions zero = {0};
@@ -607,9 +608,10 @@ static void test_plan(void) {
     Task key[] = {
         {"build", {NULL}, "16,17,18", 290},
         {"rebuild", {key_uuids[2], NULL}, "4", 100},
-        {"merge", {key_uuids[0], key_uuids[1], key_uuids[3], key_uuids[4], key_uuids[5], key_uuids[6], key_uuids[7],
-                   NULL},
-         "0,1,2,3,6,7,8,9,10,11,12,13,14,15", 1400},
+        {"merge",
+         {key_uuids[0], key_uuids[1], key_uuids[3], key_uuids[4], key_uuids[5], key_uuids[6], key_uuids[7], NULL},
+         "0,1,2,3,6,7,8,9,10,11,12,13,14,15",
+         1400},
     };
     check_plan("id_idx, defaults", &KEY, none, DEFAULTS, SEGMENTS, 3, key, 3);
     CHECK(lance_dataset_version(ds) == 5 && lance_dataset_latest_version(ds) == 5);
@@ -720,7 +722,7 @@ static void test_refusals(void) {
         {ds, "vec_idx", NULL, false, false, IA, "segment_uuid"},
         {ds, "vec_idx", "", false, false, IA, "segment_uuid"},
         {ds, "vec_idx", "not-a-uuid", false, false, IA, "not-a-uuid"},
-        {ds, "vec_idx", "0123456789abcdef0123456789abcde", false, false, IA, "segment_uuid"}, /* 31 digits */
+        {ds, "vec_idx", "0123456789abcdef0123456789abcde", false, false, IA, "segment_uuid"},   /* 31 digits */
         {ds, "vec_idx", "0123456789abcdef0123456789abcdef0", false, false, IA, "segment_uuid"}, /* 33 */
         {ds, "vec_idx", unknown_text, false, false, LANCE_ERR_NOT_FOUND, unknown_text},
         {ds, "no_such_idx", vec_uuids[0], false, false, LANCE_ERR_NOT_FOUND, "no_such_idx"},
@@ -731,10 +733,10 @@ static void test_refusals(void) {
     for (size_t i = 0; i < sizeof gets / sizeof gets[0]; i++) {
         uint8_t* bytes = sentinel;
         size_t len = 7;
-        CHECK_ERR(lance_dataset_index_segment_metadata(gets[i].at, gets[i].name, gets[i].uuid,
-                                                       gets[i].null_bytes ? NULL : &bytes,
-                                                       gets[i].null_len ? NULL : &len),
-                  gets[i].code);
+        CHECK_ERR(
+            lance_dataset_index_segment_metadata(gets[i].at, gets[i].name, gets[i].uuid,
+                                                 gets[i].null_bytes ? NULL : &bytes, gets[i].null_len ? NULL : &len),
+            gets[i].code);
         CHECK(tu_error_mentions(gets[i].mentions));
         CHECK(bytes == sentinel && len == 7); /* untouched on error */
     }
@@ -854,7 +856,8 @@ int main(void) {
         for (int j = 0; j < DIM; j++)
             queries[q][j] = q < 8 ? data.vectors[(size_t)at[q] * DIM + j]
                                   : (data.vectors[(size_t)between[q - 8][0] * DIM + j] +
-                                     data.vectors[(size_t)between[q - 8][1] * DIM + j]) / 2;
+                                     data.vectors[(size_t)between[q - 8][1] * DIM + j]) /
+                                        2;
     dir = dk_temp_uri("maintenance", "table", uri, sizeof uri);
     RUN(test_setup);
     RUN(test_plan);

@@ -158,8 +158,7 @@ static void test_ties(void) {
     check_plan(ds, 4, 1, four);
     const Group three[] = {{2, {0, 1}, 200}, {2, {2, 3}, 200}, {2, {4, 5}, 200}};
     check_plan(ds, 3, 1, three);
-    const Group six[] = {{1, {0}, 100}, {1, {1}, 100}, {1, {2}, 100},
-                         {1, {3}, 100}, {1, {4}, 100}, {1, {5}, 100}};
+    const Group six[] = {{1, {0}, 100}, {1, {1}, 100}, {1, {2}, 100}, {1, {3}, 100}, {1, {4}, 100}, {1, {5}, 100}};
     check_plan(ds, 6, 1, six);
     lance_dataset_close(ds);
 }
@@ -227,15 +226,15 @@ static void index_by_groups(LanceDataset* ds, const uint32_t groups[][SMALL_FRAG
         LanceIndexSegmentBuildOptions o = {0};
         o.fragment_ids = groups[g];
         o.fragment_count = sizes[g];
-        LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "id", "id_idx", LANCE_SCALAR_BTREE,
-                                                                            NULL, &o);
+        LanceIndexSegmentBuilder* b =
+            lance_index_segment_builder_new_scalar(ds, "id", "id_idx", LANCE_SCALAR_BTREE, NULL, &o);
         CHECK(b != NULL);
         CHECK_OK(lance_index_segment_builder_execute_uncommitted(b, &bytes[g], &lens[g]));
         lance_index_segment_builder_free(b);
     }
     LanceCommitIndexResult r = {0};
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", (const uint8_t* const*)bytes, lens,
-                                                              n, NULL, &r));
+    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", (const uint8_t* const*)bytes, lens, n,
+                                                              NULL, &r));
     CHECK(r.version == 3 && lance_dataset_index_segment_count(ds, "id_idx") == n);
     for (size_t g = 0; g < n; g++) lance_free_bytes(bytes[g]);
 }

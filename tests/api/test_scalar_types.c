@@ -34,9 +34,9 @@
 
 #define ROWS 1600
 #define FRAGMENTS 8
-#define GROUPS 4                        /* segment builds, one per planned fragment group */
-#define DOC_GROUPS 100                  /* row r of "doc" is a near copy of the rows r % 100 + 100 k */
-#define GROUP_ROWS (ROWS / DOC_GROUPS)  /* 16: the MinHash search's limit */
+#define GROUPS 4                       /* segment builds, one per planned fragment group */
+#define DOC_GROUPS 100                 /* row r of "doc" is a near copy of the rows r % 100 + 100 k */
+#define GROUP_ROWS (ROWS / DOC_GROUPS) /* 16: the MinHash search's limit */
 #define MINHASH_QUERIES 20
 #define FILTERS 3
 
@@ -58,12 +58,14 @@ typedef struct {
     const char* details_url;  /* lance_index_segment_metadata_index_details_type_url() */
     const char* column;
     const char* index_name;
-    const char* params;                /* params_json */
-    bool takes_uuid;                   /* the core takes a caller's UUID for a fragment list */
-    const char* filters[FILTERS];      /* none for MINHASHLSH */
-    int selective;                     /* the filter that reads fewer bytes through the index */
+    const char* params;           /* params_json */
+    bool takes_uuid;              /* the core takes a caller's UUID for a fragment list */
+    const char* filters[FILTERS]; /* none for MINHASHLSH */
+    int selective;                /* the filter that reads fewer bytes through the index */
 } TypeCase;
 
+/* A table laid out by hand: clang-format leaves it as it is. */
+/* clang-format off */
 /* The oracle's keys: "key-%06d" % (r * 7919 % 100003) for rows 77, 5 and 1234. */
 static const TypeCase NGRAM = {
     LANCE_SCALAR_NGRAM, "NGRAM", "NGram", "/lance.table.NGramIndexDetails", "text", "text_idx", "{}", false,
@@ -85,6 +87,7 @@ static const TypeCase RTREE = {
 static const TypeCase MINHASHLSH = {
     LANCE_SCALAR_MINHASHLSH, "MINHASHLSH", "MinHashLsh", "/lance.index.pb.MinHashLshIndexDetails", "doc", "doc_idx",
     "{\"num_hashes\": 128, \"num_bands\": 32}", true, {NULL, NULL, NULL}, -1};
+/* clang-format on */
 
 /* ---- progress and scan statistics ---- */
 
@@ -160,10 +163,10 @@ static void check_filters(const TypeCase* t, uint64_t segments, const char* stag
             fprintf(stderr,
                     "    %s %s, %s: lance-c %.200s, without indices %.200s, pylance %.200s (%s); indices loaded %llu "
                     "(%llu segments), bytes read %llu (%llu without)\n",
-                    t->pylance_name, stage, t->filters[f], with ? with : "(failed)",
-                    without ? without : "(failed)", truth ? truth : "(none)", plan ? plan : "-",
-                    (unsigned long long)on.indices_loaded, (unsigned long long)segments,
-                    (unsigned long long)on.bytes_read, (unsigned long long)off.bytes_read);
+                    t->pylance_name, stage, t->filters[f], with ? with : "(failed)", without ? without : "(failed)",
+                    truth ? truth : "(none)", plan ? plan : "-", (unsigned long long)on.indices_loaded,
+                    (unsigned long long)segments, (unsigned long long)on.bytes_read,
+                    (unsigned long long)off.bytes_read);
         free(with);
         free(without);
     }
@@ -292,8 +295,7 @@ static int listed(const char* json, const TypeCase* t) {
             columns->type == J_ARRAY && columns->count == 1 && columns->items[0]->type == J_STRING &&
             strcmp(columns->items[0]->string, t->column) == 0)
             count++;
-        else
-            count = -1;
+        else count = -1;
     }
     json_free(list);
     return count;
@@ -321,10 +323,8 @@ static void check_listing(const TypeCase* t, uint64_t segments) {
 
 static void check_queries(const TypeCase* t, uint64_t segments, const char* stage) {
     check_listing(t, segments);
-    if (t->type == LANCE_SCALAR_MINHASHLSH)
-        check_minhash(segments, stage);
-    else
-        check_filters(t, segments, stage);
+    if (t->type == LANCE_SCALAR_MINHASHLSH) check_minhash(segments, stage);
+    else check_filters(t, segments, stage);
 }
 
 /* ---- segments ---- */
@@ -491,8 +491,8 @@ static void test_type(const TypeCase* t) {
     CHECK(theirs.count == GROUPS);
     if (theirs.count == GROUPS) {
         version = lance_dataset_version(ds);
-        CHECK_OK(lance_dataset_commit_index_segments(ds, t->index_name, t->column, theirs.ptrs, theirs.lens,
-                                                     theirs.count));
+        CHECK_OK(
+            lance_dataset_commit_index_segments(ds, t->index_name, t->column, theirs.ptrs, theirs.lens, theirs.count));
         CHECK(lance_dataset_version(ds) == version + 1);
         check_queries(t, GROUPS, "pylance segments");
     }

@@ -39,11 +39,11 @@ static int64_t sync_ids(int64_t* out) {
 typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int wakes;          /* calls so far */
-    int off_main;       /* calls that ran on another thread than main */
-    atomic_int closed;  /* set once lance_scanner_close() returned */
+    int wakes;         /* calls so far */
+    int off_main;      /* calls that ran on another thread than main */
+    atomic_int closed; /* set once lance_scanner_close() returned */
     atomic_int after_close;
-    int sleep_ms;       /* the waker sleeps this long (close must wait) */
+    int sleep_ms; /* the waker sleeps this long (close must wait) */
     atomic_int running, finished;
 } Wake;
 
@@ -71,9 +71,7 @@ static void waker(void* ctx) {
     atomic_store(&w->finished, 1);
 }
 
-static void noop_waker(void* ctx) {
-    (void)ctx;
-}
+static void noop_waker(void* ctx) { (void)ctx; }
 
 /* Waits until the waker has been called `count` times (10 s at most). */
 static int wait_wakes(Wake* w, int count) {

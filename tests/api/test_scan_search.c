@@ -22,8 +22,7 @@ static const float* query_of(int q) { return data.vectors + (int64_t)(q * 397 + 
 
 /* Runs a k-NN search with the given nprobes (0 = not set: Lance's adaptive default) and compares with
  * brute force: returns the number of the K true neighbours found. */
-static int knn_hits_refined(LanceDataset* ds, int q, uint32_t nprobes, uint32_t refine, bool use_index,
-                            int64_t* got) {
+static int knn_hits_refined(LanceDataset* ds, int q, uint32_t nprobes, uint32_t refine, bool use_index, int64_t* got) {
     const char* cols[] = {"id", NULL};
     LanceScanner* s = lance_scanner_new(ds, cols, NULL);
     CHECK(s != NULL);
@@ -152,8 +151,7 @@ static void test_search_errors(void) {
     LanceScanner* s = lance_scanner_new(ds, cols, NULL);
     CHECK_ERR(lance_scanner_nearest(s, "vec", query_of(0), DIM - 1, LANCE_DTYPE_FLOAT32, K),
               LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_nearest(s, "nope", query_of(0), DIM, LANCE_DTYPE_FLOAT32, K),
-              lance_last_error_code());
+    CHECK_ERR(lance_scanner_nearest(s, "nope", query_of(0), DIM, LANCE_DTYPE_FLOAT32, K), lance_last_error_code());
     CHECK(tu_error_mentions("nope"));
     CHECK_ERR(lance_scanner_nearest(s, "vec", query_of(0), DIM, LANCE_DTYPE_FLOAT32, 0), LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_scanner_nearest(s, "vec", NULL, DIM, LANCE_DTYPE_FLOAT32, K), LANCE_ERR_INVALID_ARGUMENT);
@@ -296,13 +294,15 @@ static int same_distance(float ours, float theirs) {
 /* Asserts that `got` (n rows) is `want` (m rows): the same ids in the same order, the same distances. */
 static void check_hits(const Hit* got, int n, const Ranked* want, int m, const char* what, int q) {
     int same = n == m;
-    for (int i = 0; same && i < n; i++) same = got[i].id == want[i].id && same_distance(got[i].distance, want[i].distance);
+    for (int i = 0; same && i < n; i++)
+        same = got[i].id == want[i].id && same_distance(got[i].distance, want[i].distance);
     CHECK(same);
     if (!same) {
         fprintf(stderr, "    %s, query %d: %d rows, want %d\n", what, q, n, m);
         for (int i = 0; i < n || i < m; i++)
             fprintf(stderr, "      %2d: got %lld %.6g  want %lld %.6g\n", i, i < n ? (long long)got[i].id : -1LL,
-                    i < n ? got[i].distance : 0.0f, i < m ? (long long)want[i].id : -1LL, i < m ? want[i].distance : 0.0f);
+                    i < n ? got[i].distance : 0.0f, i < m ? (long long)want[i].id : -1LL,
+                    i < m ? want[i].distance : 0.0f);
     }
 }
 
@@ -330,8 +330,8 @@ static int in_range(const Ranked* r, int n, const float* lower, const float* upp
 /* A k-NN search for query q with a distance range, set before or after the
  * query: flat (use_index false), or through the index probing every
  * partition with a refine step, which is exact.  Returns the rows read. */
-static int range_search(LanceDataset* ds, int q, const float* lower, const float* upper, bool indexed,
-                        bool range_first, Hit* out, int cap) {
+static int range_search(LanceDataset* ds, int q, const float* lower, const float* upper, bool indexed, bool range_first,
+                        Hit* out, int cap) {
     const char* cols[] = {"id", NULL};
     LanceScanner* s = lance_scanner_new(ds, cols, NULL);
     CHECK(s != NULL);
@@ -374,13 +374,13 @@ static void test_distance_range(void) {
             int expected_rows; /* from the ranks above; -1 = not computed here */
             bool flat_only;    /* a bound at the query's own distance, 0: exact in the flat kernel only */
         } cases[] = {
-            {&near, NULL, K, false},                       /* the K nearest from rank r_near on */
-            {NULL, &mid, r_mid < K ? r_mid : K, false},    /* the nearest ones, maybe fewer than K */
+            {&near, NULL, K, false},                                       /* the K nearest from rank r_near on */
+            {NULL, &mid, r_mid < K ? r_mid : K, false},                    /* the nearest ones, maybe fewer than K */
             {&near, &mid, r_mid - r_near < K ? r_mid - r_near : K, false}, /* a band near the top */
-            {&far, &farther, K, false},                    /* a far band, cut to K */
-            {&mid, &mid, 0, false},                        /* [x, x) is empty */
-            {&zero, NULL, K, true},                        /* the query row itself (distance 0) is in */
-            {NULL, &zero, 0, true},                        /* and out of [.., 0) */
+            {&far, &farther, K, false},                                    /* a far band, cut to K */
+            {&mid, &mid, 0, false},                                        /* [x, x) is empty */
+            {&zero, NULL, K, true},                                        /* the query row itself (distance 0) is in */
+            {NULL, &zero, 0, true},                                        /* and out of [.., 0) */
             {&farther, NULL, K, false},
         };
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -522,8 +522,9 @@ static void check_batch(LanceDataset* ds, const BatchCase* c, int k) {
         for (int i = 0; same && i < m; i++)
             same = batch[pos + i].id == single[i].id && same_distance(batch[pos + i].distance, single[i].distance);
         CHECK(same);
-        if (!same) fprintf(stderr, "    %s, k %d: query %d's group (%d rows) differs from its own search (%d rows)\n",
-                           c->name, k, q, group, m);
+        if (!same)
+            fprintf(stderr, "    %s, k %d: query %d's group (%d rows) differs from its own search (%d rows)\n", c->name,
+                    k, q, group, m);
         if (c->exact) {
             int t = batch_truth(c, queries + q * DIM, k, ranked, truth);
             check_hits(batch + pos, group, truth, t, c->name, q);

@@ -144,19 +144,28 @@ static void test_multivector_bad_input(void) {
     double q64[DIM] = {0};
     const char* cols[] = {"id", NULL};
     LanceScanner* s = lance_scanner_new(ds, cols, NULL);
-    CHECK_ERR(lance_scanner_nearest_multivector(NULL, "mv", q, DIM, 1, LANCE_DTYPE_FLOAT32, 5), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_nearest_multivector(s, NULL, q, DIM, 1, LANCE_DTYPE_FLOAT32, 5), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", NULL, DIM, 1, LANCE_DTYPE_FLOAT32, 5), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_nearest_multivector(NULL, "mv", q, DIM, 1, LANCE_DTYPE_FLOAT32, 5),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_nearest_multivector(s, NULL, q, DIM, 1, LANCE_DTYPE_FLOAT32, 5),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", NULL, DIM, 1, LANCE_DTYPE_FLOAT32, 5),
+              LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q, 0, 1, LANCE_DTYPE_FLOAT32, 5), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q, DIM, 0, LANCE_DTYPE_FLOAT32, 5), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q, DIM, 1, LANCE_DTYPE_FLOAT32, 0), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q, DIM, 0, LANCE_DTYPE_FLOAT32, 5),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q, DIM, 1, LANCE_DTYPE_FLOAT32, 0),
+              LANCE_ERR_INVALID_ARGUMENT);
     static float big[129 * DIM];
-    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", big, DIM, 129, LANCE_DTYPE_FLOAT32, 5), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", big, DIM, 128, LANCE_DTYPE_FLOAT32, 1000), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", big, DIM, 129, LANCE_DTYPE_FLOAT32, 5),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", big, DIM, 128, LANCE_DTYPE_FLOAT32, 1000),
+              LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q, DIM, 1, 9, 5), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q64, DIM, 1, LANCE_DTYPE_FLOAT64, 5), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q64, DIM, 1, LANCE_DTYPE_FLOAT64, 5),
+              LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q, 3, 1, LANCE_DTYPE_FLOAT32, 5), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_scanner_nearest_multivector(s, "id", q, DIM, 1, LANCE_DTYPE_FLOAT32, 5), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_nearest_multivector(s, "id", q, DIM, 1, LANCE_DTYPE_FLOAT32, 5),
+              LANCE_ERR_INVALID_ARGUMENT);
     CHECK_ERR(lance_scanner_nearest_multivector(s, "nope", q, DIM, 1, LANCE_DTYPE_FLOAT32, 5), LANCE_ERR_NOT_FOUND);
     /* refine_factor * k is bounded too, and a refused setting is not kept. */
     CHECK_OK(lance_scanner_nearest_multivector(s, "mv", q, DIM, 2, LANCE_DTYPE_FLOAT32, 2));
@@ -178,7 +187,8 @@ static void test_multivector_bad_input(void) {
     lance_scanner_close(s);
     s = lance_scanner_new(ds, cols, NULL);
     CHECK_OK(lance_scanner_set_distance_range(s, &lower, &upper));
-    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q, DIM, 2, LANCE_DTYPE_FLOAT32, 3), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_scanner_nearest_multivector(s, "mv", q, DIM, 2, LANCE_DTYPE_FLOAT32, 3),
+              LANCE_ERR_INVALID_ARGUMENT);
     lance_scanner_close(s);
 }
 

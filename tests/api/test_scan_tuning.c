@@ -27,8 +27,8 @@ static const char* oracle_script;
 static const char* substrait_script; /* tests/api/substrait_oracle.py */
 static const char* geo_script;       /* tests/api/geo_oracle.py */
 static char* dir;
-static char uri[1024];      /* 4 fragments, rows deleted, a BTree index on id */
-static char knn_uri[1024];  /* 4 fragments, an IVF_FLAT index on vec */
+static char uri[1024];     /* 4 fragments, rows deleted, a BTree index on id */
+static char knn_uri[1024]; /* 4 fragments, an IVF_FLAT index on vec */
 static LanceDataset* ds;
 static LanceDataset* knn_ds;
 
@@ -47,8 +47,8 @@ static void check_same_text(const char* what, const char* ours, const char* thei
     int same = ours && theirs && strcmp(ours, theirs) == 0;
     CHECK(same);
     if (!same) {
-        fprintf(stderr, "%s differs\n--- lance-c ---\n%.2000s--- pylance ---\n%.2000s", what,
-                ours ? ours : "(null)\n", theirs ? theirs : "(null)\n");
+        fprintf(stderr, "%s differs\n--- lance-c ---\n%.2000s--- pylance ---\n%.2000s", what, ours ? ours : "(null)\n",
+                theirs ? theirs : "(null)\n");
     }
 }
 
@@ -70,7 +70,8 @@ static int rows_text(TuText* rows, const struct ArrowSchema* schema, const struc
                 tu_text_append(rows, "%llu", (unsigned long long)((const uint64_t*)a->buffers[1])[j]);
             } else if (strcmp(s->format, "u") == 0) {
                 const int32_t* offsets = a->buffers[1];
-                tu_text_append(rows, "%.*s", (int)(offsets[j + 1] - offsets[j]), (const char*)a->buffers[2] + offsets[j]);
+                tu_text_append(rows, "%.*s", (int)(offsets[j + 1] - offsets[j]),
+                               (const char*)a->buffers[2] + offsets[j]);
             } else {
                 return -1;
             }
@@ -164,7 +165,7 @@ static char* sorted_rows(const char* text) {
     char* copy = strdup(body ? body + 1 : "");
     size_t n = 0, cap = 16;
     char** lines = malloc(cap * sizeof *lines);
-    for (char* save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    for (char *save = NULL, *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (n == cap) lines = realloc(lines, (cap *= 2) * sizeof *lines);
         lines[n++] = line;
     }
@@ -246,8 +247,9 @@ static void test_row_address(void) {
     LanceScanner* s = scanner_of(ds, cols, "id > 240");
     CHECK_OK(lance_scanner_with_row_id(s, true));
     CHECK_OK(lance_scanner_with_row_address(s, true));
-    compare_scan("_rowid and _rowaddr", s,
-                 "{\"columns\": [\"id\"], \"filter\": \"id > 240\", \"with_row_id\": true, \"with_row_address\": true}");
+    compare_scan(
+        "_rowid and _rowaddr", s,
+        "{\"columns\": [\"id\"], \"filter\": \"id > 240\", \"with_row_id\": true, \"with_row_address\": true}");
     lance_scanner_close(s);
     /* Set and cleared again before scanning: no _rowaddr column. */
     s = scanner_of(ds, cols, "id > 240");
@@ -278,11 +280,12 @@ static void test_include_deleted_rows(void) {
         CHECK_OK(lance_scanner_set_use_scalar_index(s, use_index));
         CHECK_OK(lance_scanner_set_include_deleted_rows(s, true));
         char* ours = scan_text(s);
-        char* theirs = pylance_scan(ds, uri,
-                                    use_index ? "{\"columns\": [\"id\"], \"filter\": \"id < 100\", \"with_row_id\": true, "
-                                                "\"include_deleted_rows\": true, \"use_scalar_index\": true}"
-                                              : "{\"columns\": [\"id\"], \"filter\": \"id < 100\", \"with_row_id\": true, "
-                                                "\"include_deleted_rows\": true, \"use_scalar_index\": false}");
+        char* theirs =
+            pylance_scan(ds, uri,
+                         use_index ? "{\"columns\": [\"id\"], \"filter\": \"id < 100\", \"with_row_id\": true, "
+                                     "\"include_deleted_rows\": true, \"use_scalar_index\": true}"
+                                   : "{\"columns\": [\"id\"], \"filter\": \"id < 100\", \"with_row_id\": true, "
+                                     "\"include_deleted_rows\": true, \"use_scalar_index\": false}");
         check_same_text("include_deleted_rows with a filter", ours, theirs);
         /* 10 of the 100 rows are deleted: only the unindexed scan shows them. */
         int nulls = 0;
@@ -523,7 +526,7 @@ static void test_substrait_filter(void) {
     snprintf(not_boolean_path, sizeof not_boolean_path, "%s/not_boolean.bin", out_dir);
     free(tu_oracle(python, substrait_script, "foreign", path, foreign_path, NULL));
     free(tu_oracle(python, substrait_script, "not_boolean", path, not_boolean_path, NULL));
-    uint8_t* foreign = read_whole_file(foreign_path, &foreign_len);         /* one column too many */
+    uint8_t* foreign = read_whole_file(foreign_path, &foreign_len);             /* one column too many */
     uint8_t* not_boolean = read_whole_file(not_boolean_path, &not_boolean_len); /* the column val itself */
     CHECK(foreign != NULL && not_boolean != NULL);
     const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01};
@@ -923,8 +926,8 @@ static void test_geo_filter(void) {
         /* pylance: the same ids, answered through the RTREE index. */
         CHECK(theirs && strncmp(theirs, brute, strlen(brute)) == 0 && strcmp(theirs + strlen(brute), "\nindex\n") == 0);
         if (!ours || strcmp(ours, brute) != 0 || !theirs || strncmp(theirs, brute, strlen(brute)) != 0)
-            fprintf(stderr, "    %s: lance-c %s, brute force %s (%lld rows), pylance %s\n", sql, ours ? ours : "(failed)",
-                    brute, (long long)want, theirs ? theirs : "(failed)");
+            fprintf(stderr, "    %s: lance-c %s, brute force %s (%lld rows), pylance %s\n", sql,
+                    ours ? ours : "(failed)", brute, (long long)want, theirs ? theirs : "(failed)");
         free(ours);
         free(theirs);
         free(expected.text);

@@ -362,13 +362,13 @@ static void test_scalar_segments(void) {
 }
 
 /* A constructor call that must return NULL with `code` and a message naming `text`. */
-#define EXPECT_REFUSED(call, code, text)          \
-    do {                                          \
+#define EXPECT_REFUSED(call, code, text)            \
+    do {                                            \
         LanceIndexSegmentBuilder* refused = (call); \
-        CHECK(refused == NULL);                   \
-        CHECK(lance_last_error_code() == (code)); \
-        CHECK(tu_error_mentions(text));           \
-        lance_index_segment_builder_free(refused); \
+        CHECK(refused == NULL);                     \
+        CHECK(lance_last_error_code() == (code));   \
+        CHECK(tu_error_mentions(text));             \
+        lance_index_segment_builder_free(refused);  \
     } while (0)
 
 /* A vector builder on "vec" with `sp` and `o`: refused with
@@ -495,7 +495,8 @@ static LanceIndexSegmentBuildOptions on_two_frags(int32_t mode, const uint8_t* u
 }
 
 /* A vector builder on ds's "vec" that must be made. */
-static LanceIndexSegmentBuilder* vector_builder(const LanceVectorIndexParams* p, const LanceIndexSegmentBuildOptions* o) {
+static LanceIndexSegmentBuilder* vector_builder(const LanceVectorIndexParams* p,
+                                                const LanceIndexSegmentBuildOptions* o) {
     const LanceVectorIndexSegmentParams sp = vector_segment_params(p);
     LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_vector(ds, "vec", NULL, &sp, o);
     CHECK(b != NULL);
@@ -514,10 +515,10 @@ static void check_builds(LanceIndexSegmentBuilder* b, const uint8_t* uuid, const
 }
 
 /* set_model refuses with LANCE_ERR_INVALID_ARGUMENT and a message naming `text`. */
-#define SET_MODEL_REFUSED(builder, model, text)                                                        \
-    do {                                                                                               \
+#define SET_MODEL_REFUSED(builder, model, text)                                                       \
+    do {                                                                                              \
         CHECK_ERR(lance_index_segment_builder_set_model(builder, model), LANCE_ERR_INVALID_ARGUMENT); \
-        CHECK(tu_error_mentions(text));                                                                \
+        CHECK(tu_error_mentions(text));                                                               \
     } while (0)
 
 /* Every refusal of set_model, each leaving the builder as it was: a builder
@@ -847,8 +848,10 @@ static void test_other_segment_types(void) {
     struct {
         LanceVectorIndexType type;
         const char* name;
-    } cases[] = {{LANCE_INDEX_IVF_FLAT, "IVF_FLAT"},      {LANCE_INDEX_IVF_SQ, "IVF_SQ"},
-                 {LANCE_INDEX_IVF_HNSW_FLAT, "IVF_HNSW_FLAT"}, {LANCE_INDEX_IVF_HNSW_SQ, "IVF_HNSW_SQ"},
+    } cases[] = {{LANCE_INDEX_IVF_FLAT, "IVF_FLAT"},
+                 {LANCE_INDEX_IVF_SQ, "IVF_SQ"},
+                 {LANCE_INDEX_IVF_HNSW_FLAT, "IVF_HNSW_FLAT"},
+                 {LANCE_INDEX_IVF_HNSW_SQ, "IVF_HNSW_SQ"},
                  {LANCE_INDEX_IVF_RQ, "IVF_RQ"}};
     uint32_t fragment_ids[] = {2, 5};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -866,7 +869,8 @@ static void test_other_segment_types(void) {
     lance_vector_model_free(model);
 
     const LanceIndexSegmentBuildOptions o = fragment_options(fragment_ids, 2, MODE_AUTO, NULL);
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "tag", "tag_fts", LANCE_SCALAR_INVERTED, NULL, &o);
+    LanceIndexSegmentBuilder* b =
+        lance_index_segment_builder_new_scalar(ds, "tag", "tag_fts", LANCE_SCALAR_INVERTED, NULL, &o);
     CHECK(b != NULL);
     uint8_t* bytes = NULL;
     size_t len = 0;

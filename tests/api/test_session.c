@@ -18,9 +18,7 @@ static char* dir;
 static char uri[600];
 
 /* `p`, its `n` bytes set to 0xFF first, so that a field a getter leaves unset shows. */
-static void* poisoned(void* p, size_t n) {
-    return memset(p, 0xFF, n);
-}
+static void* poisoned(void* p, size_t n) { return memset(p, 0xFF, n); }
 
 static LanceSessionCacheStats stats_of(const LanceSession* session) {
     LanceSessionCacheStats s;
@@ -66,8 +64,8 @@ static void test_shared_caches(void) {
     LanceSessionCacheStats fresh = stats_of(session);
     CHECK(fresh.index_cache_hits == 0 && fresh.index_cache_misses == 0 && fresh.index_cache_entries == 0 &&
           fresh.index_cache_size_bytes == 0);
-    CHECK(fresh.metadata_cache_hits == 0 && fresh.metadata_cache_misses == 0 &&
-          fresh.metadata_cache_entries == 0 && fresh.metadata_cache_size_bytes == 0);
+    CHECK(fresh.metadata_cache_hits == 0 && fresh.metadata_cache_misses == 0 && fresh.metadata_cache_entries == 0 &&
+          fresh.metadata_cache_size_bytes == 0);
 
     /* The first open and read load metadata into the session. */
     LanceDataset* a = lance_dataset_open_with_session(uri, NULL, 0, session);
@@ -231,8 +229,8 @@ static int64_t matching_rows(LanceDataset* ds) {
             }
             seen[id] = 1;
             const struct ArrowArray* values = vec->children[0];
-            const float* v = (const float*)values->buffers[1] + values->offset +
-                             (vec->offset + a.offset + r) * data.dim;
+            const float* v =
+                (const float*)values->buffers[1] + values->offset + (vec->offset + a.offset + r) * data.dim;
             const int32_t* offsets = (const int32_t*)tag->buffers[1] + tag->offset + a.offset + r;
             char want_tag[8];
             snprintf(want_tag, sizeof want_tag, "t%d", (int)(id % 7));
@@ -250,7 +248,6 @@ static int64_t matching_rows(LanceDataset* ds) {
     CHECK(ok);
     return ok ? matching : -1;
 }
-
 
 /* The last count of a tree's regular files (tu_tree_count()). */
 static TuTreeCount tree;

@@ -161,7 +161,7 @@ static LanceVectorIndexParams params_of(LanceVectorIndexType type) {
  * (*calm), and a new training with that seed (*t) with its workers over
  * the halves (returned). */
 static RkWorkers halves_training(const LanceVectorIndexParams* p, uint64_t seed, LanceVectorModel** calm,
-                               LanceVectorTraining** t) {
+                                 LanceVectorTraining** t) {
     *calm = rk_train(ds, p, seed, halves, half_n, 2, NULL, NULL, NULL);
     CHECK_OK(lance_vector_training_new("vec", p, seed, t));
     return rk_workers_new(ds, halves, half_n, 2);

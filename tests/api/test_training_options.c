@@ -80,9 +80,7 @@ static char* fingerprint_of(const LanceVectorModel* m) {
     return copy;
 }
 
-static int same_text(const char* a, const char* b) {
-    return a && b && strcmp(a, b) == 0;
-}
+static int same_text(const char* a, const char* b) { return a && b && strcmp(a, b) == 0; }
 
 /* Whether two models have one fingerprint. */
 static int same_fingerprint(const LanceVectorModel* a, const LanceVectorModel* b) {
@@ -141,9 +139,7 @@ static char* committed_fingerprint(const LanceDataset* at, const char* name) {
     return fp;
 }
 
-static const float* row(int r) {
-    return fixture.data.vectors + (size_t)r * DIM;
-}
+static const float* row(int r) { return fixture.data.vectors + (size_t)r * DIM; }
 
 /* The committed "vec" index of `at` has exactly `partitions` partitions:
  * IVF_FLAT compares the query with every row of the partitions it probes,
@@ -395,8 +391,7 @@ static void test_one_shot(void) {
 /* A vector segment builder on "vec" of `at` over `fragments`, UUID
  * tu_uuid(uuid_seed), AUTO mode, no model. */
 static LanceIndexSegmentBuilder* builder_over(const LanceDataset* at, const LanceVectorIndexParams* p,
-                                              const uint32_t* fragments, size_t n, int uuid_seed,
-                                              uint8_t uuid[16]) {
+                                              const uint32_t* fragments, size_t n, int uuid_seed, uint8_t uuid[16]) {
     LanceIndexSegmentBuilder* b = tu_vector_segment_builder(at, p, NULL, fragments, n, uuid_seed, uuid);
     CHECK(b != NULL);
     return b;

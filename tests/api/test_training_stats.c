@@ -52,9 +52,7 @@ static void put_f32(uint8_t* p, float v) {
 }
 
 /* Seals edited bytes again, as a worker (or a coordinator) seals its own. */
-static void reseal(uint8_t* bytes, size_t len) {
-    fz_sha256(bytes, len - 32, bytes + len - 32);
-}
+static void reseal(uint8_t* bytes, size_t len) { fz_sha256(bytes, len - 32, bytes + len - 32); }
 
 /* The fields of statistics bytes: the magic, a reserved u64, the 32-byte
  * fingerprint of the request they answer, version, total rows, dimension
@@ -79,7 +77,7 @@ static Layout layout_of(const uint8_t* b, size_t len) {
         pos += 8;
     }
     pos += 8 + 4 * tu_get_u64_le(b + pos); /* fragments */
-    pos += 8;                        /* rows */
+    pos += 8;                              /* rows */
     l.at[SAMPLE_ROWS] = pos;
     l.count[SAMPLE_ROWS] = 1;
     pos += 8;

@@ -14,8 +14,8 @@
 #define ROWS TU_PAIR_ROWS
 #define DIM TU_PAIR_DIM
 
-static TuData data;    /* 2000 rows of dimension 16 */
-static TuPairs pairs;  /* the datasets lance_write_fragments adds files to */
+static TuData data;   /* 2000 rows of dimension 16 */
+static TuPairs pairs; /* the datasets lance_write_fragments adds files to */
 
 /* ---- modes and parameters ---- */
 

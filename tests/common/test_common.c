@@ -120,10 +120,11 @@ static void test_uuid_hex(void) {
     CHECK(uuid_hex_parse(dashed, back) == 0 && memcmp(back, u, 16) == 0);
     memset(back, 0, 16);
     CHECK(uuid_hex_parse("1B4E28BA2FA1471F8E2A0D9C3F5A6B7C", back) == 0 && memcmp(back, u, 16) == 0);
-    const char* bad[] = {"1b4e28ba2fa1471f8e2a0d9c3f5a6b7c0", "1b4e28ba2fa1471f8e2a0d9c3f5a6b7",
-                         "1b4e28ba2fa1471f8e2a0d9c3f5a6b7g", "1b4e28ba-2fa1-471f-8e2a-0d9c3f5a6b7c-",
+    const char* bad[] = {"1b4e28ba2fa1471f8e2a0d9c3f5a6b7c0",    "1b4e28ba2fa1471f8e2a0d9c3f5a6b7",
+                         "1b4e28ba2fa1471f8e2a0d9c3f5a6b7g",     "1b4e28ba-2fa1-471f-8e2a-0d9c3f5a6b7c-",
                          "1b4e28ba2-fa1-471f-8e2a-0d9c3f5a6b7c", "1b4e28ba-2fa1-471f-8e2a0-d9c3f5a6b7c",
-                         " 1b4e28ba2fa1471f8e2a0d9c3f5a6b7", "", "{1b4e28ba-2fa1-471f-8e2a-0d9c3f5a6b7}"};
+                         " 1b4e28ba2fa1471f8e2a0d9c3f5a6b7",     "",
+                         "{1b4e28ba-2fa1-471f-8e2a-0d9c3f5a6b7}"};
     uint8_t untouched[16];
     memset(untouched, 0xee, 16);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -177,7 +178,8 @@ static void test_files(void) {
 }
 
 static void test_json(void) {
-    JValue* v = json_parse(" {\"a\": [1, -2.5e1, true, false, null], \"s\": \"x\\\"\\n\\u00e9\\ud83d\\ude00\", \"o\": {}} ");
+    JValue* v =
+        json_parse(" {\"a\": [1, -2.5e1, true, false, null], \"s\": \"x\\\"\\n\\u00e9\\ud83d\\ude00\", \"o\": {}} ");
     CHECK(v && v->type == J_OBJECT && v->count == 3);
     const JValue* a = json_get(v, "a");
     CHECK(a && a->type == J_ARRAY && a->count == 5 && a->items[0]->number == 1 && a->items[1]->number == -25);
@@ -190,8 +192,19 @@ static void test_json(void) {
     v = json_parse("\"\"");
     CHECK(v && v->type == J_STRING && !strcmp(v->string, ""));
     json_free(v);
-    const char* bad[] = {"", "{", "[1,]", "{\"a\" 1}", "[1] x", "\"\\u12\"", "\"\\ud83d\"", "\"\\u0000\"",
-                         "\"a\nb\"", "\"\\q\"", "nul", "{1: 2}", "\"ends in a backslash\\"};
+    const char* bad[] = {"",
+                         "{",
+                         "[1,]",
+                         "{\"a\" 1}",
+                         "[1] x",
+                         "\"\\u12\"",
+                         "\"\\ud83d\"",
+                         "\"\\u0000\"",
+                         "\"a\nb\"",
+                         "\"\\q\"",
+                         "nul",
+                         "{1: 2}",
+                         "\"ends in a backslash\\"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         JValue* b = json_parse(bad[i]);
         if (b) fprintf(stderr, "    accepted %s\n", bad[i]);

@@ -59,6 +59,8 @@ constexpr int64_t ARROW_FLAG_MAP_KEYS_SORTED = 4;
 
 // ---- the 59 functions, with upstream's exact signatures --------------------
 
+// Upstream's signatures as pasted, one X(...) entry a line: no clang-format here.
+// clang-format off
 #define DORIS_FUNCTIONS(X) \
     X(LanceErrorCode, lance_last_error_code, (void)) \
     X(const char*, lance_last_error_message, (void)) \
@@ -120,6 +122,8 @@ constexpr int64_t ARROW_FLAG_MAP_KEYS_SORTED = 4;
     X(int32_t, lance_scanner_set_fts_query_context, (LanceScanner* scanner, const LanceFtsQueryContext* context)) \
     X(int32_t, lance_scanner_set_fts_index_segments, (LanceScanner* scanner, const uint8_t* segment_uuids, size_t len))
 
+// clang-format on
+
 // C++ converts no function pointer type to another: a function whose type is
 // not upstream's fails to initialize its pointer.
 #define TYPED_ADDRESS(ret, name, params) constexpr ret(*const doris_uses_##name) params = &name;
@@ -141,28 +145,17 @@ static_assert(LANCE_OK == 0 && LANCE_ERR_INVALID_ARGUMENT == 1 && LANCE_ERR_IO =
 // Doris's error mapping: upstream's ten codes by name, anything else by default.
 static std::string_view doris_status_of(LanceErrorCode code) {
     switch (code) {
-        case LANCE_OK:
-            return "OK";
-        case LANCE_ERR_INVALID_ARGUMENT:
-            return "INVALID_ARGUMENT";
-        case LANCE_ERR_IO:
-            return "IO_ERROR";
-        case LANCE_ERR_NOT_FOUND:
-            return "NOT_FOUND";
-        case LANCE_ERR_DATASET_ALREADY_EXISTS:
-            return "ALREADY_EXIST";
-        case LANCE_ERR_INDEX:
-            return "INDEX_ERROR";
-        case LANCE_ERR_INTERNAL:
-            return "INTERNAL_ERROR";
-        case LANCE_ERR_NOT_SUPPORTED:
-            return "NOT_SUPPORTED";
-        case LANCE_ERR_COMMIT_CONFLICT:
-            return "CONFLICT";
-        case LANCE_ERR_PANIC:
-            return "PANIC";
-        default:
-            return "UNKNOWN";
+    case LANCE_OK: return "OK";
+    case LANCE_ERR_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case LANCE_ERR_IO: return "IO_ERROR";
+    case LANCE_ERR_NOT_FOUND: return "NOT_FOUND";
+    case LANCE_ERR_DATASET_ALREADY_EXISTS: return "ALREADY_EXIST";
+    case LANCE_ERR_INDEX: return "INDEX_ERROR";
+    case LANCE_ERR_INTERNAL: return "INTERNAL_ERROR";
+    case LANCE_ERR_NOT_SUPPORTED: return "NOT_SUPPORTED";
+    case LANCE_ERR_COMMIT_CONFLICT: return "CONFLICT";
+    case LANCE_ERR_PANIC: return "PANIC";
+    default: return "UNKNOWN";
     }
 }
 
@@ -212,33 +205,32 @@ static const LanceScanStatisticsCallback g_on_statistics = [](void* ctx, const L
 static int g_checks = 0;
 static int g_failures = 0;
 
-#define EXPECT(cond)                                                                      \
-    do {                                                                                  \
-        g_checks++;                                                                       \
-        if (!(cond)) {                                                                    \
-            g_failures++;                                                                 \
-            std::fprintf(stderr, "%s:%d: failed: %s (pending error code %d)\n", __FILE__, \
-                         __LINE__, #cond, static_cast<int>(lance_last_error_code()));     \
-        }                                                                                 \
+#define EXPECT(cond)                                                                                       \
+    do {                                                                                                   \
+        g_checks++;                                                                                        \
+        if (!(cond)) {                                                                                     \
+            g_failures++;                                                                                  \
+            std::fprintf(stderr, "%s:%d: failed: %s (pending error code %d)\n", __FILE__, __LINE__, #cond, \
+                         static_cast<int>(lance_last_error_code()));                                       \
+        }                                                                                                  \
     } while (0)
 
 // A call that failed: its sentinel, then the code, taken as Doris takes it.
-#define EXPECT_FAILURE(failed, expected_code)                                             \
-    do {                                                                                  \
-        EXPECT(failed);                                                                   \
-        LanceFailure failure_ = take_lance_error();                                       \
-        EXPECT(failure_.code == (expected_code));                                         \
-        EXPECT(!failure_.message.empty());                                                \
-        if (failure_.code != (expected_code))                                             \
-            std::fprintf(stderr, "    got code %d: %s\n",                                  \
-                         static_cast<int>(failure_.code), failure_.message.c_str());      \
+#define EXPECT_FAILURE(failed, expected_code)                                                                         \
+    do {                                                                                                              \
+        EXPECT(failed);                                                                                               \
+        LanceFailure failure_ = take_lance_error();                                                                   \
+        EXPECT(failure_.code == (expected_code));                                                                     \
+        EXPECT(!failure_.message.empty());                                                                            \
+        if (failure_.code != (expected_code))                                                                         \
+            std::fprintf(stderr, "    got code %d: %s\n", static_cast<int>(failure_.code), failure_.message.c_str()); \
     } while (0)
 
-#define RUN(fn)                                                                           \
-    do {                                                                                  \
-        int before = g_failures;                                                          \
-        fn();                                                                             \
-        std::printf("%s %s\n", g_failures == before ? "ok  " : "FAIL", #fn);              \
+#define RUN(fn)                                                              \
+    do {                                                                     \
+        int before = g_failures;                                             \
+        fn();                                                                \
+        std::printf("%s %s\n", g_failures == before ? "ok  " : "FAIL", #fn); \
     } while (0)
 
 // ---- the data: id int64 not null, vec fixed_size_list<float32>[8], doc utf8
@@ -246,7 +238,7 @@ static int g_failures = 0;
 constexpr int64_t kRows = 1000;
 constexpr int64_t kBatchRows = 250;
 constexpr int32_t kDim = 8;
-static std::vector<float> g_vectors; // kRows * kDim, row-major
+static std::vector<float> g_vectors;  // kRows * kDim, row-major
 
 static float next_value(uint64_t* state) {
     uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
@@ -477,10 +469,14 @@ static void write_with_the_wrapper_and_open() {
     if (!have_schema) return;
     EXPECT(schema.n_children == 3);
     if (schema.n_children == 3) {
-        EXPECT(std::string_view(schema.children[0]->name) == "id" && !(schema.children[0]->flags & ARROW_FLAG_NULLABLE));
-        EXPECT(std::string_view(schema.children[1]->name) == "vec" && (schema.children[1]->flags & ARROW_FLAG_NULLABLE));
-        EXPECT(std::string_view(schema.children[2]->name) == "doc" && (schema.children[2]->flags & ARROW_FLAG_NULLABLE));
-        for (int64_t c = 0; c < schema.n_children; c++) EXPECT(!(schema.children[c]->flags & ARROW_FLAG_MAP_KEYS_SORTED));
+        EXPECT(std::string_view(schema.children[0]->name) == "id" &&
+               !(schema.children[0]->flags & ARROW_FLAG_NULLABLE));
+        EXPECT(std::string_view(schema.children[1]->name) == "vec" &&
+               (schema.children[1]->flags & ARROW_FLAG_NULLABLE));
+        EXPECT(std::string_view(schema.children[2]->name) == "doc" &&
+               (schema.children[2]->flags & ARROW_FLAG_NULLABLE));
+        for (int64_t c = 0; c < schema.n_children; c++)
+            EXPECT(!(schema.children[c]->flags & ARROW_FLAG_MAP_KEYS_SORTED));
     }
     schema.release(&schema);
 }
@@ -680,7 +676,7 @@ static void full_text_search() {
         LanceScanner* scanner = lance_scanner_new(g_ds, id_only, nullptr);
         EXPECT(lance_scanner_set_fts_query_context(scanner, context) == 0);
         EXPECT(lance_scanner_set_fts_index_segments(scanner, nullptr, 0) == 0);
-        lance_fts_query_context_close(context); // the scanner keeps it
+        lance_fts_query_context_close(context);  // the scanner keeps it
         std::vector<int64_t> ids;
         EXPECT(read_scanner(scanner, &ids));
         lance_scanner_close(scanner);

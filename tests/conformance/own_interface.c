@@ -3,13 +3,20 @@
  * released, so a change to one is a deliberate edit here, never an accident
  * of a refactor.  A reference to each makes the link prove it is exported;
  * with upstream_interface.c this covers every function lance.h declares
- * (scripts/check_exports.sh checks that header and library agree).
+ * (scripts/check_exports.sh checks that header and library agree).  The
+ * structs of this library's own are frozen likewise, each field at its
+ * offset with its type, and the size.  scripts/check_map.sh (ctest's
+ * test_map) fails when lance.h declares a function, or defines a struct,
+ * that neither this file nor upstream_interface.c freezes.
  */
 #include <stddef.h>
 #include <stdio.h>
 
 #include "lance/lance.h"
 
+/* The lists below stay as written, one X(...) entry a line (scripts/check_map.sh
+   reads them), and so do the _Generic checks: no clang-format here. */
+/* clang-format off */
 /* X(return type, name, (parameters)) */
 #define OWN_FUNCTIONS(X) \
     X(const char*, lance_version, (void)) \
@@ -25,6 +32,7 @@
     X(int32_t, lance_dataset_train_pq_codebook, (const LanceDataset* dataset, const char* column, uint32_t num_sub_vectors, uint32_t num_bits, LanceMetricType metric, const struct ArrowArray* ivf_centroids, const struct ArrowSchema* ivf_centroids_schema, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, struct ArrowArray* out_codebook, struct ArrowSchema* out_schema)) \
     X(int32_t, lance_dataset_train_vector_model, (const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, LanceVectorModel** out_model)) \
     X(int32_t, lance_dataset_train_vector_model_with_control, (const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, const LanceIndexBuildControl* control, LanceVectorModel** out_model)) \
+    X(int32_t, lance_dataset_train_vector_model_with_options, (const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params, const LanceVectorTrainingOptions* options, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, const LanceIndexBuildControl* control, LanceVectorModel** out_model)) \
     X(int32_t, lance_vector_model_from_arrow, (LanceMetricType metric, const struct ArrowArray* ivf_centroids, const struct ArrowSchema* ivf_centroids_schema, uint32_t num_sub_vectors, uint32_t num_bits, const struct ArrowArray* pq_codebook, const struct ArrowSchema* pq_codebook_schema, LanceVectorModel** out_model)) \
     X(int32_t, lance_vector_model_serialize, (const LanceVectorModel* model, uint8_t** out_bytes, size_t* out_len)) \
     X(int32_t, lance_vector_model_parse, (const uint8_t* bytes, size_t len, LanceVectorModel** out_model)) \
@@ -46,6 +54,7 @@
     X(int32_t, lance_vector_training_worker_run_with_control, (LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len, const LanceIndexBuildControl* control, uint8_t** out_stats, size_t* out_len)) \
     X(void, lance_vector_training_worker_free, (LanceVectorTrainingWorker* worker)) \
     X(int32_t, lance_index_segment_builder_set_model, (LanceIndexSegmentBuilder* builder, const LanceVectorModel* model)) \
+    X(int32_t, lance_index_segment_builder_set_training_options, (LanceIndexSegmentBuilder* builder, const LanceVectorTrainingOptions* options)) \
     X(LanceIndexBuildCancelToken*, lance_index_build_cancel_token_new, (void)) \
     X(void, lance_index_build_cancel_token_free, (LanceIndexBuildCancelToken* token)) \
     X(int32_t, lance_index_build_cancel, (const LanceIndexBuildCancelToken* token)) \
@@ -53,6 +62,8 @@
     X(int32_t, lance_index_segment_builder_set_cancel_token, (LanceIndexSegmentBuilder* builder, const LanceIndexBuildCancelToken* token)) \
     X(int32_t, lance_dataset_create_vector_index_with_control, (LanceDataset* dataset, const char* column, const char* index_name, const LanceVectorIndexParams* params, bool replace, const LanceIndexBuildControl* control)) \
     X(int32_t, lance_dataset_create_scalar_index_with_control, (LanceDataset* dataset, const char* column, const char* index_name, LanceScalarIndexType index_type, const char* params_json, bool replace, const LanceIndexBuildControl* control)) \
+    X(int32_t, lance_dataset_create_vector_index_with_options, (LanceDataset* dataset, const char* column, const char* index_name, const LanceVectorIndexParams* params, const LanceVectorTrainingOptions* options, bool replace, const LanceIndexBuildControl* control)) \
+    X(int32_t, lance_dataset_recommended_num_partitions, (const LanceDataset* dataset, int32_t index_type, uint32_t target_partition_size, const uint32_t* fragment_ids, size_t fragment_count, uint32_t* out_num_partitions)) \
     X(const char*, lance_index_segment_metadata_index_type_name, (const LanceIndexSegmentMetadata* metadata)) \
     X(const char*, lance_index_segment_metadata_model_fingerprint, (const LanceIndexSegmentMetadata* metadata)) \
     X(int32_t, lance_index_segment_metadata_created_at_ms, (const LanceIndexSegmentMetadata* metadata, int64_t* out_ms, bool* out_present)) \
@@ -112,6 +123,23 @@ _Static_assert(sizeof(LanceIndexBuildControl) == 24, "LanceIndexBuildControl cha
 TRAINING_INFO_FIELDS(CHECK_TRAINING_INFO_FIELD)
 _Static_assert(sizeof(LanceVectorTrainingInfo) == 56, "LanceVectorTrainingInfo changed its size: it was 56 bytes");
 
+/* LanceVectorTrainingOptions, likewise. */
+#define TRAINING_OPTIONS_FIELDS(X) \
+    X(target_partition_size, 0, uint32_t) \
+    X(streaming_sample_rate, 4, uint32_t) \
+    X(streaming_coreset_rate, 8, uint32_t) \
+    X(streaming_refine_passes, 12, uint32_t) \
+    X(use_seed, 16, uint32_t) \
+    X(reserved, 20, uint32_t) \
+    X(seed, 24, uint64_t)
+#define CHECK_TRAINING_OPTIONS_FIELD(field, offset, type) \
+    _Static_assert(offsetof(LanceVectorTrainingOptions, field) == (offset) && \
+                       _Generic(((LanceVectorTrainingOptions*)0)->field, type: 1, default: 0), \
+                   "LanceVectorTrainingOptions." #field " changed: it was " #type " at offset " #offset);
+TRAINING_OPTIONS_FIELDS(CHECK_TRAINING_OPTIONS_FIELD)
+_Static_assert(sizeof(LanceVectorTrainingOptions) == 32,
+               "LanceVectorTrainingOptions changed its size: it was 32 bytes");
+
 /* LanceProcessBudget, likewise. */
 #define BUDGET_FIELDS(X) \
     X(compute_threads, 0, uint32_t) \
@@ -155,8 +183,63 @@ MAINTENANCE_FIELDS(CHECK_MAINTENANCE_FIELD)
 _Static_assert(sizeof(LanceIndexMaintenanceOptions) == 24,
                "LanceIndexMaintenanceOptions changed its size: it was 24 bytes");
 
+/* LanceCleanupStats, likewise. */
+#define CLEANUP_FIELDS(X) \
+    X(bytes_removed, 0, uint64_t) \
+    X(old_versions, 8, uint64_t) \
+    X(data_files_removed, 16, uint64_t) \
+    X(transaction_files_removed, 24, uint64_t) \
+    X(index_files_removed, 32, uint64_t) \
+    X(deletion_files_removed, 40, uint64_t)
+#define CHECK_CLEANUP_FIELD(field, offset, type) \
+    _Static_assert(offsetof(LanceCleanupStats, field) == (offset) && \
+                       _Generic(((LanceCleanupStats*)0)->field, type: 1, default: 0), \
+                   "LanceCleanupStats." #field " changed: it was " #type " at offset " #offset);
+CLEANUP_FIELDS(CHECK_CLEANUP_FIELD)
+_Static_assert(sizeof(LanceCleanupStats) == 48, "LanceCleanupStats changed its size: it was 48 bytes");
+
+/* LanceVectorModelInfo, likewise. */
+#define MODEL_INFO_FIELDS(X) \
+    X(metric, 0, LanceMetricType) \
+    X(dimension, 4, uint32_t) \
+    X(num_partitions, 8, uint32_t) \
+    X(has_pq_codebook, 12, bool) \
+    X(has_rq_rotation, 13, bool) \
+    X(num_sub_vectors, 16, uint32_t) \
+    X(num_bits, 20, uint32_t)
+#define CHECK_MODEL_INFO_FIELD(field, offset, type) \
+    _Static_assert(offsetof(LanceVectorModelInfo, field) == (offset) && \
+                       _Generic(((LanceVectorModelInfo*)0)->field, type: 1, default: 0), \
+                   "LanceVectorModelInfo." #field " changed: it was " #type " at offset " #offset);
+MODEL_INFO_FIELDS(CHECK_MODEL_INFO_FIELD)
+_Static_assert(sizeof(LanceVectorModelInfo) == 24, "LanceVectorModelInfo changed its size: it was 24 bytes");
+
+/* LanceCommitIndexOptions and LanceCommitIndexResult, likewise. */
+#define COMMIT_OPTIONS_FIELDS(X) \
+    X(replace, 0, bool) \
+    X(allow_independent_models, 1, bool) \
+    X(job_id, 8, const char*) \
+    X(attempt_id, 16, const char*)
+#define CHECK_COMMIT_OPTIONS_FIELD(field, offset, type) \
+    _Static_assert(offsetof(LanceCommitIndexOptions, field) == (offset) && \
+                       _Generic(((LanceCommitIndexOptions*)0)->field, type: 1, default: 0), \
+                   "LanceCommitIndexOptions." #field " changed: it was " #type " at offset " #offset);
+COMMIT_OPTIONS_FIELDS(CHECK_COMMIT_OPTIONS_FIELD)
+_Static_assert(sizeof(LanceCommitIndexOptions) == 24, "LanceCommitIndexOptions changed its size: it was 24 bytes");
+#define COMMIT_RESULT_FIELDS(X) \
+    X(version, 0, uint64_t) \
+    X(already_committed, 8, bool)
+#define CHECK_COMMIT_RESULT_FIELD(field, offset, type) \
+    _Static_assert(offsetof(LanceCommitIndexResult, field) == (offset) && \
+                       _Generic(((LanceCommitIndexResult*)0)->field, type: 1, default: 0), \
+                   "LanceCommitIndexResult." #field " changed: it was " #type " at offset " #offset);
+COMMIT_RESULT_FIELDS(CHECK_COMMIT_RESULT_FIELD)
+_Static_assert(sizeof(LanceCommitIndexResult) == 16, "LanceCommitIndexResult changed its size: it was 16 bytes");
+
+/* clang-format on */
+
 typedef void (*AnyFunction)(void);
-#define FUNCTION_ENTRY(ret, name, params) (AnyFunction)&name,
+#define FUNCTION_ENTRY(ret, name, params) (AnyFunction) & name,
 static const AnyFunction own_functions[] = {OWN_FUNCTIONS(FUNCTION_ENTRY)};
 
 int main(void) {

@@ -10,14 +10,14 @@
 #include "test_util.h"
 
 static int failed = 0;
-#define EXPECT(c)                                                   \
-    do {                                                            \
-        if (!(c)) {                                                 \
-            const char* m = lance_last_error_message();             \
+#define EXPECT(c)                                                       \
+    do {                                                                \
+        if (!(c)) {                                                     \
+            const char* m = lance_last_error_message();                 \
             fprintf(stderr, "%d: %s (%s)\n", __LINE__, #c, m ? m : ""); \
-            lance_free_string(m);                                   \
-            failed++;                                               \
-        }                                                           \
+            lance_free_string(m);                                       \
+            failed++;                                                   \
+        }                                                               \
     } while (0)
 
 /* ---- the async scan, as a 0.1.6 program drives it ---- */
@@ -42,9 +42,7 @@ static void on_wake(void* ctx) {
 }
 
 /* Waits for the next callback (or takes those that came since the last wait). */
-static void wait_call(AsyncResult* r) {
-    r->waited = tu_latch_wait(&r->calls, r->waited + 1, 0);
-}
+static void wait_call(AsyncResult* r) { r->waited = tu_latch_wait(&r->calls, r->waited + 1, 0); }
 
 static int64_t stream_rows(struct ArrowArrayStream* s) {
     int64_t rows = 0;
@@ -211,8 +209,7 @@ int main(void) {
        fragment-id reservation before the rewrite: two versions). */
     uint64_t after = lance_dataset_version(ds);
     EXPECT(after > before && lance_dataset_latest_version(ds) == after);
-    EXPECT(lance_dataset_fragment_count(ds) ==
-           fragments_before - metrics.fragments_removed + metrics.fragments_added);
+    EXPECT(lance_dataset_fragment_count(ds) == fragments_before - metrics.fragments_removed + metrics.fragments_added);
     EXPECT(lance_dataset_count_rows(ds) == 1300);
     /* Nothing left to do: success, zeroed metrics, no new version. */
     memset(&metrics, 0xff, sizeof metrics);

@@ -153,9 +153,8 @@ static void check_exact_knn(const LanceDataset* ds, uint32_t all_partitions) {
 }
 
 /* The metadata getters against what the segment was built for. */
-static void check_segment_metadata(const Segment* s, int32_t index_type, int32_t field_id,
-                                   const uint32_t* fragment_ids, size_t fragment_count, uint64_t dataset_version,
-                                   bool vector) {
+static void check_segment_metadata(const Segment* s, int32_t index_type, int32_t field_id, const uint32_t* fragment_ids,
+                                   size_t fragment_count, uint64_t dataset_version, bool vector) {
     SkSegmentWant want = {.index_type = index_type,
                           .details_suffix = vector ? "VectorIndexDetails" : NULL,
                           .field_id = field_id,
@@ -182,7 +181,8 @@ static void free_model(Model* m) {
 
 static int train_ivf(const LanceDataset* ds, uint32_t partitions, Model* out) {
     memset(out, 0, sizeof *out);
-    int32_t rc = lance_index_train_ivf_model(ds, "vec", partitions, LANCE_METRIC_L2, NULL, 0, &out->array, &out->schema);
+    int32_t rc =
+        lance_index_train_ivf_model(ds, "vec", partitions, LANCE_METRIC_L2, NULL, 0, &out->array, &out->schema);
     CHECK(rc == 0);
     if (rc != 0) return -1;
     CHECK(out->array.length == partitions);
@@ -401,8 +401,8 @@ static void test_ivf_pq_and_modes(void) {
     Segment segs[2];
     const Segment* all[2];
     for (int g = 0; g < 2; g++) {
-        options = options_with_model(&fragment_ids[4 * g], 4, &centroids, &codebook,
-                                     LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED);
+        options =
+            options_with_model(&fragment_ids[4 * g], 4, &centroids, &codebook, LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED);
         CHECK_OK(build_vector(ds, &params, &options, 200 + g, &segs[g]));
         check_segment_metadata(&segs[g], LANCE_INDEX_IVF_PQ, VEC_FIELD_ID, &fragment_ids[4 * g], 4, 1, true);
         all[g] = &segs[g];

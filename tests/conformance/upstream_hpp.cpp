@@ -335,7 +335,8 @@ CALL(lance::FtsQueryContext, ref<const Dataset>().prepare_fts_match_query(std::s
 CALL(lance::FtsQueryContext, ref<const Dataset>().prepare_fts_phrase_query(std::string(), std::string()));
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-SAME(lance::FtsQueryContext (Dataset::*)(const std::string&, const std::string&, uint32_t, lance::FtsCoverageMode) const,
+SAME(lance::FtsQueryContext (Dataset::*)(const std::string&, const std::string&, uint32_t, lance::FtsCoverageMode)
+         const,
      &Dataset::prepare_fts_query);
 CALL(lance::FtsQueryContext, ref<const Dataset>().prepare_fts_query(std::string(), std::string()));
 #pragma GCC diagnostic pop

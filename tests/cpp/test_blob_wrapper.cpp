@@ -69,8 +69,7 @@ void test_session_and_blobs() {
             CHECK(head == std::vector<uint8_t>(row.bytes->begin(), row.bytes->begin() + 3));
             by_index[i]->seek(row.bytes->size() - 2);
             CHECK(by_index[i]->read_up_to(100) == std::vector<uint8_t>(row.bytes->end() - 2, row.bytes->end()));
-            CHECK(code_of([&] { by_index[i]->read_range(row.bytes->size() - 1, 2); }) ==
-                  LANCE_ERR_INVALID_ARGUMENT);
+            CHECK(code_of([&] { by_index[i]->read_range(row.bytes->size() - 1, 2); }) == LANCE_ERR_INVALID_ARGUMENT);
         }
     }
     // No ids: an empty result.
@@ -96,8 +95,7 @@ void test_scanner_blob_handling() {
         stream.release(&stream);
     }
     auto scanner = ds.scan();
-    CHECK(code_of([&] { scanner.blob_handling(static_cast<LanceBlobHandling>(7)); }) ==
-          LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { scanner.blob_handling(static_cast<LanceBlobHandling>(7)); }) == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(code_of([] { lance::Session(0, 0).cache_stats(); }) == LANCE_OK);
 }
 

@@ -93,9 +93,7 @@ static LanceIndexSegmentBuildOptions options_over(const std::vector<uint32_t>& f
 }
 
 // Fragment groups {0,1}, {2,3}, {4,5}, {6,7}.
-static std::vector<std::vector<uint32_t>> groups_of_two() {
-    return {{0, 1}, {2, 3}, {4, 5}, {6, 7}};
-}
+static std::vector<std::vector<uint32_t>> groups_of_two() { return {{0, 1}, {2, 3}, {4, 5}, {6, 7}}; }
 
 // Upstream's loop, IVF_FLAT: centroids trained once, one PRECOMPUTED segment
 // per group, one commit; probing every partition equals brute force.
@@ -239,9 +237,8 @@ static void test_upstream_scalar_and_bad_input() {
     o.fragment_count = 1;
     CHECK(build_code(o) == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(code_of([&] { ds.new_vector_index_segment_builder("no_such", p); }) == LANCE_ERR_NOT_FOUND);
-    CHECK(code_of([&] {
-              ds.new_scalar_index_segment_builder("id", static_cast<LanceScalarIndexType>(7));
-          }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.new_scalar_index_segment_builder("id", static_cast<LanceScalarIndexType>(7)); }) ==
+          LANCE_ERR_INVALID_ARGUMENT);
     LanceIndexSegmentBuildOptions precomputed{};
     precomputed.mode = LANCE_INDEX_SEGMENT_BUILD_PRECOMPUTED;
     CHECK(code_of([&] { ds.new_scalar_index_segment_builder("id", LANCE_SCALAR_BTREE, "", "", &precomputed); }) ==
@@ -249,8 +246,7 @@ static void test_upstream_scalar_and_bad_input() {
 
     CHECK(code_of([&] { ds.train_ivf_model("vec", 0, LANCE_METRIC_L2); }) == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(code_of([&] { ds.train_ivf_model("vec", 4, LANCE_METRIC_L2, {99}); }) == LANCE_ERR_INVALID_ARGUMENT);
-    CHECK(code_of([&] { ds.train_pq_model("vec", 5, 8, LANCE_METRIC_L2, centroids); }) ==
-          LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.train_pq_model("vec", 5, 8, LANCE_METRIC_L2, centroids); }) == LANCE_ERR_INVALID_ARGUMENT);
 
     // Upstream's commit: every problem with the set is INVALID_ARGUMENT
     // (the commit with options keeps this library's codes).
@@ -270,8 +266,9 @@ static void test_upstream_scalar_and_bad_input() {
           }) == LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(code_of([&] { ds.commit_index_segments("tag_idx", "no_such", {seg}); }) != LANCE_OK);
 
-    CHECK(code_of([&] { lance::IndexSegmentMetadata::parse(std::vector<uint8_t>{1, 2, 3}); }) ==
-          LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] {
+              lance::IndexSegmentMetadata::parse(std::vector<uint8_t>{1, 2, 3});
+          }) == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(code_of([&] { lance::IndexSegmentMetadata::parse(nullptr, 0); }) == LANCE_ERR_INVALID_ARGUMENT);
     lance::IndexSegmentBuilder fresh = ds.new_scalar_index_segment_builder("tag", LANCE_SCALAR_BITMAP);
     CHECK(code_of([&] { fresh.progress_callback(nullptr, nullptr); }) == LANCE_ERR_INVALID_ARGUMENT);
@@ -380,10 +377,12 @@ static void test_own_forms() {
             CHECK(std::string(e.what()) == "from the callback");
         }
         CHECK(token.cancelled() == (with_token == 1));
-        std::string dir = g_dir + "/own.lance/_indices/5e6d0001-2233-4455-6677-8899aabbcc0" + std::to_string(with_token);
+        std::string dir =
+            g_dir + "/own.lance/_indices/5e6d0001-2233-4455-6677-8899aabbcc0" + std::to_string(with_token);
         std::vector<std::string> left;
         if (std::filesystem::exists(dir)) {
-            for (const auto& f : std::filesystem::recursive_directory_iterator(dir)) left.push_back(f.path().filename());
+            for (const auto& f : std::filesystem::recursive_directory_iterator(dir))
+                left.push_back(f.path().filename());
         }
         CHECK(left.empty() || left == std::vector<std::string>({"lance-c.claim"}));
     }
@@ -401,8 +400,9 @@ static void test_own_forms() {
         lance::IndexSegmentBuilder second = ds.new_vector_index_segment_builder("vec", p);
         ProgressCount unused;
         int completes = 0;
-        second.set_model(moved).progress_callback(&count_progress, &unused).progress_callback(
-            [&](const lance::ProgressEvent& e) {
+        second.set_model(moved)
+            .progress_callback(&count_progress, &unused)
+            .progress_callback([&](const lance::ProgressEvent& e) {
                 if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE && e.completed == 0) completes++;
             });
         CHECK(code_of([&] { second.execute_uncommitted(); }) == LANCE_OK);
@@ -479,7 +479,8 @@ static void test_merge() {
     std::vector<lance::Bytes> segments;
     for (const auto& frags : groups_of_two()) {
         LanceIndexSegmentBuildOptions o = options_over(frags);
-        segments.push_back(ds.new_vector_index_segment_builder("vec", p, "", &o).set_model(model).execute_uncommitted());
+        segments.push_back(
+            ds.new_vector_index_segment_builder("vec", p, "", &o).set_model(model).execute_uncommitted());
     }
     const lance::Dataset& reader = ds;  // merging reads; it needs no mutable handle
     lance::Bytes merged = reader.merge_index_segments(segments);
@@ -493,7 +494,8 @@ static void test_merge() {
     CHECK(lance::IndexSegmentMetadata::parse(again).fragment_ids().size() == 8);
     CHECK(ds.latest_version() == 1);
 
-    LanceCommitIndexResult r = ds.commit_index_segments_with_options("vec_idx", "vec", {merged}, lance::CommitOptions{});
+    LanceCommitIndexResult r =
+        ds.commit_index_segments_with_options("vec_idx", "vec", {merged}, lance::CommitOptions{});
     CHECK(r.version == 2 && !r.already_committed);
     CHECK(ds.version() == 2 && ds.index_segments("vec_idx").size() == 1);
     CHECK(knn_is_exact(ds, 4, 0));
@@ -507,8 +509,9 @@ static void test_merge() {
     CHECK(code_of([&] { reader.merge_index_segments({}); }) == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(code_of([&] { reader.merge_index_segments({segments[0], segments[0]}); }) == LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(code_of([&] { reader.merge_index_segments({segments[0], first}); }) == LANCE_ERR_OVERLAPPING_SEGMENTS);
-    CHECK(code_of([&] { reader.merge_index_segments({segments[0], lance::Bytes{1, 2, 3}}); }) ==
-          LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] {
+              reader.merge_index_segments({segments[0], lance::Bytes{1, 2, 3}});
+          }) == LANCE_ERR_INVALID_ARGUMENT);
 }
 
 // Dataset::optimize_indices: rows appended after the index was built go
@@ -538,8 +541,10 @@ static void test_optimize() {
     delta.num_indices_to_merge = 0;
     lance::CancelToken cancelled;
     cancelled.cancel();
-    CHECK(code_of([&] { ds.optimize_indices(delta, [](const lance::ProgressEvent&) {}, &cancelled); }) ==
-          LANCE_ERR_CANCELLED);
+    CHECK(code_of([&] {
+              ds.optimize_indices(
+                  delta, [](const lance::ProgressEvent&) {}, &cancelled);
+          }) == LANCE_ERR_CANCELLED);
     CHECK(ds.version() == 3 && ds.latest_version() == 3);
 
     std::vector<std::string> stages;
@@ -690,7 +695,8 @@ static void test_distributed_training() {
     CHECK(split.info().num_partitions == 4 && split.info().has_pq_codebook);
     std::vector<float> a = centroids_of(split), b = centroids_of(whole);
     CHECK(a.size() == 4 * 16 && a.size() == b.size());
-    for (size_t i = 0; i < a.size() && i < b.size(); i++) CHECK(std::fabs(a[i] - b[i]) <= 1e-5f * (1 + std::fabs(a[i])));
+    for (size_t i = 0; i < a.size() && i < b.size(); i++)
+        CHECK(std::fabs(a[i] - b[i]) <= 1e-5f * (1 + std::fabs(a[i])));
 
     lance::VectorTraining training("vec", p, 5);
     lance::VectorTrainingWorker worker(ds, {});

@@ -278,7 +278,9 @@ static void test_index_and_search() {
         CHECK(calls == 1);
         CHECK(code_of([&] { scanner.batch_size_bytes(1); }) == LANCE_ERR_INVALID_ARGUMENT); /* scanning began */
         auto substrait = moved.scan();
-        CHECK(code_of([&] { substrait.substrait_filter(std::vector<uint8_t>{1, 2, 3}); }) == LANCE_ERR_INVALID_ARGUMENT);
+        CHECK(code_of([&] {
+                  substrait.substrait_filter(std::vector<uint8_t>{1, 2, 3});
+              }) == LANCE_ERR_INVALID_ARGUMENT);
     }
     {
         auto all = moved.scan();

@@ -141,13 +141,13 @@ struct Int64Stream {
         auto* child = new ArrowArray{};
         child->length = n;
         child->n_buffers = 2;
-        child->buffers = new const void*[2]{nullptr, values};
+        child->buffers = new const void* [2] { nullptr, values };
         child->release = release_array;
         out->length = n;
         out->n_buffers = 1;
-        out->buffers = new const void*[1]{nullptr};
+        out->buffers = new const void* [1] { nullptr };
         out->n_children = 1;
-        out->children = new ArrowArray*[1]{child};
+        out->children = new ArrowArray* [1] { child };
         out->release = release_array;
         st->done += n;
         return 0;
@@ -294,9 +294,7 @@ std::vector<std::string> fields_of(const lance::Dataset& ds) {
 }
 
 // A fresh dataset of g_data's rows in 3 fragments.
-std::string make_uri(const char* tag) {
-    return g_dir + "/" + tag + "-" + std::to_string(++g_serial) + ".lance";
-}
+std::string make_uri(const char* tag) { return g_dir + "/" + tag + "-" + std::to_string(++g_serial) + ".lance"; }
 
 lance::Dataset make_dataset(const std::string& uri) {
     LanceDataset* raw = tu_write(uri.c_str(), &g_data, 0, kRows, LANCE_WRITE_CREATE, kRowsPerFile);
@@ -542,11 +540,13 @@ void test_drop_and_alter_columns() {
     CHECK(code_of([&] { alt.alter_columns({{"nope", "x"}}); }) == IA);
     CHECK(code_of([&] { alt.alter_columns({{"label", "id"}}); }) == IA);
     CHECK(code_of([&] { alt.alter_columns({{"label", ""}}); }) == IA);
-    CHECK(code_of([&] { alt.alter_columns({{"vec", std::nullopt, LANCE_COLUMN_NULLABLE_UNCHANGED, &int32_type}}); }) ==
-          IA);
+    CHECK(code_of([&] {
+              alt.alter_columns({{"vec", std::nullopt, LANCE_COLUMN_NULLABLE_UNCHANGED, &int32_type}});
+          }) == IA);
     /* 3: no enumerator, yet inside the enum's value range (7 would be undefined behaviour in C++). */
-    CHECK(code_of([&] { alt.alter_columns({{"label", std::nullopt, static_cast<LanceColumnNullableMode>(3)}}); }) ==
-          IA);
+    CHECK(code_of([&] {
+              alt.alter_columns({{"label", std::nullopt, static_cast<LanceColumnNullableMode>(3)}});
+          }) == IA);
     CHECK(code_of([&] { alt.alter_columns({}); }) == IA);
     CHECK(alt.version() == 3);
     int32_type.release(&int32_type);
@@ -582,7 +582,8 @@ void test_add_columns() {
     std::vector<std::string> fields = fields_of(ds);
     CHECK(fields.size() == 7);
     fields.resize(7);
-    CHECK(fields == std::vector<std::string>({"id:l", "vec:+w:4", "tag:u", fields[3], fields[4], "note:u?", "triple:l"}));
+    CHECK(fields ==
+          std::vector<std::string>({"id:l", "vec:+w:4", "tag:u", fields[3], fields[4], "note:u?", "triple:l"}));
 
     // Every row: the old cells, then id * 2, id + 1, NULL, position * 3.
     Table after = scan_table(ds);

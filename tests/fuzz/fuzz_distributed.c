@@ -80,7 +80,7 @@ static long accepted;
 
 /* ---- findings, and crashes saved by a signal handler (or the sanitizers) ---- */
 
-static FzBuf current_input;          /* what the running execution feeds the library */
+static FzBuf current_input; /* what the running execution feeds the library */
 static char crash_path[1024];
 
 static void on_crash(int sig) {
@@ -115,18 +115,19 @@ static void begin_exec(long exec) {
 static void finding_with_error(long exec, const FzLog* log, const char* what, LanceErrorCode code, const char* msg) {
     findings++;
     char path[1100];
-    snprintf(path, sizeof path, "%s/%s-seed%llu-exec%ld", opt.findings_dir, opt.target,
-             (unsigned long long)opt.seed, exec);
+    snprintf(path, sizeof path, "%s/%s-seed%llu-exec%ld", opt.findings_dir, opt.target, (unsigned long long)opt.seed,
+             exec);
     size_t base = strlen(path);
     snprintf(path + base, sizeof path - base, ".bin");
-    if (write_whole_file(path, current_input.data, current_input.len) != 0) fprintf(stderr, "fuzz: cannot write %s\n", path);
+    if (write_whole_file(path, current_input.data, current_input.len) != 0)
+        fprintf(stderr, "fuzz: cannot write %s\n", path);
     snprintf(path + base, sizeof path - base, ".txt");
     FILE* f = fopen(path, "w");
     char text[4096];
-    snprintf(text, sizeof text,
-             "finding: %s\nlast error: [%d] %.1000s\nmutations: %s\nreproduce: fuzz_distributed run %s --seed %llu --only %ld\n",
-             what, (int)code, msg ? msg : "(none)", log->text, opt.target,
-             (unsigned long long)opt.seed, exec);
+    snprintf(
+        text, sizeof text,
+        "finding: %s\nlast error: [%d] %.1000s\nmutations: %s\nreproduce: fuzz_distributed run %s --seed %llu --only %ld\n",
+        what, (int)code, msg ? msg : "(none)", log->text, opt.target, (unsigned long long)opt.seed, exec);
     if (f) {
         fputs(text, f);
         fclose(f);
@@ -295,7 +296,8 @@ static const char* check_model(const LanceVectorModel* m) {
     LanceVectorModelInfo info;
     if (lance_vector_model_info(m, &info) != 0) return "info failed";
     if (info.dimension == 0 || info.num_partitions == 0) return "info: zero dimension or partitions";
-    if ((uint64_t)info.dimension * info.num_partitions * 4 > current_input.len) return "info: more centroids than bytes";
+    if ((uint64_t)info.dimension * info.num_partitions * 4 > current_input.len)
+        return "info: more centroids than bytes";
     const char* fp = lance_vector_model_fingerprint(m);
     if (!fp) return "fingerprint failed";
     size_t fp_len = strlen(fp);
@@ -599,7 +601,8 @@ static int faithful_seed(const FzBuf* bytes) {
                 memcmp(s->fragment_ids, fragment_ids, count * sizeof fragment_ids[0]) != 0)
                 continue;
             LanceIndexSegmentMetadata* orig = NULL;
-            if (lance_index_segment_metadata_parse(world.seed_bytes[i].data, world.seed_bytes[i].len, &orig) != 0) break;
+            if (lance_index_segment_metadata_parse(world.seed_bytes[i].data, world.seed_bytes[i].len, &orig) != 0)
+                break;
             int same = strcmp(lance_index_segment_metadata_index_type_name(md),
                               lance_index_segment_metadata_index_type_name(orig)) == 0 &&
                        lance_index_segment_metadata_file_count(md) == lance_index_segment_metadata_file_count(orig);
@@ -722,9 +725,10 @@ static void exec_commit(long exec, const Corpus* foreign) {
         int code = lance_last_error_code();
         refused_by_code[code_slot(code)]++;
         if (!documented_refusal(code)) {
-            finding(exec, &log, code == LANCE_ERR_INTERNAL ? "commit refused with LANCE_ERR_INTERNAL"
-                                : code == LANCE_ERR_PANIC  ? "commit refused with LANCE_ERR_PANIC"
-                                                           : "commit refused with an undocumented code");
+            finding(exec, &log,
+                    code == LANCE_ERR_INTERNAL ? "commit refused with LANCE_ERR_INTERNAL"
+                    : code == LANCE_ERR_PANIC  ? "commit refused with LANCE_ERR_PANIC"
+                                               : "commit refused with an undocumented code");
         } else if (!found_long_message(exec, &log, "commit refused with an error message over 64 KiB")) {
             LanceDataset* again = lance_dataset_open(world.work_uri, NULL, 0);
             if (!again || lance_dataset_version(again) != world.base_version) {
@@ -753,8 +757,9 @@ static void exec_commit(long exec, const Corpus* foreign) {
                fragment set, say) cannot be told from the truth without
                reading the index; counted and shown, not a finding. */
             accepted_unfaithful_wrong++;
-            fprintf(stderr, "fuzz: note: exec %ld: accepted with a mutated identity, k-NN differs from brute force: %s\n",
-                    exec, log.text);
+            fprintf(stderr,
+                    "fuzz: note: exec %ld: accepted with a mutated identity, k-NN differs from brute force: %s\n", exec,
+                    log.text);
         }
         if (broken) finding(exec, &log, broken);
         lance_dataset_close(fresh);
@@ -771,10 +776,9 @@ done:
 /* ---- main ---- */
 
 static int usage(void) {
-    fprintf(stderr,
-            "usage: fuzz_distributed corpus DIR\n"
-            "       fuzz_distributed run segment|model|commit [--execs N] [--seconds S] [--seed N]\n"
-            "                        [--start EXEC | --only EXEC] [--corpus DIR] [--findings DIR]\n");
+    fprintf(stderr, "usage: fuzz_distributed corpus DIR\n"
+                    "       fuzz_distributed run segment|model|commit [--execs N] [--seconds S] [--seed N]\n"
+                    "                        [--start EXEC | --only EXEC] [--corpus DIR] [--findings DIR]\n");
     return 2;
 }
 
@@ -840,10 +844,8 @@ int main(int argc, char** argv) {
     for (long exec = first; last < 0 || exec < last; exec++) {
         if (opt.seconds > 0 && tu_now() - start >= opt.seconds) break;
         begin_exec(exec);
-        if (is_commit)
-            exec_commit(exec, &corpus);
-        else
-            exec_parser(exec, &corpus, is_model);
+        if (is_commit) exec_commit(exec, &corpus);
+        else exec_parser(exec, &corpus, is_model);
         done++;
     }
     double elapsed = tu_now() - start;

@@ -168,7 +168,7 @@ typedef struct {
     size_t start;       /* of the key */
     size_t value_start; /* after the key (and the length prefix for WIRE_LEN) */
     size_t end;
-    uint64_t value;     /* the varint, or the payload length */
+    uint64_t value; /* the varint, or the payload length */
 } PbField;
 
 static int read_varint(const uint8_t* p, size_t len, size_t* pos, uint64_t* out) {
@@ -234,8 +234,7 @@ static int pb_parse(const uint8_t* p, size_t len, PbField* fields, int max) {
             f->value_start = pos;
             pos += (size_t)f->value;
             break;
-        default:
-            return -1;
+        default: return -1;
         }
         f->end = pos;
         n++;
@@ -244,10 +243,14 @@ static int pb_parse(const uint8_t* p, size_t len, PbField* fields, int max) {
 }
 
 static uint64_t interesting_varint(FzRng* rng, uint64_t old) {
-    static const uint64_t values[] = {0,           1,           2,           3,
-                                      4,           0x7f,        0x80,        0xff,
-                                      0x7fffffff,  0x80000000,  0xffffffff,  0x100000000ull,
-                                      INT64_MAX,   0x8000000000000000ull, UINT64_MAX};
+    static const uint64_t values[] = {0,          1,
+                                      2,          3,
+                                      4,          0x7f,
+                                      0x80,       0xff,
+                                      0x7fffffff, 0x80000000,
+                                      0xffffffff, 0x100000000ull,
+                                      INT64_MAX,  0x8000000000000000ull,
+                                      UINT64_MAX};
     switch (fz_below(rng, 4)) {
     case 0: return old + 1;
     case 1: return old - 1;
@@ -269,8 +272,9 @@ static int pick_field(FzRng* rng, const PbField* f, int n, int number, int wire)
 
 /* Little-endian writes into `out` through a scratch `w`. */
 #define PUT16(v) (w[0] = (uint8_t)(v), w[1] = (uint8_t)((v) >> 8), fz_buf_append(out, w, 2))
-#define PUT32(v) (w[0] = (uint8_t)(v), w[1] = (uint8_t)((v) >> 8), w[2] = (uint8_t)((v) >> 16), \
-                  w[3] = (uint8_t)((v) >> 24), fz_buf_append(out, w, 4))
+#define PUT32(v)                                                                                                \
+    (w[0] = (uint8_t)(v), w[1] = (uint8_t)((v) >> 8), w[2] = (uint8_t)((v) >> 16), w[3] = (uint8_t)((v) >> 24), \
+     fz_buf_append(out, w, 4))
 
 void fz_roaring(const uint32_t* ids, size_t count, FzBuf* out) {
     /* No run containers: cookie 12346, the container count, (key,
@@ -349,13 +353,10 @@ static void replace_field(FzBuf* buf, const PbField* f, const FzBuf* replacement
 
 /* Puts `piece` in place of a field numbered `number`, or adds it (at the
    front or the end) when there is none. */
-static void put_field(FzRng* rng, FzBuf* buf, const PbField* f, int n, uint32_t number, const FzBuf* piece,
-                      int front) {
+static void put_field(FzRng* rng, FzBuf* buf, const PbField* f, int n, uint32_t number, const FzBuf* piece, int front) {
     int at = pick_field(rng, f, n, (int)number, -1);
-    if (at >= 0)
-        replace_field(buf, &f[at], piece);
-    else
-        splice_range(buf, front ? 0 : buf->len, 0, piece->data, piece->len);
+    if (at >= 0) replace_field(buf, &f[at], piece);
+    else splice_range(buf, front ? 0 : buf->len, 0, piece->data, piece->len);
 }
 
 static int mutate_message(FzRng* rng, FzBuf* buf, const FzBuf* donors, int donor_count, int depth, FzLog* log) {
@@ -402,10 +403,8 @@ static int mutate_message(FzRng* rng, FzBuf* buf, const FzBuf* donors, int donor
     case 4: { /* renumber a field or change its wire type */
         static const uint32_t numbers[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 100, 0x1fffffff};
         uint32_t number = f[i].number, wire = f[i].wire;
-        if (fz_chance(rng, 70))
-            number = numbers[fz_below(rng, sizeof numbers / sizeof numbers[0])];
-        else
-            wire = (uint32_t)fz_below(rng, 8);
+        if (fz_chance(rng, 70)) number = numbers[fz_below(rng, sizeof numbers / sizeof numbers[0])];
+        else wire = (uint32_t)fz_below(rng, 8);
         size_t key_end = f[i].start;
         uint64_t key;
         read_varint(buf->data, buf->len, &key_end, &key);
@@ -418,8 +417,8 @@ static int mutate_message(FzRng* rng, FzBuf* buf, const FzBuf* donors, int donor
         i = pick_field(rng, f, n, -1, WIRE_LEN);
         if (i < 0) break;
         static const int64_t deltas[] = {-1, 1, 2, -2};
-        uint64_t v = fz_chance(rng, 25) ? interesting_varint(rng, f[i].value)
-                                        : f[i].value + (uint64_t)deltas[fz_below(rng, 4)];
+        uint64_t v =
+            fz_chance(rng, 25) ? interesting_varint(rng, f[i].value) : f[i].value + (uint64_t)deltas[fz_below(rng, 4)];
         size_t len_start = f[i].start;
         uint64_t key;
         read_varint(buf->data, buf->len, &len_start, &key);
@@ -461,10 +460,8 @@ static int mutate_message(FzRng* rng, FzBuf* buf, const FzBuf* donors, int donor
         int k = (int)fz_below(rng, (uint64_t)dn);
         fz_buf_set(&piece, d->data + df[k].start, df[k].end - df[k].start);
         int same = pick_field(rng, f, n, (int)df[k].number, -1);
-        if (same >= 0)
-            replace_field(buf, &f[same], &piece);
-        else
-            splice_range(buf, n ? f[i].start : 0, 0, piece.data, piece.len);
+        if (same >= 0) replace_field(buf, &f[same], &piece);
+        else splice_range(buf, n ? f[i].start : 0, 0, piece.data, piece.len);
         fz_log(log, "d%d:donor-field%u", depth, df[k].number);
         break;
     }
@@ -493,15 +490,18 @@ static int mutate_message(FzRng* rng, FzBuf* buf, const FzBuf* donors, int donor
         int at = pick_field(rng, f, n, 1, WIRE_LEN);
         PbField uf[4];
         int un = at >= 0 ? pb_parse(buf->data + f[at].value_start, (size_t)f[at].value, uf, 4) : -1;
-        if (un == 1 && uf[0].value == 16)
-            memcpy(uuid, buf->data + f[at].value_start + uf[0].value_start, 16);
-        else
-            memset(uuid, 0, sizeof uuid);
+        if (un == 1 && uf[0].value == 16) memcpy(uuid, buf->data + f[at].value_start + uf[0].value_start, 16);
+        else memset(uuid, 0, sizeof uuid);
         switch (fz_below(rng, 4)) {
         case 0: uuid[fz_below(rng, 16)] ^= (uint8_t)(1u << fz_below(rng, 8)); break;
-        case 1: for (int b = 0; b < 16; b++) uuid[b] = (uint8_t)fz_next(rng); break;
+        case 1:
+            for (int b = 0; b < 16; b++) uuid[b] = (uint8_t)fz_next(rng);
+            break;
         case 2: memset(uuid, 0, sizeof uuid); break;
-        default: len = fz_chance(rng, 50) ? 15 : 17; uuid[16] = 0xab; break;
+        default:
+            len = fz_chance(rng, 50) ? 15 : 17;
+            uuid[16] = 0xab;
+            break;
         }
         FzBuf inner = {0};
         put_len_field(&inner, 1, uuid, len);
@@ -625,8 +625,8 @@ static int model_layout(const uint8_t* body, size_t len, ModelLayout* out) {
 }
 
 static float interesting_float(FzRng* rng) {
-    static const uint32_t bits[] = {0x7fc00000, 0x7f800000, 0xff800000, 0x80000000, 0x7f7fffff, 0x00000001,
-                                    0x00000000, 0x3f800000};
+    static const uint32_t bits[] = {0x7fc00000, 0x7f800000, 0xff800000, 0x80000000,
+                                    0x7f7fffff, 0x00000001, 0x00000000, 0x3f800000};
     uint32_t b = bits[fz_below(rng, sizeof bits / sizeof bits[0])];
     float f;
     memcpy(&f, &b, 4);

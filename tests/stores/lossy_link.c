@@ -189,8 +189,8 @@ int main(int argc, char** argv) {
             }
         }
     }
-    printf("{\"sent\": %llu, \"lost\": %llu, \"overflow\": %llu, \"delivered_to_host\": %llu}\n", sent, lost,
-           overflow, down);
+    printf("{\"sent\": %llu, \"lost\": %llu, \"overflow\": %llu, \"delivered_to_host\": %llu}\n", sent, lost, overflow,
+           down);
     free(queue);
     return 0;
 }

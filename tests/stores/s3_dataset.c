@@ -56,8 +56,8 @@ static int cmd_write(char** a, const char* const* opts) {
         return 2;
     DemoData data;
     if (demo_data_make(&data, (int64_t)rows, (int32_t)dim, 64, 2.0f, seed) != 0) die_errno("demo_data_make");
-    LanceDataset* ds = demo_data_write(a[0], &data, 0, (int64_t)rows, LANCE_WRITE_CREATE,
-                                       (rows + fragments - 1) / fragments, opts);
+    LanceDataset* ds =
+        demo_data_write(a[0], &data, 0, (int64_t)rows, LANCE_WRITE_CREATE, (rows + fragments - 1) / fragments, opts);
     demo_data_free(&data);
     if (!ds) return report_lance_error("write"), 1;
     printf("{\"version\": %llu, \"fragments\": %llu}\n", (unsigned long long)lance_dataset_version(ds),
@@ -68,9 +68,8 @@ static int cmd_write(char** a, const char* const* opts) {
 
 static int cmd_check(int n, char** a, const char* const* opts) {
     uint64_t rows, dim, seed, partitions, version = 0;
-    if (decimal_arg(a[1], INT32_MAX, &rows) || decimal_arg(a[2], 4096, &dim) ||
-        decimal_arg(a[3], UINT32_MAX, &seed) || decimal_arg(a[4], UINT32_MAX, &partitions) ||
-        (n > 5 && decimal_arg(a[5], UINT64_MAX, &version)))
+    if (decimal_arg(a[1], INT32_MAX, &rows) || decimal_arg(a[2], 4096, &dim) || decimal_arg(a[3], UINT32_MAX, &seed) ||
+        decimal_arg(a[4], UINT32_MAX, &partitions) || (n > 5 && decimal_arg(a[5], UINT64_MAX, &version)))
         return 2;
     LanceDataset* ds = lance_dataset_open(a[0], opts, version);
     if (!ds) return report_lance_error("open"), 1;
@@ -82,8 +81,8 @@ static int cmd_check(int n, char** a, const char* const* opts) {
     if (recall < 0) rc = (report_lance_error("k-NN"), 1);
     else {
         printf("{\"version\": %llu, \"rows\": %llu, \"recall\": %.4f, \"mismatches\": %d}\n",
-               (unsigned long long)lance_dataset_version(ds), (unsigned long long)lance_dataset_count_rows(ds),
-               recall, mismatches);
+               (unsigned long long)lance_dataset_version(ds), (unsigned long long)lance_dataset_count_rows(ds), recall,
+               mismatches);
         rc = mismatches != 0 || lance_dataset_count_rows(ds) != rows;
     }
     demo_data_free(&data);
@@ -101,7 +100,8 @@ static int cmd_rows(int n, char** a, const char* const* opts) {
     int64_t rows = s ? tu_count_scan(s) : -1;
     int rc = 0;
     if (rows < 0) rc = (report_lance_error("scan"), 1);
-    else printf("{\"version\": %llu, \"rows\": %lld}\n", (unsigned long long)lance_dataset_version(ds), (long long)rows);
+    else
+        printf("{\"version\": %llu, \"rows\": %lld}\n", (unsigned long long)lance_dataset_version(ds), (long long)rows);
     lance_scanner_close(s);
     lance_dataset_close(ds);
     return rc;

@@ -38,8 +38,8 @@
 /* A service account key whose "disable_oauth" makes object_store's GCS client
  * send requests without asking a token service (or the VM metadata service)
  * for a token; the other fields are required and unused. */
-#define GCS_KEY                                                                                       \
-    "{\"private_key\": \"unused\", \"private_key_id\": \"unused\", "                              \
+#define GCS_KEY                                                      \
+    "{\"private_key\": \"unused\", \"private_key_id\": \"unused\", " \
     "\"client_email\": \"lance-test@store.test\", \"disable_oauth\": true}"
 /* The endpoints' host, and the host names the virtual-hosted clients make of
  * it (isolated.sh --host resolves each to 127.0.0.1). */
@@ -55,6 +55,8 @@ typedef struct {
     const char* options[12];   /* the other options, key and value, NULL-terminated */
 } StoreCase;
 
+/* A table laid out by hand: clang-format leaves it as it is. */
+/* clang-format off */
 static const StoreCase cases[] = {
     {"s3", "s3://lance/schemes.lance", "aws_endpoint", NULL, "",
      {"aws_region", "us-east-1", "aws_access_key_id", "key", "aws_secret_access_key", "secret", "allow_http", "true",
@@ -75,9 +77,10 @@ static const StoreCase cases[] = {
      {"tos_region", "cn-beijing", "tos_access_key_id", "key", "tos_secret_access_key", "secret", NULL}},
     {"hf", "hf://datasets/lance/schemes/schemes.lance", NULL, "HF_ENDPOINT", "", {"hf_token", "token", NULL}},
 };
+/* clang-format on */
 #define NCASES (sizeof cases / sizeof cases[0])
 
-static char address[64];  /* "store.test:PORT", the closed port */
+static char address[64]; /* "store.test:PORT", the closed port */
 static char endpoint[128];
 static const char* opts[24];
 

@@ -134,7 +134,11 @@ int dk_rows_count(const DkRows* r) {
 }
 
 TuData dk_rows_data(const DkRows* r) {
-    TuData rows = {0, r->dim, 0, 0, malloc(sizeof(float) * (size_t)r->max_id * (size_t)r->dim),
+    TuData rows = {0,
+                   r->dim,
+                   0,
+                   0,
+                   malloc(sizeof(float) * (size_t)r->max_id * (size_t)r->dim),
                    malloc(sizeof(int64_t) * (size_t)r->max_id)};
     if (!rows.vectors || !rows.ids) abort();
     for (int id = 0; id < r->max_id; id++) {
@@ -196,9 +200,7 @@ int dk_blob_rows(const char* python, const char* script, const char* dir, DkBlob
     return n;
 }
 
-int dk_compare_strings(const void* a, const void* b) {
-    return strcmp(*(char* const*)a, *(char* const*)b);
-}
+int dk_compare_strings(const void* a, const void* b) { return strcmp(*(char* const*)a, *(char* const*)b); }
 
 void dk_append_json_ids(TuText* t, const JValue* list) {
     for (size_t i = 0; list && i < list->count; i++)

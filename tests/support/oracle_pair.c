@@ -33,8 +33,7 @@ LanceDataset* tu_pair_make(TuPairs* pairs, const char* tag, char* c_uri, char* p
     return ds;
 }
 
-int tu_pair_agrees(const TuPairs* pairs, const char* c_case, const char* c_uri, const char* py_uri,
-                   const char* extra) {
+int tu_pair_agrees(const TuPairs* pairs, const char* c_case, const char* c_uri, const char* py_uri, const char* extra) {
     TuText cmd = {0};
     tu_text_append(&cmd, "RUST_LOG=error");
     tu_shell_quote(&cmd, pairs->python);

@@ -40,8 +40,7 @@ LanceDataset* tu_pair_make(TuPairs* pairs, const char* tag, char* c_uri, char* p
 
 /* Runs the oracle's case `c_case` on the pair (`extra`: further arguments,
  * already quoted for the shell, or NULL); true when pylance agrees. */
-int tu_pair_agrees(const TuPairs* pairs, const char* c_case, const char* c_uri, const char* py_uri,
-                   const char* extra);
+int tu_pair_agrees(const TuPairs* pairs, const char* c_case, const char* c_uri, const char* py_uri, const char* extra);
 
 #ifdef __cplusplus
 }

@@ -30,8 +30,7 @@ static int at_cancel_point(const PkRecorder* r, int32_t event, const char* stage
     return r->cancel_stage && stage && strcmp(stage, r->cancel_stage) == 0 && event == r->cancel_event;
 }
 
-void pk_record(void* recorder, int32_t event, const char* stage, uint64_t total, const char* unit,
-               uint64_t completed) {
+void pk_record(void* recorder, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t completed) {
     PkRecorder* r = recorder;
     if (atomic_load(&r->returned)) atomic_fetch_add(&r->late_calls, 1);
     if (atomic_fetch_add(&r->in_call, 1) != 0) r->overlapped++;

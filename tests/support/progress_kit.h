@@ -22,14 +22,14 @@ extern "C" {
  * Set the cancel fields after pk_recorder_reset(), before the build. */
 typedef struct {
     TuProgressEvent events[PK_MAX_EVENTS]; /* the first PK_MAX_EVENTS events */
-    int count;                              /* events kept */
-    int calls;                              /* every call, kept or not */
-    pthread_t caller;                       /* the thread of pk_recorder_reset() */
-    int wrong_thread;                       /* calls on another thread */
+    int count;                             /* events kept */
+    int calls;                             /* every call, kept or not */
+    pthread_t caller;                      /* the thread of pk_recorder_reset() */
+    int wrong_thread;                      /* calls on another thread */
     atomic_int in_call;
-    int overlapped;                         /* calls made while another ran */
-    atomic_int returned;                    /* set by pk_check_returned() */
-    atomic_int late_calls;                  /* calls after that */
+    int overlapped;        /* calls made while another ran */
+    atomic_int returned;   /* set by pk_check_returned() */
+    atomic_int late_calls; /* calls after that */
     /* Cancel `token` when the stage `cancel_stage` has the event
      * `cancel_event`, or at call number `cancel_at_call` (1 = the first). */
     const char* cancel_stage;
@@ -40,8 +40,8 @@ typedef struct {
      * 20 s) until that token is cancelled, so the cancel comes before the
      * build returns. */
     const LanceIndexBuildCancelToken* await_cancel;
-    atomic_int reached;                     /* the cancel point was seen */
-    int calls_after_cancel;                 /* calls after the cancel point */
+    atomic_int reached;     /* the cancel point was seen */
+    int calls_after_cancel; /* calls after the cancel point */
     pthread_mutex_t lock;
 } PkRecorder;
 
@@ -54,8 +54,7 @@ void pk_recorder_free(PkRecorder* r);
 void pk_recorder_reset(PkRecorder* r);
 
 /* The callback: its context is a PkRecorder. */
-void pk_record(void* recorder, int32_t event, const char* stage, uint64_t total, const char* unit,
-               uint64_t completed);
+void pk_record(void* recorder, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t completed);
 
 /* A callback that does nothing, for where only its presence matters. */
 void pk_ignore(void* ctx, int32_t event, const char* stage, uint64_t total, const char* unit, uint64_t completed);

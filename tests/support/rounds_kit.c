@@ -7,8 +7,8 @@ RkWorkers rk_workers_new(LanceDataset* ds, const uint32_t* const* fragment_ids, 
     CHECK(count <= RK_MAX_WORKERS);
     ws.count = count <= RK_MAX_WORKERS ? count : RK_MAX_WORKERS;
     for (int g = 0; g < ws.count; g++) {
-        CHECK_OK(lance_vector_training_worker_new(ds, fragment_ids ? fragment_ids[g] : NULL,
-                                                  fragment_ids ? n[g] : 0, &ws.w[g]));
+        CHECK_OK(lance_vector_training_worker_new(ds, fragment_ids ? fragment_ids[g] : NULL, fragment_ids ? n[g] : 0,
+                                                  &ws.w[g]));
     }
     return ws;
 }

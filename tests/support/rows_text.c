@@ -78,8 +78,7 @@ char* tu_scan_text(LanceDataset* ds) {
     return text;
 }
 
-LanceDataset* tu_history_dataset(const TuData* data, const char* dir, const char* name, char* uri,
-                                 size_t uri_size) {
+LanceDataset* tu_history_dataset(const TuData* data, const char* dir, const char* name, char* uri, size_t uri_size) {
     snprintf(uri, uri_size, "%s/%s", dir, name);
     LanceDataset* ds = tu_write(uri, data, 0, 300, LANCE_WRITE_CREATE, 100);
     CHECK(ds != NULL);

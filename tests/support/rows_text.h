@@ -29,8 +29,7 @@ char* tu_scan_text(LanceDataset* ds);
  * at <dir>/<name> in 4 fragments at version 3: 300 rows written 100 per
  * fragment (v1), 100 appended (v2), rows 10..19 deleted (v3).  The URI is
  * written to `uri`; returns the handle at version 3. */
-LanceDataset* tu_history_dataset(const TuData* data, const char* dir, const char* name, char* uri,
-                                 size_t uri_size);
+LanceDataset* tu_history_dataset(const TuData* data, const char* dir, const char* name, char* uri, size_t uri_size);
 
 /* The start of a test of tu_history_dataset()'s rows: takes the arguments
  * <python with pylance> <oracle script> and makes the data (400 rows of

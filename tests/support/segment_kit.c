@@ -108,8 +108,8 @@ static uint8_t* vector_group(const void* how, int w, const uint32_t* fragment_id
     return tu_vector_segment(v->ds, v->p, v->model, fragment_ids, n, v->uuid_base + w, len);
 }
 
-SkSet sk_build_set(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model, int count,
-                   int per, int uuid_base) {
+SkSet sk_build_set(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model, int count, int per,
+                   int uuid_base) {
     const VectorGroups v = {ds, p, model, uuid_base};
     return build_groups(count, per, vector_group, &v);
 }
@@ -252,8 +252,7 @@ void sk_check_segment(const uint8_t* bytes, size_t len, const SkSegmentWant* wan
     uint32_t* got = calloc(want->fragment_count + 1, sizeof *got);
     size_t count = 0;
     CHECK_OK(lance_index_segment_metadata_fragment_ids(m, got, want->fragment_count + 1, &count));
-    CHECK(count == want->fragment_count &&
-          (count == 0 || memcmp(got, want->fragment_ids, count * sizeof *got) == 0));
+    CHECK(count == want->fragment_count && (count == 0 || memcmp(got, want->fragment_ids, count * sizeof *got) == 0));
     free(got);
     if (want->uuid || want->uuid_readable) {
         uint8_t uuid[16];

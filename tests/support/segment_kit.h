@@ -70,8 +70,8 @@ void sk_set_free(SkSet* s);
  * ({0..per-1}, {per..2per-1}, ...), segment w with the UUID
  * tu_uuid(uuid_base + w), built by tu_vector_segment() (with `model` set,
  * or trained locally when it is NULL). */
-SkSet sk_build_set(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model, int count,
-                   int per, int uuid_base);
+SkSet sk_build_set(LanceDataset* ds, const LanceVectorIndexParams* p, const LanceVectorModel* model, int count, int per,
+                   int uuid_base);
 
 /* `count` scalar segments of `type` (a LanceScalarIndexType) on `column`,
  * over the consecutive fragment groups of sk_build_set(), default
@@ -125,19 +125,19 @@ LanceVectorModel* sk_bare_model(const LanceVectorModel* m);
 /* What a segment's metadata must say; zero or NULL fields are not looked
  * at, except as said. */
 typedef struct {
-    int32_t index_type;          /* always checked */
-    const char* type_name;       /* lance_index_segment_metadata_index_type_name() */
-    const char* index_name;      /* exact name; NULL: any non-empty name */
-    const char* details_url;     /* the details type URL, exactly */
-    const char* details_suffix;  /* the details type URL ends with this */
-    int32_t field_id;            /* the one field's id; -1: not checked (the count is always 1) */
+    int32_t index_type;           /* always checked */
+    const char* type_name;        /* lance_index_segment_metadata_index_type_name() */
+    const char* index_name;       /* exact name; NULL: any non-empty name */
+    const char* details_url;      /* the details type URL, exactly */
+    const char* details_suffix;   /* the details type URL ends with this */
+    int32_t field_id;             /* the one field's id; -1: not checked (the count is always 1) */
     const uint32_t* fragment_ids; /* exactly these, in order (always checked) */
     size_t fragment_count;
-    const uint8_t* uuid;         /* the segment's UUID */
-    bool uuid_readable;          /* with uuid NULL: its UUID can be read */
-    uint64_t dataset_version;    /* the version it was built at */
-    bool no_fingerprint;         /* it carries no model fingerprint */
-    bool index_version;          /* its index version is >= 0 */
+    const uint8_t* uuid;      /* the segment's UUID */
+    bool uuid_readable;       /* with uuid NULL: its UUID can be read */
+    uint64_t dataset_version; /* the version it was built at */
+    bool no_fingerprint;      /* it carries no model fingerprint */
+    bool index_version;       /* its index version is >= 0 */
 } SkSegmentWant;
 
 /* Parses the metadata `bytes[0..len)` and checks it against `want`. */

@@ -151,4 +151,3 @@ void tu_int64_stream(const char* name, int64_t rows, int64_t mult, int* releases
     struct ArrowArrayStream inner = {int64_get_schema, int64_get_next, int64_last_error, int64_release, st};
     tu_counted_stream(&inner, releases, out);
 }
-

@@ -133,8 +133,7 @@ void tu_schema(int32_t dim, struct ArrowSchema* out) {
     init_schema(out->children[2], "u", "tag", 0, 0);
 }
 
-static void demo_batch(const float* vectors, int32_t dim, int64_t first_id, int64_t n,
-                       struct ArrowArray* out) {
+static void demo_batch(const float* vectors, int32_t dim, int64_t first_id, int64_t n, struct ArrowArray* out) {
     init_array(out, n, 1, 3);
     struct ArrowArray* ids = out->children[0];
     init_array(ids, n, 2, 0);
@@ -163,8 +162,8 @@ static void demo_batch(const float* vectors, int32_t dim, int64_t first_id, int6
     tag->buffers[2] = chars;
 }
 
-void tu_f32_list(const float* values, int64_t n, int32_t dim, int64_t null_row,
-                 const char* element_format, struct ArrowArray* out, struct ArrowSchema* out_schema) {
+void tu_f32_list(const float* values, int64_t n, int32_t dim, int64_t null_row, const char* element_format,
+                 struct ArrowArray* out, struct ArrowSchema* out_schema) {
     char format[32];
     snprintf(format, sizeof format, "+w:%d", dim);
     init_schema(out_schema, format, "", ARROW_FLAG_NULLABLE, 1);
@@ -173,7 +172,7 @@ void tu_f32_list(const float* values, int64_t n, int32_t dim, int64_t null_row,
     if (null_row >= 0) {
         uint8_t* validity = malloc((size_t)(n / 8 + 1));
         memset(validity, 0xff, (size_t)(n / 8 + 1));
-        validity[null_row / 8] &= (uint8_t)~(1u << (null_row % 8));
+        validity[null_row / 8] &= (uint8_t) ~(1u << (null_row % 8));
         out->buffers[0] = validity;
         out->null_count = 1;
     }
@@ -195,9 +194,7 @@ int tu_arrow_valid(const struct ArrowArray* a, int64_t i) {
     return (bits[j / 8] >> (j % 8)) & 1;
 }
 
-int tu_dir_entries(const char* path) {
-    return tu_dir_entries_print(path, NULL);
-}
+int tu_dir_entries(const char* path) { return tu_dir_entries_print(path, NULL); }
 
 int tu_visible_entries(const char* path) {
     DIR* d = opendir(path);
@@ -414,8 +411,7 @@ static void stream_release(struct ArrowArrayStream* s) {
     s->release = NULL;
 }
 
-void tu_stream(const TuData* data, int64_t first_row, int64_t rows, int64_t batch_rows,
-               struct ArrowArrayStream* out) {
+void tu_stream(const TuData* data, int64_t first_row, int64_t rows, int64_t batch_rows, struct ArrowArrayStream* out) {
     StreamState* st = calloc(1, sizeof(StreamState));
     st->dim = data->dim;
     st->first_id = first_row;
@@ -430,8 +426,8 @@ void tu_stream(const TuData* data, int64_t first_row, int64_t rows, int64_t batc
     out->private_data = st;
 }
 
-int tu_append_column(const struct ArrowArray* array, const struct ArrowSchema* schema, const char* name,
-                     void* out, size_t elem_size, int64_t capacity, int64_t* n) {
+int tu_append_column(const struct ArrowArray* array, const struct ArrowSchema* schema, const char* name, void* out,
+                     size_t elem_size, int64_t capacity, int64_t* n) {
     int64_t col = arrow_child_index(schema, name);
     if (col < 0) return -1;
     const struct ArrowArray* child = array->children[col];
@@ -502,8 +498,7 @@ int tu_check_progress_events(const TuProgressEvent* events, int count, int finis
             CHECK(e->completed == 0);
             open = NULL;
             break;
-        default:
-            CHECK(!"an event that is not a LanceIndexBuildProgressEvent");
+        default: CHECK(!"an event that is not a LanceIndexBuildProgressEvent");
         }
     }
     CHECK(stages > 0);

@@ -57,9 +57,9 @@ void tu_fail(const char* file, int line, const char* expr);
 #define CHECK_OK(call) CHECK((call) == 0)
 
 /* A call that must fail with -1 and the given error code. */
-#define CHECK_ERR(call, code)                          \
-    do {                                               \
-        CHECK((call) == -1);                           \
+#define CHECK_ERR(call, code)                               \
+    do {                                                    \
+        CHECK((call) == -1);                                \
         CHECK((int)lance_last_error_code() == (int)(code)); \
     } while (0)
 
@@ -68,10 +68,10 @@ int tu_error_mentions(const char* needle);
 
 /* Runs `call` and reports it as the test `name`: a program whose tests
  * take what it sets up for them runs them as RUN_CALL(#test, with(test)). */
-#define RUN_CALL(name, call)                                               \
-    do {                                                                   \
-        int before = tu_failures;                                          \
-        call;                                                              \
+#define RUN_CALL(name, call)                                              \
+    do {                                                                  \
+        int before = tu_failures;                                         \
+        call;                                                             \
         printf("%s %s\n", tu_failures == before ? "ok  " : "FAIL", name); \
     } while (0)
 
@@ -91,12 +91,12 @@ int tu_finish(const char* suite);
  * sets each copy's original id, ascending with the rows), and the
  * arguments it was made with. */
 typedef struct {
-    int64_t rows;      /* total rows */
-    int32_t dim;       /* vector dimension */
-    int32_t clusters;  /* number of cluster centres */
+    int64_t rows;     /* total rows */
+    int32_t dim;      /* vector dimension */
+    int32_t clusters; /* number of cluster centres */
     uint64_t seed;
-    float* vectors;    /* rows * dim, row-major */
-    int64_t* ids;      /* 0..rows-1 */
+    float* vectors; /* rows * dim, row-major */
+    int64_t* ids;   /* 0..rows-1 */
 } TuData;
 
 /* demo_data_make(): `clusters` centres in [-10,10]^dim, each row a centre
@@ -117,8 +117,7 @@ void tu_schema(int32_t dim, struct ArrowSchema* out);
 /* A stream over rows [first_row, first_row + rows) of `data` in batches of
  * `batch_rows`, in tu_schema(); row i has id i and tag "t<i % 7>".  The
  * stream copies what it needs from `data`. */
-void tu_stream(const TuData* data, int64_t first_row, int64_t rows, int64_t batch_rows,
-               struct ArrowArrayStream* out);
+void tu_stream(const TuData* data, int64_t first_row, int64_t rows, int64_t batch_rows, struct ArrowArrayStream* out);
 
 /* demo_data_write(): rows [first, first+rows) to `uri` with `mode`,
  * `rows_per_file` rows per fragment, storage options `storage_opts`
@@ -161,8 +160,8 @@ static inline double tu_recall(LanceDataset* ds, const TuData* data, int queries
  * no nulls) of a struct array, as lance_batch_to_arrow() or a stream's
  * get_next gives it, to `out` at index *n (advanced); -1 when the column is
  * missing or `capacity` would be exceeded. */
-int tu_append_column(const struct ArrowArray* array, const struct ArrowSchema* schema, const char* name,
-                     void* out, size_t elem_size, int64_t capacity, int64_t* n);
+int tu_append_column(const struct ArrowArray* array, const struct ArrowSchema* schema, const char* name, void* out,
+                     size_t elem_size, int64_t capacity, int64_t* n);
 
 /* Whether slot `i` (counted from the array's offset) of an Arrow array is
  * valid: its validity bitmap's bit, or 1 when it has none. */
@@ -174,8 +173,8 @@ int64_t tu_count_scan(LanceScanner* scanner);
 /* A FixedSizeList<float32>[n, dim] array over a copy of `values`; when
  * `null_row` >= 0 that row is marked null.  `element_format` is the child's
  * Arrow format ("f" for float32; others make deliberately wrong arrays). */
-void tu_f32_list(const float* values, int64_t n, int32_t dim, int64_t null_row,
-                 const char* element_format, struct ArrowArray* out, struct ArrowSchema* out_schema);
+void tu_f32_list(const float* values, int64_t n, int32_t dim, int64_t null_row, const char* element_format,
+                 struct ArrowArray* out, struct ArrowSchema* out_schema);
 
 /* Size of a file in bytes, or -1. */
 int64_t tu_file_size(const char* path);
@@ -244,12 +243,8 @@ int tu_latch_wait(TuLatch* latch, int count, int seconds);
 
 /* temp_dir_create() and remove_tree(): a fresh temporary directory
  * (malloc'd path, NULL when it cannot be made) and recursive removal. */
-static inline char* tu_temp_dir(const char* tag) {
-    return temp_dir_create(tag);
-}
-static inline void tu_remove_tree(const char* path) {
-    (void)remove_tree(path);
-}
+static inline char* tu_temp_dir(const char* tag) { return temp_dir_create(tag); }
+static inline void tu_remove_tree(const char* path) { (void)remove_tree(path); }
 
 /* A deterministic version-4 UUID: seeds that differ modulo 256 give
  * different UUIDs. */
@@ -272,9 +267,7 @@ uint8_t* tu_vector_segment(LanceDataset* ds, const LanceVectorIndexParams* p, co
                            const uint32_t* fragment_ids, size_t n, int uuid_seed, size_t* len);
 
 /* monotonic_seconds(): seconds on a monotonic clock. */
-static inline double tu_now(void) {
-    return monotonic_seconds();
-}
+static inline double tu_now(void) { return monotonic_seconds(); }
 
 /* ---- progress events ---- */
 

@@ -32,10 +32,10 @@
 
 static TuData data;
 static char* dir;
-static LanceDataset* ds;        /* FRAGS fragments at version 1, never committed to */
-static LanceVectorModel* flat;  /* IVF_FLAT, PARTS partitions */
-static LanceVectorModel* pq;    /* IVF_PQ, PARTS partitions, 4 sub-vectors */
-static LanceVectorModel* other; /* IVF_FLAT trained on fragments 0-3 only: another model */
+static LanceDataset* ds;         /* FRAGS fragments at version 1, never committed to */
+static LanceVectorModel* flat;   /* IVF_FLAT, PARTS partitions */
+static LanceVectorModel* pq;     /* IVF_PQ, PARTS partitions, 4 sub-vectors */
+static LanceVectorModel* other;  /* IVF_FLAT trained on fragments 0-3 only: another model */
 static LanceVectorModel* narrow; /* IVF_FLAT of dimension 8 */
 static int cases;
 static int panic_seq;
@@ -53,27 +53,27 @@ static int clean_message(void) {
 }
 
 /* A call returning -1 with `code`. */
-#define BAD(call, code)            \
-    do {                           \
-        cases++;                   \
-        CHECK_ERR(call, code);     \
-        CHECK(clean_message());    \
+#define BAD(call, code)         \
+    do {                        \
+        cases++;                \
+        CHECK_ERR(call, code);  \
+        CHECK(clean_message()); \
     } while (0)
 
 /* The same, and the message names `needle`. */
-#define BAD_MSG(call, code, needle)            \
-    do {                                       \
-        BAD(call, code);                       \
-        CHECK(tu_error_mentions(needle));      \
+#define BAD_MSG(call, code, needle)       \
+    do {                                  \
+        BAD(call, code);                  \
+        CHECK(tu_error_mentions(needle)); \
     } while (0)
 
 /* A call returning NULL (a handle or a string) or 0 (a getter) with `code`. */
-#define BAD_VALUE(call, fail_value, code)              \
-    do {                                               \
-        cases++;                                       \
-        CHECK((call) == (fail_value));                 \
-        CHECK(lance_last_error_code() == (code));      \
-        CHECK(clean_message());                        \
+#define BAD_VALUE(call, fail_value, code)         \
+    do {                                          \
+        cases++;                                  \
+        CHECK((call) == (fail_value));            \
+        CHECK(lance_last_error_code() == (code)); \
+        CHECK(clean_message());                   \
     } while (0)
 
 /* ---- fixtures ---- */
@@ -201,17 +201,18 @@ static void test_trainers(void) {
             "dataset");
     BAD_MSG(lance_dataset_train_pq_codebook(ds, NULL, 4, 8, l2, g, gs, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
             "column");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "nope", 4, 8, l2, g, gs, NULL, 0, &c, &cs), LANCE_ERR_NOT_FOUND, "nope");
+    BAD_MSG(lance_dataset_train_pq_codebook(ds, "nope", 4, 8, l2, g, gs, NULL, 0, &c, &cs), LANCE_ERR_NOT_FOUND,
+            "nope");
     BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, (LanceMetricType)9, g, gs, NULL, 0, &c, &cs),
             LANCE_ERR_INVALID_ARGUMENT, "metric");
     BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, NULL, gs, NULL, 0, &c, &cs),
             LANCE_ERR_INVALID_ARGUMENT, "ivf_centroids");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, NULL, NULL, 0, &c, &cs),
-            LANCE_ERR_INVALID_ARGUMENT, "ivf_centroids");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, gs, NULL, 0, NULL, &cs),
-            LANCE_ERR_INVALID_ARGUMENT, "out_codebook");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, gs, NULL, 0, &c, NULL),
-            LANCE_ERR_INVALID_ARGUMENT, "out_schema");
+    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, NULL, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+            "ivf_centroids");
+    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, gs, NULL, 0, NULL, &cs), LANCE_ERR_INVALID_ARGUMENT,
+            "out_codebook");
+    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, gs, NULL, 0, &c, NULL), LANCE_ERR_INVALID_ARGUMENT,
+            "out_schema");
     BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 5, 8, l2, g, gs, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
             "num_sub_vectors");
     BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, &thin, &thin_schema, NULL, 0, &c, &cs),
@@ -288,8 +289,7 @@ static void test_model_functions(void) {
     BAD_MSG(lance_vector_model_from_arrow(l2, &c, NULL, 0, 0, NULL, NULL, &m), LANCE_ERR_INVALID_ARGUMENT,
             "ivf_centroids");
     BAD(lance_vector_model_from_arrow(l2, &f64, &f64s, 0, 0, NULL, NULL, &m), LANCE_ERR_INVALID_ARGUMENT);
-    BAD(lance_vector_model_from_arrow(l2, &with_null, &with_null_s, 0, 0, NULL, NULL, &m),
-        LANCE_ERR_INVALID_ARGUMENT);
+    BAD(lance_vector_model_from_arrow(l2, &with_null, &with_null_s, 0, 0, NULL, NULL, &m), LANCE_ERR_INVALID_ARGUMENT);
     /* A codebook of the wrong shape: the centroids passed as one. */
     BAD_MSG(lance_vector_model_from_arrow(l2, &c, &cs, 4, 8, &c, &cs, &m), LANCE_ERR_INVALID_ARGUMENT, "codebook");
     BAD_MSG(lance_vector_model_from_arrow(l2, &c, &cs, 0, 8, &cb, &cbs, &m), LANCE_ERR_INVALID_ARGUMENT,
@@ -297,8 +297,7 @@ static void test_model_functions(void) {
     BAD_MSG(lance_vector_model_from_arrow(l2, &c, &cs, 5, 8, &cb, &cbs, &m), LANCE_ERR_INVALID_ARGUMENT,
             "num_sub_vectors");
     BAD_MSG(lance_vector_model_from_arrow(l2, &c, &cs, 4, 0, &cb, &cbs, &m), LANCE_ERR_INVALID_ARGUMENT, "num_bits");
-    BAD_MSG(lance_vector_model_from_arrow(l2, &c, &cs, 4, 8, &cb, NULL, &m), LANCE_ERR_INVALID_ARGUMENT,
-            "pq_codebook");
+    BAD_MSG(lance_vector_model_from_arrow(l2, &c, &cs, 4, 8, &cb, NULL, &m), LANCE_ERR_INVALID_ARGUMENT, "pq_codebook");
     CHECK(m == NULL);
 
     uint8_t* bytes = NULL;
@@ -596,8 +595,7 @@ static void test_execute_progress_cancel(void) {
 
     /* The one-shot creations with a control. */
     LanceIndexBuildControl control = {pk_ignore, NULL, NULL};
-    BAD_MSG(lance_dataset_create_vector_index_with_control(NULL, "vec", NULL, &p, false, &control), invalid,
-            "dataset");
+    BAD_MSG(lance_dataset_create_vector_index_with_control(NULL, "vec", NULL, &p, false, &control), invalid, "dataset");
     BAD_MSG(lance_dataset_create_vector_index_with_control(ds, NULL, NULL, &p, false, &control), invalid, "column");
     BAD_MSG(lance_dataset_create_vector_index_with_control(ds, "nope", NULL, &p, false, &control), LANCE_ERR_NOT_FOUND,
             "nope");
@@ -609,12 +607,12 @@ static void test_execute_progress_cancel(void) {
             "index_type");
     BAD_MSG(lance_dataset_create_scalar_index_with_control(NULL, "id", NULL, LANCE_SCALAR_BTREE, NULL, false, &control),
             invalid, "dataset");
-    BAD_MSG(lance_dataset_create_scalar_index_with_control(ds, "id", NULL, (LanceScalarIndexType)11, NULL, false,
-                                                           &control),
-            invalid, "index_type");
-    BAD_MSG(lance_dataset_create_scalar_index_with_control(ds, "id", NULL, LANCE_SCALAR_BTREE, "not json", false,
-                                                           &control),
-            invalid, "params_json");
+    BAD_MSG(
+        lance_dataset_create_scalar_index_with_control(ds, "id", NULL, (LanceScalarIndexType)11, NULL, false, &control),
+        invalid, "index_type");
+    BAD_MSG(
+        lance_dataset_create_scalar_index_with_control(ds, "id", NULL, LANCE_SCALAR_BTREE, "not json", false, &control),
+        invalid, "params_json");
     control.cancel_token = token;
     BAD(lance_dataset_create_vector_index_with_control(ds, "vec", NULL, &p, false, &control), LANCE_ERR_CANCELLED);
     BAD(lance_dataset_create_scalar_index_with_control(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, false, &control),
@@ -851,16 +849,14 @@ static void test_incomplete_segments(void) {
     snprintf(path, sizeof path, "%s/_indices/%s/%s", uri, text[0], name);
     CHECK(unlink(path) == 0);
     const uint8_t* one[] = {s[0]};
-    BAD_MSG(commit_on(d, "inc", "vec", one, &len[0], 1, false), LANCE_ERR_INCOMPLETE_SEGMENT,
-            text[0]);
+    BAD_MSG(commit_on(d, "inc", "vec", one, &len[0], 1, false), LANCE_ERR_INCOMPLETE_SEGMENT, text[0]);
     CHECK(tu_error_mentions(name));
     /* A file of another size than recorded. */
     snprintf(path, sizeof path, "%s/_indices/%s/%s", uri, text[1], name);
     FILE* f = fopen(path, "ab");
     CHECK(f && fputc(0, f) == 0 && fclose(f) == 0);
     const uint8_t* grown[] = {s[1]};
-    BAD_MSG(commit_on(d, "inc", "vec", grown, &len[1], 1, false),
-            LANCE_ERR_INCOMPLETE_SEGMENT, text[1]);
+    BAD_MSG(commit_on(d, "inc", "vec", grown, &len[1], 1, false), LANCE_ERR_INCOMPLETE_SEGMENT, text[1]);
     CHECK(tu_error_mentions(name));
     /* A UUID corrupted in transit: the bytes name a segment that is not there. */
     uint8_t u[16];
@@ -873,19 +869,16 @@ static void test_incomplete_segments(void) {
     char corrupt_text[UUID_HEX_DASHED_LEN + 1];
     uuid_of(corrupt, len[2], corrupt_text);
     const uint8_t* bent[] = {corrupt};
-    BAD_MSG(commit_on(d, "inc", "vec", bent, &len[2], 1, false),
-            LANCE_ERR_INCOMPLETE_SEGMENT, corrupt_text);
+    BAD_MSG(commit_on(d, "inc", "vec", bent, &len[2], 1, false), LANCE_ERR_INCOMPLETE_SEGMENT, corrupt_text);
     /* A cleanup with delete_unverified between the build and the commit. */
     CHECK_OK(lance_dataset_cleanup_old_versions(d, 0, true, NULL));
     const uint8_t* swept[] = {s[3]};
-    BAD_MSG(commit_on(d, "inc", "vec", swept, &len[3], 1, false),
-            LANCE_ERR_INCOMPLETE_SEGMENT, text[3]);
+    BAD_MSG(commit_on(d, "inc", "vec", swept, &len[3], 1, false), LANCE_ERR_INCOMPLETE_SEGMENT, text[3]);
     /* In a set, one incomplete segment refuses the whole set. */
     s[4] = segment(d, LANCE_INDEX_IVF_FLAT, flat, a, 2, NULL, &len[4]);
     const uint8_t* mixed[] = {s[4], s[3]};
     size_t mixed_lens[] = {len[4], len[3]};
-    BAD_MSG(commit_on(d, "inc", "vec", mixed, mixed_lens, 2, false),
-            LANCE_ERR_INCOMPLETE_SEGMENT, text[3]);
+    BAD_MSG(commit_on(d, "inc", "vec", mixed, mixed_lens, 2, false), LANCE_ERR_INCOMPLETE_SEGMENT, text[3]);
     CHECK(lance_dataset_latest_version(d) == 1 && lance_dataset_index_count(d) == 0);
     /* The whole segment commits, and answers. */
     const uint8_t* whole[] = {s[4]};
@@ -931,8 +924,8 @@ static void test_duplicate_uuid_build(void) {
     build_fails(d, &p, &o, NULL, LANCE_ERR_DUPLICATE_SEGMENT);
     release(&c, &cs);
     LanceIndexSegmentBuildOptions scalar = options(NULL, 0, u1);
-    LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(d, "id", NULL, LANCE_SCALAR_BITMAP, NULL,
-                                                                         &scalar);
+    LanceIndexSegmentBuilder* b =
+        lance_index_segment_builder_new_scalar(d, "id", NULL, LANCE_SCALAR_BITMAP, NULL, &scalar);
     CHECK(b != NULL);
     uint8_t* bytes = NULL;
     size_t n = 0;
@@ -991,8 +984,7 @@ static void test_mixed_commits(void) {
     char t0[UUID_HEX_DASHED_LEN + 1], t2[UUID_HEX_DASHED_LEN + 1];
     uuid_of(s[0], len[0], t0);
     uuid_of(s[2], len[2], t2);
-    BAD_MSG(commit_on(d, "mixed", "vec", types, type_lens, 2, false),
-            LANCE_ERR_INVALID_ARGUMENT, "IVF_FLAT");
+    BAD_MSG(commit_on(d, "mixed", "vec", types, type_lens, 2, false), LANCE_ERR_INVALID_ARGUMENT, "IVF_FLAT");
     CHECK(tu_error_mentions("IVF_SQ") && tu_error_mentions(t0) && tu_error_mentions(t2));
     CHECK(lance_dataset_latest_version(d) == version);
     for (int i = 0; i < 3; i++) lance_free_bytes(s[i]);

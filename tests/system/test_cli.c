@@ -78,7 +78,7 @@ static int stderr_mentions(const char* needle) {
 static int read_output(const char* file, LanceIndexSegmentMetadata** segment, LanceVectorModel** model) {
     size_t len = 0;
     unsigned char* bytes = read_in_dir(file, &len);
-    int rc = !bytes ? -1
+    int rc = !bytes    ? -1
              : segment ? lance_index_segment_metadata_parse(bytes, len, segment)
                        : lance_vector_model_parse(bytes, len, model);
     free(bytes);
@@ -161,11 +161,13 @@ static void test_loop(void) {
     CHECK(lance_dataset_latest_version(ds) == 1);
 
     /* commit, then its retry */
-    CHECK(run("commit %s --name vec_idx --column vec %s/seg-0.bin %s/seg-1.bin %s/seg-2.bin %s/seg-3.bin --job-id cli-job",
-              uri, dir, dir, dir, dir) == 0);
+    CHECK(
+        run("commit %s --name vec_idx --column vec %s/seg-0.bin %s/seg-1.bin %s/seg-2.bin %s/seg-3.bin --job-id cli-job",
+            uri, dir, dir, dir, dir) == 0);
     CHECK(strstr(out, "\"version\": 2") && strstr(out, "\"already_committed\": false"));
-    CHECK(run("commit %s --name vec_idx --column vec %s/seg-0.bin %s/seg-1.bin %s/seg-2.bin %s/seg-3.bin --job-id cli-job",
-              uri, dir, dir, dir, dir) == 0);
+    CHECK(
+        run("commit %s --name vec_idx --column vec %s/seg-0.bin %s/seg-1.bin %s/seg-2.bin %s/seg-3.bin --job-id cli-job",
+            uri, dir, dir, dir, dir) == 0);
     CHECK(strstr(out, "\"version\": 2") && strstr(out, "\"already_committed\": true"));
 
     /* list */
@@ -205,8 +207,8 @@ static void test_errors(void) {
           22); /* LANCE_ERR_DUPLICATE_SEGMENT */
     CHECK(run("commit %s --name other --column vec %s/no-such.bin", uri, dir) == 2);
     /* A segment over fragments 0-1 overlaps the planned group holding 0. */
-    CHECK(run("build %s --column vec --type IVF_FLAT --fragments 0,1 --model %s/model.bin -o %s/extra.bin --quiet",
-              uri, dir, dir) == 0);
+    CHECK(run("build %s --column vec --type IVF_FLAT --fragments 0,1 --model %s/model.bin -o %s/extra.bin --quiet", uri,
+              dir, dir) == 0);
     CHECK(run("build %s --column vec --type IVF_FLAT --fragments 1,2 --model %s/model.bin -o %s/extra2.bin --quiet",
               uri, dir, dir) == 0);
     CHECK(run("commit %s --name other --column vec %s/extra.bin %s/extra2.bin", uri, dir, dir) ==
@@ -219,7 +221,8 @@ static void test_errors(void) {
     }
     CHECK(run("help") == 0 && strstr(out, "Exit status") != NULL && strstr(out, "lance-index coverage") != NULL);
     CHECK(strstr(out, "lance-index merge") != NULL);
-    CHECK(strstr(out, "19 panic") != NULL && strstr(out, "20 cancelled") != NULL && strstr(out, "29 any other") != NULL);
+    CHECK(strstr(out, "19 panic") != NULL && strstr(out, "20 cancelled") != NULL &&
+          strstr(out, "29 any other") != NULL);
     /* The one-shot build through the tool; a second is refused without --replace. */
     CHECK(run("create %s --column vec --type IVF_FLAT --partitions 8 --name one_idx --quiet", uri) == 0);
     CHECK(strstr(out, "\"version\": 3") != NULL);
@@ -231,11 +234,11 @@ static void test_errors(void) {
  * that conflicts with the model: usage errors (exit 2) that say what is wrong. */
 static void test_strict_arguments(void) {
     const char* bad_uuids[] = {
-        "1b4e28ba2fa1471f8e2a0d9c3f5a6b7c0",    /* 33 hex digits */
-        "1b4e28ba2fa1471f8e2a0d9c3f5a6b7g",     /* a non-hex character */
-        "1b4e28ba2fa1471f8e2a0d9c3f5a6b7",      /* 31: too short */
+        "1b4e28ba2fa1471f8e2a0d9c3f5a6b7c0",     /* 33 hex digits */
+        "1b4e28ba2fa1471f8e2a0d9c3f5a6b7g",      /* a non-hex character */
+        "1b4e28ba2fa1471f8e2a0d9c3f5a6b7",       /* 31: too short */
         "1b4e28ba-2fa1-471f-8e2a-0d9c3f5a6b7cX", /* the dashed form and a trailing character */
-        "1b4e28ba2-fa1-471f-8e2a-0d9c3f5a6b7c", /* a dash out of place */
+        "1b4e28ba2-fa1-471f-8e2a-0d9c3f5a6b7c",  /* a dash out of place */
     };
     for (int i = 0; i < 5; i++) {
         CHECK(run("build %s --column vec --fragments 0 --model %s/model.bin --uuid %s -o %s/u.bin --quiet", uri, dir,
@@ -248,11 +251,16 @@ static void test_strict_arguments(void) {
     CHECK(stat(path, &st) != 0);
 
     const char* bad_lists[] = {"0,x", "1,,2", "3,", "-1", "4294967296", "0, 1", ""};
-    const char* why[] = {"item 2 (\"x\") is not a number", "item 2 is empty", "item 2 is empty", "negative",
-                         "larger than 4294967295", "item 2 (\" 1\") is not a number", "empty"};
+    const char* why[] = {"item 2 (\"x\") is not a number",
+                         "item 2 is empty",
+                         "item 2 is empty",
+                         "negative",
+                         "larger than 4294967295",
+                         "item 2 (\" 1\") is not a number",
+                         "empty"};
     for (int i = 0; i < 7; i++) {
-        CHECK(run("build %s --column vec --fragments '%s' --model %s/model.bin -o %s/f.bin --quiet", uri,
-                  bad_lists[i], dir, dir) == 2);
+        CHECK(run("build %s --column vec --fragments '%s' --model %s/model.bin -o %s/f.bin --quiet", uri, bad_lists[i],
+                  dir, dir) == 2);
         CHECK(stderr_mentions("--fragments") && stderr_mentions(why[i]));
     }
     CHECK(run("train %s --column vec --type IVF_FLAT --sample-fragments 0,a -o %s/m2.bin", uri, dir) == 2);
@@ -276,8 +284,8 @@ static void test_strict_arguments(void) {
     free(long_list);
 
     /* model.bin was trained for IVF_FLAT: a PQ type conflicts with it. */
-    CHECK(run("build %s --column vec --fragments 0 --type IVF_PQ --model %s/model.bin -o %s/pq.bin --quiet", uri,
-              dir, dir) == 2);
+    CHECK(run("build %s --column vec --fragments 0 --type IVF_PQ --model %s/model.bin -o %s/pq.bin --quiet", uri, dir,
+              dir) == 2);
     CHECK(stderr_mentions("--type IVF_PQ") && stderr_mentions("model.bin") && stderr_mentions("trained for IVF_FLAT"));
     snprintf(path, sizeof path, "%s/pq.bin", dir);
     CHECK(stat(path, &st) != 0);
@@ -460,8 +468,8 @@ static void write_f32_values(const char* name, const struct ArrowArray* a, int32
  * one it came from: segments built from either commit together without
  * --allow-independent-models (same fingerprint); bad shapes are usage errors. */
 static void test_raw_model(void) {
-    CHECK(run("train %s --column vec --type IVF_PQ --partitions 8 --sub-vectors 4 -o %s/pqmodel.bin --quiet", uri, dir) ==
-          0);
+    CHECK(run("train %s --column vec --type IVF_PQ --partitions 8 --sub-vectors 4 -o %s/pqmodel.bin --quiet", uri,
+              dir) == 0);
     LanceVectorModel* model = read_model("pqmodel.bin");
     CHECK(model != NULL);
     struct ArrowArray c, p;
@@ -480,15 +488,17 @@ static void test_raw_model(void) {
 
     char uri2[700];
     lance_dataset_close(dk_fresh(dir, "raw", &data, ROWS / 16, uri2, sizeof uri2));
-    CHECK(run("build %s --column vec --fragments 0,1,2,3,4,5,6,7 --ivf-centroids %s/c.f32 --partitions 8 --pq-codebook %s/p.f32 "
-              "--sub-vectors 4 -o %s/raw-a.bin --quiet", uri2, dir, dir, dir) == 0);
-    CHECK(run("build %s --column vec --fragments 8,9,10,11,12,13,14,15 --model %s/pqmodel.bin -o %s/raw-b.bin --quiet", uri2, dir, dir) == 0);
+    CHECK(
+        run("build %s --column vec --fragments 0,1,2,3,4,5,6,7 --ivf-centroids %s/c.f32 --partitions 8 --pq-codebook %s/p.f32 "
+            "--sub-vectors 4 -o %s/raw-a.bin --quiet",
+            uri2, dir, dir, dir) == 0);
+    CHECK(run("build %s --column vec --fragments 8,9,10,11,12,13,14,15 --model %s/pqmodel.bin -o %s/raw-b.bin --quiet",
+              uri2, dir, dir) == 0);
     CHECK(run("commit %s --name vec_idx --column vec %s/raw-a.bin %s/raw-b.bin", uri2, dir, dir) == 0);
     CHECK(run("list %s --json", uri2) == 0);
     JValue* list = json_parse(out);
     CHECK(list && list->count == 2);
-    for (size_t i = 0; list && i < list->count; i++)
-        CHECK(!strcmp(json_get(list->items[i], "type")->string, "IVF_PQ"));
+    for (size_t i = 0; list && i < list->count; i++) CHECK(!strcmp(json_get(list->items[i], "type")->string, "IVF_PQ"));
     json_free(list);
 
     /* Bad shapes and combinations: exit 2, saying what is wrong. */
@@ -502,13 +512,14 @@ static void test_raw_model(void) {
     CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 8 --type IVF_PQ -o %s/x.bin", b, uri2, dir,
               dir) == 2);
     CHECK(stderr_mentions("--type IVF_PQ needs a PQ codebook"));
-    CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 8 --pq-codebook %s/p.f32 -o %s/x.bin", b,
-              uri2, dir, dir, dir) == 2);
+    CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 8 --pq-codebook %s/p.f32 -o %s/x.bin", b, uri2,
+              dir, dir, dir) == 2);
     CHECK(stderr_mentions("--pq-codebook needs --sub-vectors M"));
     /* The size of a codebook is 2^bits x dim floats whatever the sub-vector count,
        so the tool checks --bits (and the dimension), not --sub-vectors. */
     CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 8 --pq-codebook %s/p.f32 --sub-vectors 4 "
-              "--bits 4 -o %s/x.bin", b, uri2, dir, dir, dir) == 2);
+              "--bits 4 -o %s/x.bin",
+              b, uri2, dir, dir, dir) == 2);
     CHECK(stderr_mentions("p.f32 holds 8192 floats; a codebook of 4 sub-vectors x 16 centroids x 8 dimensions "
                           "holds 512"));
     CHECK(run("%s %s --column vec --ivf-centroids %s/c.f32 --partitions 8 --model %s/pqmodel.bin -o %s/x.bin", b, uri2,
@@ -531,8 +542,8 @@ static void test_merge(void) {
     CHECK(run("train %s --column vec --type IVF_FLAT --partitions 16 -o %s/mm.bin --quiet", at, dir) == 0);
     const char* groups[] = {"0,1,2,3", "4,5,6,7", "8,9,10,11", "12,13,14,15"};
     for (int g = 0; g < 4; g++)
-        CHECK(run("build %s --column vec --fragments %s --model %s/mm.bin -o %s/ms-%d.bin --quiet", at, groups[g],
-                  dir, dir, g) == 0);
+        CHECK(run("build %s --column vec --fragments %s --model %s/mm.bin -o %s/ms-%d.bin --quiet", at, groups[g], dir,
+                  dir, g) == 0);
     CHECK(run("merge %s %s/ms-0.bin %s/ms-1.bin %s/ms-2.bin %s/ms-3.bin -o %s/merged.bin", at, dir, dir, dir, dir,
               dir) == 0);
     CHECK(stderr_mentions("4 segments merged"));
@@ -567,8 +578,8 @@ static void test_merge(void) {
     CHECK(run("merge %s %s/ms-0.bin %s/ms-0.bin -o %s/x.bin", at, dir, dir, dir) == 22); /* duplicate */
     CHECK(run("merge %s %s/ms-0.bin %s/m01.bin -o %s/x.bin", at, dir, dir, dir) == 23);  /* overlapping */
     CHECK(stderr_mentions("fragments [0, 1, 2, 3]"));
-    CHECK(run("train %s --column vec --type IVF_FLAT --partitions 16 --sample-fragments 8,9 -o %s/mm2.bin --quiet",
-              at, dir) == 0);
+    CHECK(run("train %s --column vec --type IVF_FLAT --partitions 16 --sample-fragments 8,9 -o %s/mm2.bin --quiet", at,
+              dir) == 0);
     CHECK(run("build %s --column vec --fragments 4,5 --model %s/mm2.bin -o %s/other.bin --quiet", at, dir, dir) == 0);
     CHECK(run("merge %s %s/ms-0.bin %s/other.bin -o %s/x.bin", at, dir, dir, dir) == 25); /* model mismatch */
     char path[700];
@@ -674,14 +685,16 @@ static void test_distributed_training(void) {
     }
     json_free(plan);
 
-    CHECK(run("train-start --column vec --type IVF_PQ --partitions 8 --sub-vectors 4 --seed 3 -o %s/req.bin", dir) == 0);
+    CHECK(run("train-start --column vec --type IVF_PQ --partitions 8 --sub-vectors 4 --seed 3 -o %s/req.bin", dir) ==
+          0);
     CHECK(strstr(out, "\"phase\": \"ivf_init\"") && strstr(out, "\"done\": false"));
     CHECK(copy_file("req.bin", "first.bin") == 0);
     int rounds = 0, done = 0;
     while (!done && rounds < 300) {
         for (int g = 0; g < 2; g++) {
             CHECK(lines_file("lines.txt", "%s/req.bin %s/stats%d.bin\n", dir, dir, g) == 0);
-            CHECK(run("train-worker %s --fragments %s < %s/lines.txt", uri, lists[g], dir) == 0 && !strcmp(out, "ok\n"));
+            CHECK(run("train-worker %s --fragments %s < %s/lines.txt", uri, lists[g], dir) == 0 &&
+                  !strcmp(out, "ok\n"));
         }
         if (rounds == 1) {
             /* Refusals: one worker's statistics missing, one twice, a malformed worker line. */
@@ -743,7 +756,8 @@ static void test_distributed_training(void) {
     const char* f2 = lance_vector_model_fingerprint(from_tool);
     CHECK(f1 && f2 && !strcmp(f1, f2));
     int32_t trained_for = 0;
-    CHECK(from_tool && lance_vector_model_index_type(from_tool, &trained_for) == 0 && trained_for == LANCE_INDEX_IVF_PQ);
+    CHECK(from_tool && lance_vector_model_index_type(from_tool, &trained_for) == 0 &&
+          trained_for == LANCE_INDEX_IVF_PQ);
     lance_free_string(f1);
     lance_free_string(f2);
     lance_vector_model_free(m);
@@ -835,7 +849,8 @@ static void test_training_options(void) {
     CHECK(run("train-start --column vec --target-partition-size 4000 -o %s/t.bin", dir) == 2);
 
     /* A seeded segment build twice: one model. */
-    const char* seg = "--column vec --type IVF_FLAT --partitions 4 --sample-rate 16 --seed 4 --fragments 0,1,2,3 --quiet";
+    const char* seg =
+        "--column vec --type IVF_FLAT --partitions 4 --sample-rate 16 --seed 4 --fragments 0,1,2,3 --quiet";
     CHECK(run("build %s %s -o %s/seeded-a.bin", uri, seg, dir) == 0);
     CHECK(run("build %s %s -o %s/seeded-b.bin", uri, seg, dir) == 0);
     LanceIndexSegmentMetadata* a = read_segment("seeded-a.bin");
@@ -848,7 +863,8 @@ static void test_training_options(void) {
 
     /* train-start counts the partitions; train-coordinator = train-reduce. */
     CHECK(run("train-start %s --target-partition-size 4000 --column vec --type IVF_FLAT --sample-rate 16 --seed 2 "
-              "-o %s/coord.bin", uri, dir) == 0);
+              "-o %s/coord.bin",
+              uri, dir) == 0);
     CHECK(copy_file("coord.bin", "reduced.bin") == 0);
     int by_coordinator = train_over_all("coord.bin", 1);
     int by_reduce = train_over_all("reduced.bin", 0);
@@ -875,7 +891,8 @@ static void test_scalar_types(void) {
     const char* halves[] = {"0,1,2,3,4,5,6,7", "8,9,10,11,12,13,14,15"};
     for (int h = 0; h < 2; h++)
         CHECK(run("build %s --column id --scalar ZONEMAP --params '{\"rows_per_zone\": 256}' --fragments %s "
-                  "-o %s/zone-%d.bin --quiet", at, halves[h], dir, h) == 0);
+                  "-o %s/zone-%d.bin --quiet",
+                  at, halves[h], dir, h) == 0);
     LanceIndexSegmentMetadata* m = read_segment("zone-0.bin");
     CHECK(m && lance_index_segment_metadata_index_type(m) == LANCE_SCALAR_ZONEMAP &&
           lance_index_segment_metadata_fragment_count(m) == 8);
@@ -1067,8 +1084,8 @@ static void test_maintenance(void) {
     lance_dataset_close(ds);
     CHECK(run("plan-maintenance %s --index vec_idx --target-rows 4000 --max-segments 3", at) == 0);
     CHECK(strstr(out, "\"kind\":\"rebuild\"") && strstr(out, "\"fragment_ids\":[1,2,3,4,5,6,7]"));
-    CHECK(run("maintain %s --index vec_idx --model %s/mt.bin --target-rows 4000 --max-segments 3 --quiet", at,
-              dir) == 0);
+    CHECK(run("maintain %s --index vec_idx --model %s/mt.bin --target-rows 4000 --max-segments 3 --quiet", at, dir) ==
+          0);
     CHECK(strstr(out, "\"version\": 7") && strstr(out, "\"tasks\": 1") && strstr(out, "\"segments_after\": 3"));
     CHECK(run("maintain %s --index id_idx --quiet", at) == 0);
     CHECK(strstr(out, "\"version\": 8") && strstr(out, "\"tasks\": 1") && strstr(out, "\"segments_after\": 2"));

@@ -16,9 +16,9 @@ static char* dir;
 typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t changed;
-    int build_started;   /* the build reached its first progress event */
-    int reads_done;      /* the reader finished its reads */
-    int build_returned;  /* the build call returned */
+    int build_started;  /* the build reached its first progress event */
+    int reads_done;     /* the reader finished its reads */
+    int build_returned; /* the build call returned */
     int reader_timed_out;
     int build_rc;
 } Rendezvous;

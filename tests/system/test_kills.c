@@ -114,8 +114,8 @@ static const int trigger_count[KINDS] = {2, 3, 4, 1};
 static double remaining[KINDS][MAX_TRIGGERS];
 
 typedef struct {
-    int status;      /* from waitpid */
-    int killed;      /* died of our SIGKILL */
+    int status;                   /* from waitpid */
+    int killed;                   /* died of our SIGKILL */
     double seen_at[MAX_TRIGGERS]; /* when each trigger line came, 0 = never */
     double started, exited;
     char last_line[160]; /* the last stderr line before the end or the kill */
@@ -161,7 +161,7 @@ static void run(Kind kind, char* const* argv, int kill_trigger, double delay, Ru
         int ready = poll(&p, 1, timeout);
         if (ready <= 0) continue; /* a timeout (the kill is due) or EINTR */
         ssize_t got = read(fds[0], buf + used, sizeof buf - 1 - used);
-        if (got <= 0) break;      /* the process closed stderr: it is exiting */
+        if (got <= 0) break; /* the process closed stderr: it is exiting */
         used += (size_t)got;
         buf[used] = 0;
         char* line = buf;
@@ -186,9 +186,7 @@ static void run(Kind kind, char* const* argv, int kill_trigger, double delay, Ru
     out->killed = WIFSIGNALED(out->status) && WTERMSIG(out->status) == SIGKILL;
 }
 
-static int exit_code(const Run* r) {
-    return WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
-}
+static int exit_code(const Run* r) { return WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1; }
 
 /* ---- the commands ---- */
 
@@ -218,15 +216,11 @@ static void run_kind(Kind kind, Round* r, int group, const char* uuid, const cha
     int n = 0;
     words[n++] = tool;
     switch (kind) {
-    case TRAIN:
-        words[n++] = "train", words[n++] = r->uri, words[n++] = "--partitions", words[n++] = partitions;
-        break;
+    case TRAIN: words[n++] = "train", words[n++] = r->uri, words[n++] = "--partitions", words[n++] = partitions; break;
     case BUILD_LOCAL:
         words[n++] = "build", words[n++] = r->uri, words[n++] = "--partitions", words[n++] = partitions;
         break;
-    case BUILD:
-        words[n++] = "build", words[n++] = r->uri, words[n++] = "--model", words[n++] = r->model;
-        break;
+    case BUILD: words[n++] = "build", words[n++] = r->uri, words[n++] = "--model", words[n++] = r->model; break;
     default:
         words[n++] = "commit", words[n++] = r->uri, words[n++] = "--name", words[n++] = INDEX;
         words[n++] = r->seg_file[0], words[n++] = r->seg_file[1], words[n++] = "--job-id", words[n++] = "kills";
@@ -272,7 +266,8 @@ static int holds_files(const char* path) {
     DIR* d = opendir(path);
     if (!d) return 0;
     int found = 0;
-    for (struct dirent* e; !found && (e = readdir(d));) found = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    for (struct dirent* e; !found && (e = readdir(d));)
+        found = strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
     closedir(d);
     return found;
 }
@@ -432,9 +427,9 @@ static int commit_files(const Round* r, LanceCommitIndexResult* result) {
     LanceDataset* ds = lance_dataset_open(r->uri, NULL, 0);
     LanceCommitIndexOptions o = {0};
     o.job_id = "kills";
-    int rc = ptrs[0] && ptrs[1] && ds ? lance_dataset_commit_index_segments_with_options(ds, INDEX, "vec", ptrs, lens, 2,
-                                                                                        &o, result)
-                                      : -2;
+    int rc = ptrs[0] && ptrs[1] && ds
+                 ? lance_dataset_commit_index_segments_with_options(ds, INDEX, "vec", ptrs, lens, 2, &o, result)
+                 : -2;
     LanceErrorCode code = lance_last_error_code();
     lance_dataset_close(ds);
     for (int g = 0; g < 2; g++) free((void*)ptrs[g]);
@@ -463,10 +458,10 @@ static int output_whole(Kind kind, const char* file, const char* uuid) {
         uint8_t got[16], want[16];
         uint32_t fragment_ids[FRAGS];
         size_t n = 0;
-        ok = lance_index_segment_metadata_parse(bytes, len, &m) == 0 && lance_index_segment_metadata_uuid(m, got) == 0 &&
-             uuid_hex_parse(uuid, want) == 0 && !memcmp(got, want, 16) &&
-             lance_index_segment_metadata_fragment_ids(m, fragment_ids, FRAGS, &n) == 0 && n == 4 &&
-             fragment_ids[0] == 0 && fragment_ids[3] == 3;
+        ok = lance_index_segment_metadata_parse(bytes, len, &m) == 0 &&
+             lance_index_segment_metadata_uuid(m, got) == 0 && uuid_hex_parse(uuid, want) == 0 &&
+             !memcmp(got, want, 16) && lance_index_segment_metadata_fragment_ids(m, fragment_ids, FRAGS, &n) == 0 &&
+             n == 4 && fragment_ids[0] == 0 && fragment_ids[3] == 3;
         lance_index_segment_metadata_free(m);
     }
     free(bytes);
@@ -487,8 +482,9 @@ static int kills, finished_first, commit_kills, commits_landed_under_kill, commi
 static void tally_kill(Kind kind, const Run* run) {
     char stage[48];
     if (!run->last_line[0]) snprintf(stage, sizeof stage, "%s: startup", kind_names[kind]);
-    else snprintf(stage, sizeof stage, "%s: after '%.*s'", kind_names[kind], (int)strcspn(run->last_line, "(.0123456789"),
-                  run->last_line);
+    else
+        snprintf(stage, sizeof stage, "%s: after '%.*s'", kind_names[kind],
+                 (int)strcspn(run->last_line, "(.0123456789"), run->last_line);
     int i = 0;
     while (i < 32 && stages[i].stage[0] && strcmp(stages[i].stage, stage)) i++;
     if (i == 32) return;
@@ -595,7 +591,8 @@ static void coordinator_round(int cleanup_first) {
             commit_kills++;
         } else {
             CHECK(exit_code(&run_result) == 0);
-            if (run_result.exited - run_result.started < span) remaining[COMMIT][0] = run_result.exited - run_result.started;
+            if (run_result.exited - run_result.started < span)
+                remaining[COMMIT][0] = run_result.exited - run_result.started;
         }
         /* All or nothing. */
         LanceDataset* ds = lance_dataset_open(r.uri, NULL, 0);
@@ -692,8 +689,8 @@ static void test_kills(void) {
             for (int t = 0; t < trigger_count[kind]; t++) worker_round((Kind)kind, t);
         for (int c = 0; c < 4; c++) coordinator_round(c % 2);
     }
-    printf("    worker kills: %d (%d more victims finished before their kill and were checked the same way)\n",
-           kills, finished_first);
+    printf("    worker kills: %d (%d more victims finished before their kill and were checked the same way)\n", kills,
+           finished_first);
     for (int i = 0; i < 32 && stages[i].stage[0]; i++) printf("      %3d  %s\n", stages[i].kills, stages[i].stage);
     printf("    coordinator kills during commit: %d (%d after its transaction file was written and before the "
            "manifest, %d after the commit landed)\n",

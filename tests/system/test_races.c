@@ -176,8 +176,7 @@ static void run_case(Shape shape, bool replace) {
     SkSet views[2] = {commit_view(a), commit_view(b)};
     SkRacer r[2];
     for (int i = 0; i < 2; i++) {
-        r[i] = (SkRacer){.ds = lance_dataset_open(uri, NULL, 0), .name = INDEX, .set = &views[i],
-                         .replace = replace};
+        r[i] = (SkRacer){.ds = lance_dataset_open(uri, NULL, 0), .name = INDEX, .set = &views[i], .replace = replace};
         CHECK(r[i].ds != NULL);
     }
     sk_race(r, 2);
@@ -221,11 +220,10 @@ static void run_case(Shape shape, bool replace) {
             static const int union4[] = {Q0, Q1, Q2, Q3}, q01h1[] = {Q0, Q1, H1};
             if (shape == DISJOINT) check_final(uri, union4, 4, 3);
             else if (l == 1) check_final(uri, q01h1, 3, 3); /* {h0,h1} then {q0,q1} */
-            else check_final(uri, halves, 2, 3);             /* {q0,q1} then {h0,h1} */
+            else check_final(uri, halves, 2, 3);            /* {q0,q1} then {h0,h1} */
         }
         break;
-    default:
-        break;
+    default: break;
     }
     for (int i = 0; i < 2; i++) lance_dataset_close(r[i].ds);
     tu_remove_tree(uri);

@@ -19,15 +19,15 @@
 enum { ROUNDS = 20, ROWS = 4000, DIM = 16, PARTITIONS = 4, K = 10, QUERIES = 5 };
 
 static int failures = 0;
-#define CHECK(cond, ...)                                                                  \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                          \
-            fprintf(stderr, __VA_ARGS__);                                                 \
-            fprintf(stderr, " (last error %d: %s)\n", lance_last_error_code(),            \
-                    lance_last_error_message() ? lance_last_error_message() : "");        \
-            failures++;                                                                   \
-        }                                                                                 \
+#define CHECK(cond, ...)                                                           \
+    do {                                                                           \
+        if (!(cond)) {                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                   \
+            fprintf(stderr, __VA_ARGS__);                                          \
+            fprintf(stderr, " (last error %d: %s)\n", lance_last_error_code(),     \
+                    lance_last_error_message() ? lance_last_error_message() : ""); \
+            failures++;                                                            \
+        }                                                                          \
     } while (0)
 
 typedef struct {

@@ -137,7 +137,8 @@ async fn draw_sample(
         h.update(id.to_le_bytes());
     }
     let mut rng = SmallRng::from_seed(h.finalize().into());
-    let mut picks: Vec<u64> = rand::seq::index::sample(&mut rng, rows as usize, share).into_iter().map(|i| i as u64).collect();
+    let mut picks: Vec<u64> =
+        rand::seq::index::sample(&mut rng, rows as usize, share).into_iter().map(|i| i as u64).collect();
     picks.sort_unstable();
     let (mut range, mut base) = (0usize, 0u64);
     let mut offsets = Vec::with_capacity(picks.len());
@@ -443,9 +444,9 @@ fn descend<'a>(
         d.node_of.len() == rows
             && d.node_of.iter().all(|n| *n == DROPPED || (*n as usize) < tree.nodes.len())
             && d.splits.iter().all(|(id, c, children)| {
-                tree.nodes.get(*id as usize).is_some_and(|n| {
-                    n.state == NodeState::Split && n.centroids == *c && n.children == *children
-                })
+                tree.nodes
+                    .get(*id as usize)
+                    .is_some_and(|n| n.state == NodeState::Split && n.centroids == *c && n.children == *children)
             })
     });
     if !valid {
@@ -532,7 +533,8 @@ fn tree_round(
                     .collect();
                 d.groups_for = wanted;
             }
-            let active: usize = problems.iter().zip(&d.groups).filter(|(p, _)| !p.done).map(|(_, g)| g.len() / dim).sum();
+            let active: usize =
+                problems.iter().zip(&d.groups).filter(|(p, _)| !p.done).map(|(_, g)| g.len() / dim).sum();
             steps.start(STAGE_IVF_ROUND, active as u64, "rows")?;
             let mut done = 0;
             for (p, group) in problems.iter().zip(&d.groups) {
@@ -573,7 +575,9 @@ fn tree_round(
             for (row, node) in d.node_of.iter().enumerate() {
                 if let Ok(leaf) = leaves.binary_search(node) {
                     counts[leaf] += 1;
-                    for (s, v) in sums[leaf * dim..(leaf + 1) * dim].iter_mut().zip(&vectors[row * dim..(row + 1) * dim]) {
+                    for (s, v) in
+                        sums[leaf * dim..(leaf + 1) * dim].iter_mut().zip(&vectors[row * dim..(row + 1) * dim])
+                    {
                         *s += *v as f64;
                         squares[leaf] += (*v as f64) * (*v as f64);
                     }
