@@ -89,7 +89,7 @@ static int run(const char* uri, const char* model_path, int concurrent, uint32_t
     const uint8_t* ptrs[FRAGMENTS];
     size_t lens[FRAGMENTS];
     for (int i = 0; i < FRAGMENTS; i++) ptrs[i] = tasks[i].bytes, lens[i] = tasks[i].len;
-    if (lance_dataset_commit_index_segments_with_options(ds, index, "vec", ptrs, lens, FRAGMENTS, NULL, NULL) != 0)
+    if (lance_dataset_commit_index_segments_v2(ds, index, "vec", ptrs, lens, FRAGMENTS, NULL, NULL) != 0)
         die("committing the segments");
     for (int i = 0; i < FRAGMENTS; i++) {
         lance_free_bytes(tasks[i].bytes);
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
         LanceVectorModel* model = NULL;
         uint8_t* bytes = NULL;
         size_t len = 0;
-        if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0 ||
+        if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model) != 0 ||
             lance_vector_model_serialize(model, &bytes, &len) != 0)
             die("training the model");
         if (write_whole_file(model_path, bytes, len) != 0) die_errno("writing the model");

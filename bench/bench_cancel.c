@@ -198,7 +198,7 @@ int main(int argc, char** argv) {
     static Series series[2];
     cancel_series(t, cancels, "trained locally", &series[0]);
     LanceVectorModel* model = NULL;
-    if (lance_dataset_train_vector_model(ds, "vec", &params, NULL, 0, &model) != 0) die("train");
+    if (lance_vector_model_train(ds, "vec", &params, NULL, 0, NULL, &model) != 0) die("train");
     injected = model;
     double i0 = monotonic_seconds();
     if (build(NULL, NULL) != 0) die("build with the model");

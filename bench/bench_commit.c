@@ -39,7 +39,7 @@ static void commit_groups(LanceDataset* ds, const LanceVectorIndexParams* p, con
         for (int i = 0; i < per; i++) fragment_ids[i] = (uint32_t)(g * per + i);
         ptrs[g] = segment(ds, p, m, fragment_ids, (size_t)per, &lens[g]);
     }
-    if (lance_dataset_commit_index_segments_with_options(ds, name, "vec", ptrs, lens, (size_t)count, NULL, NULL) != 0)
+    if (lance_dataset_commit_index_segments_v2(ds, name, "vec", ptrs, lens, (size_t)count, NULL, NULL) != 0)
         die("commit");
     for (int g = 0; g < count; g++) lance_free_bytes((uint8_t*)ptrs[g]);
 }
@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
     if (lance_dataset_create_vector_index(ds[0], "vec", "idx", &p, false) != 0) die("one-shot");
     double t1 = monotonic_seconds();
     LanceVectorModel* model = NULL;
-    if (lance_dataset_train_vector_model(ds[1], "vec", &p, NULL, 0, &model) != 0) die("train");
+    if (lance_vector_model_train(ds[1], "vec", &p, NULL, 0, NULL, &model) != 0) die("train");
     commit_groups(ds[1], &p, model, 1, 16, "idx");
     commit_groups(ds[2], &p, model, 4, 4, "idx");
     printf("recall@10 over 100 queries, %lld x %d, IVF_PQ 64 x 16 (one-shot build %.2f s)\n", (long long)rows, dim,
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
         LanceDataset* c = demo_data_write(u, &small, 0, small_rows, LANCE_WRITE_CREATE, 1000, NULL);
         if (!c) die("write");
         LanceVectorModel* m = NULL;
-        if (lance_dataset_train_vector_model(c, "vec", &f, NULL, 0, &m) != 0) die("train");
+        if (lance_vector_model_train(c, "vec", &f, NULL, 0, NULL, &m) != 0) die("train");
         const int counts[2] = {4, 64};
         for (int k = 0; k < 2; k++) {
             int count = counts[k], per = 64 / count;
@@ -121,8 +121,7 @@ int main(int argc, char** argv) {
             char name[32];
             snprintf(name, sizeof name, "idx%d", count);
             double a = monotonic_seconds();
-            if (lance_dataset_commit_index_segments_with_options(c, name, "vec", ptrs, lens, (size_t)count, NULL,
-                                                                 NULL) != 0)
+            if (lance_dataset_commit_index_segments_v2(c, name, "vec", ptrs, lens, (size_t)count, NULL, NULL) != 0)
                 die("commit");
             double b = monotonic_seconds();
             (k == 0 ? c4 : c64)[rep] = b - a;

@@ -31,7 +31,7 @@ int main(int argc, char** argv) {
         LanceDataset* ds = demo_data_write(uri, &data, 0, data.rows, LANCE_WRITE_CREATE, per_frag, NULL);
         if (!ds) die("write");
         LanceVectorModel* m = NULL;
-        if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &m) != 0) die("train");
+        if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &m) != 0) die("train");
         const uint8_t** ptrs = calloc((size_t)count, sizeof *ptrs);
         size_t* lens = calloc((size_t)count, sizeof *lens);
         int per = fragments / count;
@@ -43,8 +43,7 @@ int main(int argc, char** argv) {
             ptrs[g] = bytes;
         }
         double t0 = monotonic_seconds();
-        if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)count, NULL,
-                                                             NULL) != 0)
+        if (lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, lens, (size_t)count, NULL, NULL) != 0)
             die("commit");
         double t1 = monotonic_seconds();
         const char* list = lance_dataset_index_segments_json(ds);

@@ -7,7 +7,7 @@
  * The first form builds one IVF_FLAT segment through lance.h with the given
  * centroids (CENTROIDS.f32: raw little-endian float32, DIM per row); nothing
  * is committed.  The second trains an IVF_PQ model (IVF centroids, then the
- * PQ codebook: lance_dataset_train_vector_model) with the core's default
+ * PQ codebook: lance_vector_model_train) with the core's default
  * sample rate and MAX_ITERATIONS k-means iterations (absent or 0: the core's
  * default, 50), as pylance's IndicesBuilder.train_ivf and train_pq do with
  * max_iters.  The training runs twice and prints the second run's time in
@@ -60,7 +60,7 @@ static int train(int argc, char** argv) {
     for (int round = 0; round < 2; round++) {
         double t0 = monotonic_seconds();
         LanceVectorModel* model = NULL;
-        if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
+        if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model) != 0) die("train");
         took = monotonic_seconds() - t0;
         lance_vector_model_free(model);
     }
@@ -89,7 +89,8 @@ static int oneshot_train(int argc, char** argv) {
         trained = 0;
         LanceIndexBuildControl control = {on_progress, &trained, NULL};
         t0 = monotonic_seconds();
-        if (lance_dataset_create_vector_index_with_control(ds, "vec", "bench_oneshot", &p, true, &control) != 0) {
+        if (lance_dataset_create_vector_index_v2(ds, "vec", "bench_oneshot", &p, true,
+                                                 &(LanceIndexCreateOptions){.control = &control}) != 0) {
             die("one-shot build");
         }
         t1 = monotonic_seconds();

@@ -152,7 +152,7 @@ static void run(const char* uri, const Shape* sh, const DemoData* data) {
     double write_s = monotonic_seconds() - t0;
     LanceVectorModel* model = NULL;
     t0 = monotonic_seconds();
-    if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("training");
+    if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model) != 0) die("training");
     double train_s = monotonic_seconds() - t0;
     Segments built = {0};
     t0 = monotonic_seconds();
@@ -164,8 +164,8 @@ static void run(const char* uri, const Shape* sh, const DemoData* data) {
     }
     double build_s = monotonic_seconds() - t0;
     t0 = monotonic_seconds();
-    if (lance_dataset_commit_index_segments_with_options(ds, INDEX, "vec", (const uint8_t* const*)built.bytes,
-                                                         built.lens, built.count, NULL, NULL) != 0)
+    if (lance_dataset_commit_index_segments_v2(ds, INDEX, "vec", (const uint8_t* const*)built.bytes, built.lens,
+                                               built.count, NULL, NULL) != 0)
         die("the commit of the built segments");
     double commit_build_s = monotonic_seconds() - t0;
     segments_clear(&built);
@@ -271,8 +271,8 @@ static void run(const char* uri, const Shape* sh, const DemoData* data) {
     LanceCommitIndexOptions commit = {0};
     commit.replace = true;
     t0 = monotonic_seconds();
-    if (lance_dataset_commit_index_segments_with_options(ds, INDEX, "vec", (const uint8_t* const*)out.bytes, out.lens,
-                                                         out.count, &commit, NULL) != 0)
+    if (lance_dataset_commit_index_segments_v2(ds, INDEX, "vec", (const uint8_t* const*)out.bytes, out.lens, out.count,
+                                               &commit, NULL) != 0)
         die("the commit of the plan's segments");
     double commit_s = monotonic_seconds() - t0;
     segments_clear(&out);

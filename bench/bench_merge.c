@@ -91,8 +91,7 @@ static LanceDataset* commit_layout(LanceDataset* ds, const char* uri, const Layo
     for (int i = 0; i < l->count; i++) ptrs[i] = l->bytes[i];
     LanceCommitIndexOptions replace = {0};
     replace.replace = true;
-    if (lance_dataset_commit_index_segments_with_options(ds, "idx", "vec", ptrs, l->lens, (size_t)l->count, &replace,
-                                                         NULL) != 0)
+    if (lance_dataset_commit_index_segments_v2(ds, "idx", "vec", ptrs, l->lens, (size_t)l->count, &replace, NULL) != 0)
         die("commit");
     LanceDataset* at = lance_dataset_open(uri, NULL, lance_dataset_version(ds));
     if (!at || lance_dataset_index_segment_count(at, "idx") != (uint64_t)l->count) die("segment count");
@@ -151,7 +150,7 @@ int main(int argc, char** argv) {
     p.num_sub_vectors = 16;
     LanceVectorModel* model = NULL;
     double t0 = monotonic_seconds();
-    if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
+    if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model) != 0) die("train");
     double train_s = monotonic_seconds() - t0;
 
     static const char* const labels[8] = {"1 segment (one-shot, shared model)",

@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
         if (lance_dataset_create_vector_index(ds, "vec", "full", &p, true) != 0) die("one-shot build");
         double t1 = monotonic_seconds();
         LanceVectorModel* model = NULL;
-        if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
+        if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model) != 0) die("train");
         double t2 = monotonic_seconds();
         uint8_t* bytes;
         size_t len;

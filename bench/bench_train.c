@@ -3,7 +3,7 @@
  *   bench_train --one-node URI PARTITIONS SUB_VECTORS [MODEL_OUT]
  *   bench_train URI WORKERS PARTITIONS SUB_VECTORS LANCE_INDEX [MODEL_OUT]
  *
- * The first trains the IVF_PQ model with lance_dataset_train_vector_model()
+ * The first trains the IVF_PQ model with lance_vector_model_train()
  * (run it under `taskset -c 0` with RAYON_NUM_THREADS=1 for one core) and
  * prints "SECONDS".  The second is a coordinator: it splits the fragments
  * into WORKERS groups of balanced rows, starts one `LANCE_INDEX train-worker`
@@ -16,7 +16,8 @@
  * statistics file), the final losses, the most bytes one round moved, the
  * coordinator's reductions (all rounds, and the longest), the time to the
  * end of the IVF phases, and each worker's peak resident set in MiB.  Both write the model to
- * MODEL_OUT when given (for a build and a recall measurement).
+ * MODEL_OUT when given (for a build and a recall measurement), and both cap
+ * each k-means at BENCH_TRAIN_ITERATIONS iterations when it is set.
  *
  *   bench_train --values MODEL CENTROIDS_OUT CODEBOOK_OUT
  *
@@ -50,6 +51,12 @@ static LanceVectorIndexParams params(uint64_t partitions, uint64_t subs) {
     p.num_partitions = (uint32_t)partitions;
     p.num_sub_vectors = (uint32_t)subs;
     p.num_bits = 8;
+    /* BENCH_TRAIN_ITERATIONS caps each k-means at another iteration count
+     * (0 or unset: the library's default). */
+    const char* iterations = getenv("BENCH_TRAIN_ITERATIONS");
+    uint64_t cap = 0;
+    if (iterations && decimal_parse(iterations, INT32_MAX, &cap) != 0) die("BENCH_TRAIN_ITERATIONS is not a number");
+    p.max_iterations = (uint32_t)cap;
     return p;
 }
 
@@ -73,7 +80,7 @@ static int one_node(int argc, char** argv) {
     LanceVectorIndexParams p = params(partitions, subs);
     LanceVectorModel* model = NULL;
     double t0 = monotonic_seconds();
-    if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
+    if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model) != 0) die("train");
     printf("%.4f\n", monotonic_seconds() - t0);
     if (argc == 6) save_model(model, argv[5]);
     lance_vector_model_free(model);

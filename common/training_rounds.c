@@ -49,8 +49,9 @@ int training_serve(LanceVectorTrainingWorker* worker, FILE* in, FILE* out, int (
         uint8_t* stats = NULL;
         if (!request) {
             fprintf(out, "error %d cannot read %s: %s\n", usage_status, request_path, strerror(errno));
-        } else if (lance_vector_training_worker_run_with_control(worker, request, len, &control, &stats, &stats_len) !=
-                   0) {
+        } else if (lance_vector_training_worker_answer(worker, request, len,
+                                                       &(LanceVectorTrainingAnswerOptions){.control = &control}, &stats,
+                                                       &stats_len) != 0) {
             LanceErrorCode code = lance_last_error_code();
             const char* message = lance_last_error_message();
             fprintf(out, "error %d %s\n", exit_status(code), message ? message : "");

@@ -23,7 +23,7 @@ extern "C" {
  * line; a line that is not two paths, or a file that cannot be read or
  * written, is EXIT `usage_status`.  From a line's arrival to its answer,
  * SIGINT and SIGTERM cancel the round
- * (lance_vector_training_worker_run_with_control()): the worker answers
+ * (lance_vector_training_worker_answer()): the worker answers
  * the line (the error line of LANCE_ERR_CANCELLED, or "ok" when the round
  * had just finished) and stops serving; between lines the signals act as
  * they did before the call.  Returns 0 at the end of `in`, or, after such a

@@ -261,7 +261,7 @@ int main(int argc, char** argv) {
     LanceVectorModel* model = NULL;
     uint32_t rounds = 0;
     if (one_node) {
-        if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) die("train");
+        if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model) != 0) die("train");
     } else {
         rounds = train_across(program, uri, version, w, workers, &p, dir, &model);
     }
@@ -353,8 +353,8 @@ int main(int argc, char** argv) {
     options.job_id = "coordinator-example";
     options.attempt_id = "1";
     LanceCommitIndexResult result = {0};
-    if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers, &options,
-                                                         &result) != 0)
+    if (lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers, &options, &result) !=
+        0)
         die("commit");
     double t3 = monotonic_seconds();
     printf("committed %d segments as index 'vec_idx' in version %llu: %.3f s\n", workers,
@@ -362,8 +362,8 @@ int main(int argc, char** argv) {
     /* A retry of the same commit (as after a lost reply) changes nothing. */
     LanceCommitIndexResult retry = {0};
     options.attempt_id = "2";
-    if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers, &options,
-                                                         &retry) != 0)
+    if (lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, lens, (size_t)workers, &options, &retry) !=
+        0)
         die("retry commit");
     printf("retried the commit: already committed = %s, version %llu\n", retry.already_committed ? "yes" : "no",
            (unsigned long long)retry.version);

@@ -10,6 +10,10 @@
 #   scripts/licenses.sh --check [--output FILE]  fails (exit 1) on a licence
 #       outside ALLOWED below, naming the crate, and on an inventory that no
 #       longer matches Cargo.lock; writes nothing (ctest: test_licenses)
+#   scripts/licenses.sh --texts DIR [--output FILE]  copies each crate's
+#       licence files into DIR/<crate>-<version>/ (DIR must not exist;
+#       scripts/package.sh makes the package's share/doc/lance-c/licenses/
+#       with it); fails as --check does, and writes no inventory
 #   scripts/licenses.sh --print-metadata         cargo metadata's JSON, as read
 # --metadata FILE reads that JSON from FILE instead of running cargo (the test
 # feeds a doctored copy).  CARGO names the cargo to run (default: cargo on
@@ -18,6 +22,14 @@
 # Left out of the inventory: the dev-dependencies, the build dependencies and
 # the procedural macros, with what only they pull in: they run while the
 # library is compiled and are not part of it.
+#
+# A crate's licence files are the files of its published source (in the
+# cargo registry) named LICENSE*, LICENCE*, COPYING*, NOTICE*, COPYRIGHT* or
+# UNLICENSE*, at its top and in its folders (where it bundles other code, a
+# C library for example, with that code's own), but not in its tests,
+# examples, benchmarks, documentation, assets or programs, which the library
+# does not contain; and the file its package names as `license-file`.  Every mode
+# fails naming a crate that has none, unless NO_LICENSE_FILE below lists it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -30,14 +42,32 @@ ALLOWED=(0BSD Apache-2.0 BSD-2-Clause BSD-3-Clause BSL-1.0 CC0-1.0 ISC MIT MIT-0
          Zlib)
 # Exceptions allowed after WITH.
 ALLOWED_EXCEPTIONS=(LLVM-exception)
+# Crates whose published source holds no licence file, each read and
+# accepted by name: --texts records for each, in place of the files, the
+# licence expression, the repository and the authors its package declares
+# (DECLARED-LICENSE.txt; the texts are in that repository).  A crate missing
+# from this list and without a licence file fails every mode until someone
+# reads its repository and adds it here.  The Lance crates (lance, lance-*,
+# fsst) are published without the LICENSE of their repository, Apache-2.0,
+# the licence lance-c itself ships in share/doc/lance-c/LICENSE.
+NO_LICENSE_FILE=(base64-simd flatbuffers fsst geo geo-traits geoarrow-array geoarrow-expr-geo geoarrow-schema
+                 geodatafusion i_overlay lance lance-arrow lance-arrow-scalar lance-arrow-stats lance-bitpacking
+                 lance-core lance-datafusion lance-encoding lance-file lance-geo lance-index lance-index-core
+                 lance-io lance-jsonb lance-linalg lance-namespace lance-namespace-reqwest-client lance-select
+                 lance-table lance-tokenizer object_store_opendal pbjson pbjson-types rstar vsimd)
 
 mode="write"
 metadata=""
 output=$root/THIRD-PARTY-LICENSES.md
-usage() { echo "usage: scripts/licenses.sh [--check | --print-metadata] [--metadata FILE] [--output FILE]" >&2; exit 2; }
+texts=""
+usage() {
+  echo "usage: scripts/licenses.sh [--check | --texts DIR | --print-metadata] [--metadata FILE] [--output FILE]" >&2
+  exit 2
+}
 while [ $# -gt 0 ]; do
   case $1 in
     --check) mode=check; shift ;;
+    --texts) [ $# -ge 2 ] || usage; mode=texts; texts=$2; shift 2 ;;
     --print-metadata) mode=print; shift ;;
     --metadata) [ $# -ge 2 ] || usage; metadata=$2; shift 2 ;;
     --output) [ $# -ge 2 ] || usage; output=$2; shift 2 ;;
@@ -66,12 +96,14 @@ if [ "$mode" = print ]; then
   exit 0
 fi
 
-python3 - "$mode" "$metadata" "$output" "$target" "${ALLOWED[*]}" "${ALLOWED_EXCEPTIONS[*]}" <<'PY'
-import difflib, json, os, re, sys, textwrap
+python3 - "$mode" "$metadata" "$output" "$target" "${ALLOWED[*]}" "${ALLOWED_EXCEPTIONS[*]}" \
+  "${NO_LICENSE_FILE[*]}" "$texts" <<'PY'
+import difflib, json, os, re, shutil, sys, textwrap
 
-mode, metadata_path, output, target, allowed, allowed_exceptions = sys.argv[1:]
+mode, metadata_path, output, target, allowed, allowed_exceptions, no_licence_file, texts = sys.argv[1:]
 allowed = set(allowed.split())
 allowed_exceptions = set(allowed_exceptions.split())
+no_licence_file = set(no_licence_file.split())
 out_name = os.path.basename(output)
 
 
@@ -209,6 +241,45 @@ for p in crates:
         if identifier.upper() not in ("AND", "OR"):
             by_identifier[identifier] = by_identifier.get(identifier, 0) + 1
 
+# Each crate's licence files, as paths relative to its published source.
+LICENCE_NAME = re.compile(r"(licen[cs]e|copying|notice|copyright|unlicense)([-._].*)?", re.IGNORECASE)
+NOT_SHIPPED = {"tests", "test", "testdata", "examples", "example", "benches", "bench", "docs", "doc", "assets",
+               "programs", "contrib", "fuzz"}
+
+
+def licence_files(p):
+    source = os.path.dirname(p["manifest_path"])
+    found = []
+    for top, dirs, files in os.walk(source):
+        dirs[:] = sorted(d for d in dirs if d.lower() not in NOT_SHIPPED)
+        for name in sorted(files):
+            # "license_header.txt" and the like are templates, not licences.
+            if LICENCE_NAME.fullmatch(name) and "header" not in name.lower() and \
+                    os.path.isfile(os.path.join(top, name)):
+                found.append(os.path.relpath(os.path.join(top, name), source))
+    # A license-file outside the package's folder is published at its top.
+    declared = p.get("license_file")
+    for candidate in ([os.path.normpath(declared), os.path.basename(declared)] if declared else []):
+        if not candidate.startswith("..") and os.path.isfile(os.path.join(source, candidate)):
+            if candidate not in found:
+                found.append(candidate)
+            break
+    return source, found
+
+
+licence_files_of = {}
+for p in crates:
+    who = f"{p['name']} {p['version']}"
+    source, found = licence_files(p)
+    if not os.path.isdir(source):
+        problems.append(f"{who}: its source is not in the cargo registry: a build or `cargo fetch --locked` "
+                        f"puts it there")
+    elif not found and p["name"] not in no_licence_file:
+        problems.append(f"{who}: its published source holds no licence file: read the licence in its "
+                        f"repository ({p.get('repository') or 'none declared'}) and, if it is the declared "
+                        f"'{p.get('license')}', add the crate to NO_LICENSE_FILE in scripts/licenses.sh")
+    licence_files_of[p["id"]] = (source, found)
+
 features = ", ".join(f for f in nodes[root].get("features", []) if f != "default") or "none"
 mpl = [f"{p['name']} {p['version']}" for p in crates if "MPL-2.0" in (p.get("license") or "")]
 paragraphs = [
@@ -219,7 +290,10 @@ paragraphs = [
     f"is compiled (build scripts and their dependencies, procedural macros) are not part of it and "
     f"are not listed.",
     "Each licence is the SPDX expression the crate's package declares (`/` is an old spelling of "
-    "`OR`). The licence texts and copyright notices are in each crate's published source. A crate "
+    "`OR`). The package holds each crate's licence, copyright and notice files as its published "
+    "source has them, in `share/doc/lance-c/licenses/<crate>-<version>/` (`scripts/licenses.sh "
+    "--texts`), or, for a crate published without any, the licence, repository and authors its "
+    "package declares. A crate "
     "marked **C** can compile C or assembly in its build script (it builds with the `cc` or `cmake` "
     "crate), so the libraries also hold that code, under the crate's licence: aws-lc, ring, BLAKE3, "
     "zstd and lz4 among them.",
@@ -240,7 +314,8 @@ lines += [f"| {p['name']} | {p['version']} | {p.get('license') or '(none)'} | {'
           for p in crates]
 text = "\n".join(lines) + "\n"
 
-if mode == "check":
+# --texts too: the package's inventory and its licence folders name the same crates.
+if mode in ("check", "texts"):
     try:
         with open(output) as f:
             current = f.read()
@@ -252,7 +327,7 @@ if mode == "check":
                                          lineterm=""))
         problems.append(f"{out_name} does not match Cargo.lock: run scripts/licenses.sh and commit the result\n"
                         + "\n".join(diff[:24]) + ("\n..." if len(diff) > 24 else ""))
-else:
+elif mode == "write":
     with open(output, "w") as f:
         f.write(text)
 
@@ -260,6 +335,49 @@ for problem in problems:
     print(f"licenses: {problem}", file=sys.stderr)
 if problems:
     sys.exit(1)
+
+if mode == "texts":
+    try:
+        os.makedirs(texts)
+    except OSError as e:
+        fail_usage(f"--texts {texts}: cannot make it ({e.strerror}); name a folder that does not exist")
+    copied, declared_only = 0, []
+    for p in crates:
+        source, found = licence_files_of[p["id"]]
+        folder = os.path.join(texts, f"{p['name']}-{p['version']}")
+        os.makedirs(folder)
+        for relative in found:
+            os.makedirs(os.path.dirname(os.path.join(folder, relative)), exist_ok=True)
+            shutil.copyfile(os.path.join(source, relative), os.path.join(folder, relative))
+            copied += 1
+        if found:
+            continue
+        declared_only.append(p["name"])
+        expression = p.get("license") or "(none declared)"
+        note = [f"{p['name']} {p['version']} is published without a licence file. Its package declares:", "",
+                f"  license:    {expression}",
+                f"  repository: {p.get('repository') or '(none declared)'}",
+                f"  authors:    {', '.join(p.get('authors') or []) or '(none declared)'}", "",
+                "The licence's text and the copyright notices are in that repository."]
+        if re.search(r"\bApache-2\.0\b", expression):
+            note.append("The text of the Apache License 2.0 is share/doc/lance-c/LICENSE in this package.")
+        with open(os.path.join(folder, "DECLARED-LICENSE.txt"), "w") as f:
+            f.write("\n".join(note) + "\n")
+    readme = (f"The licence, copyright and notice files of the {len(crates)} crates whose code lance-c's libraries "
+              f"contain (THIRD-PARTY-LICENSES.md lists them), one folder per crate, <crate>-<version>/, with "
+              f"the files as the crate's published source has them: its own at the top, those of code it "
+              f"bundles (a C library, for example) under their paths. A crate published without any has "
+              f"DECLARED-LICENSE.txt instead: the licence, repository and authors its package declares. "
+              f"Made by scripts/licenses.sh --texts.")
+    with open(os.path.join(texts, "README.txt"), "w") as f:
+        f.write("\n".join(textwrap.wrap(readme, 78, break_long_words=False, break_on_hyphens=False)) + "\n")
+    stale = sorted(no_licence_file - {p["name"] for p in crates if not licence_files_of[p["id"]][1]})
+    if stale:
+        print(f"licenses: NO_LICENSE_FILE names crates that are not linked or now have a licence file: "
+              f"{', '.join(stale)}", file=sys.stderr)
+    print(f"licenses: {len(crates)} crates: {copied} licence files copied into {texts}; "
+          f"{len(declared_only)} published without one, their declarations written: {', '.join(declared_only)}")
+    sys.exit(0)
 done = "checked" if mode == "check" else "written"
 print(f"licenses: {len(crates)} crates, every licence allowed; {out_name} {done}")
 PY

@@ -8,7 +8,9 @@
 #                                             debug info stripped
 #     lance-c-<...>/lib/cmake/lance-c/, lib/pkgconfig/lance-c.pc (shared) and
 #                                             lance-c-static.pc, bin/lance-index
-#     lance-c-<...>/share/doc/lance-c/        LICENSE, NOTICE, THIRD-PARTY-LICENSES.md
+#     lance-c-<...>/share/doc/lance-c/        LICENSE, NOTICE, THIRD-PARTY-LICENSES.md,
+#                                             licenses/<crate>-<version>/ (each linked
+#                                             crate's licence files: licenses.sh --texts)
 #   dist/lance-c-<...>-debug.tar.xz (+ .sha256)
 #     lance-c-<...>/lib/liblance_c.so.<version>.debug, the shared library's
 #     debug info (gdb finds it next to the library, unpacked over the package)
@@ -60,6 +62,11 @@ name=lance-c-$version-$target
 case $cpu in "" | x86-64) ;; *) name=$name-$cpu ;; esac
 mv "$stage/install" "$stage/$name"
 mkdir -p "$stage/debug/$name/lib"
+# Each linked crate's licence files, from the cargo registry (cargo metadata,
+# offline: no build); it fails when the package's inventory does not list
+# the same crates, or when a crate has no licence file.
+doc=$stage/$name/share/doc/lance-c
+"$root/scripts/licenses.sh" --texts "$doc/licenses" --output "$doc/THIRD-PARTY-LICENSES.md"
 
 lib=$stage/$name/lib
 so=liblance_c.so.$version
@@ -72,13 +79,14 @@ stripped=$(date +%s)
 
 # The package is whole: the library answers to the SONAME a link records,
 # both links resolve to it, and it exports the header's functions only; the
-# licence files are there.
+# licence files are there (scripts/check_install.sh compares the crates'
+# folders with the inventory).
 soname=$(readelf -d "$lib/$so" | sed -n 's/.*(SONAME).*\[\(.*\)\]$/\1/p')
 if [ "$(readlink -f "$lib/$soname")" != "$lib/$so" ] || [ "$(readlink -f "$lib/liblance_c.so")" != "$lib/$so" ]; then
   echo "package: lib/$soname or lib/liblance_c.so does not lead to lib/$so" >&2
   exit 1
 fi
-for file in LICENSE NOTICE THIRD-PARTY-LICENSES.md; do
+for file in LICENSE NOTICE THIRD-PARTY-LICENSES.md licenses/README.txt; do
   [ -s "$stage/$name/share/doc/lance-c/$file" ] ||
     { echo "package: the install holds no share/doc/lance-c/$file" >&2; exit 1; }
 done

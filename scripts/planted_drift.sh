@@ -1,4 +1,4 @@
-# Sourced by the checks' --planted-drift modes (check_map.sh, check_tool.sh):
+# Sourced by the checks' --planted-drift modes (check_map.py, check_tool.sh):
 # the verdict on a check run over a copy with drifts planted in it.
 #   planted_verdict BEFORE AFTER STATUS WANT...
 # BEFORE and AFTER are the check's reports on the copy without and with the

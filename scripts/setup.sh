@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what building and testing lance-c needs, only what is missing.
 # Idempotent; run as root (or with sudo available) on Debian.
-#   setup.sh [--build | --test]
+#   setup.sh [--build | --test | --check]
 # --build: what the build needs (its Debian packages, the Rust toolchain
 # check).  --test: what only the tests need (their Debian packages, pylance,
 # the Maven artifacts, the storage emulators), which scripts/test.sh
@@ -9,12 +9,26 @@
 # the emulators with Go 1.26 or newer, which it does not install
 # (docs/building.md "Prerequisites"); as a user other than root it leaves the
 # emulators out (below).
+# Every phase first checks what it cannot install itself, and that it can
+# install the rest, before it installs, downloads or builds anything; it
+# stops naming each missing prerequisite and how to get it.  --check runs
+# only those checks, for both phases (scripts/test.sh runs it first, so that
+# a missing prerequisite stops it in seconds rather than after the build).
 set -euo pipefail
 phase=${1:-all}
 case $phase in
-  all | --build | --test) ;;
-  *) echo "usage: setup.sh [--build | --test]" >&2; exit 2 ;;
+  all | --build | --test | --check) ;;
+  *) echo "usage: setup.sh [--build | --test | --check]" >&2; exit 2 ;;
 esac
+# The storage emulators' pinned versions (built below; the preflight asks
+# whether they must be, which needs Go), and where they go.
+seaweedfs_module=github.com/seaweedfs/seaweedfs
+seaweedfs_version=v0.0.0-20261109003541-7506e5f91cd6
+weed_stamp="$seaweedfs_version (test plugins only)"
+weed_dir=$HOME/.cache/lance-c/bin
+fake_gcs_module=github.com/fsouza/fake-gcs-server
+fake_gcs_version=v1.56.1
+venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 # Runs a command with its output set aside, printed only if it fails (Go
 # prints a line for every module it downloads).
 quiet() {
@@ -30,7 +44,7 @@ if [ "$phase" != --test ]; then
   command -v protoc >/dev/null || need+=(protobuf-compiler)
   command -v cmake >/dev/null || need+=(cmake)
   command -v ninja >/dev/null || need+=(ninja-build)
-  command -v cc >/dev/null || need+=(build-essential)
+  { command -v cc && command -v c++ && command -v make; } >/dev/null || need+=(build-essential)
   command -v pkg-config >/dev/null || need+=(pkg-config)
   command -v nm >/dev/null || need+=(binutils)
   # scripts/package.sh compresses with xz.
@@ -63,11 +77,66 @@ if [ "$phase" != --build ]; then
   command -v mvn >/dev/null || need+=(maven)
   # pylance's virtual environment (below), when there is none yet: Debian's
   # python3 makes one only with python3-venv (ensurepip).
-  if [ ! -x "${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}/bin/python" ]; then
+  if [ ! -x "$venv/bin/python" ]; then
     command -v python3 >/dev/null || need+=(python3)
     python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
   fi
 fi
+
+# The Go toolchain the storage emulators are built with: go on PATH, else
+# /usr/local/go (where Go's release archive is unpacked), and its minor
+# version (empty when there is none).  No script installs it (Debian 12's
+# golang-go is Go 1.19).
+go_bin=$(command -v go || echo /usr/local/go/bin/go)
+go_minor() { ("$go_bin" env GOVERSION 2>/dev/null || true) | sed -n 's/^go1\.\([0-9]*\).*/\1/p'; }
+# Whether this set-up builds the emulators: they serve only tests that need
+# root, so as another user only with LANCE_C_SETUP_STORES=1 (below).
+stores=false
+if [ "$(id -u)" -eq 0 ] || [ "${LANCE_C_SETUP_STORES:-0}" = 1 ]; then stores=true; fi
+
+# ---- Preflight: what cannot be installed here, and whether the rest can.
+problems=()
+if [ ${#need[@]} -gt 0 ]; then
+  if ! command -v apt-get >/dev/null; then
+    problems+=("the Debian packages ${need[*]} are missing and there is no apt-get to install them: install them (or their equivalents) yourself")
+  elif [ "$(id -u)" -ne 0 ] && ! sudo -n true 2>/dev/null && ! { [ -t 0 ] && command -v sudo >/dev/null; }; then
+    problems+=("the Debian packages ${need[*]} are missing and installing them needs root: run this as root, or as a user who may use sudo")
+  fi
+fi
+if [ "$phase" != --test ]; then
+  cargo_bin=$(command -v cargo || echo "$HOME/.cargo/bin/cargo")
+  cargo_minor=$( ("$cargo_bin" -V 2>/dev/null || true) | sed -n 's/^cargo 1\.\([0-9]*\).*/\1/p')
+  [ "${cargo_minor:-0}" -ge 95 ] ||
+    problems+=("a Rust toolchain, cargo 1.95 or newer (found: ${cargo_minor:+1.}${cargo_minor:-none}): install it with rustup, which no script here runs")
+fi
+if [ "$phase" != --build ] && $stores; then
+  if [ ! -x "$weed_dir/weed" ] || [ "$(cat "$weed_dir/weed.version" 2>/dev/null)" != "$weed_stamp" ] ||
+     [ ! -x "$weed_dir/fake-gcs-server" ] ||
+     [ "$(cat "$weed_dir/fake-gcs-server.version" 2>/dev/null)" != "$fake_gcs_version" ]; then
+    minor=$(go_minor)
+    [ "${minor:-0}" -ge 26 ] ||
+      problems+=("Go 1.26 or newer, to build the object-storage tests' emulators (found: ${minor:+1.}${minor:-none}): unpack Go's release archive for this system at /usr/local/go, or put its go on PATH")
+  fi
+fi
+# The tests that need root (ctest label needs-root) make network and mount
+# namespaces (ip netns, unshare --net --mount, tmpfs mounts): a container
+# without those privileges runs as root but cannot.
+if [ "$phase" != --build ] && [ "$(id -u)" -eq 0 ]; then
+  scratch=$(mktemp -d)
+  unshare --net --mount --propagation private -- mount -t tmpfs tmpfs "$scratch" 2>"$scratch.err" ||
+    problems+=("network and mount namespaces (unshare --net --mount, then a tmpfs mount: $(head -c 200 "$scratch.err")): the tests labelled needs-root need them; run on a host or VM that allows them (a container needs --privileged), or run scripts/test.sh -LE needs-root as a user other than root")
+  if command -v ip >/dev/null && ! { ip netns add "lance-c-check-$$" && ip netns del "lance-c-check-$$"; } 2>/dev/null; then
+    problems+=("ip netns add (the object-store tests' hosts): not allowed here; run on a host or VM that allows it")
+  fi
+  rm -rf "$scratch" "$scratch.err"
+fi
+if [ ${#problems[@]} -gt 0 ]; then
+  echo "setup: cannot go on; missing:" >&2
+  printf '  - %s\n' "${problems[@]}" >&2
+  exit 1
+fi
+[ "$phase" != --check ] || exit 0
+
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""
   [ "$(id -u)" -ne 0 ] && sudo=sudo
@@ -75,15 +144,10 @@ if [ ${#need[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
 fi
-if [ "$phase" != --test ] && ! command -v cargo >/dev/null && [ ! -x "$HOME/.cargo/bin/cargo" ]; then
-  echo "setup: a Rust toolchain (cargo 1.95 or newer) is required; install it with rustup" >&2
-  exit 1
-fi
 [ "$phase" != --build ] || exit 0
 # The cross-SDK tests run against pylance of the Lance version the library
 # pins, in a virtual environment of their own; the Ray cluster test
 # (test_s3_ray) and the Ray example use Ray from the same environment.
-venv=${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}
 pylance_version=14.0.2
 ray_version=2.60.0
 # The bench suite's smoke test (test_bench_smoke) also plots with matplotlib
@@ -101,6 +165,11 @@ sys.exit(lance.__version__ != '$pylance_version' or ray.__version__ != '$ray_ver
   "$venv/bin/pip" install -q "pylance==$pylance_version" numpy "ray==$ray_version" matplotlib \
     "wordllama==$wordllama_version"
 fi
+# FAISS's environment for bench/faiss_bench.sh (its smoke test,
+# test_bench_smoke_faiss, then runs without the network): faiss-cpu, numpy
+# and pylance at the versions that script pins, in
+# ~/.cache/lance-c/faiss-venv; nothing when it is there.
+bash "$(dirname "$0")/../bench/faiss_bench.sh" --setup
 # The Java coordinator's Maven artifacts (the Lance Java SDK and its
 # dependencies, JUnit, the plugins a test run loads), fetched once into
 # ~/.m2 so that ctest runs Maven offline.  A stamp per pom content says they
@@ -123,35 +192,18 @@ fi
 # The storage emulators below serve only tests that need root (network
 # namespaces; ctest label needs-root), so another user's set-up leaves them
 # out (and needs no Go or npm), unless LANCE_C_SETUP_STORES=1.
-if [ "$(id -u)" -ne 0 ] && [ "${LANCE_C_SETUP_STORES:-0}" != 1 ]; then
+if ! $stores; then
   echo "setup: not root: the object-store emulators (SeaweedFS, fake-gcs-server, Azurite) are left out, since only tests that need root use them (ctest -LE needs-root runs the others); LANCE_C_SETUP_STORES=1 sets them up anyway"
   exit 0
 fi
-# The Go toolchain the storage emulators are built with: go on PATH, else
-# /usr/local/go (where Go's release archive is unpacked).  No script installs
-# it (Debian 12's golang-go is Go 1.19).
-go_toolchain() {
-  local go go_minor
-  go=$(command -v go || echo /usr/local/go/bin/go)
-  go_minor=$( ("$go" env GOVERSION 2>/dev/null || true) | sed -n 's/^go1\.\([0-9]*\).*/\1/p')
-  if [ "${go_minor:-0}" -lt 26 ]; then
-    echo "setup: $1 for the object-storage tests needs Go 1.26 or newer (found: ${go_minor:+1.}${go_minor:-none}): unpack Go's release archive for this system at /usr/local/go, or put its go on PATH" >&2
-    exit 1
-  fi
-  echo "$go"
-}
 # The object-storage tests' S3 server: SeaweedFS, built from its Go module
 # at one pinned version into $HOME/.cache/lance-c/bin (once; a stamp names the
 # version built).  `go install weed@VERSION` refuses the module (its go.mod has a
 # replace directive), so the module is downloaded and its weed command built
 # from a copy of it (below).  Needs Go 1.26 or newer (the module's go.mod asks
-# for it).
-seaweedfs_module=github.com/seaweedfs/seaweedfs
-seaweedfs_version=v0.0.0-20261109003541-7506e5f91cd6
-weed_stamp="$seaweedfs_version (test plugins only)"
-weed_dir=$HOME/.cache/lance-c/bin
+# for it; the preflight checked it).
 if [ ! -x "$weed_dir/weed" ] || [ "$(cat "$weed_dir/weed.version" 2>/dev/null)" != "$weed_stamp" ]; then
-  go=$(go_toolchain SeaweedFS)
+  go=$go_bin
   echo "setup: building SeaweedFS $seaweedfs_version into $weed_dir"
   started=$(date +%s)
   mkdir -p "$weed_dir"
@@ -180,11 +232,9 @@ fi
 # The Google Cloud Storage emulator of test_gcs_loop (tests/stores/):
 # fake-gcs-server, built from its Go module at one pinned version into the
 # same directory (once; a stamp names the version built).
-fake_gcs_module=github.com/fsouza/fake-gcs-server
-fake_gcs_version=v1.56.1
 if [ ! -x "$weed_dir/fake-gcs-server" ] ||
    [ "$(cat "$weed_dir/fake-gcs-server.version" 2>/dev/null)" != "$fake_gcs_version" ]; then
-  go=$(go_toolchain fake-gcs-server)
+  go=$go_bin
   echo "setup: building fake-gcs-server $fake_gcs_version into $weed_dir"
   started=$(date +%s)
   scratch=$(mktemp -d)

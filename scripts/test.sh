@@ -2,6 +2,15 @@
 # Builds lance-c and runs every test, two at a time (CTEST_PARALLEL_LEVEL
 # overrides; tests/CMakeLists.txt says why two).  Usage: scripts/test.sh [ctest args...]
 start=$(date +%s)
+# First, before anything is installed, downloaded or built: every
+# prerequisite of the build and the tests (scripts/setup.sh --check, under a
+# second), and root for the whole run: without ctest arguments every test
+# runs, those labelled needs-root included.
+"$(dirname "$0")/setup.sh" --check || exit 1
+if [ "$(id -u)" -ne 0 ] && [ $# -eq 0 ]; then
+  echo "test: the object-store and fault tests (ctest label needs-root) need root (network and mount namespaces): run this as root, or leave them out: scripts/test.sh -LE needs-root" >&2
+  exit 1
+fi
 LANCE_C_SETUP=--build source "$(dirname "$0")/configure.sh"
 # What only the tests need (pylance, the Maven artifacts, the storage
 # emulators: about 6 minutes on a fresh machine, most of it building

@@ -48,9 +48,8 @@ static int cmd_train(const Args* a) {
     training_started = t0;
     if (ticking && pthread_create(&ticker, NULL, show_elapsed, NULL) != 0) ticking = 0;
     if (!ticking && !quiet) fprintf(stderr, "training the shared model...\n");
-    int trained =
-        with_options ? lance_dataset_train_vector_model_with_options(ds, column, &p, &to, sample, nsample, NULL, &model)
-                     : lance_dataset_train_vector_model(ds, column, &p, sample, nsample, &model);
+    LanceVectorModelTrainOptions options = {.training = with_options ? &to : NULL};
+    int trained = lance_vector_model_train(ds, column, &p, sample, nsample, &options, &model);
     if (ticking) {
         atomic_store(&training_done, 1);
         pthread_join(ticker, NULL);

@@ -168,7 +168,7 @@ static int cmd_commit(const Args* a) {
         c.job_id = arg(a, "--job-id");
         c.attempt_id = arg(a, "--attempt-id");
         LanceCommitIndexResult r;
-        if (lance_dataset_commit_index_segments_with_options(ds, name, column, ptrs, lens, count, &c, &r) != 0)
+        if (lance_dataset_commit_index_segments_v2(ds, name, column, ptrs, lens, count, &c, &r) != 0)
             rc = lib_error("commit");
         else
             printf("{\"version\": %llu, \"already_committed\": %s}\n", (unsigned long long)r.version,

@@ -20,9 +20,11 @@ static int cmd_create(const Args* a) {
     double t0 = monotonic_seconds();
     const char* name = arg(a, "--name");
     bool replace = arg(a, "--replace") != NULL;
-    if ((scalar ? lance_dataset_create_scalar_index_with_control(ds, column, name, st, params_json, replace, &control)
-                : lance_dataset_create_vector_index_with_options(ds, column, name, &p, with_options ? &to : NULL,
-                                                                 replace, &control)) != 0) {
+    if ((scalar ? lance_dataset_create_scalar_index_v2(ds, column, name, st, params_json, replace,
+                                                       &(LanceIndexCreateOptions){.control = &control})
+                : lance_dataset_create_vector_index_v2(
+                      ds, column, name, &p, replace,
+                      &(LanceIndexCreateOptions){.control = &control, .training = with_options ? &to : NULL})) != 0) {
         rc = lib_error("create");
     } else {
         if (!quiet) fprintf(stderr, "built and committed in %.2f s\n", monotonic_seconds() - t0);
@@ -71,9 +73,10 @@ static int cmd_optimize(const Args* a) {
         return rc;
     }
     LanceIndexBuildControl control = build_control();
+    options.control = &control;
     uint64_t before = lance_dataset_version(ds);
     double t0 = monotonic_seconds();
-    if (lance_dataset_optimize_indices_with_control(ds, &options, &control) != 0) {
+    if (lance_dataset_optimize_indices(ds, &options) != 0) {
         rc = lib_error("optimize");
     } else {
         uint64_t after = lance_dataset_version(ds);
@@ -382,8 +385,8 @@ static int commit_maintenance(const Args* a, Maintenance* m, const JValue* plan,
     c.attempt_id = arg(a, "--attempt-id");
     LanceCommitIndexResult r;
     double t0 = monotonic_seconds();
-    if (lance_dataset_commit_index_segments_with_options(m->ds, m->name, m->column, (const uint8_t* const*)segments,
-                                                         lens, count, &c, &r) != 0)
+    if (lance_dataset_commit_index_segments_v2(m->ds, m->name, m->column, (const uint8_t* const*)segments, lens, count,
+                                               &c, &r) != 0)
         return lib_error("commit");
     uint64_t after = lance_dataset_index_segment_count(m->ds, m->name);
     if (!after) return lib_error("counting the segments after the commit");

@@ -112,19 +112,20 @@
  * Contents: each section below, in order, with the functions it declares
  * (scripts/check_map.sh --toc prints this list; the map check fails when it
  * disagrees with the declarations).
+ * [own] marks a function of this library's own; the others are upstream lance-c's.
  *
- *   Version: lance_version
+ *   Version: lance_version [own]
  *   Arrow C Data Interface: (types only)
  *   Errors and memory: lance_last_error_code, lance_last_error_message, lance_free_string,
  *       lance_free_bytes
- *   Process budget: lance_process_budget_set
- *   Logging: lance_set_log_callback
+ *   Process budget: lance_process_budget_set [own]
+ *   Logging: lance_set_log_callback [own]
  *   Datasets: lance_dataset_open, lance_dataset_close, lance_dataset_version,
  *       lance_dataset_latest_version, lance_dataset_count_rows, lance_dataset_schema,
  *       lance_dataset_fragment_count, lance_dataset_fragment_ids,
- *       lance_dataset_fragment_ids_bounded, lance_dataset_fragment_row_counts,
+ *       lance_dataset_fragment_ids_bounded [own], lance_dataset_fragment_row_counts [own],
  *       lance_dataset_delete, lance_dataset_update, lance_dataset_compact_files,
- *       lance_dataset_cleanup_old_versions, lance_dataset_abort_incomplete_uploads
+ *       lance_dataset_cleanup_old_versions [own], lance_dataset_abort_incomplete_uploads [own]
  *   Versions, restore and statistics: lance_dataset_versions, lance_versions_count,
  *       lance_versions_id_at, lance_versions_timestamp_ms_at, lance_versions_close,
  *       lance_dataset_restore, lance_dataset_calculate_data_stats, lance_data_statistics_count,
@@ -155,64 +156,78 @@
  *       lance_scanner_set_include_deleted_rows, lance_scanner_set_substrait_filter,
  *       lance_scanner_additional_sql_filter, lance_scanner_set_statistics_callback,
  *       lance_scanner_to_arrow_stream, lance_scanner_next, lance_batch_to_arrow,
- *       lance_batch_num_rows, lance_batch_free
+ *       lance_batch_num_rows [own], lance_batch_free
  *   Async scan: lance_scanner_scan_async, lance_scanner_async_stream_free, lance_scanner_poll_next
  *   Full-text search: lance_scanner_full_text_search, lance_dataset_prepare_fts_match_query,
  *       lance_dataset_prepare_fts_query, lance_dataset_prepare_fts_phrase_query,
  *       lance_fts_query_context_close, lance_scanner_set_fts_query_context,
- *       lance_scanner_set_fts_index_segments, lance_scanner_minhash_search
+ *       lance_scanner_set_fts_index_segments, lance_scanner_minhash_search [own]
  *   Random access: lance_dataset_take, lance_dataset_take_rows
  *   Blobs: lance_dataset_take_blobs, lance_dataset_take_blobs_by_indices, lance_blob_file_size,
  *       lance_blob_file_read, lance_blob_file_read_up_to, lance_blob_file_read_range,
  *       lance_blob_file_seek, lance_blob_file_tell, lance_blob_file_close,
  *       lance_scanner_set_blob_handling
  *   Indices: lance_dataset_create_vector_index, lance_dataset_create_scalar_index,
- *       lance_dataset_create_vector_index_with_control,
- *       lance_dataset_create_scalar_index_with_control,
- *       lance_dataset_create_vector_index_with_options, lance_dataset_recommended_num_partitions,
- *       lance_dataset_drop_index, lance_dataset_index_count, lance_dataset_index_list_json,
+ *       lance_dataset_create_vector_index_v2 [own], lance_dataset_create_scalar_index_v2 [own],
+ *       lance_dataset_create_vector_index_with_control [own],
+ *       lance_dataset_create_scalar_index_with_control [own],
+ *       lance_dataset_create_vector_index_with_options [own],
+ *       lance_dataset_recommended_num_partitions [own], lance_dataset_drop_index,
+ *       lance_dataset_index_count, lance_dataset_index_list_json,
  *       lance_dataset_index_segment_count, lance_dataset_index_segments,
  *       lance_dataset_prewarm_index
- *   Distributed index builds: planning: lance_dataset_plan_fragment_groups,
- *       lance_fragment_plan_group_count, lance_fragment_plan_dataset_version,
- *       lance_fragment_plan_group, lance_fragment_plan_free
- *   Distributed index builds: shared models (RFC E1): lance_dataset_train_ivf_centroids,
- *       lance_dataset_train_pq_codebook, lance_index_train_ivf_model, lance_index_train_pq_model,
- *       lance_dataset_train_vector_model, lance_dataset_train_vector_model_with_control,
- *       lance_dataset_train_vector_model_with_options, lance_vector_model_from_arrow,
- *       lance_vector_model_serialize, lance_vector_model_parse, lance_vector_model_fingerprint,
- *       lance_vector_model_info, lance_vector_model_index_type, lance_vector_model_centroids,
- *       lance_vector_model_codebook, lance_vector_model_free
- *   Distributed index builds: distributed training: lance_vector_training_new,
- *       lance_vector_training_resume, lance_vector_training_request, lance_vector_training_reduce,
- *       lance_vector_training_info, lance_vector_training_model, lance_vector_training_free,
- *       lance_vector_training_worker_new, lance_vector_training_worker_run,
- *       lance_vector_training_worker_run_with_control, lance_vector_training_worker_free
+ *   Distributed index builds: planning: lance_dataset_plan_fragment_groups [own],
+ *       lance_fragment_plan_group_count [own], lance_fragment_plan_dataset_version [own],
+ *       lance_fragment_plan_group [own], lance_fragment_plan_free [own]
+ *   Distributed index builds: shared models (RFC E1): lance_dataset_train_ivf_centroids [own],
+ *       lance_dataset_train_pq_codebook [own], lance_index_train_ivf_model,
+ *       lance_index_train_pq_model, lance_vector_model_train [own],
+ *       lance_dataset_train_vector_model [own],
+ *       lance_dataset_train_vector_model_with_control [own],
+ *       lance_dataset_train_vector_model_with_options [own], lance_vector_model_from_arrow [own],
+ *       lance_dataset_read_vector_model [own], lance_vector_model_serialize [own],
+ *       lance_vector_model_parse [own], lance_vector_model_fingerprint [own],
+ *       lance_vector_model_info [own], lance_vector_model_index_type [own],
+ *       lance_vector_model_centroids [own], lance_vector_model_codebook [own],
+ *       lance_vector_model_free [own]
+ *   Distributed index builds: distributed training: lance_vector_training_new [own],
+ *       lance_vector_training_resume [own], lance_vector_training_request [own],
+ *       lance_vector_training_reduce [own], lance_vector_training_info [own],
+ *       lance_vector_training_model [own], lance_vector_training_free [own],
+ *       lance_vector_training_worker_new [own], lance_vector_training_worker_answer [own],
+ *       lance_vector_training_worker_run [own],
+ *       lance_vector_training_worker_run_with_control [own],
+ *       lance_vector_training_worker_free [own]
  *   Distributed index builds: uncommitted segments (RFC E1):
  *       lance_index_segment_builder_new_vector, lance_index_segment_builder_new_scalar,
- *       lance_index_segment_builder_set_model, lance_index_segment_builder_set_training_options,
+ *       lance_index_segment_builder_set_model [own],
+ *       lance_index_segment_builder_set_training_options [own],
  *       lance_index_segment_builder_execute_uncommitted, lance_index_segment_builder_free
- *   Build progress and cancellation (RFC E3 + E4): lance_index_build_cancel_token_new,
- *       lance_index_build_cancel_token_free, lance_index_build_cancel,
- *       lance_index_build_cancel_requested, lance_index_segment_builder_set_progress_callback,
- *       lance_index_segment_builder_set_cancel_token
+ *   Build progress and cancellation (RFC E3 + E4): lance_index_build_cancel_token_new [own],
+ *       lance_index_build_cancel_token_free [own], lance_index_build_cancel [own],
+ *       lance_index_build_cancel_requested [own],
+ *       lance_index_segment_builder_set_progress_callback,
+ *       lance_index_segment_builder_set_cancel_token [own]
  *   Distributed index builds: segment metadata (RFC E2): lance_index_segment_metadata_parse,
  *       lance_index_segment_metadata_free, lance_index_segment_metadata_uuid,
  *       lance_index_segment_metadata_name, lance_index_segment_metadata_index_type,
- *       lance_index_segment_metadata_index_type_name,
+ *       lance_index_segment_metadata_index_type_name [own],
  *       lance_index_segment_metadata_index_details_type_url,
- *       lance_index_segment_metadata_model_fingerprint,
+ *       lance_index_segment_metadata_model_fingerprint [own],
  *       lance_index_segment_metadata_dataset_version, lance_index_segment_metadata_index_version,
- *       lance_index_segment_metadata_created_at_ms, lance_index_segment_metadata_field_ids,
+ *       lance_index_segment_metadata_created_at_ms [own], lance_index_segment_metadata_field_ids,
  *       lance_index_segment_metadata_fragment_ids, lance_index_segment_metadata_field_count,
- *       lance_index_segment_metadata_fragment_count, lance_index_segment_metadata_file_count,
- *       lance_index_segment_metadata_file_at
- *   Distributed index builds: commit (RFC E5): lance_dataset_commit_index_segments_with_options,
- *       lance_dataset_commit_index_segments, lance_dataset_merge_index_segments
- *   Distributed index builds: coverage and statistics (RFC E6): lance_dataset_index_segments_json,
- *       lance_dataset_index_coverage_json, lance_dataset_index_segment_metadata
- *   Index maintenance: lance_dataset_optimize_indices, lance_dataset_optimize_indices_with_control,
- *       lance_dataset_plan_index_maintenance
+ *       lance_index_segment_metadata_fragment_count, lance_index_segment_metadata_file_count [own],
+ *       lance_index_segment_metadata_file_at [own]
+ *   Distributed index builds: commit (RFC E5): lance_dataset_commit_index_segments_v2 [own],
+ *       lance_dataset_commit_index_segments_with_options [own],
+ *       lance_dataset_commit_index_segments, lance_dataset_merge_index_segments [own]
+ *   Distributed index builds: coverage and statistics (RFC E6):
+ *       lance_dataset_index_segments_json [own], lance_dataset_index_coverage_json [own],
+ *       lance_dataset_index_segment_metadata [own]
+ *   Index maintenance: lance_dataset_optimize_indices [own],
+ *       lance_dataset_optimize_indices_with_control [own],
+ *       lance_dataset_plan_index_maintenance [own]
  */
 #ifndef LANCE_H
 #define LANCE_H
@@ -238,6 +253,17 @@ extern "C" {
 #define LANCE_C_VERSION_STRING "0.4.0"
 /* The release of the Lance core this library is built on. */
 #define LANCE_CORE_VERSION_STRING "14.0.2"
+
+/* Marks a deprecated function of this library's own: GCC and Clang warn at
+ * each use (-Wdeprecated-declarations) with `msg`, which names the
+ * replacement and the release that removes the function (CHANGELOG.md
+ * lists them; docs/compatibility.md, "The ABI promise").  A deprecated
+ * function works as documented until then.  Other compilers: no mark. */
+#if defined(__GNUC__) || defined(__clang__)
+#define LANCE_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define LANCE_DEPRECATED(msg)
+#endif
 
 /**
  * The library's version, "MAJOR.MINOR.PATCH".  Static storage: do not free.
@@ -610,8 +636,10 @@ typedef struct LanceDataset LanceDataset;
 
 /**
  * Opens the dataset at `uri`: a local path, file://, or an object store
- * (s3://, gs://, az://, abfss://, oss://, cos://, tos://, hf://; all in the
- * default build, docs/object-storage.md).
+ * (s3://, gs://, az://, abfss://, oss://, cos://, in the default build;
+ * tos:// and hf:// with the cargo features "tos" and "huggingface",
+ * docs/building.md "Features").  A scheme the build leaves out is
+ * LANCE_ERR_INVALID_ARGUMENT naming the feature.
  *
  * @param uri           Borrowed.  Must not be NULL or empty.
  * @param storage_opts  Borrowed.  NULL, or a NULL-terminated array of
@@ -2416,8 +2444,8 @@ typedef struct LanceVectorIndexParams {
  * The Lance core's IVF training options that LanceVectorIndexParams
  * (upstream's struct, which cannot grow) does not carry.  Zeroed = the
  * core's defaults: the same training as without options.  Taken by
- * lance_dataset_create_vector_index_with_options(),
- * lance_dataset_train_vector_model_with_options(),
+ * lance_dataset_create_vector_index_v2() and lance_vector_model_train()
+ * (the `training` field of their options),
  * lance_index_segment_builder_set_training_options() and
  * lance_dataset_recommended_num_partitions().  A distributed training takes
  * its seed in lance_vector_training_new() and its partition count from
@@ -2520,63 +2548,86 @@ int32_t lance_dataset_create_scalar_index(LanceDataset* dataset, const char* col
                                           LanceScalarIndexType index_type, const char* params_json, bool replace);
 
 /*
- * One-shot creation with progress and cancellation.  The control
- * (progress callback, cancel token) and the threading contract are
+ * One-shot creation with progress, cancellation and training options.  The
+ * control (progress callback, cancel token) and the threading contract are
  * described in section "Build progress and cancellation" below.
  */
 typedef struct LanceIndexBuildControl LanceIndexBuildControl;
 
 /**
- * lance_dataset_create_vector_index() with progress events and a cancel
- * token (the stages and what a cancel stops: "Build progress and
- * cancellation").  Builds over the whole dataset and commits; the handle
- * moves to the new version on success only.
- * @param control  Borrowed for the call; NULL or zeroed = none (then it is
- *                 lance_dataset_create_vector_index()).  Its callback and
- *                 callback context must stay valid until the call returns;
- *                 the build keeps its own reference to the token.
- * Other parameters as for lance_dataset_create_vector_index().
- * @return 0 when the index was committed, or -1 with the codes of
- *         lance_dataset_create_vector_index(), or LANCE_ERR_CANCELLED
- *         (nothing committed, the handle unchanged).
+ * Options of a one-shot index creation.
+ *
+ * Taken by lance_dataset_create_vector_index_v2() and
+ * lance_dataset_create_scalar_index_v2().  Zeroed (or a NULL options
+ * pointer) = none: the call then does what upstream's call without _v2
+ * does.  New options arrive as new fields (docs/compatibility.md, "The ABI
+ * promise").
  */
-int32_t lance_dataset_create_vector_index_with_control(LanceDataset* dataset, const char* column,
-                                                       const char* index_name, const LanceVectorIndexParams* params,
-                                                       bool replace, const LanceIndexBuildControl* control);
+typedef struct LanceIndexCreateOptions {
+    /* Borrowed for the call; NULL = no progress, not cancellable.  Its
+       callback and context must stay valid until the call returns; the
+       build keeps its own reference to the token. */
+    const LanceIndexBuildControl* control;
+    /* Borrowed; NULL = the core's defaults.  Vector indices only: a scalar
+       creation given one is LANCE_ERR_INVALID_ARGUMENT. */
+    const LanceVectorTrainingOptions* training;
+} LanceIndexCreateOptions;
 
 /**
- * lance_dataset_create_scalar_index() with progress events and a cancel
- * token, as lance_dataset_create_vector_index_with_control() is for vector
- * indices (their stages: "Build progress and cancellation").
- * @param control  Borrowed for the call; NULL or zeroed = none.
+ * Creates a vector index with options: progress, cancel, training options.
+ *
+ * lance_dataset_create_vector_index() with `options`.  Builds over the
+ * whole dataset and commits; the handle moves to the new version on success
+ * only.  With a seed in options->training the model is trained first (the
+ * seeded rounds, over every fragment), then the index is built with it, so
+ * two builds with one seed over the same data have the same centroids; the
+ * progress stages are the training's, then the build's (the stages and what
+ * a cancel stops: "Build progress and cancellation").
+ * @param options  Borrowed; NULL or zeroed = none.
+ * Other parameters as for lance_dataset_create_vector_index().
+ * @return 0 when the index was committed, or -1 with the codes of
+ *         lance_dataset_create_vector_index(), LANCE_ERR_CANCELLED (nothing
+ *         committed, the handle unchanged), and LANCE_ERR_INVALID_ARGUMENT
+ *         or LANCE_ERR_NOT_SUPPORTED for the training options (see
+ *         LanceVectorTrainingOptions).
+ */
+int32_t lance_dataset_create_vector_index_v2(LanceDataset* dataset, const char* column, const char* index_name,
+                                             const LanceVectorIndexParams* params, bool replace,
+                                             const LanceIndexCreateOptions* options);
+
+/**
+ * Creates a scalar index with options: progress and cancel.
+ *
+ * lance_dataset_create_scalar_index() with `options` (their stages:
+ * "Build progress and cancellation").  options->training must be NULL.
+ * @param options  Borrowed; NULL or zeroed = none.
  * Other parameters as for lance_dataset_create_scalar_index().
  * @return 0 when the index was committed, or -1 with the codes of
  *         lance_dataset_create_scalar_index(), or LANCE_ERR_CANCELLED
  *         (nothing committed, the handle unchanged).
  */
+int32_t lance_dataset_create_scalar_index_v2(LanceDataset* dataset, const char* column, const char* index_name,
+                                             LanceScalarIndexType index_type, const char* params_json, bool replace,
+                                             const LanceIndexCreateOptions* options);
+
+/** Deprecated: lance_dataset_create_vector_index_v2() with options->control. */
+LANCE_DEPRECATED("use lance_dataset_create_vector_index_v2(); removed in lance-c 0.6")
+int32_t lance_dataset_create_vector_index_with_control(LanceDataset* dataset, const char* column,
+                                                       const char* index_name, const LanceVectorIndexParams* params,
+                                                       bool replace, const LanceIndexBuildControl* control);
+
+/** Deprecated: lance_dataset_create_scalar_index_v2() with options->control. */
+LANCE_DEPRECATED("use lance_dataset_create_scalar_index_v2(); removed in lance-c 0.6")
 int32_t lance_dataset_create_scalar_index_with_control(LanceDataset* dataset, const char* column,
                                                        const char* index_name, LanceScalarIndexType index_type,
                                                        const char* params_json, bool replace,
                                                        const LanceIndexBuildControl* control);
 
 /**
- * lance_dataset_create_vector_index_with_control() with the core's
- * training options (LanceVectorTrainingOptions): a target partition size,
- * streaming k-means, a seed.  Builds over the whole dataset and commits;
- * the handle moves to the new version on success only.  With a seed the
- * model is trained first (the seeded rounds, over every fragment), then
- * the index is built with it, so two builds with one seed over the same
- * data have the same centroids; the progress stages are the training's,
- * then the build's.
- * @param options  Borrowed; NULL or zeroed = the defaults (then it is
- *                 lance_dataset_create_vector_index_with_control()).
- * @param control  Borrowed for the call; NULL or zeroed = none.
- * Other parameters as for lance_dataset_create_vector_index().
- * @return 0 when the index was committed, or -1 with the codes of
- *         lance_dataset_create_vector_index_with_control(), and
- *         LANCE_ERR_INVALID_ARGUMENT or LANCE_ERR_NOT_SUPPORTED for the
- *         options (see LanceVectorTrainingOptions).
+ * Deprecated: lance_dataset_create_vector_index_v2() with options->training
+ * and options->control.
  */
+LANCE_DEPRECATED("use lance_dataset_create_vector_index_v2(); removed in lance-c 0.6")
 int32_t lance_dataset_create_vector_index_with_options(LanceDataset* dataset, const char* column,
                                                        const char* index_name, const LanceVectorIndexParams* params,
                                                        const LanceVectorTrainingOptions* options, bool replace,
@@ -2757,7 +2808,7 @@ void lance_fragment_plan_free(LanceFragmentPlan* plan);
  *
  * IVF_RQ: a RaBitQ index rotates every vector by a random rotation before
  * quantizing it, and segments merge only when they rotate alike.  A model
- * trained for IVF_RQ by this version (lance_dataset_train_vector_model(),
+ * trained for IVF_RQ by this version (lance_vector_model_train(),
  * or a distributed training) carries one rotation and its bits per
  * dimension, in its bytes and in its fingerprint; every IVF_RQ segment
  * built from it uses that rotation, so the segments commit as one index
@@ -2777,11 +2828,8 @@ void lance_fragment_plan_free(LanceFragmentPlan* plan);
 typedef struct LanceVectorModel LanceVectorModel;
 
 /**
- * Deprecated since 0.5: use upstream's lance_index_train_ivf_model() (the
- * same training; `metric` as an int32_t) or, for a whole model,
- * lance_dataset_train_vector_model().  Kept so that programs written for
- * lance-c 0.4 compile and behave unchanged; to be removed in a later minor
- * version, announced in the CHANGELOG.
+ * Deprecated: upstream's lance_index_train_ivf_model() (the same training;
+ * `metric` as an int32_t) or, for a whole model, lance_vector_model_train().
  *
  * Trains IVF centroids on a column with the Lance core's k-means (the same
  * entry point the Java SDK's trainer uses).
@@ -2799,17 +2847,16 @@ typedef struct LanceVectorModel LanceVectorModel;
  *                        produced FixedSizeList<float32>[num_partitions, dim]
  *                        the caller releases.
  */
+LANCE_DEPRECATED("use lance_index_train_ivf_model(); removed in lance-c 0.6")
 int32_t lance_dataset_train_ivf_centroids(const LanceDataset* dataset, const char* column, uint32_t num_partitions,
                                           LanceMetricType metric, const uint32_t* sample_fragment_ids,
                                           size_t sample_fragment_count, struct ArrowArray* out_centroids,
                                           struct ArrowSchema* out_schema);
 
 /**
- * Deprecated since 0.5: use upstream's lance_index_train_pq_model() (the
- * same training, the codebook in upstream's shape) or, for a whole model,
- * lance_dataset_train_vector_model().  Kept so that programs written for
- * lance-c 0.4 compile and behave unchanged; to be removed in a later minor
- * version, announced in the CHANGELOG.
+ * Deprecated: upstream's lance_index_train_pq_model() (the same training,
+ * the codebook in upstream's shape) or, for a whole model,
+ * lance_vector_model_train().
  *
  * Trains a PQ codebook on the residuals of the given IVF centroids, as a
  * one-shot IVF_PQ build does, so shared-model segments match its quality.
@@ -2827,6 +2874,7 @@ int32_t lance_dataset_train_ivf_centroids(const LanceDataset* dataset, const cha
  *                         the same, and an injected codebook may use either.
  * Other parameters as for lance_dataset_train_ivf_centroids().
  */
+LANCE_DEPRECATED("use lance_index_train_pq_model(); removed in lance-c 0.6")
 int32_t lance_dataset_train_pq_codebook(const LanceDataset* dataset, const char* column, uint32_t num_sub_vectors,
                                         uint32_t num_bits, LanceMetricType metric,
                                         const struct ArrowArray* ivf_centroids,
@@ -2860,74 +2908,80 @@ int32_t lance_index_train_pq_model(const LanceDataset* dataset, const char* colu
                                    struct ArrowSchema* out_schema);
 
 /**
- * Trains a complete shared model for `params`: IVF centroids, and the PQ
- * codebook for IVF_PQ and IVF_HNSW_PQ.  For IVF_RQ the model also gets its
- * RaBitQ rotation, drawn once here as a one-shot IVF_RQ build draws its
- * own (the Lance core's fast rotation, for params->num_bits bits per
- * dimension: 1..9, 0 = 5; another value is LANCE_ERR_INVALID_ARGUMENT).
- * params->num_partitions must be set (every segment must agree on it).
+ * Options of lance_vector_model_train().
  *
+ * Zeroed (or a NULL options pointer) = none: no progress, not cancellable,
+ * the core's training defaults.  New options arrive as new fields
+ * (docs/compatibility.md, "The ABI promise").
+ */
+typedef struct LanceVectorModelTrainOptions {
+    /* Borrowed for the call; NULL = none.  Events arrive on the calling
+       thread, never after the call returned ("Build progress and
+       cancellation"). */
+    const LanceIndexBuildControl* control;
+    /* Borrowed; NULL = the core's defaults (LanceVectorTrainingOptions). */
+    const LanceVectorTrainingOptions* training;
+} LanceVectorModelTrainOptions;
+
+/**
+ * Trains a complete shared model on one node.
+ *
+ * IVF centroids for `params`, and the PQ codebook for IVF_PQ and
+ * IVF_HNSW_PQ.  For IVF_RQ the model also gets its RaBitQ rotation, drawn
+ * once here as a one-shot IVF_RQ build draws its own (params->num_bits bits
+ * per dimension: 1..9, 0 = 5).  params->num_partitions 0 takes the count
+ * from options->training's target_partition_size (or the type's default)
+ * over the rows of the sampled fragments, as
+ * lance_dataset_recommended_num_partitions() gives it.  With a seed the
+ * training is reproducible (one seed, data, parameters and fragments give
+ * one fingerprint: the seeded rounds of LanceVectorTrainingOptions, with
+ * their stages and prompt cancel).  Otherwise the core trains, in two
+ * stages: "train_ivf", one STAGE_PROGRESS per k-means iteration (total 0,
+ * unknown), then for PQ "train_pq" (start and end only).  A cancel returns
+ * LANCE_ERR_CANCELLED at once with no model; the core's k-means in progress
+ * keeps its CPU until it ends, its result thrown away.  Nothing is written.
  * @param dataset     Borrowed: the snapshot trained on.
- * @param column      Borrowed: a vector column; LANCE_ERR_NOT_FOUND when it
- *                    does not exist.
+ * @param column      Borrowed: a vector column.
  * @param params      Borrowed; as for lance_dataset_create_vector_index().
  * @param sample_fragment_ids, sample_fragment_count
  *                    The fragments to sample from; NULL + 0 = all.  They
  *                    must hold at least num_partitions rows.
+ * @param options     Borrowed; NULL or zeroed = none.
  * @param out_model   Produced: free with lance_vector_model_free().
  *                    Untouched on error.
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, a bad enum value,
- *         num_partitions 0 or above the rows, num_sub_vectors not dividing
- *         the dimension, a column that is not a vector column of the
- *         metric's element type, bad fragment ids), LANCE_ERR_NOT_FOUND (no
- *         such column), LANCE_ERR_IO (the data could not be read: a store
- *         error), and from the _with_control form LANCE_ERR_CANCELLED.
+ *         num_partitions above the rows, num_sub_vectors not dividing the
+ *         dimension, a column that is not a vector column of the metric's
+ *         element type, bad fragment ids, bad training options),
+ *         LANCE_ERR_NOT_FOUND (no such column), LANCE_ERR_NOT_SUPPORTED (a
+ *         seed with streaming), LANCE_ERR_IO, LANCE_ERR_CANCELLED.
  */
+int32_t lance_vector_model_train(const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params,
+                                 const uint32_t* sample_fragment_ids, size_t sample_fragment_count,
+                                 const LanceVectorModelTrainOptions* options, LanceVectorModel** out_model);
+
+/**
+ * Deprecated: lance_vector_model_train() with NULL options, except that
+ * params->num_partitions 0 is refused here (LANCE_ERR_INVALID_ARGUMENT).
+ */
+LANCE_DEPRECATED("use lance_vector_model_train(); removed in lance-c 0.6")
 int32_t lance_dataset_train_vector_model(const LanceDataset* dataset, const char* column,
                                          const LanceVectorIndexParams* params, const uint32_t* sample_fragment_ids,
                                          size_t sample_fragment_count, LanceVectorModel** out_model);
 
 /**
- * lance_dataset_train_vector_model() with progress and cancellation;
- * `control` may be NULL (then it is lance_dataset_train_vector_model()).
- * The control and its threading contract are those of a build (section
- * "Build progress and cancellation"): events arrive on the calling thread,
- * never after the call returned.  Two stages: "train_ivf", with one
- * STAGE_PROGRESS per k-means iteration the Lance core runs (its count
- * cumulative; the total is unknown, 0), then for IVF_PQ and IVF_HNSW_PQ
- * "train_pq", which reports only its start and end.
- *
- * A cancel makes the call return LANCE_ERR_CANCELLED at once, at any point,
- * with no model.  The k-means loop in progress cannot be interrupted: the
- * core runs it as one synchronous computation, so it keeps its CPU until
- * that k-means ends (at most max_iterations iterations) and its result is
- * thrown away.  Training writes nothing, so nothing is left behind.
+ * Deprecated: lance_vector_model_train() with options->control, except
+ * that params->num_partitions 0 is refused here (LANCE_ERR_INVALID_ARGUMENT).
  */
+LANCE_DEPRECATED("use lance_vector_model_train(); removed in lance-c 0.6")
 int32_t lance_dataset_train_vector_model_with_control(const LanceDataset* dataset, const char* column,
                                                       const LanceVectorIndexParams* params,
                                                       const uint32_t* sample_fragment_ids, size_t sample_fragment_count,
                                                       const LanceIndexBuildControl* control,
                                                       LanceVectorModel** out_model);
 
-/**
- * lance_dataset_train_vector_model_with_control() with the core's training
- * options (LanceVectorTrainingOptions).  params->num_partitions 0 takes the
- * count from options->target_partition_size (or the type's default) over
- * the rows of the sampled fragments, as
- * lance_dataset_recommended_num_partitions() gives it.  With a seed the
- * training is reproducible: two calls with one seed, data, parameters and
- * fragments give models with one fingerprint (the seeded rounds described
- * at LanceVectorTrainingOptions, with their stages and prompt cancel).
- * Without a seed the streaming options go to the core's trainer.
- * @param options  Borrowed; NULL or zeroed = the defaults (then it is
- *                 lance_dataset_train_vector_model_with_control(), except
- *                 that num_partitions 0 is derived, not refused).
- * @param control  Borrowed for the call; NULL = none.
- * Other parameters as for lance_dataset_train_vector_model().
- * @return 0, or -1 with the codes of lance_dataset_train_vector_model(),
- *         LANCE_ERR_CANCELLED, and LANCE_ERR_INVALID_ARGUMENT or
- *         LANCE_ERR_NOT_SUPPORTED for the options.
- */
+/** Deprecated: lance_vector_model_train() with options->training and options->control. */
+LANCE_DEPRECATED("use lance_vector_model_train(); removed in lance-c 0.6")
 int32_t lance_dataset_train_vector_model_with_options(const LanceDataset* dataset, const char* column,
                                                       const LanceVectorIndexParams* params,
                                                       const LanceVectorTrainingOptions* options,
@@ -2949,6 +3003,55 @@ int32_t lance_vector_model_from_arrow(LanceMetricType metric, const struct Arrow
                                       const struct ArrowSchema* ivf_centroids_schema, uint32_t num_sub_vectors,
                                       uint32_t num_bits, const struct ArrowArray* pq_codebook,
                                       const struct ArrowSchema* pq_codebook_schema, LanceVectorModel** out_model);
+
+/**
+ * Reads the shared model of a committed vector index back from its
+ * segments: the IVF centroids, the metric and the index type, with the PQ
+ * codebook (IVF_PQ, IVF_HNSW_PQ) or the RaBitQ rotation (IVF_RQ), as the
+ * Lance core's reader of each segment decodes them from its files.  For a
+ * coordinator that lost the model's bytes (it restarted) or never had
+ * them (another SDK, or lance_dataset_create_vector_index(), built the
+ * index): the model builds delta segments
+ * (lance_index_segment_builder_set_model()) over fragments appended since,
+ * which commit beside the index's segments and merge with them.
+ *
+ * Segments built from a model this library made (trained, distributed,
+ * from Arrow arrays or parsed) read back as that model: the same
+ * fingerprint and, when the model records the index's type (every
+ * trained model does), the same bytes from
+ * lance_vector_model_serialize().  (Not an IVF_RQ model without a
+ * rotation: each of its segments drew its own, which the model read back
+ * holds.)  The fingerprint is computed from what is read, as for every
+ * model; segments built without one of this library's models (a one-shot
+ * build, another SDK) record no fingerprint, so a delta built from their
+ * model commits beside them only with allow_independent_models (see
+ * lance_dataset_commit_index_segments_v2()).  The model records the
+ * index's type; an IVF_SQ or IVF_HNSW_SQ model is its centroids (each
+ * segment trains its own scalar quantizer), an IVF_HNSW_* model has no
+ * graph (each segment builds its own).
+ *
+ * @param dataset     Borrowed: the version read (the handle's).
+ * @param index_name  Borrowed, non-empty: a vector index of that version.
+ *                    Its segments must share one model: segments of
+ *                    different models (different fingerprints or index
+ *                    types: committed with allow_independent_models, or
+ *                    IVF_RQ segments of a model without a rotation, each
+ *                    of which drew its own) are LANCE_ERR_INVALID_ARGUMENT,
+ *                    the message naming two segments and their models.
+ * @param out_model   Produced: free with lance_vector_model_free().
+ *                    Untouched on error.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL argument, an
+ *         empty name, not UTF-8, a scalar index, segments of different
+ *         models), LANCE_ERR_NOT_FOUND (no index of that name),
+ *         LANCE_ERR_NOT_SUPPORTED (what a LanceVectorModel cannot hold:
+ *         binary vectors (HAMMING) or centroids or a codebook of another
+ *         type than float32, an IVF_RQ rotation by a matrix rather than the
+ *         core's default fast rotation), LANCE_ERR_IO (the index files
+ *         could not be read), and the core's errors for segments it cannot
+ *         open.
+ */
+int32_t lance_dataset_read_vector_model(const LanceDataset* dataset, const char* index_name,
+                                        LanceVectorModel** out_model);
 
 /**
  * Serializes a model (little-endian, checksummed).  A model without a
@@ -3001,7 +3104,7 @@ int32_t lance_vector_model_info(const LanceVectorModel* model, LanceVectorModelI
 
 /**
  * The index type the model was trained for, a LanceVectorIndexType, or 0
- * when it records none.  lance_dataset_train_vector_model() and a
+ * when it records none.  lance_vector_model_train() and a
  * distributed training record params->index_type, and the model's bytes
  * carry it; a model made by lance_vector_model_from_arrow(), or serialized
  * by lance-c before 0.4, records none.  It is not part of the fingerprint
@@ -3072,11 +3175,11 @@ void lance_vector_model_free(LanceVectorModel* model);
  *         lance_vector_training_info(t, &info);
  *         if (info.phase == LANCE_TRAINING_DONE) break;
  *         lance_vector_training_request(t, &req, &req_len);
- *         // on worker i: lance_vector_training_worker_run(w_i, req, req_len,
- *         //                                               &stats[i], &lens[i]);
+ *         // on worker i: lance_vector_training_worker_answer(w_i, req, req_len,
+ *         //                                      NULL, &stats[i], &lens[i]);
  *         lance_vector_training_reduce(t, stats, lens, num_workers);
  *     }
- *     lance_vector_training_model(t, &model);   // as lance_dataset_train_vector_model's
+ *     lance_vector_training_model(t, &model);   // as lance_vector_model_train's
  *
  * What the rounds compute is the core's one-node training, step by step: a
  * sample of num_partitions * sample_rate rows (each worker draws the share
@@ -3163,7 +3266,7 @@ typedef struct LanceVectorTrainingInfo {
  * Starts a training (coordinator side; needs no dataset).
  *
  * @param column  Borrowed: the vector column every worker samples.
- * @param params  Borrowed: as for lance_dataset_train_vector_model():
+ * @param params  Borrowed: as for lance_vector_model_train():
  *                index_type (an IVF type; PQ types also train a codebook),
  *                metric (L2, cosine or dot), num_partitions (required),
  *                num_sub_vectors and num_bits for PQ, max_iterations and
@@ -3265,25 +3368,23 @@ int32_t lance_vector_training_worker_new(const LanceDataset* dataset, const uint
                                          size_t fragment_count, LanceVectorTrainingWorker** out_worker);
 
 /**
- * Answers a request with this worker's statistics.
- * @param request, len  Borrowed: the coordinator's request bytes.
- * @param out_stats     Produced: free with lance_free_bytes().
- * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, corrupted request, a
- *         finished training), LANCE_ERR_NOT_FOUND (no such column),
- *         LANCE_ERR_MODEL_MISMATCH (the worker's dataset is at another
- *         version than the training's, or its column has another
- *         dimension), LANCE_ERR_IO.
+ * Options of lance_vector_training_worker_answer().
+ *
+ * Zeroed (or a NULL options pointer) = none.  New options arrive as new
+ * fields (docs/compatibility.md, "The ABI promise").
  */
-int32_t lance_vector_training_worker_run(LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len,
-                                         uint8_t** out_stats, size_t* out_len);
+typedef struct LanceVectorTrainingAnswerOptions {
+    /* Borrowed for the call; NULL = no progress, not cancellable.  Section
+       "Build progress and cancellation" has the callback's threading
+       contract; the round runs on the calling thread, which also makes the
+       callback's calls. */
+    const LanceIndexBuildControl* control;
+} LanceVectorTrainingAnswerOptions;
 
 /**
- * lance_vector_training_worker_run() with progress and cancellation
- * (`control` as for lance_dataset_create_vector_index_with_control(); NULL
- * or zeroed = none; section "Build progress and cancellation" has the
- * callback's threading contract).  The round runs on the calling thread,
- * which also makes the callback's calls.  Stages, each with total and
- * completed in "rows":
+ * Answers a request with this worker's statistics: one training round.
+ *
+ * Stages, each with total and completed in "rows":
  *   "training_sample"     the worker draws its sample (its first request,
  *                         or after a cancel interrupted the draw);
  *                         completed = rows drawn (finite, non-null)
@@ -3292,16 +3393,32 @@ int32_t lance_vector_training_worker_run(LanceVectorTrainingWorker* worker, cons
  *   "training_ivf_round"  an IVF k-means round's assignment
  *   "training_pq_round"   a PQ round's assignment, every sub-vector still
  *                         training (total = rows x those sub-vectors)
- * Initial-centroid rounds only draw the sample.  The token is looked at
- * when the call starts and before every event: a cancelled token makes the
- * call return LANCE_ERR_CANCELLED at the next event (the assignment reports
- * one every 2^27 multiply-adds: rows x centroids x dimension), or at once
- * while the sample is being read.  Nothing is sent and nothing changes for
- * the coordinator: run the same request again (on this worker, which keeps
- * the sample it finished drawing, or on a new one).  The coordinator's side
- * has no control: its reductions only add up the workers' statistics, and
- * LanceVectorTrainingInfo counts the rounds.
+ * Initial-centroid rounds only draw the sample.  A cancelled token makes
+ * the call return LANCE_ERR_CANCELLED at the next event (one every 2^27
+ * multiply-adds: rows x centroids x dimension), or at once while the sample
+ * is read.  Nothing is sent and nothing changes for the coordinator: run
+ * the same request again (on this worker, which keeps the sample it
+ * finished drawing, or on a new one).
+ * @param request, len  Borrowed: the coordinator's request bytes.
+ * @param options       Borrowed; NULL or zeroed = none.
+ * @param out_stats     Produced: free with lance_free_bytes().
+ * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, corrupted request, a
+ *         finished training), LANCE_ERR_NOT_FOUND (no such column),
+ *         LANCE_ERR_MODEL_MISMATCH (the worker's dataset is at another
+ *         version than the training's, or its column has another
+ *         dimension), LANCE_ERR_IO, LANCE_ERR_CANCELLED.
  */
+int32_t lance_vector_training_worker_answer(LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len,
+                                            const LanceVectorTrainingAnswerOptions* options, uint8_t** out_stats,
+                                            size_t* out_len);
+
+/** Deprecated: lance_vector_training_worker_answer() with NULL options. */
+LANCE_DEPRECATED("use lance_vector_training_worker_answer(); removed in lance-c 0.6")
+int32_t lance_vector_training_worker_run(LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len,
+                                         uint8_t** out_stats, size_t* out_len);
+
+/** Deprecated: lance_vector_training_worker_answer() with options->control. */
+LANCE_DEPRECATED("use lance_vector_training_worker_answer(); removed in lance-c 0.6")
 int32_t lance_vector_training_worker_run_with_control(LanceVectorTrainingWorker* worker, const uint8_t* request,
                                                       size_t len, const LanceIndexBuildControl* control,
                                                       uint8_t** out_stats, size_t* out_len);
@@ -3454,7 +3571,7 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(const LanceData
 
 /**
  * Gives a vector segment builder its shared model as a handle (see
- * lance_dataset_train_vector_model() and lance_vector_model_parse()): the
+ * lance_vector_model_train() and lance_vector_model_parse()): the
  * builder copies what it needs, the caller still frees the model, and one
  * model may serve any number of builders.  The builder then never trains.
  *
@@ -3554,7 +3671,8 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  * Build progress and cancellation (RFC E3 + E4)
  *
  * Both apply to segment builds (set on the builder before it executes) and
- * to the one-shot creation calls (through LanceIndexBuildControl).
+ * to the calls that take a LanceIndexBuildControl in their options (one-shot
+ * creation, one-node training, a worker's round, optimize).
  *
  * Threading contract of the progress callback -- stronger than the RFC's:
  *   - It runs on the thread that called the build function (execute or
@@ -3729,10 +3847,12 @@ int32_t lance_index_segment_builder_set_cancel_token(LanceIndexSegmentBuilder* b
                                                      const LanceIndexBuildCancelToken* token);
 
 /**
- * Progress and cancellation of a one-shot index creation
- * (lance_dataset_create_vector_index_with_control() and
- * lance_dataset_create_scalar_index_with_control(), section "Indices").
- * Zeroed = none.
+ * Progress and cancellation of a call that is not a segment build.
+ *
+ * The `control` field of the options of lance_dataset_create_vector_index_v2()
+ * and lance_dataset_create_scalar_index_v2() (LanceIndexCreateOptions),
+ * lance_vector_model_train(), lance_vector_training_worker_answer() and
+ * lance_dataset_optimize_indices().  Zeroed = none.
  */
 struct LanceIndexBuildControl {
     LanceIndexBuildProgressCallback progress; /* NULL = no progress */
@@ -3998,6 +4118,10 @@ typedef struct LanceCommitIndexResult {
 } LanceCommitIndexResult;
 
 /**
+ * Commits segments as one index, with this library's checks and codes.
+ *
+ * Upstream's lance_dataset_commit_index_segments() with `options` (the
+ * checks and codes above) and a result.
  * @param dataset                 Borrowed.
  * @param index_name, column      Borrowed; the column must exist.
  * @param segment_metadata_bytes  Borrowed: `segment_count` pointers to
@@ -4006,6 +4130,14 @@ typedef struct LanceCommitIndexResult {
  * @param options                 Borrowed; NULL = all false / NULL.
  * @param out_result              Nullable; written on success only.
  */
+int32_t lance_dataset_commit_index_segments_v2(LanceDataset* dataset, const char* index_name, const char* column,
+                                               const uint8_t* const* segment_metadata_bytes,
+                                               const size_t* segment_metadata_lens, size_t segment_count,
+                                               const LanceCommitIndexOptions* options,
+                                               LanceCommitIndexResult* out_result);
+
+/** Deprecated: the same call as lance_dataset_commit_index_segments_v2(). */
+LANCE_DEPRECATED("use lance_dataset_commit_index_segments_v2(); removed in lance-c 0.6")
 int32_t lance_dataset_commit_index_segments_with_options(LanceDataset* dataset, const char* index_name,
                                                          const char* column,
                                                          const uint8_t* const* segment_metadata_bytes,
@@ -4015,13 +4147,13 @@ int32_t lance_dataset_commit_index_segments_with_options(LanceDataset* dataset, 
 
 /**
  * Upstream lance-c's form of the commit:
- * lance_dataset_commit_index_segments_with_options() with replace = true
- * and allow_independent_models = true, and these differences, so that a
+ * lance_dataset_commit_index_segments_v2() with replace = true and
+ * allow_independent_models = true, and these differences, so that a
  * program written for upstream sees upstream's behaviour:
  *   - every problem with the set (empty, a repeated UUID, overlapping
  *     segments, fragments no longer in the dataset, files missing, an
  *     existing segment covered in part) is LANCE_ERR_INVALID_ARGUMENT;
- *     the message is the one _with_options gives (it names the problem,
+ *     the message is the one _v2 gives (it names the problem,
  *     the segments and the fragments);
  *   - there is no replace flag: existing segments of the index whose
  *     fragments the new set covers are replaced, the others kept, as
@@ -4029,7 +4161,7 @@ int32_t lance_dataset_commit_index_segments_with_options(LanceDataset* dataset, 
  *   - vector segments trained independently are accepted (each is searched
  *     with its own model); segments that disagree on metric, dimension or
  *     index type are still refused (LANCE_ERR_INVALID_ARGUMENT).
- * Like _with_options, and unlike upstream, a retry of a set already
+ * Like _v2, and unlike upstream, a retry of a set already
  * committed as this index succeeds without a new version (upstream makes
  * exactly one new version per call): a coordinator that lost the reply of
  * its commit can call again.
@@ -4225,6 +4357,10 @@ typedef struct LanceOptimizeIndicesOptions {
        when named. */
     uint64_t max_rows_per_task;
     uint64_t max_rows_per_segment;
+    /* Borrowed for the call; NULL = no progress, not cancellable (new in
+       lance-c 0.5).  What is reported and where a cancel stops the call:
+       lance_dataset_optimize_indices(). */
+    const LanceIndexBuildControl* control;
 } LanceOptimizeIndicesOptions;
 
 /**
@@ -4243,9 +4379,32 @@ typedef struct LanceOptimizeIndicesOptions {
  * index probed in every partition still equals brute force over the live
  * rows); only their speed changes.
  *
+ * Progress (options->control, under the threading contract of "Build
+ * progress and cancellation"): first a stage of the call's own,
+ * "optimize_indices" (total = the number of indices it optimizes, unit
+ * "indices"; no STAGE_PROGRESS), which completes when the core starts its
+ * first stage or, when the core reports none, when the call ends; then the
+ * stages the core reports while it rebuilds vector indices (its own names,
+ * as for index builds: treat unknown stages as opaque).  Lance 14.0.2
+ * reports nothing while it optimizes a scalar index.
+ *
+ * Cancellation.  A token cancelled before the call starts gives
+ * LANCE_ERR_CANCELLED at once, nothing written.  Once started, the
+ * optimize may write to the dataset's store at any moment, so a cancel
+ * stops it only at a checkpoint: each progress event is one (the end of
+ * "optimize_indices", every event the core reports).  Stopped there, it
+ * returns LANCE_ERR_CANCELLED, commits nothing (the handle keeps its
+ * version) and leaves the files of the segments it had begun for
+ * lance_dataset_cleanup_old_versions().  Between the core's last event
+ * and its commit there is no checkpoint (the core offers none): a cancel
+ * that comes after that event (for a scalar-only optimize: any time after
+ * the start) does not stop the commit, and the call succeeds (its last
+ * STAGE_COMPLETE may then be missing).  So LANCE_ERR_CANCELLED always
+ * means nothing was committed, and success that the optimize completed.
  * @param dataset  Borrowed.
  * @param options  Borrowed; NULL = the defaults (every user index, the
- *                 core's choice of merges, no retraining, no bounds).
+ *                 core's choice of merges, no retraining, no bounds, no
+ *                 control).
  * @return 0, or -1 with:
  *         LANCE_ERR_INVALID_ARGUMENT  NULL dataset; the options above
  *                                     (names NULL with a count, empty, or
@@ -4269,40 +4428,18 @@ typedef struct LanceOptimizeIndicesOptions {
  *                                     split by the row bounds, segments of
  *                                     different models asked to merge: the
  *                                     message says which and why);
- *         LANCE_ERR_IO                storage failed.
+ *         LANCE_ERR_IO                storage failed;
+ *         LANCE_ERR_CANCELLED         options->control's token (above).
  *         A failed call commits nothing; new segment files it wrote are
  *         left unreferenced, for lance_dataset_cleanup_old_versions().
  */
 int32_t lance_dataset_optimize_indices(LanceDataset* dataset, const LanceOptimizeIndicesOptions* options);
 
 /**
- * lance_dataset_optimize_indices() with progress and cancellation; control
- * may be NULL (then it is lance_dataset_optimize_indices()).  The callback
- * follows the threading contract of "Build progress and cancellation".
- *
- * Progress: first a stage of the call's own, "optimize_indices" (total =
- * the number of indices it optimizes, unit "indices"; no STAGE_PROGRESS),
- * which completes when the core starts its first stage or, when the core
- * reports none, when the call ends; then the stages the core reports while
- * it rebuilds vector indices (its own names, as for index builds: treat
- * unknown stages as opaque).  Lance 14.0.2 reports nothing while it
- * optimizes a scalar index.
- *
- * Cancellation.  A token cancelled before the call starts gives
- * LANCE_ERR_CANCELLED at once, nothing written.  Once started, the
- * optimize may write to the dataset's store at any moment, so a cancel
- * stops it only at a checkpoint: each progress event is one (the end of
- * "optimize_indices", every event the core reports).  Stopped there, it
- * returns LANCE_ERR_CANCELLED, commits nothing (the handle keeps its
- * version) and leaves the files of the segments it had begun for
- * lance_dataset_cleanup_old_versions().  Between the core's last event
- * and its commit there is no checkpoint (the core offers none): a cancel
- * that comes after that event (for a scalar-only optimize: any time after
- * the start) does not stop the commit, and the call succeeds (its last
- * STAGE_COMPLETE may then be missing).  So LANCE_ERR_CANCELLED always
- * means nothing was committed, and success that the optimize completed.
- * @return as lance_dataset_optimize_indices(), and LANCE_ERR_CANCELLED.
+ * Deprecated: lance_dataset_optimize_indices() with options->control (a
+ * control in both places is LANCE_ERR_INVALID_ARGUMENT).
  */
+LANCE_DEPRECATED("use lance_dataset_optimize_indices() with options->control; removed in lance-c 0.6")
 int32_t lance_dataset_optimize_indices_with_control(LanceDataset* dataset, const LanceOptimizeIndicesOptions* options,
                                                     const LanceIndexBuildControl* control);
 
@@ -4391,7 +4528,7 @@ typedef struct LanceIndexMaintenanceOptions {
  *   - merge: each source's bytes from lance_dataset_index_segment_metadata(),
  *     then lance_dataset_merge_index_segments();
  *   - all tasks' segment bytes committed together, in ONE call to
- *     lance_dataset_commit_index_segments_with_options() with `replace`:
+ *     lance_dataset_commit_index_segments_v2() with `replace`:
  *     a rebuilt or merged segment covers exactly the live fragments of the
  *     segments it replaces, so the commit replaces them; the delta segments
  *     are added.  Its checks, idempotent retries and provenance are a

@@ -103,7 +103,7 @@ pub unsafe extern "C" fn lance_dataset_merge_index_segments(
 
 #[allow(clippy::too_many_arguments)]
 #[no_mangle]
-pub unsafe extern "C" fn lance_dataset_commit_index_segments_with_options(
+pub unsafe extern "C" fn lance_dataset_commit_index_segments_v2(
     dataset: *mut LanceDataset,
     index_name: *const c_char,
     column: *const c_char,
@@ -130,6 +130,31 @@ pub unsafe extern "C" fn lance_dataset_commit_index_segments_with_options(
         }
         Ok(())
     })
+}
+
+/// Deprecated in lance.h: the same call as lance_dataset_commit_index_segments_v2().
+#[allow(clippy::too_many_arguments)]
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_commit_index_segments_with_options(
+    dataset: *mut LanceDataset,
+    index_name: *const c_char,
+    column: *const c_char,
+    segment_metadata_bytes: *const *const u8,
+    segment_metadata_lens: *const usize,
+    segment_count: usize,
+    options: *const LanceCommitIndexOptions,
+    out_result: *mut LanceCommitIndexResult,
+) -> i32 {
+    lance_dataset_commit_index_segments_v2(
+        dataset,
+        index_name,
+        column,
+        segment_metadata_bytes,
+        segment_metadata_lens,
+        segment_count,
+        options,
+        out_result,
+    )
 }
 
 /// Upstream's form: coverage-driven replacement, independently trained

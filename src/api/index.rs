@@ -33,6 +33,21 @@ unsafe fn target<'a>(
     Ok((dataset_ref(dataset)?, required_nonempty_str(column, "column")?, optional_index_name(index_name)?))
 }
 
+/// Mirrors `LanceIndexCreateOptions` in lance.h.
+#[repr(C)]
+pub struct LanceIndexCreateOptions {
+    pub control: *const LanceIndexBuildControl,
+    pub training: *const LanceVectorTrainingOptions,
+}
+crate::c_layout!(LanceIndexCreateOptions, 16; control @ 0, training @ 8);
+
+/// The control and training options of an optional `LanceIndexCreateOptions`.
+unsafe fn create_options(
+    options: *const LanceIndexCreateOptions,
+) -> (*const LanceIndexBuildControl, *const LanceVectorTrainingOptions) {
+    options.as_ref().map_or((std::ptr::null(), std::ptr::null()), |o| (o.control, o.training))
+}
+
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_create_vector_index(
     dataset: *mut LanceDataset,
@@ -41,7 +56,7 @@ pub unsafe extern "C" fn lance_dataset_create_vector_index(
     params: *const LanceVectorIndexParams,
     replace: bool,
 ) -> i32 {
-    lance_dataset_create_vector_index_with_control(dataset, column, index_name, params, replace, std::ptr::null())
+    status(|| create_vector(dataset, column, index_name, params, std::ptr::null(), replace, std::ptr::null()))
 }
 
 #[no_mangle]
@@ -53,17 +68,44 @@ pub unsafe extern "C" fn lance_dataset_create_scalar_index(
     params_json: *const c_char,
     replace: bool,
 ) -> i32 {
-    lance_dataset_create_scalar_index_with_control(
-        dataset,
-        column,
-        index_name,
-        index_type,
-        params_json,
-        replace,
-        std::ptr::null(),
-    )
+    status(|| create_scalar(dataset, column, index_name, index_type, params_json, replace, std::ptr::null()))
 }
 
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_create_vector_index_v2(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    params: *const LanceVectorIndexParams,
+    replace: bool,
+    options: *const LanceIndexCreateOptions,
+) -> i32 {
+    let (control, training) = create_options(options);
+    status(|| create_vector(dataset, column, index_name, params, training, replace, control))
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_create_scalar_index_v2(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    index_type: i32,
+    params_json: *const c_char,
+    replace: bool,
+    options: *const LanceIndexCreateOptions,
+) -> i32 {
+    let (control, training) = create_options(options);
+    status(|| {
+        if !training.is_null() {
+            return Err(invalid(
+                "options->training is set for a scalar index: training options apply to vector indices only",
+            ));
+        }
+        create_scalar(dataset, column, index_name, index_type, params_json, replace, control)
+    })
+}
+
+/// Deprecated in lance.h: lance_dataset_create_vector_index_v2() with a control.
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_create_vector_index_with_control(
     dataset: *mut LanceDataset,
@@ -73,18 +115,11 @@ pub unsafe extern "C" fn lance_dataset_create_vector_index_with_control(
     replace: bool,
     control: *const LanceIndexBuildControl,
 ) -> i32 {
-    status(|| {
-        let (handle, column, name) = target(dataset, column, index_name)?;
-        let p = *handle_ref(params, "params")?;
-        let (index_type, core_params) = vector_params(&p)?;
-        create_one_shot(handle, column, name, replace, &BuildControl::from_c(control), |ds, column| {
-            check_vector_column(ds, column, p.metric)?;
-            check_partitions(ds, p.num_partitions, None)?;
-            Ok((index_type, CoreParams::Vector(core_params)))
-        })
-    })
+    status(|| create_vector(dataset, column, index_name, params, std::ptr::null(), replace, control))
 }
 
+/// Deprecated in lance.h: lance_dataset_create_vector_index_v2() with a
+/// control and training options.
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_create_vector_index_with_options(
     dataset: *mut LanceDataset,
@@ -95,32 +130,43 @@ pub unsafe extern "C" fn lance_dataset_create_vector_index_with_options(
     replace: bool,
     control: *const LanceIndexBuildControl,
 ) -> i32 {
-    status(|| {
-        let (handle, column, name) = target(dataset, column, index_name)?;
-        let p = *handle_ref(params, "params")?;
-        let (index_type, mut core_params) = vector_params(&p)?;
-        let options = TrainingOptions::from_c(options.as_ref())?;
-        let control = BuildControl::from_c(control);
-        create_one_shot(handle, column, name, replace, &control, |ds, column| {
-            check_vector_column(ds, column, p.metric)?;
-            check_partitions(ds, p.num_partitions, None)?;
-            if let Some(seed) = options.seed {
-                // Trained first with the seeded rounds over every fragment,
-                // then built with that model.
-                let mut p = p;
-                if p.num_partitions == 0 {
-                    p.num_partitions = options.num_partitions(p.index_type, live_rows(ds, None)?)?;
-                }
-                let plan = Plan::from_params(column, &p, seed)?;
-                let model = train_alone(Arc::new(ds.clone()), None, plan, &mut control.steps("the seeded training"))?;
-                let dim = get_vector_dim(ds.schema(), column)?;
-                let (_, with_model) = vector_core_params(&p, column, dim, Some(Injected::from_model(&model, &p)?))?;
-                core_params = with_model;
+    status(|| create_vector(dataset, column, index_name, params, options, replace, control))
+}
+
+/// Every form of the one-shot vector creation.
+unsafe fn create_vector(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    params: *const LanceVectorIndexParams,
+    options: *const LanceVectorTrainingOptions,
+    replace: bool,
+    control: *const LanceIndexBuildControl,
+) -> CResult<()> {
+    let (handle, column, name) = target(dataset, column, index_name)?;
+    let p = *handle_ref(params, "params")?;
+    let (index_type, mut core_params) = vector_params(&p)?;
+    let options = TrainingOptions::from_c(options.as_ref())?;
+    let control = BuildControl::from_c(control);
+    create_one_shot(handle, column, name, replace, &control, |ds, column| {
+        check_vector_column(ds, column, p.metric)?;
+        check_partitions(ds, p.num_partitions, None)?;
+        if let Some(seed) = options.seed {
+            // Trained first with the seeded rounds over every fragment,
+            // then built with that model.
+            let mut p = p;
+            if p.num_partitions == 0 {
+                p.num_partitions = options.num_partitions(p.index_type, live_rows(ds, None)?)?;
             }
-            let rows = if options.streams() { live_rows(ds, None)? } else { 0 };
-            options.apply(&mut core_params, p.index_type, rows)?;
-            Ok((index_type, CoreParams::Vector(core_params)))
-        })
+            let plan = Plan::from_params(column, &p, seed)?;
+            let model = train_alone(Arc::new(ds.clone()), None, plan, &mut control.steps("the seeded training"))?;
+            let dim = get_vector_dim(ds.schema(), column)?;
+            let (_, with_model) = vector_core_params(&p, column, dim, Some(Injected::from_model(&model, &p)?))?;
+            core_params = with_model;
+        }
+        let rows = if options.streams() { live_rows(ds, None)? } else { 0 };
+        options.apply(&mut core_params, p.index_type, rows)?;
+        Ok((index_type, CoreParams::Vector(core_params)))
     })
 }
 
@@ -147,6 +193,7 @@ pub unsafe extern "C" fn lance_dataset_recommended_num_partitions(
     })
 }
 
+/// Deprecated in lance.h: lance_dataset_create_scalar_index_v2() with a control.
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_create_scalar_index_with_control(
     dataset: *mut LanceDataset,
@@ -157,13 +204,24 @@ pub unsafe extern "C" fn lance_dataset_create_scalar_index_with_control(
     replace: bool,
     control: *const LanceIndexBuildControl,
 ) -> i32 {
-    status(|| {
-        let (handle, column, name) = target(dataset, column, index_name)?;
-        let (index_type, kind) = scalar_kind(index_type)?;
-        let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
-        let control = BuildControl::from_c(control);
-        create_one_shot(handle, column, name, replace, &control, |_, _| Ok((index_type, CoreParams::Scalar(params))))
-    })
+    status(|| create_scalar(dataset, column, index_name, index_type, params_json, replace, control))
+}
+
+/// Every form of the one-shot scalar creation.
+unsafe fn create_scalar(
+    dataset: *mut LanceDataset,
+    column: *const c_char,
+    index_name: *const c_char,
+    index_type: i32,
+    params_json: *const c_char,
+    replace: bool,
+    control: *const LanceIndexBuildControl,
+) -> CResult<()> {
+    let (handle, column, name) = target(dataset, column, index_name)?;
+    let (index_type, kind) = scalar_kind(index_type)?;
+    let params = scalar_params(kind, optional_str(params_json, "params_json")?)?;
+    let control = BuildControl::from_c(control);
+    create_one_shot(handle, column, name, replace, &control, |_, _| Ok((index_type, CoreParams::Scalar(params))))
 }
 
 #[no_mangle]

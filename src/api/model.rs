@@ -28,13 +28,14 @@ use crate::boundary::params::{
 };
 use crate::boundary::training_options::{LanceVectorTrainingOptions, TrainingOptions};
 use crate::index::catalog::{check_partitions, check_vector_column, live_rows, require_column};
+use crate::index::committed_model::read_committed_model;
 use crate::index::progress::{BuildControl, LanceIndexBuildControl};
 use crate::index::training::{train_alone, Plan};
 use crate::index::vector_model::{fsl, narrow, rq_num_bits, LanceVectorModel, PqModel, RqRotation};
 use crate::store::handle::{dataset_ref, fragment_list, LanceDataset};
 
 fn check_sub_vectors(num_sub_vectors: usize, dim: usize, column: &str, name: &str) -> CResult<()> {
-    if dim % num_sub_vectors != 0 {
+    if !dim.is_multiple_of(num_sub_vectors) {
         return Err(invalid(format!(
             "{name} = {num_sub_vectors} does not divide the dimension {dim} of column '{column}'"
         )));
@@ -77,6 +78,7 @@ where
     session.run(staged, true, None).context(what)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn train_ivf(
     ds: &Dataset,
     column: &str,
@@ -308,13 +310,13 @@ pub unsafe extern "C" fn lance_index_train_pq_model(
     })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Every trainer of a whole model; `fragments` is (ids, count) of the
+/// sample, `options` None for the forms that refuse num_partitions 0.
 unsafe fn train_vector_model(
     dataset: *const LanceDataset,
     column: *const c_char,
     params: *const LanceVectorIndexParams,
-    sample_fragment_ids: *const u32,
-    sample_fragment_count: usize,
+    (sample_fragment_ids, sample_fragment_count): (*const u32, usize),
     options: Option<TrainingOptions>,
     control: &BuildControl,
     out_model: *mut *mut LanceVectorModel,
@@ -386,6 +388,35 @@ unsafe fn train_vector_model(
     Ok(())
 }
 
+/// Mirrors `LanceVectorModelTrainOptions` in lance.h.
+#[repr(C)]
+pub struct LanceVectorModelTrainOptions {
+    pub control: *const LanceIndexBuildControl,
+    pub training: *const LanceVectorTrainingOptions,
+}
+crate::c_layout!(LanceVectorModelTrainOptions, 16; control @ 0, training @ 8);
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_model_train(
+    dataset: *const LanceDataset,
+    column: *const c_char,
+    params: *const LanceVectorIndexParams,
+    sample_fragment_ids: *const u32,
+    sample_fragment_count: usize,
+    options: *const LanceVectorModelTrainOptions,
+    out_model: *mut *mut LanceVectorModel,
+) -> i32 {
+    status(|| {
+        let (control, training) =
+            options.as_ref().map_or((std::ptr::null(), std::ptr::null()), |o| (o.control, o.training));
+        let options = TrainingOptions::from_c(training.as_ref())?;
+        let fragments = (sample_fragment_ids, sample_fragment_count);
+        train_vector_model(dataset, column, params, fragments, Some(options), &BuildControl::from_c(control), out_model)
+    })
+}
+
+/// Deprecated in lance.h: lance_vector_model_train() without options, and
+/// num_partitions 0 refused.
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_train_vector_model(
     dataset: *const LanceDataset,
@@ -395,20 +426,12 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model(
     sample_fragment_count: usize,
     out_model: *mut *mut LanceVectorModel,
 ) -> i32 {
-    status(|| {
-        train_vector_model(
-            dataset,
-            column,
-            params,
-            sample_fragment_ids,
-            sample_fragment_count,
-            None,
-            &BuildControl::default(),
-            out_model,
-        )
-    })
+    let fragments = (sample_fragment_ids, sample_fragment_count);
+    status(|| train_vector_model(dataset, column, params, fragments, None, &BuildControl::default(), out_model))
 }
 
+/// Deprecated in lance.h: lance_vector_model_train() with a control, and
+/// num_partitions 0 refused.
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_train_vector_model_with_control(
     dataset: *const LanceDataset,
@@ -419,21 +442,12 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model_with_control(
     control: *const LanceIndexBuildControl,
     out_model: *mut *mut LanceVectorModel,
 ) -> i32 {
-    status(|| {
-        let control = BuildControl::from_c(control);
-        train_vector_model(
-            dataset,
-            column,
-            params,
-            sample_fragment_ids,
-            sample_fragment_count,
-            None,
-            &control,
-            out_model,
-        )
-    })
+    let fragments = (sample_fragment_ids, sample_fragment_count);
+    status(|| train_vector_model(dataset, column, params, fragments, None, &BuildControl::from_c(control), out_model))
 }
 
+/// Deprecated in lance.h: lance_vector_model_train() with a control and
+/// training options; the same code path.
 #[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C" fn lance_dataset_train_vector_model_with_options(
@@ -448,17 +462,8 @@ pub unsafe extern "C" fn lance_dataset_train_vector_model_with_options(
 ) -> i32 {
     status(|| {
         let options = TrainingOptions::from_c(options.as_ref())?;
-        let control = BuildControl::from_c(control);
-        train_vector_model(
-            dataset,
-            column,
-            params,
-            sample_fragment_ids,
-            sample_fragment_count,
-            Some(options),
-            &control,
-            out_model,
-        )
+        let fragments = (sample_fragment_ids, sample_fragment_count);
+        train_vector_model(dataset, column, params, fragments, Some(options), &BuildControl::from_c(control), out_model)
     })
 }
 
@@ -484,6 +489,22 @@ pub unsafe extern "C" fn lance_vector_model_from_arrow(
             Some(PqModel { num_sub_vectors: num_sub_vectors as usize, num_bits: num_bits as usize, codebook })
         };
         let model = LanceVectorModel::new(metric, dim, centroids, pq)?;
+        write_out(out_model, into_handle(model));
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_dataset_read_vector_model(
+    dataset: *const LanceDataset,
+    index_name: *const c_char,
+    out_model: *mut *mut LanceVectorModel,
+) -> i32 {
+    status(|| {
+        let ds = dataset_ref(dataset)?.snapshot();
+        let index_name = required_nonempty_str(index_name, "index_name")?;
+        require_out(out_model, "out_model")?;
+        let model = read_committed_model(&ds, index_name)?;
         write_out(out_model, into_handle(model));
         Ok(())
     })

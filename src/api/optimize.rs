@@ -33,8 +33,9 @@ pub struct LanceOptimizeIndicesOptions {
     pub enable_partition_rebalancing: bool,
     pub max_rows_per_task: u64,
     pub max_rows_per_segment: u64,
+    pub control: *const LanceIndexBuildControl,
 }
-crate::c_layout!(LanceOptimizeIndicesOptions, 48;
+crate::c_layout!(LanceOptimizeIndicesOptions, 56;
     index_names @ 0,
     index_name_count @ 8,
     has_num_indices_to_merge @ 16,
@@ -43,6 +44,7 @@ crate::c_layout!(LanceOptimizeIndicesOptions, 48;
     enable_partition_rebalancing @ 25,
     max_rows_per_task @ 32,
     max_rows_per_segment @ 40,
+    control @ 48,
 );
 
 /// The call's own stage (lance.h "Index maintenance"): open from the start
@@ -189,14 +191,20 @@ fn optimize(
     Ok(())
 }
 
+/// `control`: the deprecated form's argument, NULL for the options' own.
 unsafe fn optimize_c(
     dataset: *mut LanceDataset,
     options: *const LanceOptimizeIndicesOptions,
-    control: &BuildControl,
+    control: *const LanceIndexBuildControl,
 ) -> CResult<()> {
     let handle = dataset_ref(dataset)?;
+    let in_options = options.as_ref().map_or(std::ptr::null(), |o| o.control);
+    if !control.is_null() && !in_options.is_null() {
+        return Err(invalid("control and options->control are both set: give the control in options->control only"));
+    }
+    let control = BuildControl::from_c(if control.is_null() { in_options } else { control });
     let (options, names) = core_options(options.as_ref())?;
-    handle.mutate(|ds| optimize(ds, options, names.as_deref(), control))
+    handle.mutate(|ds| optimize(ds, options, names.as_deref(), &control))
 }
 
 #[no_mangle]
@@ -204,16 +212,17 @@ pub unsafe extern "C" fn lance_dataset_optimize_indices(
     dataset: *mut LanceDataset,
     options: *const LanceOptimizeIndicesOptions,
 ) -> i32 {
-    status(|| optimize_c(dataset, options, &BuildControl::default()))
+    status(|| optimize_c(dataset, options, std::ptr::null()))
 }
 
+/// Deprecated in lance.h: lance_dataset_optimize_indices() with options->control.
 #[no_mangle]
 pub unsafe extern "C" fn lance_dataset_optimize_indices_with_control(
     dataset: *mut LanceDataset,
     options: *const LanceOptimizeIndicesOptions,
     control: *const LanceIndexBuildControl,
 ) -> i32 {
-    status(|| optimize_c(dataset, options, &BuildControl::from_c(control)))
+    status(|| optimize_c(dataset, options, control))
 }
 
 /// Mirrors `LanceIndexMaintenanceOptions` in lance.h.

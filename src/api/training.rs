@@ -201,6 +201,27 @@ pub unsafe extern "C" fn lance_vector_training_worker_new(
     })
 }
 
+/// Mirrors `LanceVectorTrainingAnswerOptions` in lance.h.
+#[repr(C)]
+pub struct LanceVectorTrainingAnswerOptions {
+    pub control: *const LanceIndexBuildControl,
+}
+crate::c_layout!(LanceVectorTrainingAnswerOptions, 8; control @ 0);
+
+#[no_mangle]
+pub unsafe extern "C" fn lance_vector_training_worker_answer(
+    worker: *mut LanceVectorTrainingWorker,
+    request: *const u8,
+    len: usize,
+    options: *const LanceVectorTrainingAnswerOptions,
+    out_stats: *mut *mut u8,
+    out_len: *mut usize,
+) -> i32 {
+    let control = options.as_ref().map_or(std::ptr::null(), |o| o.control);
+    status(|| answer(worker, request, len, control, out_stats, out_len))
+}
+
+/// Deprecated in lance.h: lance_vector_training_worker_answer() without options.
 #[no_mangle]
 pub unsafe extern "C" fn lance_vector_training_worker_run(
     worker: *mut LanceVectorTrainingWorker,
@@ -209,9 +230,10 @@ pub unsafe extern "C" fn lance_vector_training_worker_run(
     out_stats: *mut *mut u8,
     out_len: *mut usize,
 ) -> i32 {
-    lance_vector_training_worker_run_with_control(worker, request, len, std::ptr::null(), out_stats, out_len)
+    status(|| answer(worker, request, len, std::ptr::null(), out_stats, out_len))
 }
 
+/// Deprecated in lance.h: lance_vector_training_worker_answer() with a control.
 #[no_mangle]
 pub unsafe extern "C" fn lance_vector_training_worker_run_with_control(
     worker: *mut LanceVectorTrainingWorker,
@@ -221,16 +243,26 @@ pub unsafe extern "C" fn lance_vector_training_worker_run_with_control(
     out_stats: *mut *mut u8,
     out_len: *mut usize,
 ) -> i32 {
-    status(|| {
-        let w = handle_mut(worker, "worker")?;
-        require_out(out_stats, "out_stats")?;
-        require_out(out_len, "out_len")?;
-        let request = Request::parse(slice_arg(request, len, "request")?, "the request bytes")?;
-        let mut steps = BuildControl::from_c(control).steps("the training round");
-        let bytes = w.worker.run(&request, &mut steps)?.serialize();
-        write_bytes_out(out_stats, out_len, bytes);
-        Ok(())
-    })
+    status(|| answer(worker, request, len, control, out_stats, out_len))
+}
+
+/// Every form of a worker's round.
+unsafe fn answer(
+    worker: *mut LanceVectorTrainingWorker,
+    request: *const u8,
+    len: usize,
+    control: *const LanceIndexBuildControl,
+    out_stats: *mut *mut u8,
+    out_len: *mut usize,
+) -> CResult<()> {
+    let w = handle_mut(worker, "worker")?;
+    require_out(out_stats, "out_stats")?;
+    require_out(out_len, "out_len")?;
+    let request = Request::parse(slice_arg(request, len, "request")?, "the request bytes")?;
+    let mut steps = BuildControl::from_c(control).steps("the training round");
+    let bytes = w.worker.run(&request, &mut steps)?.serialize();
+    write_bytes_out(out_stats, out_len, bytes);
+    Ok(())
 }
 
 #[no_mangle]

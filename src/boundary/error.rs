@@ -100,8 +100,36 @@ fn code_of(err: &lance::Error) -> Code {
 
 impl From<lance::Error> for CError {
     fn from(err: lance::Error) -> Self {
-        CError::new(code_of(&err), user_message(&err.to_string()))
+        let message = user_message(&err.to_string());
+        let message = match left_out_feature(&message) {
+            Some((scheme, feature)) => format!(
+                "{message} ({scheme}:// needs the cargo feature \"{feature}\", which this build of lance-c leaves \
+                 out: docs/building.md \"Features\")"
+            ),
+            None => message,
+        };
+        CError::new(code_of(&err), message)
     }
+}
+
+/// The object-store scheme the core found no store for, and the feature of
+/// this crate (Cargo.toml) that brings it, when this build leaves it out
+/// (the schemes are the core's: lance-io src/object_store/providers.rs).
+fn left_out_feature(message: &str) -> Option<(&str, &'static str)> {
+    const MARK: &str = "No object store provider found for scheme: '";
+    let start = message.find(MARK)? + MARK.len();
+    let scheme = &message[start..start + message[start..].find('\'')?];
+    let (feature, built) = match scheme {
+        "s3" | "s3+ddb" => ("aws", cfg!(feature = "aws")),
+        "az" | "abfss" => ("azure", cfg!(feature = "azure")),
+        "gs" => ("gcp", cfg!(feature = "gcp")),
+        "oss" => ("oss", cfg!(feature = "oss")),
+        "cos" => ("tencent", cfg!(feature = "tencent")),
+        "tos" => ("tos", cfg!(feature = "tos")),
+        "hf" => ("huggingface", cfg!(feature = "huggingface")),
+        _ => return None,
+    };
+    (!built).then_some((scheme, feature))
 }
 
 /// The core's error text without what only its developers need: the

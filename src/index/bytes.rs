@@ -289,7 +289,7 @@ mod tests {
         w.f32s(&odd);
         let sealed = w.seal();
         let (mut r, _) = unseal(&sealed).unwrap_or_else(|e| panic!("{}", e.message));
-        let back: Vec<u32> = r.f32s().ok().expect("floats").iter().map(|f| f.to_bits()).collect();
+        let back: Vec<u32> = r.f32s().unwrap_or_else(|e| panic!("{}", e.message)).iter().map(|f| f.to_bits()).collect();
         assert_eq!(back, odd.iter().map(|f| f.to_bits()).collect::<Vec<_>>());
     }
 

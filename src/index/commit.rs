@@ -142,7 +142,7 @@ fn check_models(name: &str, incoming: &[IndexMetadata], kept: &[IndexMetadata], 
             format!(
                 "segments {} of index '{name}' record no shared model (they were trained independently), \
                  so their partitions are not comparable with the other segments'; build every segment from \
-                 one model (lance_dataset_train_vector_model) or set allow_independent_models",
+                 one model (lance_vector_model_train) or set allow_independent_models",
                 uuid_list(&unknown)
             ),
         ));
@@ -546,7 +546,7 @@ pub fn merge(ds: &Dataset, mut segments: Vec<IndexMetadata>) -> CResult<IndexMet
                     "the IVF_RQ segments of index '{name}' rotate vectors differently, and Lance {} merges only \
                      segments with one RaBitQ rotation (it reports: {}); their model carries no rotation, so \
                      each segment build drew its own: build the segments from an IVF_RQ model trained by \
-                     lance-c 0.5 or later (lance_dataset_train_vector_model or a distributed training), or \
+                     lance-c 0.5 or later (lance_vector_model_train or a distributed training), or \
                      commit them unmerged",
                     crate::LANCE_CORE_VERSION,
                     CError::from(err).message

@@ -185,7 +185,7 @@ impl LanceVectorModel {
                 centroids.len()
             )));
         }
-        if dim == 0 || centroids.is_empty() || centroids.len() % dim != 0 {
+        if dim == 0 || centroids.is_empty() || !centroids.len().is_multiple_of(dim) {
             return Err(invalid(format!(
                 "centroids hold {} values, not a whole number of {dim}-dimensional vectors",
                 centroids.len()
@@ -344,7 +344,7 @@ pub fn fsl(values: Vec<f32>, dim: usize) -> CResult<FixedSizeListArray> {
 
 /// The codebook must hold 2^num_bits centroids of the full dimension.
 pub fn check_codebook_shape(values: usize, dim: usize, num_sub_vectors: usize, num_bits: usize) -> CResult<()> {
-    if num_sub_vectors == 0 || dim % num_sub_vectors != 0 {
+    if num_sub_vectors == 0 || !dim.is_multiple_of(num_sub_vectors) {
         return Err(invalid(format!("num_sub_vectors = {num_sub_vectors} does not divide the dimension {dim}")));
     }
     if !(1..=16).contains(&num_bits) {

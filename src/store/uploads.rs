@@ -135,9 +135,12 @@ pub fn prepare(ds: &Dataset) {
     }
 }
 
+/// A dataset's bucket, its path in the bucket and its storage options.
+type BucketOf = (String, String, HashMap<String, String>);
+
 /// The dataset's bucket, its path in the bucket (no leading or trailing
 /// '/') and its storage options; None on the local file system.
-fn bucket_of(ds: &Dataset) -> CResult<Option<(String, String, HashMap<String, String>)>> {
+fn bucket_of(ds: &Dataset) -> CResult<Option<BucketOf>> {
     let uri = ds.uri();
     let Ok(url) = Url::parse(uri) else { return Ok(None) }; // a plain local path
     match url.scheme() {

@@ -140,7 +140,7 @@ static int child_concurrent(const char* dir, const char* budget_dir) {
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = PARTITIONS;
     LanceVectorModel* model = NULL;
-    if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) return 35;
+    if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model) != 0) return 35;
 
     /* Host threads: this one, the sampler and the builders. */
     int host_threads = 1 + 1 + BUILDS;
@@ -171,8 +171,7 @@ static int child_concurrent(const char* dir, const char* budget_dir) {
     const uint8_t* ptrs[BUILDS];
     size_t lens[BUILDS];
     for (int i = 0; i < BUILDS; i++) ptrs[i] = builds[i].bytes, lens[i] = builds[i].len;
-    if (lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, BUILDS, NULL, NULL) != 0)
-        return 41;
+    if (lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, lens, BUILDS, NULL, NULL) != 0) return 41;
     for (int i = 0; i < BUILDS; i++) lance_free_bytes(builds[i].bytes);
     int mismatches = -1;
     double recall = tu_recall(ds, &data, 20, PARTITIONS, 0, &mismatches);
@@ -203,7 +202,8 @@ static int child_concurrent(const char* dir, const char* budget_dir) {
     Build watched = {0};
     watched.spill_root = spill_root;
     LanceIndexBuildControl control = {watch, &watched, token};
-    int rc = lance_dataset_create_vector_index_with_control(ds2, "vec", NULL, &p, false, &control);
+    int rc = lance_dataset_create_vector_index_v2(ds2, "vec", NULL, &p, false,
+                                                  &(LanceIndexCreateOptions){.control = &control});
     lance_index_build_cancel_token_free(token);
     if (rc != 0 || !watched.spilled) return 47;
     recall = tu_recall(ds2, &data, 20, PARTITIONS, 0, &mismatches);

@@ -29,7 +29,7 @@ static const LanceVectorIndexParams flat_params = {.index_type = LANCE_INDEX_IVF
 static int commit_bytes(LanceDataset* ds, const char* name, const char* column, const uint8_t* const* ptrs,
                         const size_t* lens, size_t n) {
     const LanceCommitIndexOptions keep = {.replace = false};
-    return lance_dataset_commit_index_segments_with_options(ds, name, column, ptrs, lens, n, &keep, NULL);
+    return lance_dataset_commit_index_segments_v2(ds, name, column, ptrs, lens, n, &keep, NULL);
 }
 
 /* Whether the named index's segment UUIDs are exactly those of seeds[0..n). */
@@ -113,8 +113,7 @@ static void test_set_refusals(LanceDataset* ds, LanceVectorModel* model) {
     uuid_text(201, text_b);
 
     /* Empty set. */
-    CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "i", "vec", NULL, NULL, 0, NULL, NULL),
-              LANCE_ERR_NO_SEGMENTS);
+    CHECK_ERR(lance_dataset_commit_index_segments_v2(ds, "i", "vec", NULL, NULL, 0, NULL, NULL), LANCE_ERR_NO_SEGMENTS);
     CHECK_ERR(commit_bytes(ds, "i", "vec", NULL, NULL, 0), LANCE_ERR_NO_SEGMENTS);
     /* The same UUID twice. */
     CHECK_ERR(commit_bytes(ds, "i", "vec", (const uint8_t*[]){sa, sc, sa}, (size_t[]){la, lc, la}, 3),
@@ -354,7 +353,7 @@ static void test_append_between_build_and_commit(LanceDataset* ds, LanceVectorMo
     const uint8_t* ptrs[] = {bytes};
     LanceCommitIndexOptions o = {0};
     o.replace = true;
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, &len, 1, &o, &r));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, &len, 1, &o, &r));
     CHECK(r.version == 4);
     int seeds[] = {600, 601, 602, 603, 611};
     CHECK(index_is(ds, "vec_idx", seeds, 5));
@@ -454,8 +453,8 @@ static void test_model_check(void) {
     /* Allowed explicitly, both commit, and queries still find exact answers. */
     LanceCommitIndexOptions o = {0};
     o.allow_independent_models = true;
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "m_idx", "vec", mixed, mixed_lens, 2, &o, NULL));
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "l_idx", "vec", local, local_lens, 2, &o, NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "m_idx", "vec", mixed, mixed_lens, 2, &o, NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "l_idx", "vec", local, local_lens, 2, &o, NULL));
     CHECK(lance_dataset_version(ds) == 3);
     kk_check_recall_exact(ds, &data, 6, 8);
     /* A single segment needs no check. */
@@ -475,11 +474,11 @@ static void test_scalar_commit_and_provenance(void) {
     SkSet set = sk_build_scalar_set(ds, "id", LANCE_SCALAR_BITMAP, 2, 8);
     LanceCommitIndexOptions o = {0};
     o.job_id = "job-7";
-    CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", set.ptrs, set.lens, 2, &o, NULL),
+    CHECK_ERR(lance_dataset_commit_index_segments_v2(ds, "id_idx", "id", set.ptrs, set.lens, 2, &o, NULL),
               LANCE_ERR_NOT_SUPPORTED);
     o.job_id = NULL;
     LanceCommitIndexResult r = {0};
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", set.ptrs, set.lens, 2, &o, &r));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "id_idx", "id", set.ptrs, set.lens, 2, &o, &r));
     CHECK(r.version == 2);
     /* The scalar index answers a filter exactly. */
     LanceScanner* s = lance_scanner_new(ds, NULL, "id = 4321");
@@ -504,7 +503,7 @@ static void test_segmented_recall(void) {
     p.num_partitions = 8;
     p.num_sub_vectors = 8;
     LanceVectorModel* model = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds4, "vec", &p, NULL, 0, &model));
+    CHECK_OK(lance_vector_model_train(ds4, "vec", &p, NULL, 0, NULL, &model));
     uint8_t* bytes[4];
     size_t lens[4];
     for (int w = 0; w < 4; w++) {
@@ -612,7 +611,7 @@ static void test_type_and_column_refusals(LanceDataset* ds, LanceVectorModel* mo
     CHECK_OK(lance_dataset_create_scalar_index(ds, "id", "taken", LANCE_SCALAR_BTREE, NULL, false));
     LanceCommitIndexOptions o = {0};
     o.replace = true;
-    CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "taken", "vec", ptrs, lens, 1, &o, NULL),
+    CHECK_ERR(lance_dataset_commit_index_segments_v2(ds, "taken", "vec", ptrs, lens, 1, &o, NULL),
               LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions("'id'") && tu_error_mentions("another index name"));
     CHECK(!tu_error_mentions("allow_independent_models"));
@@ -652,7 +651,7 @@ static void test_build_checks(LanceDataset* ds, LanceVectorModel* model) {
     pq.num_sub_vectors = 8;
     pq.num_bits = 4;
     LanceVectorModel* pq_model = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &pq, NULL, 0, &pq_model));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &pq, NULL, 0, NULL, &pq_model));
     LanceVectorModelInfo info;
     CHECK_OK(lance_vector_model_info(pq_model, &info));
     CHECK(info.num_bits == 4 && info.num_sub_vectors == 8);

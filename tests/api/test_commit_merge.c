@@ -223,10 +223,13 @@ static void test_pq_merge(void) {
  * floor keeps a broken merge from passing. */
 static void test_rq_merge(void) {
     MergeOutcome m = merge_and_compare(sk_params(LANCE_INDEX_IVF_RQ, PARTS, 0), 300, "IVF_RQ");
-    /* A floor this data clears with any rotation (pylance's one-shot IVF_RQ
-       builds of it: 0.37-0.51), so a broken index cannot pass. */
-    CHECK(m.r_unmerged > 0.25);
-    CHECK(m.r_merged > 0.25);
+    /* A floor far below what this data gives with any rotation (pylance's
+       one-shot IVF_RQ builds of it: 0.37-0.51; the eight segments here gave
+       exactly 0.250 once on 2026-12-07, under ctest --parallel 2, and 0.47-0.49
+       in five runs after it) and far above a broken index's (a random top 10
+       of 8,000 rows: about 0.001), so a broken index cannot pass. */
+    CHECK(m.r_unmerged > 0.15);
+    CHECK(m.r_merged > 0.15);
     CHECK(m.r_merged >= m.r_unmerged - 0.05);
     printf("    IVF_RQ: %d of %d queries' ids differ\n", m.differ, QUERIES);
 }
@@ -337,7 +340,7 @@ static void test_scalar_merge(void) {
     size_t len = 0;
     sk_set_add(&one, merge(ds, &s, 0, 4, &len), &len);
     if (one.count == 1) CHECK(fragment_mask(one.ptrs[0], one.lens[0]) == 0xffffu);
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "tag_idx", "tag", one.ptrs, one.lens, 1, NULL, NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "tag_idx", "tag", one.ptrs, one.lens, 1, NULL, NULL));
     CHECK(lance_dataset_index_segment_count(ds, "tag_idx") == 1);
     /* tag of row i is "t<i % 7>". */
     for (int t = 0; t < 7; t++) {

@@ -119,7 +119,7 @@ static void test_progress_events(void) {
     /* IVF_PQ with an injected model. */
     LanceVectorIndexParams p = control_params(LANCE_INDEX_IVF_PQ);
     LanceVectorModel* model = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model));
     pk_recorder_reset(rec);
     CHECK(execute_recorded(half_vector_builder(LANCE_INDEX_IVF_PQ, model, NULL), rec) == 0);
     pk_check_events(rec, 1, 0);
@@ -299,7 +299,7 @@ static void test_cancel_after_and_token_lifetime(void) {
     CHECK(segment_dir_exists(uuid));
     const uint8_t* ptrs[] = {bytes};
     const LanceCommitIndexOptions keep = {.replace = false};
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "after_idx", "vec", ptrs, &len, 1, &keep, NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "after_idx", "vec", ptrs, &len, 1, &keep, NULL));
     CHECK(lance_dataset_version(ds) == 2);
     CHECK_OK(lance_dataset_drop_index(ds, "after_idx"));
     lance_free_bytes(bytes);
@@ -358,7 +358,7 @@ static char* after_return(pthread_t canceller) {
 static void test_cancel_at_random_points(void) {
     LanceVectorIndexParams p = control_params(LANCE_INDEX_IVF_PQ);
     LanceVectorModel* model = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model));
     srand(4242);
     for (int injected = 0; injected < 2; injected++) {
         const LanceVectorModel* m = injected ? model : NULL;
@@ -430,7 +430,8 @@ static void test_cancel_at_random_points(void) {
         LanceIndexBuildControl control = {NULL, NULL, c.token};
         pthread_t t;
         pthread_create(&t, NULL, cancel_after_delay, &c);
-        int rc = lance_dataset_create_vector_index_with_control(ds, "vec", "late_idx", &p, false, &control);
+        int rc = lance_dataset_create_vector_index_v2(ds, "vec", "late_idx", &p, false,
+                                                      &(LanceIndexCreateOptions){.control = &control});
         int code = rc == 0 ? 0 : (int)lance_last_error_code();
         char* at_return = after_return(t);
         if (rc == 0) {
@@ -460,7 +461,8 @@ static void test_one_shot_control(void) {
     /* Progress. */
     pk_recorder_reset(rec);
     LanceIndexBuildControl control = {pk_record, rec, NULL};
-    CHECK_OK(lance_dataset_create_vector_index_with_control(ds, "vec", "one_idx", &p, false, &control));
+    CHECK_OK(lance_dataset_create_vector_index_v2(ds, "vec", "one_idx", &p, false,
+                                                  &(LanceIndexCreateOptions){.control = &control}));
     pk_check_returned(rec);
     pk_check_events(rec, 1, 0);
     CHECK(pk_has_stage(rec, "train_ivf") && pk_has_stage(rec, "merge_partitions"));
@@ -479,7 +481,8 @@ static void test_one_shot_control(void) {
     rec->cancel_event = 0;
     rec->token = token;
     control.cancel_token = token;
-    CHECK_ERR(lance_dataset_create_vector_index_with_control(ds, "vec", "one_idx", &p, false, &control),
+    CHECK_ERR(lance_dataset_create_vector_index_v2(ds, "vec", "one_idx", &p, false,
+                                                   &(LanceIndexCreateOptions){.control = &control}),
               LANCE_ERR_CANCELLED);
     pk_check_returned(rec);
     CHECK(lance_dataset_version(ds) == version && lance_dataset_latest_version(ds) == version);
@@ -490,8 +493,8 @@ static void test_one_shot_control(void) {
     /* Scalar progress through a control: the same event rules. */
     pk_recorder_reset(rec);
     LanceIndexBuildControl scalar_progress = {pk_record, rec, NULL};
-    CHECK_OK(lance_dataset_create_scalar_index_with_control(ds, "tag", "tag_idx", LANCE_SCALAR_BITMAP, NULL, false,
-                                                            &scalar_progress));
+    CHECK_OK(lance_dataset_create_scalar_index_v2(ds, "tag", "tag_idx", LANCE_SCALAR_BITMAP, NULL, false,
+                                                  &(LanceIndexCreateOptions){.control = &scalar_progress}));
     pk_check_returned(rec);
     pk_check_events(rec, 1, 0);
     CHECK(pk_has_stage(rec, "load_data"));
@@ -503,9 +506,10 @@ static void test_one_shot_control(void) {
     token = lance_index_build_cancel_token_new();
     lance_index_build_cancel(token);
     LanceIndexBuildControl c2 = {NULL, NULL, token};
-    CHECK_ERR(lance_dataset_create_scalar_index_with_control(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, false, &c2),
+    CHECK_ERR(lance_dataset_create_scalar_index_v2(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, false,
+                                                   &(LanceIndexCreateOptions){.control = &c2}),
               LANCE_ERR_CANCELLED);
-    CHECK_OK(lance_dataset_create_scalar_index_with_control(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, false, NULL));
+    CHECK_OK(lance_dataset_create_scalar_index_v2(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, false, NULL));
     CHECK(lance_dataset_version(ds) == version + 1);
     lance_index_build_cancel_token_free(token);
 }

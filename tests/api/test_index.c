@@ -101,6 +101,18 @@ static void test_vector_index_errors(void) {
     p.num_sub_vectors = 0;
     CHECK(lance_dataset_create_vector_index(ds, "id", NULL, &p, false) == -1);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    /* The _v2 form refuses what upstream's does, and bad training options. */
+    LanceIndexCreateOptions none = {0};
+    CHECK_ERR(lance_dataset_create_vector_index_v2(ds, "id", NULL, &p, false, &none), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_dataset_create_vector_index_v2(NULL, "vec", NULL, &p, false, NULL), LANCE_ERR_INVALID_ARGUMENT);
+    LanceVectorTrainingOptions reserved = {0};
+    reserved.reserved = 1;
+    LanceIndexCreateOptions bad_training = {0};
+    bad_training.training = &reserved;
+    p.index_type = LANCE_INDEX_IVF_FLAT;
+    CHECK_ERR(lance_dataset_create_vector_index_v2(ds, "vec", NULL, &p, false, &bad_training),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(tu_error_mentions("reserved"));
     /* No failed call moved the dataset. */
     CHECK(lance_dataset_version(ds) == v);
     CHECK(lance_dataset_latest_version(ds) == v);
@@ -273,6 +285,20 @@ static void test_scalar_indices(void) {
     /* LABEL_LIST needs a list column. */
     CHECK(lance_dataset_create_scalar_index(ds, "id", "x", LANCE_SCALAR_LABEL_LIST, NULL, false) == -1);
     CHECK(lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
+    /* The _v2 form: training options are refused for a scalar index; a
+       zeroed options struct is upstream's call. */
+    LanceVectorTrainingOptions training = {0};
+    LanceIndexCreateOptions with_training = {0};
+    with_training.training = &training;
+    CHECK_ERR(lance_dataset_create_scalar_index_v2(ds, "id", "x", LANCE_SCALAR_BTREE, NULL, false, &with_training),
+              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(tu_error_mentions("options->training"));
+    CHECK_ERR(lance_dataset_create_scalar_index_v2(ds, "nope", "x", LANCE_SCALAR_BTREE, NULL, false, NULL),
+              LANCE_ERR_NOT_FOUND);
+    uint64_t indices = lance_dataset_index_count(ds), version = lance_dataset_version(ds);
+    LanceIndexCreateOptions zeroed = {0};
+    CHECK_OK(lance_dataset_create_scalar_index_v2(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, true, &zeroed));
+    CHECK(lance_dataset_index_count(ds) == indices && lance_dataset_version(ds) == version + 1);
     CHECK(lance_dataset_index_count(NULL) == 0 && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(lance_dataset_index_list_json(NULL) == NULL);
     lance_dataset_close(ds);

@@ -308,8 +308,7 @@ static void build_planned(LanceDataset* at, size_t groups, SkSet* vec, SkSet* id
 }
 
 static int commit_id(LanceDataset* at, const SkSet* s, const LanceCommitIndexOptions* o, LanceCommitIndexResult* r) {
-    return lance_dataset_commit_index_segments_with_options(at, "id_idx", "id", s->ptrs, s->lens, (size_t)s->count, o,
-                                                            r);
+    return lance_dataset_commit_index_segments_v2(at, "id_idx", "id", s->ptrs, s->lens, (size_t)s->count, o, r);
 }
 
 /* lance_dataset_merge_index_segments() of two segments into a one-segment set. */

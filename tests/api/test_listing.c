@@ -68,7 +68,7 @@ static void test_listing(void) {
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = 4;
     LanceVectorModel* model = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model));
     const char* fingerprint = lance_vector_model_fingerprint(model);
     uint8_t* bytes[4];
     size_t lens[4];
@@ -87,8 +87,7 @@ static void test_listing(void) {
     const uint8_t* ptrs[4] = {bytes[0], bytes[1], bytes[2], bytes[3]};
     LanceCommitIndexOptions commit = {0}; /* replace = false */
     LanceCommitIndexResult committed = {0};
-    CHECK_OK(
-        lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, 4, &commit, &committed));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, lens, 4, &commit, &committed));
     CHECK(committed.version == 2 && !committed.already_committed);
 
     text = lance_dataset_index_segments_json(ds);

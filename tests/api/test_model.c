@@ -24,11 +24,11 @@ static LanceDataset* ds; /* fixture.ds */
 static void test_training_functions(void) {
     struct ArrowArray cent, book;
     struct ArrowSchema cent_s, book_s;
-    CHECK_OK(lance_dataset_train_ivf_centroids(ds, "vec", 4, LANCE_METRIC_L2, NULL, 0, &cent, &cent_s));
+    CHECK_OK(lance_index_train_ivf_model(ds, "vec", 4, LANCE_METRIC_L2, NULL, 0, &cent, &cent_s));
     CHECK(strcmp(cent_s.format, "+w:32") == 0 && cent.length == 4);
-    CHECK_OK(
-        lance_dataset_train_pq_codebook(ds, "vec", 4, 8, LANCE_METRIC_L2, &cent, &cent_s, NULL, 0, &book, &book_s));
-    CHECK(strcmp(book_s.format, "+w:32") == 0 && book.length == 256);
+    /* Upstream's codebook: rows of one sub-vector (32 / 4), 4 x 256 of them. */
+    CHECK_OK(lance_index_train_pq_model(ds, "vec", 4, 8, LANCE_METRIC_L2, NULL, 0, &cent, &cent_s, &book, &book_s));
+    CHECK(strcmp(book_s.format, "+w:8") == 0 && book.length == 1024);
 
     /* Arrow arrays trained elsewhere make a model too, and a sliced centroid
        array is read from its offset: the fingerprint matches the unsliced copy. */
@@ -94,21 +94,16 @@ static void test_training_functions(void) {
               LANCE_ERR_INVALID_ARGUMENT);
 
     /* Training errors. */
-    CHECK_ERR(lance_dataset_train_ivf_centroids(ds, "vec", 0, LANCE_METRIC_L2, NULL, 0, &tmp, &tmp_s),
+    CHECK_ERR(lance_index_train_ivf_model(ds, "vec", 0, LANCE_METRIC_L2, NULL, 0, &tmp, &tmp_s),
               LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_dataset_train_ivf_centroids(ds, "nope", 4, LANCE_METRIC_L2, NULL, 0, &tmp, &tmp_s),
-              LANCE_ERR_NOT_FOUND);
+    CHECK_ERR(lance_index_train_ivf_model(ds, "nope", 4, LANCE_METRIC_L2, NULL, 0, &tmp, &tmp_s), LANCE_ERR_NOT_FOUND);
     uint32_t bad_frags[] = {1, 42};
-    CHECK_ERR(lance_dataset_train_ivf_centroids(ds, "vec", 4, LANCE_METRIC_L2, bad_frags, 2, &tmp, &tmp_s),
+    CHECK_ERR(lance_index_train_ivf_model(ds, "vec", 4, LANCE_METRIC_L2, bad_frags, 2, &tmp, &tmp_s),
               LANCE_ERR_INVALID_ARGUMENT);
-    CHECK(tu_error_mentions("sample_fragment_ids[1] = 42"));
-    CHECK_ERR(lance_dataset_train_pq_codebook(ds, "vec", 5, 8, LANCE_METRIC_L2, &cent, &cent_s, NULL, 0, &tmp, &tmp_s),
+    CHECK(tu_error_mentions("fragment_ids[1] = 42"));
+    CHECK_ERR(lance_index_train_pq_model(ds, "vec", 5, 8, LANCE_METRIC_L2, NULL, 0, &cent, &cent_s, &tmp, &tmp_s),
               LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions("num_sub_vectors = 5"));
-    LanceVectorIndexParams p = {0};
-    p.index_type = LANCE_INDEX_IVF_FLAT;
-    CHECK_ERR(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &none), LANCE_ERR_INVALID_ARGUMENT);
-    CHECK(tu_error_mentions("num_partitions"));
 
     lance_vector_model_free(m);
     cent.release(&cent);
@@ -125,7 +120,7 @@ static void test_model_bytes_errors(void) {
     LanceVectorIndexParams p = {0};
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = 2;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &m));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &m));
     uint8_t* bytes;
     size_t len;
     CHECK_OK(lance_vector_model_serialize(m, &bytes, &len));
@@ -185,7 +180,7 @@ static void test_round_trip(void) {
     p.num_sub_vectors = 8;
     LanceVectorModel* model = NULL;
     const uint32_t sample[] = {2, 5};
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, sample, 2, &model));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, sample, 2, NULL, &model));
     if (!model) return;
     LanceVectorModelInfo info;
     memset(&info, 0xff, sizeof info);
@@ -323,25 +318,25 @@ static void test_refusals(void) {
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = 4;
     LanceVectorModel* none = NULL;
-    CHECK_ERR(lance_dataset_train_vector_model(NULL, "vec", &p, NULL, 0, &none), IA);
-    CHECK_ERR(lance_dataset_train_vector_model(ds, NULL, &p, NULL, 0, &none), IA);
-    CHECK_ERR(lance_dataset_train_vector_model(ds, "vec", NULL, NULL, 0, &none), IA);
-    CHECK_ERR(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, NULL), IA);
-    CHECK_ERR(lance_dataset_train_vector_model(ds, "nope", &p, NULL, 0, &none), LANCE_ERR_NOT_FOUND);
+    CHECK_ERR(lance_vector_model_train(NULL, "vec", &p, NULL, 0, NULL, &none), IA);
+    CHECK_ERR(lance_vector_model_train(ds, NULL, &p, NULL, 0, NULL, &none), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", NULL, NULL, 0, NULL, &none), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, NULL), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "nope", &p, NULL, 0, NULL, &none), LANCE_ERR_NOT_FOUND);
     const uint32_t twice[] = {1, 1};
-    CHECK_ERR(lance_dataset_train_vector_model(ds, "vec", &p, twice, 2, &none), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &p, twice, 2, NULL, &none), IA);
     const uint32_t some[] = {1};
-    CHECK_ERR(lance_dataset_train_vector_model(ds, "vec", &p, some, 0, &none), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &p, some, 0, NULL, &none), IA);
     LanceVectorIndexParams bad = p;
     bad.index_type = (LanceVectorIndexType)99;
-    CHECK_ERR(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &none), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &none), IA);
     bad = p;
     bad.metric = (LanceMetricType)9;
-    CHECK_ERR(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &none), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &none), IA);
     bad = p;
     bad.index_type = LANCE_INDEX_IVF_PQ;
     bad.num_sub_vectors = 5; /* does not divide 32 */
-    CHECK_ERR(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &none), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &none), IA);
 
     /* Each trainer names its own parameter: upstream's IVF trainer takes
        `fragment_ids`, this library's `sample_fragment_ids`. */
@@ -350,7 +345,7 @@ static void test_refusals(void) {
     CHECK_ERR(lance_index_train_ivf_model(ds, "vec", 4, LANCE_METRIC_L2, some, 0, &ca, &cs), IA);
     const TuError* e = tu_last_error();
     CHECK(e->message && strstr(e->message, "fragment_ids") && !strstr(e->message, "sample_fragment_ids"));
-    CHECK_ERR(lance_dataset_train_ivf_centroids(ds, "vec", 4, LANCE_METRIC_L2, some, 0, &ca, &cs), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &p, some, 0, NULL, &none), IA);
     e = tu_last_error();
     CHECK(e->message && strstr(e->message, "sample_fragment_ids"));
 
@@ -361,7 +356,7 @@ static void test_refusals(void) {
     CHECK_ERR(lance_vector_model_info(NULL, &info), IA);
     CHECK_ERR(lance_vector_model_centroids(NULL, &a, &s), IA);
     CHECK_ERR(lance_vector_model_codebook(NULL, &a, &s), IA);
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &none));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &none));
     CHECK_ERR(lance_vector_model_info(none, NULL), IA);
     CHECK_ERR(lance_vector_model_centroids(none, NULL, &s), IA);
     uint8_t* bytes = NULL;
@@ -438,7 +433,7 @@ static void test_index_type_recorded(void) {
     p.index_type = LANCE_INDEX_IVF_SQ;
     p.num_partitions = 4;
     LanceVectorModel* sq = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &sq));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &sq));
     if (!sq) return;
     int32_t type = -1;
     CHECK_OK(lance_vector_model_index_type(sq, &type));
@@ -473,7 +468,7 @@ static void test_index_type_recorded(void) {
     pq.index_type = LANCE_INDEX_IVF_HNSW_PQ;
     pq.num_sub_vectors = 8;
     LanceVectorModel* hnsw_pq = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &pq, NULL, 0, &hnsw_pq));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &pq, NULL, 0, NULL, &hnsw_pq));
     type = -1;
     CHECK(hnsw_pq && lance_vector_model_index_type(hnsw_pq, &type) == 0 && type == LANCE_INDEX_IVF_HNSW_PQ);
     lance_vector_model_free(hnsw_pq);
@@ -487,7 +482,7 @@ static void test_index_type_recorded(void) {
     lance_free_bytes(bytes);
 }
 
-/* ---- lance_dataset_train_vector_model_with_control ---- */
+/* ---- lance_vector_model_train ---- */
 
 #define MAX_TRAIN_EVENTS 1024
 
@@ -533,7 +528,8 @@ static void test_train_with_control(void) {
        "train_pq", each started and completed, in lance.h's order. */
     memset(&train_events, 0, sizeof train_events);
     LanceVectorModel* m = NULL;
-    CHECK_OK(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, &control, &m));
+    CHECK_OK(
+        lance_vector_model_train(ds, "vec", &p, NULL, 0, &(LanceVectorModelTrainOptions){.control = &control}, &m));
     CHECK(m != NULL && train_events.dropped == 0);
     CHECK(tu_check_progress_events(train_events.events, train_events.count, 1) >= 1);
     CHECK(stage_events(&train_events, "train_ivf", LANCE_INDEX_BUILD_PROGRESS_STAGE_START) == 1);
@@ -549,7 +545,7 @@ static void test_train_with_control(void) {
 
     /* NULL control: the plain trainer. */
     m = NULL;
-    CHECK_OK(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, NULL, &m));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &m));
     CHECK(m != NULL);
     lance_vector_model_free(m);
 
@@ -560,25 +556,27 @@ static void test_train_with_control(void) {
     train_events.cancel_at = "train_ivf";
     LanceVectorModel* untouched = (LanceVectorModel*)&train_events;
     m = untouched;
-    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, &control, &m), LANCE_ERR_CANCELLED);
+    CHECK_ERR(
+        lance_vector_model_train(ds, "vec", &p, NULL, 0, &(LanceVectorModelTrainOptions){.control = &control}, &m),
+        LANCE_ERR_CANCELLED);
     CHECK(m == untouched);
     CHECK(stage_events(&train_events, "train_ivf", LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) == 1);
     CHECK(stage_events(&train_events, "train_pq", LANCE_INDEX_BUILD_PROGRESS_STAGE_START) == 0);
 
     /* A token cancelled before the call: refused at once, no event. */
     memset(&train_events, 0, sizeof train_events);
-    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, &control, &m), LANCE_ERR_CANCELLED);
+    CHECK_ERR(
+        lance_vector_model_train(ds, "vec", &p, NULL, 0, &(LanceVectorModelTrainOptions){.control = &control}, &m),
+        LANCE_ERR_CANCELLED);
     CHECK(m == untouched && train_events.count == 0);
     lance_index_build_cancel_token_free(token);
 
     /* Bad input is checked before the token: the same codes as the plain trainer. */
     LanceVectorIndexParams bad = p;
     bad.num_sub_vectors = 5;
-    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &bad, NULL, 0, NULL, &m),
-              LANCE_ERR_INVALID_ARGUMENT);
-    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "nope", &p, NULL, 0, NULL, &m), LANCE_ERR_NOT_FOUND);
-    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", NULL, NULL, 0, NULL, &m),
-              LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT);
+    CHECK_ERR(lance_vector_model_train(ds, "nope", &p, NULL, 0, NULL, &m), LANCE_ERR_NOT_FOUND);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", NULL, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT);
     CHECK(m == untouched);
 }
 

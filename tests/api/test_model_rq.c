@@ -146,7 +146,7 @@ static void test_model_carries_rotation(LanceDataset* ds, const LanceVectorIndex
     /* Bits outside 1..9. */
     LanceVectorModel* none = NULL;
     LanceVectorIndexParams bad = rq_params(10);
-    CHECK_ERR(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &none), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &none), IA);
     CHECK(tu_error_mentions("params->num_bits = 10"));
     CHECK(none == NULL);
     lance_vector_model_free(m2);
@@ -172,7 +172,7 @@ static void test_segments_merge(LanceDataset* ds, const LanceVectorIndexParams* 
 
     /* The four segments commit as one index. */
     LanceCommitIndexOptions o = {0};
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, GROUPS, &o, NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, lens, GROUPS, &o, NULL));
     CHECK(lance_dataset_index_segment_count(ds, "vec_idx") == GROUPS);
     double r_segments = tu_recall(ds, &data, QUERIES, PARTS, 0, NULL);
 
@@ -185,7 +185,7 @@ static void test_segments_merge(LanceDataset* ds, const LanceVectorIndexParams* 
     CHECK(records_model(merged, merged_len, model));
     const uint8_t* one[] = {merged};
     o.replace = true;
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", one, &merged_len, 1, &o, NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", one, &merged_len, 1, &o, NULL));
     CHECK(lance_dataset_index_segment_count(ds, "vec_idx") == 1);
     double r_merged = tu_recall(ds, &data, QUERIES, PARTS, 0, NULL);
 
@@ -219,11 +219,11 @@ static void test_two_models(LanceDataset* ds, const LanceVectorIndexParams* p, L
     CHECK_ERR(lance_dataset_merge_index_segments(ds, ptrs, len, 2, &out, &out_len), LANCE_ERR_MODEL_MISMATCH);
     CHECK(out == NULL);
     LanceCommitIndexOptions o = {0};
-    CHECK_ERR(lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, len, 2, &o, NULL),
+    CHECK_ERR(lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, len, 2, &o, NULL),
               LANCE_ERR_MODEL_MISMATCH);
     CHECK(lance_dataset_latest_version(ds) == 1);
     o.allow_independent_models = true;
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, len, 2, &o, NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, len, 2, &o, NULL));
     CHECK(lance_dataset_index_segment_count(ds, "vec_idx") == 2);
     lance_free_bytes(s1);
     lance_free_bytes(s2);
@@ -316,7 +316,7 @@ static void test_old_bytes(void) {
     CHECK_ERR(lance_dataset_merge_index_segments(ds, ptrs, lens, 2, &out, &out_len), LANCE_ERR_MODEL_MISMATCH);
     CHECK(tu_error_mentions("rotation"));
     CHECK(out == NULL);
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, 2, NULL, NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, lens, 2, NULL, NULL));
     CHECK(lance_dataset_index_segment_count(ds, "vec_idx") == 2);
     lance_free_bytes(s1);
     lance_free_bytes(s2);

@@ -337,7 +337,8 @@ static void test_control(void) {
     CHECK_OK(lance_index_build_cancel(token));
     PkRecorder* rec = pk_recorder_new();
     LanceIndexBuildControl control = {pk_record, rec, token};
-    CHECK_ERR(lance_dataset_optimize_indices_with_control(t.ds, &delta, &control), LANCE_ERR_CANCELLED);
+    delta.control = &control;
+    CHECK_ERR(lance_dataset_optimize_indices(t.ds, &delta), LANCE_ERR_CANCELLED);
     CHECK(rec->count == 0);
     CHECK(lance_dataset_version(t.ds) == 4 && lance_dataset_latest_version(t.ds) == 4);
     int segments = 0;
@@ -350,7 +351,7 @@ static void test_control(void) {
     rec->cancel_at_call = 1;
     rec->token = token;
     control.cancel_token = token;
-    int rc = lance_dataset_optimize_indices_with_control(t.ds, &delta, &control);
+    int rc = lance_dataset_optimize_indices(t.ds, &delta);
     if (rc == 0) {
         CHECK(lance_dataset_latest_version(t.ds) == 5 && lance_dataset_version(t.ds) == 5);
     } else {
@@ -370,7 +371,7 @@ static void test_control(void) {
     }
     pk_recorder_reset(rec);
     control.cancel_token = NULL;
-    CHECK_OK(lance_dataset_optimize_indices_with_control(t.ds, &delta, &control));
+    CHECK_OK(lance_dataset_optimize_indices(t.ds, &delta));
     CHECK(lance_dataset_version(t.ds) == 5);
     pk_check_events(rec, 1, 0);
     CHECK(rec->count >= 2);
@@ -387,7 +388,8 @@ static void test_control(void) {
 
     /* A NULL control is the plain call. */
     append(&t, 800, 100);
-    CHECK_OK(lance_dataset_optimize_indices_with_control(t.ds, &delta, NULL));
+    delta.control = NULL;
+    CHECK_OK(lance_dataset_optimize_indices(t.ds, &delta));
     CHECK(lance_dataset_version(t.ds) == 7);
     check_covered(t.ds, "id_idx", 3);
     pk_recorder_free(rec);
@@ -403,7 +405,6 @@ static void test_refusals(void) {
     LanceOptimizeIndicesOptions o = {0};
     CHECK_ERR(lance_dataset_optimize_indices(NULL, &o), IA);
     CHECK_ERR(lance_dataset_optimize_indices(NULL, NULL), IA);
-    CHECK_ERR(lance_dataset_optimize_indices_with_control(NULL, NULL, NULL), IA);
 
     o.index_name_count = 2; /* names NULL */
     CHECK_ERR(lance_dataset_optimize_indices(t.ds, &o), IA);
@@ -419,7 +420,9 @@ static void test_refusals(void) {
     CHECK_ERR(lance_dataset_optimize_indices(t.ds, &o), LANCE_ERR_NOT_FOUND);
     CHECK(tu_error_mentions("index_names[1] = \"no_such_idx\""));
     LanceIndexBuildControl none = {0};
-    CHECK_ERR(lance_dataset_optimize_indices_with_control(t.ds, &o, &none), LANCE_ERR_NOT_FOUND);
+    o.control = &none;
+    CHECK_ERR(lance_dataset_optimize_indices(t.ds, &o), LANCE_ERR_NOT_FOUND);
+    o.control = NULL;
     const char* column[] = {"vec"}; /* a column, not an index */
     o.index_names = column;
     o.index_name_count = 1;

@@ -319,8 +319,7 @@ static uint8_t* build_segment(LanceDataset* at, const Index* ix, const uint32_t*
 static int commit(LanceDataset* at, const Index* ix, const SkSet* s, LanceCommitIndexResult* r) {
     LanceCommitIndexOptions o = {0};
     o.replace = true;
-    return lance_dataset_commit_index_segments_with_options(at, ix->name, ix->column, s->ptrs, s->lens,
-                                                            (size_t)s->count, &o, r);
+    return lance_dataset_commit_index_segments_v2(at, ix->name, ix->column, s->ptrs, s->lens, (size_t)s->count, &o, r);
 }
 
 /* ---- running a plan ---- */

@@ -233,8 +233,8 @@ static void index_by_groups(LanceDataset* ds, const uint32_t groups[][SMALL_FRAG
         lance_index_segment_builder_free(b);
     }
     LanceCommitIndexResult r = {0};
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, "id_idx", "id", (const uint8_t* const*)bytes, lens, n,
-                                                              NULL, &r));
+    CHECK_OK(
+        lance_dataset_commit_index_segments_v2(ds, "id_idx", "id", (const uint8_t* const*)bytes, lens, n, NULL, &r));
     CHECK(r.version == 3 && lance_dataset_index_segment_count(ds, "id_idx") == n);
     for (size_t g = 0; g < n; g++) lance_free_bytes(bytes[g]);
 }

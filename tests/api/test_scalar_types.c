@@ -435,8 +435,7 @@ static void commit_set(const TypeCase* t, const SkSet* s, bool replace) {
     LanceCommitIndexOptions o = {0};
     o.replace = replace;
     LanceCommitIndexResult r = {0};
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(ds, t->index_name, t->column, s->ptrs, s->lens, s->count,
-                                                              &o, &r));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(ds, t->index_name, t->column, s->ptrs, s->lens, s->count, &o, &r));
     CHECK(r.version == version + 1 && !r.already_committed && lance_dataset_version(ds) == r.version);
 }
 
@@ -445,8 +444,8 @@ static void test_type(const TypeCase* t) {
     uint64_t version = lance_dataset_version(ds);
     pk_recorder_reset(progress);
     LanceIndexBuildControl control = {pk_record, progress, NULL};
-    CHECK_OK(lance_dataset_create_scalar_index_with_control(ds, t->column, t->index_name, t->type, t->params, false,
-                                                            &control));
+    CHECK_OK(lance_dataset_create_scalar_index_v2(ds, t->column, t->index_name, t->type, t->params, false,
+                                                  &(LanceIndexCreateOptions){.control = &control}));
     pk_check_events(progress, 1, 0);
     CHECK(lance_dataset_version(ds) == version + 1);
     CHECK_ERR(lance_dataset_create_scalar_index(ds, t->column, t->index_name, t->type, t->params, false),
@@ -569,8 +568,8 @@ static void test_bad_params(void) {
         CHECK(tu_error_mentions(bad[i].key));
         pk_recorder_reset(progress);
         LanceIndexBuildControl control = {pk_record, progress, NULL};
-        CHECK_ERR(lance_dataset_create_scalar_index_with_control(ds, bad[i].column, "bad_idx", bad[i].type,
-                                                                 bad[i].params, false, &control),
+        CHECK_ERR(lance_dataset_create_scalar_index_v2(ds, bad[i].column, "bad_idx", bad[i].type, bad[i].params, false,
+                                                       &(LanceIndexCreateOptions){.control = &control}),
                   LANCE_ERR_INVALID_ARGUMENT);
         LanceErrorCode code = LANCE_OK;
         bool named = false;
@@ -606,8 +605,8 @@ static void test_type_codes(void) {
         CHECK_ERR(lance_dataset_create_scalar_index(ds, "text", "bad_idx", (LanceScalarIndexType)codes[i], NULL, false),
                   LANCE_ERR_INVALID_ARGUMENT);
         CHECK(tu_error_mentions("is not a LanceScalarIndexType"));
-        CHECK_ERR(lance_dataset_create_scalar_index_with_control(ds, "text", "bad_idx", (LanceScalarIndexType)codes[i],
-                                                                 NULL, false, NULL),
+        CHECK_ERR(lance_dataset_create_scalar_index_v2(ds, "text", "bad_idx", (LanceScalarIndexType)codes[i], NULL,
+                                                       false, NULL),
                   LANCE_ERR_INVALID_ARGUMENT);
         LanceIndexSegmentBuilder* b = lance_index_segment_builder_new_scalar(ds, "text", NULL, codes[i], NULL, &o);
         CHECK(b == NULL && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);

@@ -62,7 +62,7 @@ static uint64_t commit_new(LanceDataset* d, const char* name, const uint8_t* con
                            size_t n) {
     LanceCommitIndexOptions o = {0};
     LanceCommitIndexResult r = {0};
-    if (lance_dataset_commit_index_segments_with_options(d, name, "vec", ptrs, lens, n, &o, &r) != 0) return 0;
+    if (lance_dataset_commit_index_segments_v2(d, name, "vec", ptrs, lens, n, &o, &r) != 0) return 0;
     return r.already_committed ? 0 : r.version;
 }
 
@@ -131,7 +131,7 @@ static void test_shared_model_segments(void) {
     const LanceVectorIndexParams p = vector_params(LANCE_INDEX_IVF_PQ, 8, 8);
     LanceVectorModel* model = NULL;
     uint32_t sample[] = {0, 3, 5};
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, sample, 3, &model));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, sample, 3, NULL, &model));
     if (!model) return;
     LanceVectorModelInfo info;
     CHECK_OK(lance_vector_model_info(model, &info));
@@ -258,7 +258,7 @@ static void test_injected_centroids_decide_partitions(void) {
     /* Another model of two partitions, trained on the data: set first, then replaced. */
     const LanceVectorIndexParams two = vector_params(LANCE_INDEX_IVF_FLAT, 2, 0);
     LanceVectorModel* trained = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(by_model, "vec", &two, NULL, 0, &trained));
+    CHECK_OK(lance_vector_model_train(by_model, "vec", &two, NULL, 0, NULL, &trained));
     const char* f_halves = lance_vector_model_fingerprint(halves);
     const char* f_trained = lance_vector_model_fingerprint(trained);
     CHECK(f_halves && f_trained && strcmp(f_halves, f_trained) != 0);
@@ -421,7 +421,7 @@ static void test_validation(void) {
     LanceVectorModel* model = NULL;
     const LanceVectorIndexParams mp = vector_params(LANCE_INDEX_IVF_PQ, 4, 8);
     const LanceVectorIndexSegmentParams smp = vector_segment_params(&mp);
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &mp, NULL, 0, &model));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &mp, NULL, 0, NULL, &model));
     struct ArrowArray arr, book;
     struct ArrowSchema sch, book_s;
     CHECK_OK(lance_vector_model_centroids(model, &arr, &sch));
@@ -532,18 +532,18 @@ static void test_set_model_refusals(void) {
     const uint32_t sample[] = {0, 1};
     const LanceVectorIndexParams pp4 = vector_params(LANCE_INDEX_IVF_PQ, 4, 4);
     LanceVectorModel *flat = NULL, *other = NULL, *pq = NULL, *pq4 = NULL, *cosine = NULL, *narrow = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &fp, NULL, 0, &flat));
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &fp, sample, 2, &other)); /* another model, same shape */
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &pp, NULL, 0, &pq));
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &pp4, NULL, 0, &pq4));
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &cp, NULL, 0, &cosine));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &fp, NULL, 0, NULL, &flat));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &fp, sample, 2, NULL, &other)); /* another model, same shape */
+    CHECK_OK(lance_vector_model_train(ds, "vec", &pp, NULL, 0, NULL, &pq));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &pp4, NULL, 0, NULL, &pq4));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &cp, NULL, 0, NULL, &cosine));
     /* A model of dimension 16, trained on a dataset of that dimension. */
     TuData sixteen = tu_make_data(400, 16, 4, 1.0f, 91);
     char sub[700];
     snprintf(sub, sizeof sub, "%s/narrow.lance", dir);
     LanceDataset* nd = tu_write(sub, &sixteen, 0, sixteen.rows, LANCE_WRITE_CREATE, 200);
     CHECK(nd != NULL);
-    CHECK_OK(lance_dataset_train_vector_model(nd, "vec", &fp, NULL, 0, &narrow));
+    CHECK_OK(lance_vector_model_train(nd, "vec", &fp, NULL, 0, NULL, &narrow));
     lance_dataset_close(nd);
     tu_free_data(&sixteen);
     const char* f_flat = lance_vector_model_fingerprint(flat);
@@ -701,7 +701,7 @@ static int trained_nothing(const TrainEvents* e) {
 static void test_set_model_builds_as_arrow_arrays(void) {
     const LanceVectorIndexParams p = vector_params(LANCE_INDEX_IVF_PQ, 8, 8);
     LanceVectorModel* model = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model));
     if (!model) return;
     const char* fingerprint = lance_vector_model_fingerprint(model);
     struct ArrowArray centroids, codebook;
@@ -791,7 +791,7 @@ static void test_auto_checks_partitions_at_execute(void) {
     const LanceVectorIndexParams p = vector_params(LANCE_INDEX_IVF_FLAT, 16, 0);
     const LanceVectorIndexSegmentParams sp = vector_segment_params(&p);
     LanceVectorModel* model = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(t, "vec", &p, NULL, 0, &model)); /* on all 64 rows */
+    CHECK_OK(lance_vector_model_train(t, "vec", &p, NULL, 0, NULL, &model)); /* on all 64 rows */
     const char* fingerprint = lance_vector_model_fingerprint(model);
     const char* too_few = "num_partitions = 16 is more than the 8 rows to train on (in the given fragments)";
     const uint32_t first[] = {0};
@@ -843,7 +843,7 @@ static void test_auto_checks_partitions_at_execute(void) {
 static void test_other_segment_types(void) {
     const LanceVectorIndexParams fp = vector_params(LANCE_INDEX_IVF_FLAT, 4, 0);
     LanceVectorModel* model = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &fp, NULL, 0, &model));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &fp, NULL, 0, NULL, &model));
     const char* fingerprint = lance_vector_model_fingerprint(model);
     struct {
         LanceVectorIndexType type;

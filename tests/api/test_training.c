@@ -95,7 +95,7 @@ static double worst_one_node_loss(const LanceVectorIndexParams* p, int runs) {
     double worst = 0;
     for (int i = 0; i < runs; i++) {
         LanceVectorModel* node = NULL;
-        CHECK_OK(lance_dataset_train_vector_model(ds, "vec", p, NULL, 0, &node));
+        CHECK_OK(lance_vector_model_train(ds, "vec", p, NULL, 0, NULL, &node));
         double l = ivf_loss(node);
         worst = l > worst ? l : worst;
         lance_vector_model_free(node);
@@ -194,7 +194,7 @@ static void test_split_sample_reduces_to_the_same_model(void) {
     CHECK(d2 <= 1e-5 && d3 <= 1e-5);
     CHECK(fabs(i1.ivf_loss - i2.ivf_loss) <= 1e-6 * i1.ivf_loss);
 
-    /* A model as lance_dataset_train_vector_model's. */
+    /* A model as lance_vector_model_train's. */
     LanceVectorModelInfo mi;
     CHECK_OK(lance_vector_model_info(whole, &mi));
     CHECK(mi.metric == LANCE_METRIC_L2 && mi.dimension == DIM && mi.num_partitions == PARTITIONS);
@@ -301,7 +301,8 @@ static void test_hierarchical(void) {
     o.use_seed = 1;
     o.seed = 5;
     LanceVectorModel* seeded = NULL;
-    CHECK_OK(lance_dataset_train_vector_model_with_options(ds, "vec", &p, &o, NULL, 0, NULL, &seeded));
+    CHECK_OK(
+        lance_vector_model_train(ds, "vec", &p, NULL, 0, &(LanceVectorModelTrainOptions){.training = &o}, &seeded));
     LanceVectorModel* again = rk_train(ds, &p, 5, NULL, NULL, 1, NULL, NULL, NULL);
     check_same_model(seeded, again);
 
@@ -448,12 +449,13 @@ static void test_sampled_and_replaced(void) {
 }
 
 /* Progress and cancellation of a worker's round
- * (lance_vector_training_worker_run_with_control()), recorded by
+ * (lance_vector_training_worker_answer()), recorded by
  * progress_kit.h's recorder. */
 static int32_t run_recorded(LanceVectorTrainingWorker* w, const uint8_t* req, size_t len, PkRecorder* r,
                             const LanceIndexBuildCancelToken* token, uint8_t** out, size_t* out_len) {
     LanceIndexBuildControl control = {pk_record, r, token};
-    return lance_vector_training_worker_run_with_control(w, req, len, &control, out, out_len);
+    return lance_vector_training_worker_answer(w, req, len, &(LanceVectorTrainingAnswerOptions){.control = &control},
+                                               out, out_len);
 }
 
 /* A worker's events read in order: a stage's START carries its total rows
@@ -573,12 +575,17 @@ static void test_progress_and_cancel(void) {
     LanceIndexBuildControl zero = {0};
     uint8_t* out = NULL;
     size_t out_len = 0;
-    CHECK_OK(lance_vector_training_worker_run_with_control(ws.w[0], req, req_len, NULL, &out, &out_len));
+    CHECK_OK(lance_vector_training_worker_answer(ws.w[0], req, req_len, NULL, &out, &out_len));
     lance_free_bytes(out);
-    CHECK_OK(lance_vector_training_worker_run_with_control(ws.w[0], req, req_len, &zero, &out, &out_len));
+    CHECK_OK(lance_vector_training_worker_answer(
+        ws.w[0], req, req_len, &(LanceVectorTrainingAnswerOptions){.control = &zero}, &out, &out_len));
     lance_free_bytes(out);
-    CHECK_ERR(lance_vector_training_worker_run_with_control(NULL, req, req_len, &zero, &out, &out_len), IA);
-    CHECK_ERR(lance_vector_training_worker_run_with_control(ws.w[0], req, req_len, &zero, NULL, &out_len), IA);
+    CHECK_ERR(lance_vector_training_worker_answer(
+                  NULL, req, req_len, &(LanceVectorTrainingAnswerOptions){.control = &zero}, &out, &out_len),
+              IA);
+    CHECK_ERR(lance_vector_training_worker_answer(
+                  ws.w[0], req, req_len, &(LanceVectorTrainingAnswerOptions){.control = &zero}, NULL, &out_len),
+              IA);
     lance_free_bytes(req);
     lance_vector_training_free(t2);
     rk_workers_free(&ws);
@@ -634,15 +641,15 @@ static void test_bad_arguments(void) {
     uint8_t *req, *out;
     size_t len, out_len;
     CHECK_OK(lance_vector_training_request(t, &req, &len));
-    CHECK_ERR(lance_vector_training_worker_run(ws.w[0], req, len, &out, &out_len), LANCE_ERR_NOT_FOUND);
-    CHECK_ERR(lance_vector_training_worker_run(ws.w[0], req, len - 1, &out, &out_len), IA);
-    CHECK_ERR(lance_vector_training_worker_run(ws.w[0], NULL, 0, &out, &out_len), IA);
-    CHECK_ERR(lance_vector_training_worker_run(NULL, req, len, &out, &out_len), IA);
+    CHECK_ERR(lance_vector_training_worker_answer(ws.w[0], req, len, NULL, &out, &out_len), LANCE_ERR_NOT_FOUND);
+    CHECK_ERR(lance_vector_training_worker_answer(ws.w[0], req, len - 1, NULL, &out, &out_len), IA);
+    CHECK_ERR(lance_vector_training_worker_answer(ws.w[0], NULL, 0, NULL, &out, &out_len), IA);
+    CHECK_ERR(lance_vector_training_worker_answer(NULL, req, len, NULL, &out, &out_len), IA);
     lance_free_bytes(req);
     lance_vector_training_free(t);
     CHECK_OK(lance_vector_training_new("id", &p, 1, &t));
     CHECK_OK(lance_vector_training_request(t, &req, &len));
-    CHECK_ERR(lance_vector_training_worker_run(ws.w[0], req, len, &out, &out_len), IA);
+    CHECK_ERR(lance_vector_training_worker_answer(ws.w[0], req, len, NULL, &out, &out_len), IA);
     lance_free_bytes(req);
     lance_vector_training_free(t);
     rk_workers_free(&ws);
@@ -758,7 +765,7 @@ static void test_segments_from_the_model(void) {
     CHECK_OK(lance_vector_training_worker_new(ds, NULL, 0, &late));
     uint8_t* out;
     size_t out_len;
-    CHECK_ERR(lance_vector_training_worker_run(late, req, len, &out, &out_len), LANCE_ERR_MODEL_MISMATCH);
+    CHECK_ERR(lance_vector_training_worker_answer(late, req, len, NULL, &out, &out_len), LANCE_ERR_MODEL_MISMATCH);
     CHECK(tu_error_mentions("version"));
     lance_vector_training_worker_free(late);
     lance_free_bytes(req);

@@ -54,12 +54,12 @@ static LanceVectorTrainingOptions seeded(uint64_t seed) {
     return o;
 }
 
-/* lance_dataset_train_vector_model_with_options() on "vec" of `at`, no
+/* lance_vector_model_train() on "vec" of `at`, no
  * control; the model (free it), NULL being a failed check. */
 static LanceVectorModel* train(const LanceDataset* at, const LanceVectorIndexParams* p,
                                const LanceVectorTrainingOptions* o, const uint32_t* fragments, size_t n) {
     LanceVectorModel* m = NULL;
-    CHECK_OK(lance_dataset_train_vector_model_with_options(at, "vec", p, o, fragments, n, NULL, &m));
+    CHECK_OK(lance_vector_model_train(at, "vec", p, fragments, n, &(LanceVectorModelTrainOptions){.training = o}, &m));
     CHECK(m != NULL);
     return m;
 }
@@ -198,7 +198,8 @@ static int child_fingerprint(const char* uri) {
     LanceVectorIndexParams p = sampled(LANCE_INDEX_IVF_PQ);
     const LanceVectorTrainingOptions seven = seeded(7);
     LanceVectorModel* m = NULL;
-    if (!at || lance_dataset_train_vector_model_with_options(at, "vec", &p, &seven, NULL, 0, NULL, &m) != 0) {
+    if (!at || lance_vector_model_train(at, "vec", &p, NULL, 0, &(LanceVectorModelTrainOptions){.training = &seven},
+                                        &m) != 0) {
         lance_dataset_close(at);
         return 1;
     }
@@ -299,12 +300,13 @@ static void test_target_partition_size(void) {
     CHECK_ERR(lance_dataset_recommended_num_partitions(ds, LANCE_INDEX_IVF_PQ, 500, missing, 2, &n), IA);
     CHECK(n == 77);
 
-    /* The plain trainer still refuses num_partitions 0; with options, NULL
-       included, the count is derived (4000 / 4096, clamped to 1). */
-    LanceVectorModel* none = NULL;
-    CHECK_ERR(lance_dataset_train_vector_model_with_control(ds, "vec", &p, NULL, 0, NULL, &none), IA);
-    CHECK(tu_error_mentions("num_partitions"));
-    CHECK(none == NULL);
+    /* num_partitions 0: the count is derived (4000 / 4096, clamped to 1),
+       with NULL options too (the deprecated plain trainer refuses it:
+       tests/api/test_deprecated.c). */
+    m = NULL;
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &m));
+    CHECK(info_of(m).num_partitions == 1);
+    lance_vector_model_free(m);
     m = train(ds, &p, NULL, NULL, 0);
     CHECK(info_of(m).num_partitions == 1);
     lance_vector_model_free(m);
@@ -336,7 +338,8 @@ static void test_one_shot(void) {
     LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_FLAT, 0, 0);
     LanceVectorTrainingOptions o = {0};
     o.target_partition_size = 1000;
-    CHECK_OK(lance_dataset_create_vector_index_with_options(plain, "vec", NULL, &p, &o, false, NULL));
+    CHECK_OK(lance_dataset_create_vector_index_v2(plain, "vec", NULL, &p, false,
+                                                  &(LanceIndexCreateOptions){.training = &o}));
     CHECK(lance_dataset_version(plain) == 2);
     check_partition_count(plain, 4); /* 4000 / 1000 */
     check_knn_exact(plain, 4);
@@ -353,11 +356,13 @@ static void test_one_shot(void) {
     p.sample_rate = 16;
     LanceVectorTrainingOptions s = seeded(5);
     s.target_partition_size = 1000;
-    CHECK_OK(lance_dataset_create_vector_index_with_options(a, "vec", NULL, &p, &s, false, NULL));
+    CHECK_OK(
+        lance_dataset_create_vector_index_v2(a, "vec", NULL, &p, false, &(LanceIndexCreateOptions){.training = &s}));
     /* The second with progress: the training's stages, then the build's. */
     PkRecorder* r = pk_recorder_new();
     LanceIndexBuildControl control = {pk_record, r, NULL};
-    CHECK_OK(lance_dataset_create_vector_index_with_options(b, "vec", NULL, &p, &s, false, &control));
+    CHECK_OK(lance_dataset_create_vector_index_v2(b, "vec", NULL, &p, false,
+                                                  &(LanceIndexCreateOptions){.control = &control, .training = &s}));
     pk_check_returned(r);
     pk_check_events(r, 1, 1);
     CHECK(r->count > 0 && strcmp(r->events[0].stage, "training_sample") == 0);
@@ -487,7 +492,8 @@ static void test_seeded_progress_and_cancel(void) {
     PkRecorder* r = pk_recorder_new();
     LanceIndexBuildControl control = {pk_record, r, NULL};
     LanceVectorModel* m = NULL;
-    CHECK_OK(lance_dataset_train_vector_model_with_options(ds, "vec", &p, &s, NULL, 0, &control, &m));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0,
+                                      &(LanceVectorModelTrainOptions){.control = &control, .training = &s}, &m));
     pk_check_returned(r);
     pk_check_events(r, 1, 1);
     /* The sample: the larger of IVF's (4 x 16 rows) and PQ's (16 x 16). */
@@ -510,7 +516,8 @@ static void test_seeded_progress_and_cancel(void) {
     LanceIndexBuildControl cancelling = {pk_record, r, token};
     LanceVectorModel* untouched = (LanceVectorModel*)r;
     m = untouched;
-    CHECK_ERR(lance_dataset_train_vector_model_with_options(ds, "vec", &p, &s, NULL, 0, &cancelling, &m),
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &p, NULL, 0,
+                                       &(LanceVectorModelTrainOptions){.control = &cancelling, .training = &s}, &m),
               LANCE_ERR_CANCELLED);
     CHECK(m == untouched);
     CHECK(atomic_load(&r->reached) && r->calls_after_cancel == 0);
@@ -518,7 +525,8 @@ static void test_seeded_progress_and_cancel(void) {
     pk_check_events(r, 0, 0);
     /* The token is cancelled: the next call stops before any event. */
     pk_recorder_reset(r);
-    CHECK_ERR(lance_dataset_train_vector_model_with_options(ds, "vec", &p, &s, NULL, 0, &cancelling, &m),
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &p, NULL, 0,
+                                       &(LanceVectorModelTrainOptions){.control = &cancelling, .training = &s}, &m),
               LANCE_ERR_CANCELLED);
     CHECK(m == untouched && r->calls == 0);
     lance_index_build_cancel_token_free(token);
@@ -596,7 +604,8 @@ static void test_streaming(void) {
     CHECK(seg != NULL && len > 0);
     lance_free_bytes(seg);
     LanceDataset* fresh = dk_fresh(fixture.dir, "streamed", &fixture.data, ROWS / FRAGS, NULL, 0);
-    CHECK_OK(lance_dataset_create_vector_index_with_options(fresh, "vec", NULL, &p, &o, false, NULL));
+    CHECK_OK(lance_dataset_create_vector_index_v2(fresh, "vec", NULL, &p, false,
+                                                  &(LanceIndexCreateOptions){.training = &o}));
     CHECK(lance_dataset_index_count(fresh) == 1);
     lance_dataset_close(fresh);
 }
@@ -609,10 +618,13 @@ static void check_refused(LanceDataset* fresh, const LanceVectorTrainingOptions*
                           const char* named) {
     LanceVectorIndexParams p = sampled(LANCE_INDEX_IVF_FLAT);
     LanceVectorModel* m = NULL;
-    CHECK_ERR(lance_dataset_train_vector_model_with_options(ds, "vec", &p, o, NULL, 0, NULL, &m), code);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &p, NULL, 0, &(LanceVectorModelTrainOptions){.training = o}, &m),
+              code);
     CHECK(tu_error_mentions(named));
     CHECK(m == NULL);
-    CHECK_ERR(lance_dataset_create_vector_index_with_options(fresh, "vec", NULL, &p, o, false, NULL), code);
+    CHECK_ERR(
+        lance_dataset_create_vector_index_v2(fresh, "vec", NULL, &p, false, &(LanceIndexCreateOptions){.training = o}),
+        code);
     CHECK(tu_error_mentions(named));
     CHECK(lance_dataset_version(fresh) == 1 && lance_dataset_latest_version(fresh) == 1);
 }
@@ -638,29 +650,41 @@ static void test_bad_options(void) {
     o.streaming_coreset_rate = 512;
     LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_FLAT, 4, 0);
     LanceVectorModel* m = NULL;
-    CHECK_ERR(lance_dataset_train_vector_model_with_options(ds, "vec", &p, &o, NULL, 0, NULL, &m), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &p, NULL, 0, &(LanceVectorModelTrainOptions){.training = &o}, &m),
+              IA);
     CHECK(tu_error_mentions("streaming_coreset_rate (512)"));
     CHECK(m == NULL);
-    CHECK_ERR(lance_dataset_create_vector_index_with_options(fresh, "vec", NULL, &p, &o, false, NULL), IA);
+    CHECK_ERR(
+        lance_dataset_create_vector_index_v2(fresh, "vec", NULL, &p, false, &(LanceIndexCreateOptions){.training = &o}),
+        IA);
     CHECK(tu_error_mentions("streaming_coreset_rate (512)"));
     CHECK(lance_dataset_version(fresh) == 1 && lance_dataset_latest_version(fresh) == 1);
 
     /* The arguments every trainer checks. */
     LanceVectorTrainingOptions s = seeded(1);
-    CHECK_ERR(lance_dataset_train_vector_model_with_options(NULL, "vec", &p, &s, NULL, 0, NULL, &m), IA);
-    CHECK_ERR(lance_dataset_train_vector_model_with_options(ds, "vec", NULL, &s, NULL, 0, NULL, &m), IA);
-    CHECK_ERR(lance_dataset_train_vector_model_with_options(ds, "vec", &p, &s, NULL, 0, NULL, NULL), IA);
-    CHECK_ERR(lance_dataset_train_vector_model_with_options(ds, "nope", &p, &s, NULL, 0, NULL, &m),
+    CHECK_ERR(lance_vector_model_train(NULL, "vec", &p, NULL, 0, &(LanceVectorModelTrainOptions){.training = &s}, &m),
+              IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", NULL, NULL, 0, &(LanceVectorModelTrainOptions){.training = &s}, &m),
+              IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &p, NULL, 0, &(LanceVectorModelTrainOptions){.training = &s}, NULL),
+              IA);
+    CHECK_ERR(lance_vector_model_train(ds, "nope", &p, NULL, 0, &(LanceVectorModelTrainOptions){.training = &s}, &m),
               LANCE_ERR_NOT_FOUND);
     const uint32_t missing[] = {0, 99};
-    CHECK_ERR(lance_dataset_train_vector_model_with_options(ds, "vec", &p, &s, missing, 2, NULL, &m), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &p, missing, 2, &(LanceVectorModelTrainOptions){.training = &s}, &m),
+              IA);
     /* More partitions than the sampled fragments' rows, with a seed. */
     LanceVectorIndexParams many = sk_params(LANCE_INDEX_IVF_FLAT, 600, 0);
     const uint32_t one[] = {0};
-    CHECK_ERR(lance_dataset_train_vector_model_with_options(ds, "vec", &many, &s, one, 1, NULL, &m), IA);
+    CHECK_ERR(lance_vector_model_train(ds, "vec", &many, one, 1, &(LanceVectorModelTrainOptions){.training = &s}, &m),
+              IA);
     CHECK(m == NULL);
-    CHECK_ERR(lance_dataset_create_vector_index_with_options(NULL, "vec", NULL, &p, &s, false, NULL), IA);
-    CHECK_ERR(lance_dataset_create_vector_index_with_options(fresh, "vec", NULL, NULL, &s, false, NULL), IA);
+    CHECK_ERR(
+        lance_dataset_create_vector_index_v2(NULL, "vec", NULL, &p, false, &(LanceIndexCreateOptions){.training = &s}),
+        IA);
+    CHECK_ERR(lance_dataset_create_vector_index_v2(fresh, "vec", NULL, NULL, false,
+                                                   &(LanceIndexCreateOptions){.training = &s}),
+              IA);
     CHECK(lance_dataset_version(fresh) == 1);
     lance_dataset_close(fresh);
 }

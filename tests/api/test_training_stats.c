@@ -332,7 +332,7 @@ static void test_non_finite_request_refused(void) {
         CHECK(tu_error_mentions(messages[i]) && resumed == NULL);
         uint8_t* out = NULL;
         size_t out_len = 0;
-        CHECK_ERR(lance_vector_training_worker_run(ws.w[0], edited, len, &out, &out_len), IA);
+        CHECK_ERR(lance_vector_training_worker_answer(ws.w[0], edited, len, NULL, &out, &out_len), IA);
         CHECK(tu_error_mentions(messages[i]) && out == NULL);
         free(edited);
     }

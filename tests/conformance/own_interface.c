@@ -14,6 +14,10 @@
 
 #include "lance/lance.h"
 
+/* The deprecated functions stay frozen at their types until the release that
+   removes them (CHANGELOG.md lists them): naming them here is no use. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
 /* The lists below stay as written, one X(...) entry a line (scripts/check_map.sh
    reads them), and so do the _Generic checks: no clang-format here. */
 /* clang-format off */
@@ -30,10 +34,12 @@
     X(uint64_t, lance_batch_num_rows, (const LanceBatch* batch)) \
     X(int32_t, lance_dataset_train_ivf_centroids, (const LanceDataset* dataset, const char* column, uint32_t num_partitions, LanceMetricType metric, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, struct ArrowArray* out_centroids, struct ArrowSchema* out_schema)) \
     X(int32_t, lance_dataset_train_pq_codebook, (const LanceDataset* dataset, const char* column, uint32_t num_sub_vectors, uint32_t num_bits, LanceMetricType metric, const struct ArrowArray* ivf_centroids, const struct ArrowSchema* ivf_centroids_schema, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, struct ArrowArray* out_codebook, struct ArrowSchema* out_schema)) \
+    X(int32_t, lance_vector_model_train, (const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, const LanceVectorModelTrainOptions* options, LanceVectorModel** out_model)) \
     X(int32_t, lance_dataset_train_vector_model, (const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, LanceVectorModel** out_model)) \
     X(int32_t, lance_dataset_train_vector_model_with_control, (const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, const LanceIndexBuildControl* control, LanceVectorModel** out_model)) \
     X(int32_t, lance_dataset_train_vector_model_with_options, (const LanceDataset* dataset, const char* column, const LanceVectorIndexParams* params, const LanceVectorTrainingOptions* options, const uint32_t* sample_fragment_ids, size_t sample_fragment_count, const LanceIndexBuildControl* control, LanceVectorModel** out_model)) \
     X(int32_t, lance_vector_model_from_arrow, (LanceMetricType metric, const struct ArrowArray* ivf_centroids, const struct ArrowSchema* ivf_centroids_schema, uint32_t num_sub_vectors, uint32_t num_bits, const struct ArrowArray* pq_codebook, const struct ArrowSchema* pq_codebook_schema, LanceVectorModel** out_model)) \
+    X(int32_t, lance_dataset_read_vector_model, (const LanceDataset* dataset, const char* index_name, LanceVectorModel** out_model)) \
     X(int32_t, lance_vector_model_serialize, (const LanceVectorModel* model, uint8_t** out_bytes, size_t* out_len)) \
     X(int32_t, lance_vector_model_parse, (const uint8_t* bytes, size_t len, LanceVectorModel** out_model)) \
     X(char*, lance_vector_model_fingerprint, (const LanceVectorModel* model)) \
@@ -50,6 +56,7 @@
     X(int32_t, lance_vector_training_model, (const LanceVectorTraining* training, LanceVectorModel** out_model)) \
     X(void, lance_vector_training_free, (LanceVectorTraining* training)) \
     X(int32_t, lance_vector_training_worker_new, (const LanceDataset* dataset, const uint32_t* fragment_ids, size_t fragment_count, LanceVectorTrainingWorker** out_worker)) \
+    X(int32_t, lance_vector_training_worker_answer, (LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len, const LanceVectorTrainingAnswerOptions* options, uint8_t** out_stats, size_t* out_len)) \
     X(int32_t, lance_vector_training_worker_run, (LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len, uint8_t** out_stats, size_t* out_len)) \
     X(int32_t, lance_vector_training_worker_run_with_control, (LanceVectorTrainingWorker* worker, const uint8_t* request, size_t len, const LanceIndexBuildControl* control, uint8_t** out_stats, size_t* out_len)) \
     X(void, lance_vector_training_worker_free, (LanceVectorTrainingWorker* worker)) \
@@ -60,6 +67,8 @@
     X(int32_t, lance_index_build_cancel, (const LanceIndexBuildCancelToken* token)) \
     X(bool, lance_index_build_cancel_requested, (const LanceIndexBuildCancelToken* token)) \
     X(int32_t, lance_index_segment_builder_set_cancel_token, (LanceIndexSegmentBuilder* builder, const LanceIndexBuildCancelToken* token)) \
+    X(int32_t, lance_dataset_create_vector_index_v2, (LanceDataset* dataset, const char* column, const char* index_name, const LanceVectorIndexParams* params, bool replace, const LanceIndexCreateOptions* options)) \
+    X(int32_t, lance_dataset_create_scalar_index_v2, (LanceDataset* dataset, const char* column, const char* index_name, LanceScalarIndexType index_type, const char* params_json, bool replace, const LanceIndexCreateOptions* options)) \
     X(int32_t, lance_dataset_create_vector_index_with_control, (LanceDataset* dataset, const char* column, const char* index_name, const LanceVectorIndexParams* params, bool replace, const LanceIndexBuildControl* control)) \
     X(int32_t, lance_dataset_create_scalar_index_with_control, (LanceDataset* dataset, const char* column, const char* index_name, LanceScalarIndexType index_type, const char* params_json, bool replace, const LanceIndexBuildControl* control)) \
     X(int32_t, lance_dataset_create_vector_index_with_options, (LanceDataset* dataset, const char* column, const char* index_name, const LanceVectorIndexParams* params, const LanceVectorTrainingOptions* options, bool replace, const LanceIndexBuildControl* control)) \
@@ -69,6 +78,7 @@
     X(int32_t, lance_index_segment_metadata_created_at_ms, (const LanceIndexSegmentMetadata* metadata, int64_t* out_ms, bool* out_present)) \
     X(uint64_t, lance_index_segment_metadata_file_count, (const LanceIndexSegmentMetadata* metadata)) \
     X(int32_t, lance_index_segment_metadata_file_at, (const LanceIndexSegmentMetadata* metadata, size_t index, const char** out_path, uint64_t* out_size_bytes)) \
+    X(int32_t, lance_dataset_commit_index_segments_v2, (LanceDataset* dataset, const char* index_name, const char* column, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, const LanceCommitIndexOptions* options, LanceCommitIndexResult* out_result)) \
     X(int32_t, lance_dataset_commit_index_segments_with_options, ( LanceDataset* dataset, const char* index_name, const char* column, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, const LanceCommitIndexOptions* options, LanceCommitIndexResult* out_result)) \
     X(int32_t, lance_dataset_merge_index_segments, (const LanceDataset* dataset, const uint8_t* const* segment_metadata_bytes, const size_t* segment_metadata_lens, size_t segment_count, uint8_t** out_metadata_bytes, size_t* out_metadata_len)) \
     X(int32_t, lance_dataset_optimize_indices, (LanceDataset* dataset, const LanceOptimizeIndicesOptions* options)) \
@@ -88,8 +98,9 @@
                    #name " changed its type: it was " #ret " " #name #params);
 OWN_FUNCTIONS(CHECK_FUNCTION)
 
-/* The control of the *_with_control functions, frozen with them: each field
- * at its released offset (LP64) with its type; its callback is the type
+/* The control the options structs point to (and the deprecated
+ * *_with_control functions take), frozen: each field at its released offset
+ * (LP64) with its type; its callback is the type
  * lance_index_segment_builder_set_progress_callback() takes. */
 #define CONTROL_FIELDS(X) \
     X(progress, 0, LanceIndexBuildProgressCallback) \
@@ -161,14 +172,15 @@ _Static_assert(sizeof(LanceProcessBudget) == 16, "LanceProcessBudget changed its
     X(retrain, 24, bool) \
     X(enable_partition_rebalancing, 25, bool) \
     X(max_rows_per_task, 32, uint64_t) \
-    X(max_rows_per_segment, 40, uint64_t)
+    X(max_rows_per_segment, 40, uint64_t) \
+    X(control, 48, const LanceIndexBuildControl*)
 #define CHECK_OPTIMIZE_FIELD(field, offset, type) \
     _Static_assert(offsetof(LanceOptimizeIndicesOptions, field) == (offset) && \
                        _Generic(((LanceOptimizeIndicesOptions*)0)->field, type: 1, default: 0), \
                    "LanceOptimizeIndicesOptions." #field " changed: it was " #type " at offset " #offset);
 OPTIMIZE_FIELDS(CHECK_OPTIMIZE_FIELD)
-_Static_assert(sizeof(LanceOptimizeIndicesOptions) == 48,
-               "LanceOptimizeIndicesOptions changed its size: it was 48 bytes");
+_Static_assert(sizeof(LanceOptimizeIndicesOptions) == 56,
+               "LanceOptimizeIndicesOptions changed its size: it was 56 bytes");
 
 /* LanceIndexMaintenanceOptions, likewise. */
 #define MAINTENANCE_FIELDS(X) \
@@ -235,6 +247,24 @@ _Static_assert(sizeof(LanceCommitIndexOptions) == 24, "LanceCommitIndexOptions c
                    "LanceCommitIndexResult." #field " changed: it was " #type " at offset " #offset);
 COMMIT_RESULT_FIELDS(CHECK_COMMIT_RESULT_FIELD)
 _Static_assert(sizeof(LanceCommitIndexResult) == 16, "LanceCommitIndexResult changed its size: it was 16 bytes");
+
+/* The options of the calls that take one per concept, likewise: each
+ * control and training options by pointer, NULL = none. */
+#define CHECK_OPTIONS_FIELD(type, field, offset, field_type) \
+    _Static_assert(offsetof(type, field) == (offset) && _Generic(((type*)0)->field, field_type: 1, default: 0), \
+                   #type "." #field " changed: it was " #field_type " at offset " #offset);
+#define PER_CONCEPT_OPTIONS_FIELDS(X) \
+    X(LanceIndexCreateOptions, control, 0, const LanceIndexBuildControl*) \
+    X(LanceIndexCreateOptions, training, 8, const LanceVectorTrainingOptions*) \
+    X(LanceVectorModelTrainOptions, control, 0, const LanceIndexBuildControl*) \
+    X(LanceVectorModelTrainOptions, training, 8, const LanceVectorTrainingOptions*) \
+    X(LanceVectorTrainingAnswerOptions, control, 0, const LanceIndexBuildControl*)
+PER_CONCEPT_OPTIONS_FIELDS(CHECK_OPTIONS_FIELD)
+_Static_assert(sizeof(LanceIndexCreateOptions) == 16, "LanceIndexCreateOptions changed its size: it was 16 bytes");
+_Static_assert(sizeof(LanceVectorModelTrainOptions) == 16,
+               "LanceVectorModelTrainOptions changed its size: it was 16 bytes");
+_Static_assert(sizeof(LanceVectorTrainingAnswerOptions) == 8,
+               "LanceVectorTrainingAnswerOptions changed its size: it was 8 bytes");
 
 /* clang-format on */
 

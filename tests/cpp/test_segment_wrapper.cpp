@@ -194,7 +194,7 @@ static void test_upstream_ivf_pq() {
     }
     lance::CommitOptions replace;
     replace.replace = true;
-    CHECK(code_of([&] { ds.commit_index_segments_with_options("vec_idx", "vec", independent, replace); }) ==
+    CHECK(code_of([&] { ds.commit_index_segments_v2("vec_idx", "vec", independent, replace); }) ==
           LANCE_ERR_MODEL_MISMATCH);
     uint64_t before = ds.version();
     ds.commit_index_segments("vec_idx", "vec", independent);
@@ -251,7 +251,7 @@ static void test_upstream_scalar_and_bad_input() {
     // Upstream's commit: every problem with the set is INVALID_ARGUMENT
     // (the commit with options keeps this library's codes).
     CHECK(code_of([&] { ds.commit_index_segments("x", "id", {}); }) == LANCE_ERR_INVALID_ARGUMENT);
-    CHECK(code_of([&] { ds.commit_index_segments_with_options("x", "id", {}, lance::CommitOptions{}); }) ==
+    CHECK(code_of([&] { ds.commit_index_segments_v2("x", "id", {}, lance::CommitOptions{}); }) ==
           LANCE_ERR_NO_SEGMENTS);
     CHECK(code_of([&] { ds.commit_index_segments("x", "id", {{1, 2, 3}}); }) == LANCE_ERR_INVALID_ARGUMENT);
     LanceIndexSegmentBuildOptions one{};
@@ -262,7 +262,7 @@ static void test_upstream_scalar_and_bad_input() {
         ds.new_scalar_index_segment_builder("tag", LANCE_SCALAR_BITMAP, "tag_idx", "", &one).execute_uncommitted();
     CHECK(code_of([&] { ds.commit_index_segments("tag_idx", "tag", {seg, seg}); }) == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(code_of([&] {
-              ds.commit_index_segments_with_options("tag_idx", "tag", {seg, seg}, lance::CommitOptions{});
+              ds.commit_index_segments_v2("tag_idx", "tag", {seg, seg}, lance::CommitOptions{});
           }) == LANCE_ERR_DUPLICATE_SEGMENT);
     CHECK(code_of([&] { ds.commit_index_segments("tag_idx", "no_such", {seg}); }) != LANCE_OK);
 
@@ -295,16 +295,20 @@ static void test_own_forms() {
     // The training with progress: its stages, then a callback that throws
     // cancels it and its exception comes out of the call.
     std::vector<std::string> stages;
-    lance::VectorModel watched = ds.train_vector_model("vec", p, {0, 1}, [&](const lance::ProgressEvent& e) {
+    lance::VectorModelTrainOptions watching;
+    watching.control.progress = [&](const lance::ProgressEvent& e) {
         if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) stages.push_back(e.stage);
-    });
+    };
+    lance::VectorModel watched = ds.train_vector_model("vec", p, {0, 1}, watching);
     CHECK(watched.info().num_partitions == 4);
     CHECK((stages == std::vector<std::string>{"train_ivf", "train_pq"}));
     bool thrown = false;
     try {
-        ds.train_vector_model("vec", p, {0, 1}, [](const lance::ProgressEvent& e) {
+        lance::VectorModelTrainOptions throwing;
+        throwing.control.progress = [](const lance::ProgressEvent& e) {
             if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_COMPLETE) throw std::runtime_error("stop here");
-        });
+        };
+        ds.train_vector_model("vec", p, {0, 1}, throwing);
     } catch (const std::runtime_error& e) {
         thrown = std::string(e.what()) == "stop here";
     }
@@ -344,16 +348,16 @@ static void test_own_forms() {
     CHECK(ds.latest_version() == 1);
     lance::CommitOptions copts;
     copts.job_id = "cpp-job";
-    LanceCommitIndexResult r = ds.commit_index_segments_with_options("vec_idx", "vec", segments, copts);
+    LanceCommitIndexResult r = ds.commit_index_segments_v2("vec_idx", "vec", segments, copts);
     CHECK(r.version == 2 && !r.already_committed);
     CHECK(ds.version() == 2);
     CHECK(ds.index_segments("vec_idx").size() == 4);
     CHECK(ds.index_segments_json().find("\"job_id\":\"cpp-job\"") != std::string::npos);
     CHECK(ds.index_coverage_json("vec_idx").find("\"num_segments\":4") != std::string::npos);
     CHECK(knn_is_exact(ds, 4, 200));
-    r = ds.commit_index_segments_with_options("vec_idx", "vec", segments, copts);
+    r = ds.commit_index_segments_v2("vec_idx", "vec", segments, copts);
     CHECK(r.version == 2 && r.already_committed);
-    r = ds.commit_index_segments_with_options("vec_idx", "vec", segments, lance::CommitOptions{});
+    r = ds.commit_index_segments_v2("vec_idx", "vec", segments, lance::CommitOptions{});
     CHECK(r.version == 2 && r.already_committed);
     CHECK(ds.version() == 2);
 
@@ -471,7 +475,8 @@ static void test_own_forms() {
 
 // Dataset::merge_index_segments(): four IVF_FLAT segments of one model
 // merged into one (and 2 + 2, then merged again), committed: probing every
-// partition equals brute force; refusals throw with the C API's codes.
+// partition equals brute force, and Dataset::read_vector_model() gives the
+// model back; refusals throw with the C API's codes.
 static void test_merge() {
     lance::Dataset ds = make_dataset("merge.lance");
     LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_FLAT, 4, 0);
@@ -494,14 +499,16 @@ static void test_merge() {
     CHECK(lance::IndexSegmentMetadata::parse(again).fragment_ids().size() == 8);
     CHECK(ds.latest_version() == 1);
 
-    LanceCommitIndexResult r =
-        ds.commit_index_segments_with_options("vec_idx", "vec", {merged}, lance::CommitOptions{});
+    LanceCommitIndexResult r = ds.commit_index_segments_v2("vec_idx", "vec", {merged}, lance::CommitOptions{});
     CHECK(r.version == 2 && !r.already_committed);
     CHECK(ds.version() == 2 && ds.index_segments("vec_idx").size() == 1);
     CHECK(knn_is_exact(ds, 4, 0));
+    // The committed index's model reads back as the trained one, byte for byte.
+    CHECK(reader.read_vector_model("vec_idx").serialize() == model.serialize());
+    CHECK(code_of([&] { reader.read_vector_model("no_such_idx"); }) == LANCE_ERR_NOT_FOUND);
     lance::CommitOptions replace;
     replace.replace = true;
-    ds.commit_index_segments_with_options("vec_idx", "vec", {again}, replace);
+    ds.commit_index_segments_v2("vec_idx", "vec", {again}, replace);
     CHECK(ds.version() == 3 && ds.index_segments("vec_idx").size() == 1);
     CHECK(knn_is_exact(ds, 4, 0));
 
@@ -541,16 +548,16 @@ static void test_optimize() {
     delta.num_indices_to_merge = 0;
     lance::CancelToken cancelled;
     cancelled.cancel();
-    CHECK(code_of([&] {
-              ds.optimize_indices(
-                  delta, [](const lance::ProgressEvent&) {}, &cancelled);
-          }) == LANCE_ERR_CANCELLED);
+    delta.control = {[](const lance::ProgressEvent&) {}, &cancelled};
+    CHECK(code_of([&] { ds.optimize_indices(delta); }) == LANCE_ERR_CANCELLED);
     CHECK(ds.version() == 3 && ds.latest_version() == 3);
 
     std::vector<std::string> stages;
-    ds.optimize_indices(delta, [&](const lance::ProgressEvent& e) {
-        if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) stages.push_back(e.stage);
-    });
+    delta.control = {[&](const lance::ProgressEvent& e) {
+                         if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) stages.push_back(e.stage);
+                     },
+                     nullptr};
+    ds.optimize_indices(delta);
     CHECK(!stages.empty() && stages.front() == "optimize_indices");
     CHECK(ds.version() == 4 && ds.index_segments("vec_idx").size() == 2);
     CHECK(knn_is_exact(ds, 4, 0));
@@ -588,7 +595,7 @@ static void test_maintenance_plan() {
         o.fragment_count = frags.size();
         built.push_back(ds.new_vector_index_segment_builder("vec", p, "", &o).set_model(model).execute_uncommitted());
     }
-    ds.commit_index_segments_with_options("vec_idx", "vec", built, lance::CommitOptions{});
+    ds.commit_index_segments_v2("vec_idx", "vec", built, lance::CommitOptions{});
     CHECK(ds.version() == 2);
 
     LanceIndexMaintenanceOptions options{};
@@ -630,7 +637,7 @@ static void test_maintenance_plan() {
     json_free(plan);
     lance::CommitOptions replace;
     replace.replace = true;
-    LanceCommitIndexResult r = ds.commit_index_segments_with_options("vec_idx", "vec", segments, replace);
+    LanceCommitIndexResult r = ds.commit_index_segments_v2("vec_idx", "vec", segments, replace);
     CHECK(r.version == 3 && !r.already_committed);
     CHECK(ds.index_segments("vec_idx").size() == 2);
     CHECK(ds.index_coverage_json("vec_idx").find("\"unindexed_fragments\":[]") != std::string::npos);
@@ -681,7 +688,7 @@ static lance::VectorModel train_across(lance::Dataset& ds, const LanceVectorInde
     while (!training.done()) {
         lance::Bytes request = training.request();
         std::vector<lance::Bytes> stats;
-        for (auto& w : workers) stats.push_back(w.run(request));
+        for (auto& w : workers) stats.push_back(w.answer(request));
         training.reduce(stats);
     }
     return training.model();
@@ -700,7 +707,7 @@ static void test_distributed_training() {
 
     lance::VectorTraining training("vec", p, 5);
     lance::VectorTrainingWorker worker(ds, {});
-    lance::Bytes first = worker.run(training.request());
+    lance::Bytes first = worker.answer(training.request());
     training.reduce({first});
     CHECK(training.info().phase == LANCE_TRAINING_IVF && training.info().rounds == 1);
     CHECK(code_of([&] { training.reduce({first}); }) == LANCE_ERR_MODEL_MISMATCH);
@@ -714,31 +721,37 @@ static void test_distributed_training() {
     lance::VectorTrainingWorker fresh(ds, {});
     std::vector<std::string> stages;
     uint64_t total = 0, last = 0;
-    lance::Bytes with_progress = fresh.run(training.request(), [&](const lance::ProgressEvent& e) {
+    lance::TrainingAnswerOptions watching;
+    watching.control.progress = [&](const lance::ProgressEvent& e) {
         if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) stages.push_back(e.stage), total = e.total;
         if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_PROGRESS) last = e.completed;
-    });
+    };
+    lance::Bytes with_progress = fresh.answer(training.request(), watching);
     // The first run draws the sample (all 2000 rows), then assigns the IVF
     // sample (the rows whose keys fall under the 4 x 256 rows' threshold).
     CHECK(stages == std::vector<std::string>({"training_sample", "training_ivf_round"}));
     CHECK(last == total && total > 800 && total < 1300);
-    CHECK(with_progress == worker.run(training.request()));
+    CHECK(with_progress == worker.answer(training.request()));
     int events = 0;
     try {
-        fresh.run(training.request(), [&](const lance::ProgressEvent&) {
+        lance::TrainingAnswerOptions throwing;
+        throwing.control.progress = [&](const lance::ProgressEvent&) {
             events++;
             throw std::runtime_error("stop the round");
-        });
+        };
+        fresh.answer(training.request(), throwing);
         CHECK(false);
     } catch (const std::runtime_error& e) {
         CHECK(std::string(e.what()) == "stop the round");
     }
     CHECK(events == 1);
-    CHECK(fresh.run(training.request()) == with_progress);
+    CHECK(fresh.answer(training.request()) == with_progress);
     lance::CancelToken token;
     token.cancel();
-    CHECK(code_of([&] { fresh.run(training.request(), nullptr, &token); }) == LANCE_ERR_CANCELLED);
-    CHECK(fresh.run(training.request(), nullptr) == with_progress);
+    lance::TrainingAnswerOptions cancelled;
+    cancelled.control.cancel_token = &token;
+    CHECK(code_of([&] { fresh.answer(training.request(), cancelled); }) == LANCE_ERR_CANCELLED);
+    CHECK(fresh.answer(training.request(), lance::TrainingAnswerOptions{}) == with_progress);
 }
 
 // The core's training options through the wrappers: the partition count
@@ -755,16 +768,20 @@ static void test_training_options() {
     o.use_seed = 1;
     o.seed = 21;
     std::vector<std::string> stages;
-    lance::VectorModel first = ds.train_vector_model_with_options("vec", p, o, {}, [&](const lance::ProgressEvent& e) {
+    lance::VectorModelTrainOptions with_options;
+    with_options.training = o;
+    with_options.control.progress = [&](const lance::ProgressEvent& e) {
         if (e.event == LANCE_INDEX_BUILD_PROGRESS_STAGE_START) stages.push_back(e.stage);
-    });
+    };
+    lance::VectorModel first = ds.train_vector_model("vec", p, {}, with_options);
     CHECK(first.info().num_partitions == 4 && first.info().has_pq_codebook);
     CHECK(!stages.empty() && stages.front() == "training_sample");
-    CHECK(ds.train_vector_model_with_options("vec", p, o).fingerprint() == first.fingerprint());
-    o.seed = 22;
-    CHECK(ds.train_vector_model_with_options("vec", p, o).fingerprint() != first.fingerprint());
-    o.reserved = 1;
-    CHECK(code_of([&] { ds.train_vector_model_with_options("vec", p, o); }) == LANCE_ERR_INVALID_ARGUMENT);
+    with_options.control = {};
+    CHECK(ds.train_vector_model("vec", p, {}, with_options).fingerprint() == first.fingerprint());
+    with_options.training->seed = 22;
+    CHECK(ds.train_vector_model("vec", p, {}, with_options).fingerprint() != first.fingerprint());
+    with_options.training->reserved = 1;
+    CHECK(code_of([&] { ds.train_vector_model("vec", p, {}, with_options); }) == LANCE_ERR_INVALID_ARGUMENT);
 
     // Two seeded segment builders over the same fragments train one model.
     LanceVectorTrainingOptions seeded{};
@@ -784,10 +801,39 @@ static void test_training_options() {
     // A one-shot build whose partition count comes from the target.
     LanceVectorTrainingOptions target{};
     target.target_partition_size = 500;
-    ds.create_vector_index_with_options("vec", sk_params(LANCE_INDEX_IVF_FLAT, 0, 0), target, "target_idx");
+    lance::IndexCreateOptions create;
+    create.training = target;
+    ds.create_vector_index_v2("vec", sk_params(LANCE_INDEX_IVF_FLAT, 0, 0), "target_idx", false, create);
     CHECK(ds.index_count() == 1);
     CHECK(knn_is_exact(ds, 4, 0));
 }
+
+// The members deprecated in 0.5 (removed in 0.6) still forward to their
+// replacements: each one's error code, as before.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void test_deprecated_members() {
+    lance::Dataset ds = make_dataset("deprecated.lance");
+    LanceVectorIndexParams p = sk_params(LANCE_INDEX_IVF_FLAT, 4, 0);
+    LanceVectorTrainingOptions reserved{};
+    reserved.reserved = 1;
+    lance::CancelToken cancelled;
+    cancelled.cancel();
+    auto ignore = [](const lance::ProgressEvent&) {};
+    CHECK(code_of([&] { ds.create_vector_index_with_options("vec", p, reserved); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.train_vector_model_with_options("vec", p, reserved); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { ds.train_vector_model("vec", p, {}, ignore, &cancelled); }) == LANCE_ERR_CANCELLED);
+    CHECK(code_of([&] { ds.commit_index_segments_with_options("x", "vec", {}, lance::CommitOptions{}); }) ==
+          LANCE_ERR_NO_SEGMENTS);
+    CHECK(code_of([&] { ds.optimize_indices(lance::OptimizeIndicesOptions{}, ignore, &cancelled); }) ==
+          LANCE_ERR_CANCELLED);
+    lance::VectorTrainingWorker worker(ds, {});
+    lance::Bytes garbage = {1, 2, 3};
+    CHECK(code_of([&] { worker.run(garbage); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(code_of([&] { worker.run(garbage, ignore, &cancelled); }) == LANCE_ERR_INVALID_ARGUMENT);
+    CHECK(ds.index_count() == 0 && ds.version() == 1);
+}
+#pragma GCC diagnostic pop
 
 int main() {
     g_data = tu_make_data(2000, 16, 8, 0.5f, 11);
@@ -802,6 +848,7 @@ int main() {
     RUN(test_maintenance_plan);
     RUN(test_distributed_training);
     RUN(test_training_options);
+    RUN(test_deprecated_members);
     tu_remove_tree(dir);
     free(dir);
     tu_free_data(&g_data);

@@ -380,7 +380,7 @@ static LanceVectorModel* train_model(LanceDataset* ds, int32_t type, int32_t met
     p.num_sub_vectors = sub_vectors;
     p.num_bits = bits;
     LanceVectorModel* m = NULL;
-    if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &m) != 0) return NULL;
+    if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &m) != 0) return NULL;
     return m;
 }
 
@@ -720,7 +720,7 @@ static void exec_commit(long exec, const Corpus* foreign) {
         goto done;
     }
     LanceCommitIndexResult r = {0};
-    int rc = lance_dataset_commit_index_segments_with_options(ds, "vec_idx", "vec", ptrs, lens, (size_t)count, &o, &r);
+    int rc = lance_dataset_commit_index_segments_v2(ds, "vec_idx", "vec", ptrs, lens, (size_t)count, &o, &r);
     if (rc != 0) {
         int code = lance_last_error_code();
         refused_by_code[code_slot(code)]++;

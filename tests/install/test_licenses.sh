@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The licence check of what ships (scripts/licenses.sh): the tree passes, and
+# The licence check of what ships (scripts/licenses.sh), and the licence
+# files it collects for the package (--texts): the tree passes, and
 # doctored copies of cargo metadata's JSON show what it refuses and what it
 # lets through.  Reads Cargo.lock and the cargo registry, builds nothing.
 #   tests/install/test_licenses.sh SOURCE_DIR
@@ -94,4 +95,47 @@ expect 0 "THIRD-PARTY-LICENSES.md checked" "$licenses" --check --metadata "$work
 doctor "MIT" zstd-sys "$work/stale.json" >/dev/null
 expect 1 "THIRD-PARTY-LICENSES.md does not match Cargo.lock: run scripts/licenses.sh" \
   "$licenses" --check --metadata "$work/stale.json"
-echo "licences: the tree passes; disallowed, missing and unreadable licences fail naming the crate; OR, build-time crates and staleness as stated"
+expect 1 "THIRD-PARTY-LICENSES.md does not match Cargo.lock" \
+  "$licenses" --texts "$work/stale-texts" --metadata "$work/stale.json"
+
+# The licence files (--texts, what the package holds): a folder per crate,
+# with the files of its published source, those of the C library it bundles
+# included, or, for a crate published without any (NO_LICENSE_FILE), its
+# declared licence.
+expect 0 "licence files copied into $work/texts" "$licenses" --texts "$work/texts"
+crates=$(grep -c '^| [^ ]* | [0-9][^ ]* | .* |$' "$src/THIRD-PARTY-LICENSES.md")
+[ "$(find "$work/texts" -mindepth 1 -maxdepth 1 -type d | wc -l)" = "$crates" ] ||
+  { echo "FAIL: --texts did not write one folder for each of the $crates crates" >&2; exit 1; }
+zstd=$(ls -d "$work"/texts/zstd-sys-*)
+[ -s "$zstd/LICENSE" ] && [ -s "$zstd/zstd/LICENSE" ] ||
+  { echo "FAIL: $zstd lacks zstd-sys's LICENSE or the bundled zstd's zstd/LICENSE" >&2; exit 1; }
+lance=$(ls -d "$work"/texts/lance-[0-9]*)
+grep -qx "  license:    Apache-2.0" "$lance/DECLARED-LICENSE.txt" ||
+  { echo "FAIL: $lance/DECLARED-LICENSE.txt does not hold lance's declared licence" >&2; exit 1; }
+expect 1 "name a folder that does not exist" "$licenses" --texts "$work/texts"
+
+# A crate whose published source holds no licence file, and one whose source
+# is not in the registry, fail every mode, naming the crate.
+# relocate DIR CRATE OUT: a copy of the metadata with CRATE's source in DIR;
+# prints "name version" of the crate.
+relocate() {
+  python3 - "$work/metadata.json" "$1" "$2" "$3" <<'PY'
+import json, os, sys
+path, folder, name, out = sys.argv[1:]
+meta = json.load(open(path))
+chosen = [p for p in meta["packages"] if p["name"] == name]
+for p in chosen:
+    p["manifest_path"] = os.path.join(folder, "Cargo.toml")
+json.dump(meta, open(out, "w"))
+print(chosen[0]["name"], chosen[0]["version"])
+PY
+}
+mkdir "$work/bare"
+crate=$(relocate "$work/bare" zstd-sys "$work/bare.json")
+expect 1 "licenses: $crate: its published source holds no licence file" \
+  "$licenses" --check --metadata "$work/bare.json"
+crate=$(relocate "$work/absent" zstd-sys "$work/absent.json")
+expect 1 "licenses: $crate: its source is not in the cargo registry" \
+  "$licenses" --texts "$work/absent-texts" --metadata "$work/absent.json"
+[ ! -e "$work/absent-texts" ] || { echo "FAIL: --texts wrote a folder although it failed" >&2; exit 1; }
+echo "licences: the tree passes; disallowed, missing and unreadable licences fail naming the crate; OR, build-time crates and staleness as stated; each crate's licence files or its declaration collected, a crate without either fails"

@@ -164,6 +164,17 @@ finish() {
 # under `ulimit -n N`.  wait_call sets CALL_RC and CALL_SECS (how long the
 # call ran, not how long the test waited for it).
 CALL_PID= CALL_T0= CALL_RC= CALL_SECS= CALL_LOG=
+# Closes every descriptor above stderr the shell inherited (a lock held by
+# whoever runs ctest, a pipe of ctest's), so that a limit of N descriptors
+# leaves the command N - 3 of its own, whatever its parents left open.
+close_inherited_fds() {
+  local fd
+  for fd in /proc/$BASHPID/fd/*; do
+    fd=${fd##*/}
+    [ "$fd" -gt 2 ] && eval "exec $fd>&-"
+  done
+  return 0
+}
 call_bg() {
   local log=$1 lim=
   shift
@@ -176,7 +187,7 @@ call_bg() {
   CALL_T0=$(s3_now)
   (
     rc=0
-    ( [ -z "$lim" ] || ulimit -n "$lim"; "$@" ) >"$log.out" 2>"$log" || rc=$?
+    ( [ -z "$lim" ] || { close_inherited_fds; ulimit -n "$lim"; }; "$@" ) >"$log.out" 2>"$log" || rc=$?
     s3_now >"$log.end"
     exit $rc
   ) &

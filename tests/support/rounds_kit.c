@@ -26,7 +26,7 @@ RkStats rk_run_round(LanceVectorTraining* t, LanceVectorTrainingWorker* const* w
     size_t request_len = 0;
     CHECK_OK(lance_vector_training_request(t, &request, &request_len));
     for (int g = 0; g < s.count; g++) {
-        CHECK_OK(lance_vector_training_worker_run(w[g], request, request_len, &s.bytes[g], &s.lens[g]));
+        CHECK_OK(lance_vector_training_worker_answer(w[g], request, request_len, NULL, &s.bytes[g], &s.lens[g]));
     }
     lance_free_bytes(request);
     return s;

@@ -24,7 +24,7 @@ LanceVectorIndexParams sk_pq_params(uint32_t partitions, uint32_t sub_vectors, u
 
 LanceVectorModel* sk_train(LanceDataset* ds, const LanceVectorIndexParams* p, const uint32_t* sample, size_t n) {
     LanceVectorModel* m = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", p, sample, n, &m));
+    CHECK_OK(lance_vector_model_train(ds, "vec", p, sample, n, NULL, &m));
     return m;
 }
 
@@ -136,8 +136,7 @@ SkSet sk_build_scalar_set(LanceDataset* ds, const char* column, int32_t type, in
 
 int sk_commit(LanceDataset* ds, const char* name, const SkSet* s, const LanceCommitIndexOptions* options,
               LanceCommitIndexResult* result) {
-    return lance_dataset_commit_index_segments_with_options(ds, name, "vec", s->ptrs, s->lens, (size_t)s->count,
-                                                            options, result);
+    return lance_dataset_commit_index_segments_v2(ds, name, "vec", s->ptrs, s->lens, (size_t)s->count, options, result);
 }
 
 int sk_racer_commit(SkRacer* r) {

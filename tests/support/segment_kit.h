@@ -25,7 +25,7 @@ LanceVectorIndexParams sk_params(LanceVectorIndexType type, uint32_t partitions,
 /* IVF_PQ parameters with L2, `partitions`, `sub_vectors` and `num_bits`. */
 LanceVectorIndexParams sk_pq_params(uint32_t partitions, uint32_t sub_vectors, uint32_t num_bits);
 
-/* lance_dataset_train_vector_model() on "vec" over the fragments
+/* lance_vector_model_train() on "vec" over the fragments
  * `sample[0..n)` (NULL, 0 = all); the model (free it), NULL being a
  * failed check. */
 LanceVectorModel* sk_train(LanceDataset* ds, const LanceVectorIndexParams* p, const uint32_t* sample, size_t n);
@@ -78,7 +78,7 @@ SkSet sk_build_set(LanceDataset* ds, const LanceVectorIndexParams* p, const Lanc
  * parameters and library-assigned UUIDs. */
 SkSet sk_build_scalar_set(LanceDataset* ds, const char* column, int32_t type, int count, int per);
 
-/* lance_dataset_commit_index_segments_with_options() of the set on "vec"
+/* lance_dataset_commit_index_segments_v2() of the set on "vec"
  * as the index `name`; `options` and `result` may be NULL.  Returns what
  * the library returned (not a check). */
 int sk_commit(LanceDataset* ds, const char* name, const SkSet* s, const LanceCommitIndexOptions* options,

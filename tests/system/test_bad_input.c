@@ -128,7 +128,7 @@ static int commit_on(LanceDataset* d, const char* name, const char* column, cons
                      const size_t* lens, size_t n, bool replace) {
     LanceCommitIndexOptions o = {0};
     o.replace = replace;
-    return lance_dataset_commit_index_segments_with_options(d, name, column, bytes, lens, n, &o, NULL);
+    return lance_dataset_commit_index_segments_v2(d, name, column, bytes, lens, n, &o, NULL);
 }
 
 static void uuid_of(const uint8_t* bytes, size_t len, char text[UUID_HEX_DASHED_LEN + 1]) {
@@ -152,37 +152,32 @@ static void test_trainers(void) {
     struct ArrowSchema cs;
     const uint32_t one[] = {0}, missing[] = {0, 99}, twice[] = {1, 1};
     const LanceMetricType l2 = LANCE_METRIC_L2;
-    BAD_MSG(lance_dataset_train_ivf_centroids(NULL, "vec", PARTS, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+    BAD_MSG(lance_index_train_ivf_model(NULL, "vec", PARTS, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
             "dataset");
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, NULL, PARTS, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
-            "column");
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "", PARTS, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
-            "column");
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "nope", PARTS, l2, NULL, 0, &c, &cs), LANCE_ERR_NOT_FOUND, "nope");
-    BAD(lance_dataset_train_ivf_centroids(ds, "tag", PARTS, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT);
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "vec", 0, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+    BAD_MSG(lance_index_train_ivf_model(ds, NULL, PARTS, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT, "column");
+    BAD_MSG(lance_index_train_ivf_model(ds, "", PARTS, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT, "column");
+    BAD_MSG(lance_index_train_ivf_model(ds, "nope", PARTS, l2, NULL, 0, &c, &cs), LANCE_ERR_NOT_FOUND, "nope");
+    BAD(lance_index_train_ivf_model(ds, "tag", PARTS, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT);
+    BAD_MSG(lance_index_train_ivf_model(ds, "vec", 0, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
             "num_partitions");
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "vec", PARTS, (LanceMetricType)7, NULL, 0, &c, &cs),
-            LANCE_ERR_INVALID_ARGUMENT, "metric");
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "vec", PARTS, (LanceMetricType)-1, NULL, 0, &c, &cs),
-            LANCE_ERR_INVALID_ARGUMENT, "metric");
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "vec", PARTS, l2, NULL, 0, NULL, &cs), LANCE_ERR_INVALID_ARGUMENT,
-            "out_centroids");
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "vec", PARTS, l2, NULL, 0, &c, NULL), LANCE_ERR_INVALID_ARGUMENT,
+    BAD_MSG(lance_index_train_ivf_model(ds, "vec", PARTS, 7, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT, "metric");
+    BAD_MSG(lance_index_train_ivf_model(ds, "vec", PARTS, -1, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT, "metric");
+    BAD_MSG(lance_index_train_ivf_model(ds, "vec", PARTS, l2, NULL, 0, NULL, &cs), LANCE_ERR_INVALID_ARGUMENT,
+            "out_array");
+    BAD_MSG(lance_index_train_ivf_model(ds, "vec", PARTS, l2, NULL, 0, &c, NULL), LANCE_ERR_INVALID_ARGUMENT,
             "out_schema");
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "vec", PARTS, l2, NULL, 2, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
-            "sample_fragment_ids");
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "vec", PARTS, l2, one, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
-            "sample_fragment_ids");
-    BAD(lance_dataset_train_ivf_centroids(ds, "vec", PARTS, l2, one, HUGE, &c, &cs), LANCE_ERR_INVALID_ARGUMENT);
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "vec", PARTS, l2, missing, 2, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
-            "sample_fragment_ids[1] = 99");
-    BAD_MSG(lance_dataset_train_ivf_centroids(ds, "vec", PARTS, l2, twice, 2, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
-            "twice");
+    BAD_MSG(lance_index_train_ivf_model(ds, "vec", PARTS, l2, NULL, 2, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+            "fragment_ids");
+    BAD_MSG(lance_index_train_ivf_model(ds, "vec", PARTS, l2, one, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+            "fragment_ids");
+    BAD(lance_index_train_ivf_model(ds, "vec", PARTS, l2, one, HUGE, &c, &cs), LANCE_ERR_INVALID_ARGUMENT);
+    BAD_MSG(lance_index_train_ivf_model(ds, "vec", PARTS, l2, missing, 2, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+            "fragment_ids[1] = 99");
+    BAD_MSG(lance_index_train_ivf_model(ds, "vec", PARTS, l2, twice, 2, &c, &cs), LANCE_ERR_INVALID_ARGUMENT, "twice");
     /* Item 4: HAMMING on float32 vectors, more partitions than rows. */
-    BAD(lance_dataset_train_ivf_centroids(ds, "vec", PARTS, LANCE_METRIC_HAMMING, NULL, 0, &c, &cs),
+    BAD(lance_index_train_ivf_model(ds, "vec", PARTS, LANCE_METRIC_HAMMING, NULL, 0, &c, &cs),
         LANCE_ERR_INVALID_ARGUMENT);
-    BAD(lance_dataset_train_ivf_centroids(ds, "vec", ROWS + 1, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT);
+    BAD(lance_index_train_ivf_model(ds, "vec", ROWS + 1, l2, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT);
 
     /* The PQ codebook, on centroids of the shared model. */
     struct ArrowArray good;
@@ -197,33 +192,32 @@ static void test_trainers(void) {
     tu_f32_list(values, PARTS, DIM, -1, "g", &wide, &wide_schema); /* float64 elements claimed, float32 given */
     struct ArrowArray* g = &good;
     struct ArrowSchema* gs = &good_schema;
-    BAD_MSG(lance_dataset_train_pq_codebook(NULL, "vec", 4, 8, l2, g, gs, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+    BAD_MSG(lance_index_train_pq_model(NULL, "vec", 4, 8, l2, NULL, 0, g, gs, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
             "dataset");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, NULL, 4, 8, l2, g, gs, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+    BAD_MSG(lance_index_train_pq_model(ds, NULL, 4, 8, l2, NULL, 0, g, gs, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
             "column");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "nope", 4, 8, l2, g, gs, NULL, 0, &c, &cs), LANCE_ERR_NOT_FOUND,
-            "nope");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, (LanceMetricType)9, g, gs, NULL, 0, &c, &cs),
-            LANCE_ERR_INVALID_ARGUMENT, "metric");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, NULL, gs, NULL, 0, &c, &cs),
-            LANCE_ERR_INVALID_ARGUMENT, "ivf_centroids");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, NULL, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+    BAD_MSG(lance_index_train_pq_model(ds, "nope", 4, 8, l2, NULL, 0, g, gs, &c, &cs), LANCE_ERR_NOT_FOUND, "nope");
+    BAD_MSG(lance_index_train_pq_model(ds, "vec", 4, 8, 9, NULL, 0, g, gs, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+            "metric");
+    BAD_MSG(lance_index_train_pq_model(ds, "vec", 4, 8, l2, NULL, 0, NULL, gs, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
             "ivf_centroids");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, gs, NULL, 0, NULL, &cs), LANCE_ERR_INVALID_ARGUMENT,
-            "out_codebook");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, gs, NULL, 0, &c, NULL), LANCE_ERR_INVALID_ARGUMENT,
+    BAD_MSG(lance_index_train_pq_model(ds, "vec", 4, 8, l2, NULL, 0, g, NULL, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+            "ivf_centroids");
+    BAD_MSG(lance_index_train_pq_model(ds, "vec", 4, 8, l2, NULL, 0, g, gs, NULL, &cs), LANCE_ERR_INVALID_ARGUMENT,
+            "out_array");
+    BAD_MSG(lance_index_train_pq_model(ds, "vec", 4, 8, l2, NULL, 0, g, gs, &c, NULL), LANCE_ERR_INVALID_ARGUMENT,
             "out_schema");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 5, 8, l2, g, gs, NULL, 0, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+    BAD_MSG(lance_index_train_pq_model(ds, "vec", 5, 8, l2, NULL, 0, g, gs, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
             "num_sub_vectors");
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, &thin, &thin_schema, NULL, 0, &c, &cs),
+    BAD_MSG(lance_index_train_pq_model(ds, "vec", 4, 8, l2, NULL, 0, &thin, &thin_schema, &c, &cs),
             LANCE_ERR_INVALID_ARGUMENT, "dimension");
-    BAD(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, &wide, &wide_schema, NULL, 0, &c, &cs),
+    BAD(lance_index_train_pq_model(ds, "vec", 4, 8, l2, NULL, 0, &wide, &wide_schema, &c, &cs),
         LANCE_ERR_INVALID_ARGUMENT);
-    BAD(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, gs, one, HUGE, &c, &cs), LANCE_ERR_INVALID_ARGUMENT);
-    BAD_MSG(lance_dataset_train_pq_codebook(ds, "vec", 4, 8, l2, g, gs, missing, 2, &c, &cs),
-            LANCE_ERR_INVALID_ARGUMENT, "99");
+    BAD(lance_index_train_pq_model(ds, "vec", 4, 8, l2, one, HUGE, g, gs, &c, &cs), LANCE_ERR_INVALID_ARGUMENT);
+    BAD_MSG(lance_index_train_pq_model(ds, "vec", 4, 8, l2, missing, 2, g, gs, &c, &cs), LANCE_ERR_INVALID_ARGUMENT,
+            "99");
     cases++; /* (a codebook trained anyway is released) */
-    int trained = lance_dataset_train_pq_codebook(ds, "vec", 4, 8, LANCE_METRIC_HAMMING, g, gs, NULL, 0, &c, &cs);
+    int trained = lance_index_train_pq_model(ds, "vec", 4, 8, LANCE_METRIC_HAMMING, NULL, 0, g, gs, &c, &cs);
     CHECK(trained == -1 && lance_last_error_code() == LANCE_ERR_INVALID_ARGUMENT);
     if (trained == 0) release(&c, &cs);
     else CHECK(clean_message());
@@ -232,36 +226,38 @@ static void test_trainers(void) {
     LanceVectorModel* m = NULL;
     LanceVectorIndexParams p = flat_model_params;
     LanceVectorIndexParams bad = p;
-    BAD_MSG(lance_dataset_train_vector_model(NULL, "vec", &p, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT, "dataset");
-    BAD_MSG(lance_dataset_train_vector_model(ds, NULL, &p, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT, "column");
-    BAD_MSG(lance_dataset_train_vector_model(ds, "", &p, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT, "column");
-    BAD_MSG(lance_dataset_train_vector_model(ds, "nope", &p, NULL, 0, &m), LANCE_ERR_NOT_FOUND, "nope");
-    BAD_MSG(lance_dataset_train_vector_model(ds, "vec", NULL, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT, "params");
-    BAD_MSG(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, NULL), LANCE_ERR_INVALID_ARGUMENT, "out_model");
+    BAD_MSG(lance_vector_model_train(NULL, "vec", &p, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT, "dataset");
+    BAD_MSG(lance_vector_model_train(ds, NULL, &p, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT, "column");
+    BAD_MSG(lance_vector_model_train(ds, "", &p, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT, "column");
+    BAD_MSG(lance_vector_model_train(ds, "nope", &p, NULL, 0, NULL, &m), LANCE_ERR_NOT_FOUND, "nope");
+    BAD_MSG(lance_vector_model_train(ds, "vec", NULL, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT, "params");
+    BAD_MSG(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, NULL), LANCE_ERR_INVALID_ARGUMENT, "out_model");
     bad.index_type = (LanceVectorIndexType)0;
-    BAD_MSG(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT, "index_type");
+    BAD_MSG(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT, "index_type");
     bad.index_type = (LanceVectorIndexType)108;
-    BAD_MSG(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT, "index_type");
+    BAD_MSG(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT, "index_type");
     bad = p;
     bad.metric = (LanceMetricType)5;
-    BAD_MSG(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT, "metric");
-    bad = p;
-    bad.num_partitions = 0;
-    BAD_MSG(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT,
-            "num_partitions");
+    BAD_MSG(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT, "metric");
+    LanceVectorTrainingOptions reserved = {0};
+    reserved.reserved = 1;
+    LanceVectorModelTrainOptions with_reserved = {0};
+    with_reserved.training = &reserved;
+    BAD_MSG(lance_vector_model_train(ds, "vec", &p, NULL, 0, &with_reserved, &m), LANCE_ERR_INVALID_ARGUMENT,
+            "reserved");
     bad = pq_model_params;
     bad.num_sub_vectors = 5;
-    BAD_MSG(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT,
+    BAD_MSG(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT,
             "num_sub_vectors");
-    BAD(lance_dataset_train_vector_model(ds, "vec", &p, one, HUGE, &m), LANCE_ERR_INVALID_ARGUMENT);
-    BAD_MSG(lance_dataset_train_vector_model(ds, "vec", &p, missing, 2, &m), LANCE_ERR_INVALID_ARGUMENT, "99");
-    BAD_MSG(lance_dataset_train_vector_model(ds, "vec", &p, twice, 2, &m), LANCE_ERR_INVALID_ARGUMENT, "twice");
+    BAD(lance_vector_model_train(ds, "vec", &p, one, HUGE, NULL, &m), LANCE_ERR_INVALID_ARGUMENT);
+    BAD_MSG(lance_vector_model_train(ds, "vec", &p, missing, 2, NULL, &m), LANCE_ERR_INVALID_ARGUMENT, "99");
+    BAD_MSG(lance_vector_model_train(ds, "vec", &p, twice, 2, NULL, &m), LANCE_ERR_INVALID_ARGUMENT, "twice");
     bad = p;
     bad.metric = LANCE_METRIC_HAMMING;
-    BAD(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT);
+    BAD(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT);
     bad = p;
     bad.num_partitions = ROWS + 1;
-    BAD(lance_dataset_train_vector_model(ds, "vec", &bad, NULL, 0, &m), LANCE_ERR_INVALID_ARGUMENT);
+    BAD(lance_vector_model_train(ds, "vec", &bad, NULL, 0, NULL, &m), LANCE_ERR_INVALID_ARGUMENT);
     CHECK(m == NULL);
     release(&good, &good_schema);
     release(&thin, &thin_schema);
@@ -595,27 +591,41 @@ static void test_execute_progress_cancel(void) {
 
     /* The one-shot creations with a control. */
     LanceIndexBuildControl control = {pk_ignore, NULL, NULL};
-    BAD_MSG(lance_dataset_create_vector_index_with_control(NULL, "vec", NULL, &p, false, &control), invalid, "dataset");
-    BAD_MSG(lance_dataset_create_vector_index_with_control(ds, NULL, NULL, &p, false, &control), invalid, "column");
-    BAD_MSG(lance_dataset_create_vector_index_with_control(ds, "nope", NULL, &p, false, &control), LANCE_ERR_NOT_FOUND,
-            "nope");
-    BAD_MSG(lance_dataset_create_vector_index_with_control(ds, "vec", NULL, NULL, false, &control), invalid, "params");
-    BAD_MSG(lance_dataset_create_vector_index_with_control(ds, "vec", "", &p, false, &control), invalid, "index_name");
+    BAD_MSG(lance_dataset_create_vector_index_v2(NULL, "vec", NULL, &p, false,
+                                                 &(LanceIndexCreateOptions){.control = &control}),
+            invalid, "dataset");
+    BAD_MSG(lance_dataset_create_vector_index_v2(ds, NULL, NULL, &p, false,
+                                                 &(LanceIndexCreateOptions){.control = &control}),
+            invalid, "column");
+    BAD_MSG(lance_dataset_create_vector_index_v2(ds, "nope", NULL, &p, false,
+                                                 &(LanceIndexCreateOptions){.control = &control}),
+            LANCE_ERR_NOT_FOUND, "nope");
+    BAD_MSG(lance_dataset_create_vector_index_v2(ds, "vec", NULL, NULL, false,
+                                                 &(LanceIndexCreateOptions){.control = &control}),
+            invalid, "params");
+    BAD_MSG(
+        lance_dataset_create_vector_index_v2(ds, "vec", "", &p, false, &(LanceIndexCreateOptions){.control = &control}),
+        invalid, "index_name");
     LanceVectorIndexParams bad = p;
     bad.index_type = (LanceVectorIndexType)7;
-    BAD_MSG(lance_dataset_create_vector_index_with_control(ds, "vec", NULL, &bad, false, &control), invalid,
-            "index_type");
-    BAD_MSG(lance_dataset_create_scalar_index_with_control(NULL, "id", NULL, LANCE_SCALAR_BTREE, NULL, false, &control),
+    BAD_MSG(lance_dataset_create_vector_index_v2(ds, "vec", NULL, &bad, false,
+                                                 &(LanceIndexCreateOptions){.control = &control}),
+            invalid, "index_type");
+    BAD_MSG(lance_dataset_create_scalar_index_v2(NULL, "id", NULL, LANCE_SCALAR_BTREE, NULL, false,
+                                                 &(LanceIndexCreateOptions){.control = &control}),
             invalid, "dataset");
-    BAD_MSG(
-        lance_dataset_create_scalar_index_with_control(ds, "id", NULL, (LanceScalarIndexType)11, NULL, false, &control),
-        invalid, "index_type");
-    BAD_MSG(
-        lance_dataset_create_scalar_index_with_control(ds, "id", NULL, LANCE_SCALAR_BTREE, "not json", false, &control),
-        invalid, "params_json");
+    BAD_MSG(lance_dataset_create_scalar_index_v2(ds, "id", NULL, (LanceScalarIndexType)11, NULL, false,
+                                                 &(LanceIndexCreateOptions){.control = &control}),
+            invalid, "index_type");
+    BAD_MSG(lance_dataset_create_scalar_index_v2(ds, "id", NULL, LANCE_SCALAR_BTREE, "not json", false,
+                                                 &(LanceIndexCreateOptions){.control = &control}),
+            invalid, "params_json");
     control.cancel_token = token;
-    BAD(lance_dataset_create_vector_index_with_control(ds, "vec", NULL, &p, false, &control), LANCE_ERR_CANCELLED);
-    BAD(lance_dataset_create_scalar_index_with_control(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, false, &control),
+    BAD(lance_dataset_create_vector_index_v2(ds, "vec", NULL, &p, false,
+                                             &(LanceIndexCreateOptions){.control = &control}),
+        LANCE_ERR_CANCELLED);
+    BAD(lance_dataset_create_scalar_index_v2(ds, "id", NULL, LANCE_SCALAR_BTREE, NULL, false,
+                                             &(LanceIndexCreateOptions){.control = &control}),
         LANCE_ERR_CANCELLED);
     CHECK(lance_dataset_latest_version(ds) == 1 && lance_dataset_index_count(ds) == 0);
     lance_index_build_cancel_token_free(token);
@@ -711,7 +721,7 @@ static void test_commit_arguments(void) {
     LanceCommitIndexOptions o = {0};
     LanceCommitIndexResult r;
 #define COMMIT_WITH(dataset, name, column, p, l, n) \
-    lance_dataset_commit_index_segments_with_options(dataset, name, column, p, l, n, &o, &r)
+    lance_dataset_commit_index_segments_v2(dataset, name, column, p, l, n, &o, &r)
     BAD_MSG(COMMIT_WITH(NULL, "i", "vec", ptrs, lens, 2), invalid, "dataset");
     BAD_MSG(COMMIT_WITH(d, NULL, "vec", ptrs, lens, 2), invalid, "index_name");
     BAD_MSG(COMMIT_WITH(d, "", "vec", ptrs, lens, 2), invalid, "index_name");
@@ -812,8 +822,8 @@ static void test_commit_refusals(void) {
     LanceCommitIndexOptions o = {0};
     o.job_id = "job";
     const uint8_t* sp[] = {scalar};
-    BAD_MSG(lance_dataset_commit_index_segments_with_options(d, "s", "id", sp, &scalar_len, 1, &o, NULL),
-            LANCE_ERR_NOT_SUPPORTED, "job");
+    BAD_MSG(lance_dataset_commit_index_segments_v2(d, "s", "id", sp, &scalar_len, 1, &o, NULL), LANCE_ERR_NOT_SUPPORTED,
+            "job");
     CHECK(lance_dataset_latest_version(d) == 3);
     lance_free_bytes(scalar);
     for (int i = 0; i < 8; i++) lance_free_bytes(s[i]);
@@ -939,7 +949,7 @@ static void test_duplicate_uuid_build(void) {
     LanceCommitIndexOptions replace = {0};
     replace.replace = true;
     const uint8_t* newer[] = {s[2]};
-    CHECK_OK(lance_dataset_commit_index_segments_with_options(d, "dup", "vec", newer, &len[2], 1, &replace, NULL));
+    CHECK_OK(lance_dataset_commit_index_segments_v2(d, "dup", "vec", newer, &len[2], 1, &replace, NULL));
     o = options(first_half, 4, u0);
     build_fails(d, &p, &o, flat, LANCE_ERR_DUPLICATE_SEGMENT);
 

@@ -741,7 +741,8 @@ static void test_distributed_training(void) {
         uint8_t *req = NULL, *st[2] = {NULL, NULL};
         size_t len = 0, lens[2] = {0, 0};
         CHECK_OK(lance_vector_training_request(t, &req, &len));
-        for (int g = 0; g < 2; g++) CHECK_OK(lance_vector_training_worker_run(w[g], req, len, &st[g], &lens[g]));
+        for (int g = 0; g < 2; g++)
+            CHECK_OK(lance_vector_training_worker_answer(w[g], req, len, NULL, &st[g], &lens[g]));
         CHECK_OK(lance_vector_training_reduce(t, (const uint8_t* const*)st, lens, 2));
         lance_free_bytes(req);
         lance_free_bytes(st[0]);

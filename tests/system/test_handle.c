@@ -67,7 +67,8 @@ static void* run_build(void* arg) {
     p.num_partitions = 8;
     LanceIndexBuildControl control = {0};
     control.progress = hold_build;
-    rv.build_rc = lance_dataset_create_vector_index_with_control(a->ds, "vec", "vec_idx", &p, false, &control);
+    rv.build_rc = lance_dataset_create_vector_index_v2(a->ds, "vec", "vec_idx", &p, false,
+                                                       &(LanceIndexCreateOptions){.control = &control});
     set_flag(&rv.build_returned);
     return NULL;
 }
@@ -141,7 +142,8 @@ static void test_callback_cannot_reenter(void) {
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = 4;
     LanceIndexBuildControl control = {reenter, &r, r.token};
-    CHECK_OK(lance_dataset_create_vector_index_with_control(ds, "vec", NULL, &p, false, &control));
+    CHECK_OK(lance_dataset_create_vector_index_v2(ds, "vec", NULL, &p, false,
+                                                  &(LanceIndexCreateOptions){.control = &control}));
     CHECK(r.calls > 0);
     CHECK(r.version_seen == 0);
     CHECK(r.version_code == LANCE_ERR_INVALID_ARGUMENT);

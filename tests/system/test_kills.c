@@ -428,7 +428,7 @@ static int commit_files(const Round* r, LanceCommitIndexResult* result) {
     LanceCommitIndexOptions o = {0};
     o.job_id = "kills";
     int rc = ptrs[0] && ptrs[1] && ds
-                 ? lance_dataset_commit_index_segments_with_options(ds, INDEX, "vec", ptrs, lens, 2, &o, result)
+                 ? lance_dataset_commit_index_segments_v2(ds, INDEX, "vec", ptrs, lens, 2, &o, result)
                  : -2;
     LanceErrorCode code = lance_last_error_code();
     lance_dataset_close(ds);
@@ -772,7 +772,7 @@ int main(int argc, char** argv) {
         LanceVectorModel* model = NULL;
         uint8_t* bytes = NULL;
         size_t len = 0;
-        CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
+        CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model));
         CHECK_OK(lance_vector_model_serialize(model, &bytes, &len));
         CHECK(write_whole_file(model_file, bytes, len) == 0);
         lance_free_bytes(bytes);

@@ -71,7 +71,7 @@ static int child_build(const char* dir, int cancel) {
     p.num_partitions = 16;
     p.num_sub_vectors = 8;
     LanceVectorModel* model = NULL;
-    if (lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model) != 0) return 21;
+    if (lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model) != 0) return 21;
     LanceIndexSegmentBuilder* b = vector_segment_builder_new(ds, "vec", NULL, &p, NULL, model);
     if (!b) return 22;
     Watch w = {spill_root, lance_index_build_cancel_token_new(), cancel, 0};

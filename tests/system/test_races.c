@@ -68,7 +68,7 @@ static void build_template(void) {
     p.index_type = LANCE_INDEX_IVF_FLAT;
     p.num_partitions = PARTITIONS;
     LanceVectorModel* model = NULL;
-    CHECK_OK(lance_dataset_train_vector_model(ds, "vec", &p, NULL, 0, &model));
+    CHECK_OK(lance_vector_model_train(ds, "vec", &p, NULL, 0, NULL, &model));
     for (int s = 0; s < SEGMENTS; s++) {
         uint32_t fragment_ids[FRAGS];
         for (int i = 0; i < seg_count[s]; i++) fragment_ids[i] = (uint32_t)(seg_first[s] + i);

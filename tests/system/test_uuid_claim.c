@@ -79,7 +79,7 @@ int main(void) {
     params.metric = LANCE_METRIC_L2;
     params.num_partitions = PARTITIONS;
     LanceVectorModel* model = NULL;
-    CHECK(lance_dataset_train_vector_model(ds, "vec", &params, NULL, 0, &model) == 0, "train");
+    CHECK(lance_vector_model_train(ds, "vec", &params, NULL, 0, NULL, &model) == 0, "train");
     /* The whole dataset (4 fragments): options->fragment_ids NULL. */
     const uint32_t* fragments = NULL;
     size_t fragment_count = 0;
@@ -123,7 +123,7 @@ int main(void) {
         const uint8_t* ptrs[1] = {winner->bytes};
         size_t lens[1] = {winner->len};
         LanceCommitIndexResult result = {0};
-        CHECK(lance_dataset_commit_index_segments_with_options(ds, name, "vec", ptrs, lens, 1, NULL, &result) == 0,
+        CHECK(lance_dataset_commit_index_segments_v2(ds, name, "vec", ptrs, lens, 1, NULL, &result) == 0,
               "round %d: commit", round);
         CHECK(!result.already_committed, "round %d: a new commit", round);
         lance_free_bytes(winner->bytes);

@@ -246,7 +246,7 @@ pub fn reduce(q: &Request, stats: &[Stats]) -> CResult<Request> {
     let plan = &q.plan;
     match q.phase {
         Phase::IvfInit => {
-            if plan.num_sub_vectors > 0 && dim % plan.num_sub_vectors as usize != 0 {
+            if plan.num_sub_vectors > 0 && !dim.is_multiple_of(plan.num_sub_vectors as usize) {
                 return Err(invalid(format!(
                     "num_sub_vectors = {} does not divide the dimension {dim} of column '{}'",
                     plan.num_sub_vectors, plan.column

@@ -464,10 +464,12 @@ impl Request {
                     && self.problems[0].k == self.plan.num_partitions as usize
                     && self.problems[0].dim == dim
             }
-            Phase::PqInit => m > 0 && dim % m == 0 && self.ivf.len() == self.plan.num_partitions as usize * dim,
+            Phase::PqInit => {
+                m > 0 && dim.is_multiple_of(m) && self.ivf.len() == self.plan.num_partitions as usize * dim
+            }
             Phase::Pq => {
                 m > 0
-                    && dim % m == 0
+                    && dim.is_multiple_of(m)
                     && self.ivf.len() == self.plan.num_partitions as usize * dim
                     && self.problems.len() == m
                     && self.problems.iter().all(|p| p.dim == dim / m && p.k == self.plan.pq_centroids())

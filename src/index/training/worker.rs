@@ -325,7 +325,7 @@ impl Worker {
 /// kept while the centroids stay the same.
 fn compute_residuals(sample: &mut Sample, ivf: &[f32], rows: usize, m: usize, steps: &mut Steps) -> CResult<()> {
     let dim = sample.dim;
-    if ivf.is_empty() || ivf.len() % dim != 0 || m == 0 || dim % m != 0 {
+    if ivf.is_empty() || !ivf.len().is_multiple_of(dim) || m == 0 || !dim.is_multiple_of(m) {
         return Err(invalid("the request carries no IVF centroids and PQ shape of the column's dimension"));
     }
     let fresh = sample.residuals.as_ref().is_some_and(|r| r.ivf == ivf && r.rows.len() == rows * dim);
