@@ -41,6 +41,10 @@ line per disagreement) when a part of the map drifts from the header:
      under its C function's section, and one that calls the functions of two
      sections is two definitions (IndexSegmentBuilder's
      own_token_for_progress() is the example).
+  9. lance.h reads as a reference: no comment block (/* ... */) is longer
+     than BLOCK_LINES lines, the table of contents aside (it is generated);
+     a longer block's rationale belongs in docs/core-references.md, or the
+     block splits into blocks with a title each.
 
 Usage:
   check_map.py [--root DIR] [--header FILE] [--hpp FILE] [--api DIR] [--src DIR]
@@ -79,6 +83,8 @@ TYPE_FREEZES = {
     "tests/conformance/upstream_hpp.cpp",
 }
 TOC_WIDTH = 100
+# The most lines a comment block of lance.h may hold (check 9).
+BLOCK_LINES = 40
 # The table of contents' mark of a function of this library's own.
 OWN_MARK = "[own]"
 DECL = re.compile(r"^[A-Za-z_][A-Za-z0-9_ *]*[ *](lance_[a-z0-9_]+)\(")  # as api_functions.sh
@@ -597,6 +603,21 @@ class MapCheck:
                     % (hpp, n, f, under[-1], title_of[f]))
         self.hpp_markers = len(markers)
 
+    # ---- 9. the length of lance.h's comment blocks ------------------------
+    def check_block_lengths(self):
+        text = "\n".join(self.hlines)
+        self.blocks = 0
+        for m in re.finditer(r"/\*.*?\*/", text, re.S):
+            first = text.count("\n", 0, m.start())
+            lines = m.group(0).count("\n") + 1
+            self.blocks += 1
+            if re.match(r"^ \* Contents\b", self.hlines[first + 1] if first + 1 < len(self.hlines) else ""):
+                continue
+            if lines > BLOCK_LINES:
+                self.bad("%s:%d: a comment block of %d lines (at most %d, the table of contents aside): move its "
+                         "rationale to docs/core-references.md, or split it into titled blocks"
+                         % (self.rel(self.header), first + 1, lines, BLOCK_LINES))
+
     def run(self):
         """Runs every check, prints the report; returns the exit status."""
         self.check_toc()
@@ -607,6 +628,7 @@ class MapCheck:
         self.check_wings()
         self.check_own_interface()
         self.check_hpp()
+        self.check_block_lengths()
         total = len(self.section_of)
         print("wings: %d wings, %d modules, each importing only what its wing's mod.rs allows"
               % (len(self.wings), self.wing_modules))
@@ -619,6 +641,8 @@ class MapCheck:
               % (self.own_count, total, len(self.elsewhere), len(self.untested)))
         print("lance.hpp: %d section markers, %d calls of lance.h functions, each to be under its section's "
               "marker" % (self.hpp_markers, self.hpp_calls))
+        print("lance.h: %d comment blocks, each to be at most %d lines but the table of contents"
+              % (self.blocks, BLOCK_LINES))
         for e in self.elsewhere:
             print("  only elsewhere: " + e)
         for r in self.report:
@@ -647,6 +671,7 @@ PLANTED_REPORT = [
     "lance_dataset_count_rows is called under the marker of",
     "the marker names \"Planted bogus wrapper section\"",
     "the marker of \"Errors and memory\" comes after that of \"Process budget\"",
+    "a comment block of %d lines" % (BLOCK_LINES + 1),
 ]
 
 
@@ -666,6 +691,8 @@ def plant(tmp):
     text = text.replace(tail, "typedef struct LancePlantedDriftOptions {\n    uint32_t reserved;\n"
                               "} LancePlantedDriftOptions;\n\n"
                               "int32_t lance_planted_drift_probe(void);\n\n" + tail)
+    # Drift 5: a comment block one line over the budget.
+    text = text.replace(tail, "/*\n * A planted block over the budget.\n" + " *\n" * (BLOCK_LINES - 2) + " */\n\n" + tail)
     open(path, "w").write(text)
     # Drift 2: a module's doc line names a section the header does not have.
     for name in sorted(os.listdir(tmp + "/api")):

@@ -9,11 +9,11 @@
  * the names earlier versions used; docs/compatibility.md lists the few
  * behaviours that differ from upstream, each also documented at its
  * function).  Error codes 0-9 are upstream's; this library's own start at
- * 1000.
- *
- * ---------------------------------------------------------------------------
- * Conventions (read these once; every function below follows them)
- * ---------------------------------------------------------------------------
+ * 1000.  The conventions below (read them once) hold for every function.
+ */
+
+/*
+ * Conventions: errors, and nothing crashes the host.
  *
  * Errors.  A fallible function returns int32_t 0 on success and -1 on error;
  * a function returning a handle or string returns NULL on error; a uint64_t
@@ -32,8 +32,13 @@
  * connection the store has reset raises, never reaches the host: the
  * library blocks it on its own threads, and on the calling thread for the
  * length of a call (taking one the call raised), and never changes the
- * process's signal dispositions; the write fails as LANCE_ERR_IO.  No argument is silently clamped or replaced: where a
- * 0 or NULL means "default", the default is written next to it here.
+ * process's signal dispositions; the write fails as LANCE_ERR_IO.  No
+ * argument is silently clamped or replaced: where a 0 or NULL means
+ * "default", the default is written next to it here.
+ */
+
+/*
+ * Conventions: the CPU level, and ownership.
  *
  * CPU.  The library's Rust code is compiled for one CPU level (CMake's
  * LANCE_C_TARGET_CPU; on x86-64 the default is x86-64-v3, that is AVX2,
@@ -52,6 +57,10 @@
  *               returns, on success and on failure alike;
  *   produced  - the caller owns the result and frees it with the function
  *               named, each type with its own NULL-safe free function.
+ */
+
+/*
+ * Conventions: threads, and the rules of each handle type.
  *
  * Threads.  Every call blocks until its work is done; the work runs on one
  * shared multi-threaded runtime that the library starts on first use (an
@@ -86,16 +95,21 @@
  *   LanceIndexBuildCancelToken   lance_index_build_cancel() and
  *                                lance_index_build_cancel_requested() from
  *                                any thread at any time; free it from one.
- * Never call lance-c from inside a progress, scan-statistics or log callback
- * that lance-c is running, except the two cancel-token calls and
- * lance_set_log_callback(): anything else fails with
- * LANCE_ERR_INVALID_ARGUMENT rather than deadlock.  The async
- * scan's callbacks run on a thread of their own that holds nothing: a
+ */
+
+/*
+ * Conventions: callbacks, snapshots and Arrow.
+ *
+ * Callbacks.  Never call lance-c from inside a progress, scan-statistics
+ * or log callback that lance-c is running, except the two cancel-token
+ * calls and lance_set_log_callback(): anything else fails with
+ * LANCE_ERR_INVALID_ARGUMENT rather than deadlock.  The async scan's
+ * callbacks run on a thread of their own that holds nothing: a
  * lance_scanner_scan_async() callback may call the library (and read its
  * stream), a lance_scanner_poll_next() waker may call it for anything but
- * its own scanner.  An Arrow stream the
- * library produced may be handed back to it (a scanner's stream written to
- * another dataset with lance_dataset_write(), for example).
+ * its own scanner.  An Arrow stream the library produced may be handed
+ * back to it (a scanner's stream written to another dataset with
+ * lance_dataset_write(), for example).
  *
  * Snapshots.  A LanceDataset holds one version of the dataset.  Reads through
  * it see that version even when other writers commit newer ones; a call that
@@ -380,67 +394,60 @@ typedef enum {
 } LanceErrorCode;
 
 /*
- * What to do after each code (docs/errors.md has this table with the
- * reasons).  "Retry as is": the same call again; "retry after ...": the
- * same call once that is done; "rebuild": build the segment or index
- * again; "caller error": the call must change, and repeating it fails the
- * same way.
+ * What to do after each error code (docs/errors.md has this table with the reasons).
+ * "Retry as is": the same call again; "retry after ...": the same call once that is
+ * done; "rebuild": build the segment or index again; "caller error": the call must
+ * change, and repeating it fails the same way.
  *
- *   INVALID_ARGUMENT        caller error: fix the argument the message
- *                           names.  Functions of upstream's form report the
- *                           segment-set codes 1001-1006 as this code (the
- *                           message says which): follow their advice.
- *   IO                      a store timeout, a refused or lost connection,
- *                           or an HTTP 5xx, 429 or 408 answer is transient:
- *                           retry after a delay (backing off), once the
- *                           client's own retries (below) have run out.  A
- *                           missing permission or credential, a full disk
- *                           or a corrupt file is not: retry after fixing
- *                           the store or the storage options.
- *   NOT_FOUND               caller error (a URI, version, column, index or
- *                           field that does not exist); a version a cleanup
- *                           removed: reopen the dataset at its latest.
- *   DATASET_ALREADY_EXISTS  caller error: append or overwrite, or open the
- *                           dataset another writer created.
- *   INDEX                   an index of that name exists: caller error (pass
- *                           replace, or another name).  A fragment a
- *                           full-text index does not cover: rebuild after
- *                           indexing it.  The core cannot build, open or
- *                           use the index: rebuild it after fixing what the
- *                           message names (its parameters, its data).
- *   INTERNAL, PANIC         a fault of the library: report it with the
- *                           message; a retry as is may meet it again (after
- *                           a panic the handles stay usable).
- *   NOT_SUPPORTED           caller error: this build or the core cannot do
- *                           it; never retry.
- *   COMMIT_CONFLICT         retry after reopening the dataset at its latest
- *                           version (an index segment commit: retry as is,
- *                           it is idempotent).
- *   CANCELLED               the caller's own cancel: retry as is, with a new
- *                           token, if the work is still wanted.
+ *   INVALID_ARGUMENT        caller error: fix the argument the message names.  Functions
+ *                           of upstream's form report the segment-set codes 1001-1006 as
+ *                           this code (the message says which): follow their advice.
+ *   IO                      a store timeout, a refused or lost connection, or an HTTP
+ *                           5xx, 429 or 408 answer is transient: retry after a delay
+ *                           (backing off), once the client's own retries (below) have
+ *                           run out.  A missing permission or credential, a full disk or
+ *                           a corrupt file is not: retry after fixing the store or the
+ *                           storage options.
+ *   NOT_FOUND               caller error (a URI, version, column, index or field that does
+ *                           not exist); a version a cleanup removed: reopen it at its latest.
+ *   DATASET_ALREADY_EXISTS  caller error: append or overwrite, or open the dataset
+ *                           another writer created.
+ *   INDEX                   an index of that name exists: caller error (pass replace, or
+ *                           another name).  A fragment a full-text index does not cover:
+ *                           rebuild after indexing it.  The core cannot build, open or
+ *                           use the index: rebuild it after fixing what the message
+ *                           names (its parameters, its data).
+ *   INTERNAL, PANIC         a fault of the library: report it with the message; a retry
+ *                           as is may meet it again (after a panic the handles stay usable).
+ *   NOT_SUPPORTED           caller error: this build or the core cannot do it; never retry.
+ *   COMMIT_CONFLICT         retry after reopening the dataset at its latest version (an
+ *                           index segment commit: retry as is, it is idempotent).
+ *   CANCELLED               the caller's own cancel: retry as is, with a new token, if
+ *                           the work is still wanted.
  *   NO_SEGMENTS             caller error: commit at least one segment.
- *   DUPLICATE_SEGMENT       caller error: drop the repeated segment, or the
- *                           ones an earlier try already committed.
- *   OVERLAPPING_SEGMENTS    caller error in the plan: rebuild the segments
- *                           over disjoint fragments.
- *   STALE_SEGMENT           rebuild the segment on the dataset's current
- *                           fragments.
- *   MODEL_MISMATCH          rebuild the segments from one shared model (or
- *                           commit with allow_independent_models).
+ *   DUPLICATE_SEGMENT       caller error: drop the repeated segment, or the ones an
+ *                           earlier try already committed.
+ *   OVERLAPPING_SEGMENTS    caller error in the plan: rebuild the segments over disjoint fragments.
+ *   STALE_SEGMENT           rebuild the segment on the dataset's current fragments.
+ *   MODEL_MISMATCH          rebuild the segments from one shared model (or commit with
+ *                           allow_independent_models).
  *   INCOMPLETE_SEGMENT      rebuild that segment.
+ */
+
+/*
+ * Store timeouts and retries before LANCE_ERR_IO (s3://, gs://, az://).
  *
- * Store timeouts and retries (s3://, gs://, az://; docs/object-storage.md,
- * "Timeouts and retries").  Before a store failure becomes LANCE_ERR_IO the
- * store client has retried it, as the storage options say: "connect_timeout"
- * (default 5s) and "timeout" (30s, one attempt), "client_max_retries" (3)
- * within "client_retry_timeout" (180 s), Lance's throttle retries
- * "lance_aimd_max_retries" = 3, and "download_retry_count" (3) for reads.
- * Raise them to ride out longer outages inside one call; lower them to fail
- * sooner and retry at your level.  On oss://, cos://, tos:// and hf:// no
- * option bounds a request's wait.  A write or commit that failed with
- * LANCE_ERR_IO may still have been applied (its reply lost): reopen the
- * dataset and look at its latest version before writing again.  Records of
- * each retry: "Logging", at LANCE_LOG_INFO.
+ * docs/object-storage.md, "Timeouts and retries", has the details.  Before a
+ * store failure becomes LANCE_ERR_IO the store client has retried it, as the
+ * storage options say: "connect_timeout" (default 5s) and "timeout" (30s, one
+ * attempt), "client_max_retries" (3) within "client_retry_timeout" (180 s),
+ * Lance's throttle retries "lance_aimd_max_retries" = 3, and
+ * "download_retry_count" (3) for reads.  Raise them to ride out longer
+ * outages inside one call; lower them to fail sooner and retry at your level.
+ * On oss://, cos://, tos:// and hf:// no option bounds a request's wait.  A
+ * write or commit that failed with LANCE_ERR_IO may still have been applied
+ * (its reply lost): reopen the dataset and look at its latest version before
+ * writing again.  Records of each retry: "Logging", at LANCE_LOG_INFO.
  */
 
 /**
@@ -563,8 +570,11 @@ int32_t lance_process_budget_set(const LanceProcessBudget* budget);
  * "lance::dataset_events") and a message (for a structured event, its text
  * followed by its fields as name=value).  Targets and messages come from
  * the core and change with it; filter on the level.
+ * ======================================================================== */
+
+/*
+ * The log callback's contract (lance_set_log_callback()).
  *
- * Contract of the callback:
  *   - It runs on the thread that emitted the record: one that called
  *     lance-c (inside that call), or one of the library's own (its
  *     runtime's, the core's compute pools'), also between calls.  Calls on
@@ -593,7 +603,7 @@ int32_t lance_process_budget_set(const LanceProcessBudget* budget);
  * TRACE records are many per scan and slow it.  lance-index prints the
  * records on stderr when LANCE_LOG is set to a level name (error, warn,
  * info, debug, trace; docs/lance-index.md).
- * ======================================================================== */
+ */
 
 /** A record's level, and the most detailed level a callback receives. */
 typedef enum {
@@ -2365,9 +2375,11 @@ typedef enum {
 } LanceVectorIndexType;
 
 /*
- * Scalar index types, numbered as the Lance core numbers them (its
- * IndexType); the gaps (6, 7, 11) are the core's internal and FM indices,
- * which are not built from here, and are LANCE_ERR_INVALID_ARGUMENT.
+ * Scalar index types: what each indexes and answers.
+ *
+ * Numbered as the Lance core numbers them (its IndexType); the gaps (6, 7,
+ * 11) are the core's internal and FM indices, which are not built from
+ * here, and are LANCE_ERR_INVALID_ARGUMENT.
  *
  *   type         column              answers (filters use it by themselves)
  *   BTREE        any orderable        =, <, >, BETWEEN, IN, IS NULL
@@ -2385,8 +2397,11 @@ typedef enum {
  *                                     library's st_* filter functions)
  *   MINHASHLSH   string               lance_scanner_minhash_search()
  *                                     (near-duplicate text)
+ */
+
+/*
+ * Scalar index types: their `params_json` keys (all optional; NULL or {} = the core's defaults).
  *
- * Their `params_json` keys (all optional; NULL or {} = the core's defaults):
  *   BTREE        "zone_size" (rows per page of the lookup)
  *   BITMAP, LABEL_LIST: none
  *   INVERTED     the tokenizer: "base_tokenizer", "language", "with_position",
@@ -2408,8 +2423,9 @@ typedef enum {
  * For NGRAM, ZONEMAP, BLOOMFILTER, RTREE and MINHASHLSH a key the type does
  * not take, or a value of the wrong JSON type or out of the range above, is
  * LANCE_ERR_INVALID_ARGUMENT naming the key (the core would ignore an
- * unknown key silently); so are MinHash parameters out of range.  The four older types pass their JSON to the core
- * as upstream's library does: an unknown key is ignored there.
+ * unknown key silently); so are MinHash parameters out of range.  The four
+ * older types pass their JSON to the core as upstream's library does: an
+ * unknown key is ignored there.
  */
 typedef enum {
     LANCE_SCALAR_BTREE = 1,
@@ -2441,69 +2457,55 @@ typedef struct LanceVectorIndexParams {
 } LanceVectorIndexParams;
 
 /**
- * The Lance core's IVF training options that LanceVectorIndexParams
- * (upstream's struct, which cannot grow) does not carry.  Zeroed = the
- * core's defaults: the same training as without options.  Taken by
- * lance_dataset_create_vector_index_v2() and lance_vector_model_train()
- * (the `training` field of their options),
- * lance_index_segment_builder_set_training_options() and
- * lance_dataset_recommended_num_partitions().  A distributed training takes
- * its seed in lance_vector_training_new() and its partition count from
+ * IVF training options beyond LanceVectorIndexParams (upstream's, which cannot grow).
+ *
+ * Zeroed = the core's defaults: the same training as without options.  Taken by
+ * lance_dataset_create_vector_index_v2() and lance_vector_model_train() (the
+ * `training` field of their options), lance_index_segment_builder_set_training_options()
+ * and lance_dataset_recommended_num_partitions().  A distributed training takes its seed
+ * in lance_vector_training_new() and its partition count from
  * lance_dataset_recommended_num_partitions().
  *
- * target_partition_size    Rows per IVF partition.  When
- *     params->num_partitions is 0 the partition count is rows /
- *     target_partition_size, clamped to 1..4096 (the core's rule; rows =
- *     the rows the build or training covers).  0 = the index type's
- *     default (the core's IndexType::target_partition_size): 4096 rows
- *     for IVF_FLAT and IVF_RQ, 8192 for IVF_SQ and IVF_PQ, 1048576 for
- *     the HNSW types.
- * streaming_sample_rate    Non-zero: streaming k-means.  The core loads at
- *     most num_partitions * streaming_sample_rate vectors at a time; above
- *     256 partitions it summarizes each chunk as a weighted coreset and
- *     trains the centroids with weighted hierarchical k-means over the
- *     coresets, so memory is bounded by this rate, not by the sample.  The
- *     sample stays at most num_partitions * params->sample_rate vectors.
- *     The core streams only when this rate is below params->sample_rate
- *     (0 = 256); at or above it, it trains on one in-memory sample, as
- *     with 0 (off, the default).  The core logs "Start streaming IVF
- *     training" at LANCE_LOG_INFO when it streams.  When the rows trained
- *     on are fewer than num_partitions * params->sample_rate, the sample
- *     rate is lowered to the whole chunks of streaming_sample_rate the
- *     rows hold (at least one, which the core trains on without
- *     streaming): the core's streaming trainer fails when a chunk finds
- *     the rows used up (lance-14.0.2 src/index/vector/ivf.rs).
- * streaming_coreset_rate   The coreset budget, num_partitions * this
- *     vectors; 0 = bounded by streaming_sample_rate.  Needs
- *     streaming_sample_rate; above params->sample_rate it is the core's
- *     LANCE_ERR_INVALID_ARGUMENT when the training runs.
- * streaming_refine_passes  Extra Lloyd passes over the sample after the
- *     coreset training, each loading a chunk at a time (the core calls them
- *     experimental); 0 = none.  Needs streaming_sample_rate.
- * use_seed, seed           use_seed non-zero: a reproducible training.  The
- *     same seed, data, parameters and fragments give the same model, and
- *     so the same fingerprint, in every run and process.  The core's
- *     trainer takes no seed (lance-index-14.0.2 src/vector/ivf/builder.rs:
- *     IvfBuildParams has none; lance-14.0.2 src/index/vector/utils.rs
- *     samples with the operating system's randomness), so a seeded
- *     training runs this library's training rounds in the calling process:
- *     those of section "Distributed index builds: distributed training",
- *     as one worker over the fragments trained on.  That is: a sample of
- *     the core's size drawn from the seed, k-means rounds with the core's
- *     assignment kernel (flat up to 256 partitions, the core's hierarchy
- *     above), and the PQ codebook on residuals: the core's algorithm.
- *     Its progress stages are a training worker's ("training_sample",
- *     "training_ivf_round", "training_residuals", "training_pq_round"),
- *     and a cancel returns LANCE_ERR_CANCELLED at the next chunk of work.
- *     (A column of vector lists is sampled with the core's sampler, so
- *     its training is not reproducible.)  A seed together with the
- *     streaming options is LANCE_ERR_NOT_SUPPORTED: the core's streaming
- *     trainer cannot be seeded.  An IVF_RQ model's rotation is drawn from
- *     the seed too.
- * reserved                 0 (room for a later option).
+ * target_partition_size    Rows per IVF partition.  When params->num_partitions is 0
+ *     the partition count is rows / target_partition_size, clamped to 1..4096 (the
+ *     core's rule; rows = the rows the build or training covers).  0 = the index
+ *     type's default (the core's IndexType::target_partition_size): 4096 rows for
+ *     IVF_FLAT and IVF_RQ, 8192 for IVF_SQ and IVF_PQ, 1048576 for the HNSW types.
+ * streaming_sample_rate    Non-zero: streaming k-means.  The core loads at most
+ *     num_partitions * streaming_sample_rate vectors at a time; above 256 partitions
+ *     it trains weighted hierarchical k-means over a weighted coreset of each chunk,
+ *     so memory is bounded by this rate, not by the sample (at most num_partitions *
+ *     params->sample_rate vectors).  It streams only when this rate is below
+ *     params->sample_rate (0 = 256), and logs "Start streaming IVF training" at
+ *     LANCE_LOG_INFO; at or above it, it trains on one in-memory sample, as with 0
+ *     (off, the default).  With fewer rows than num_partitions * params->sample_rate,
+ *     the sample rate is lowered to the whole chunks the rows hold (at least one,
+ *     trained without streaming).  Rationale: docs/core-references.md "Streaming training".
+ * streaming_coreset_rate   The coreset budget, num_partitions * this vectors; 0 =
+ *     bounded by streaming_sample_rate.  Needs streaming_sample_rate; above
+ *     params->sample_rate it is the core's LANCE_ERR_INVALID_ARGUMENT when it runs.
+ * streaming_refine_passes  Extra Lloyd passes over the sample after the coreset
+ *     training, a chunk at a time (the core calls them experimental); 0 = none.
+ *     Needs streaming_sample_rate.
+ * A streaming rate without streaming_sample_rate is LANCE_ERR_INVALID_ARGUMENT
+ * naming the field.
+ */
+
+/**
+ * LanceVectorTrainingOptions: the seed, and the reserved field.
  *
- * A streaming rate without streaming_sample_rate, or a non-zero reserved,
- * is LANCE_ERR_INVALID_ARGUMENT naming the field.
+ * use_seed, seed           use_seed non-zero: a reproducible training (the same seed,
+ *     data, parameters and fragments give the same model and fingerprint in every
+ *     run and process), run in the calling process as one worker of "Distributed
+ *     index builds: distributed training" over the fragments trained on; its progress
+ *     stages are a worker's ("training_sample", "training_ivf_round",
+ *     "training_residuals", "training_pq_round"), a cancel returns LANCE_ERR_CANCELLED
+ *     at the next chunk of work, and an IVF_RQ model's rotation is drawn from the seed
+ *     too.  A column of vector lists is sampled by the core's sampler: not
+ *     reproducible.  A seed with the streaming options is LANCE_ERR_NOT_SUPPORTED.
+ *     Rationale: docs/core-references.md "Seeded training".
+ * reserved                 0 (room for a later option); non-zero is
+ *     LANCE_ERR_INVALID_ARGUMENT naming the field.
  */
 typedef struct LanceVectorTrainingOptions {
     uint32_t target_partition_size;   /* 0 = the index type's default */
@@ -3005,50 +3007,43 @@ int32_t lance_vector_model_from_arrow(LanceMetricType metric, const struct Arrow
                                       const struct ArrowSchema* pq_codebook_schema, LanceVectorModel** out_model);
 
 /**
- * Reads the shared model of a committed vector index back from its
- * segments: the IVF centroids, the metric and the index type, with the PQ
- * codebook (IVF_PQ, IVF_HNSW_PQ) or the RaBitQ rotation (IVF_RQ), as the
- * Lance core's reader of each segment decodes them from its files.  For a
- * coordinator that lost the model's bytes (it restarted) or never had
- * them (another SDK, or lance_dataset_create_vector_index(), built the
- * index): the model builds delta segments
- * (lance_index_segment_builder_set_model()) over fragments appended since,
- * which commit beside the index's segments and merge with them.
+ * Reads the shared model of a committed vector index back from its segments.
  *
- * Segments built from a model this library made (trained, distributed,
- * from Arrow arrays or parsed) read back as that model: the same
- * fingerprint and, when the model records the index's type (every
- * trained model does), the same bytes from
- * lance_vector_model_serialize().  (Not an IVF_RQ model without a
- * rotation: each of its segments drew its own, which the model read back
- * holds.)  The fingerprint is computed from what is read, as for every
- * model; segments built without one of this library's models (a one-shot
- * build, another SDK) record no fingerprint, so a delta built from their
- * model commits beside them only with allow_independent_models (see
- * lance_dataset_commit_index_segments_v2()).  The model records the
- * index's type; an IVF_SQ or IVF_HNSW_SQ model is its centroids (each
- * segment trains its own scalar quantizer), an IVF_HNSW_* model has no
- * graph (each segment builds its own).
+ * The model holds the IVF centroids, the metric and the index type, with the PQ codebook
+ * (IVF_PQ, IVF_HNSW_PQ) or the RaBitQ rotation (IVF_RQ), as the core's reader of each
+ * segment decodes them (how: docs/core-references.md, row lance_dataset_read_vector_model).
+ * For a coordinator that lost the model's bytes (it restarted) or never had them (another
+ * SDK, or lance_dataset_create_vector_index(), built the index): the model builds delta
+ * segments (lance_index_segment_builder_set_model()) over fragments appended since, which
+ * commit beside the index's segments and merge with them.
+ *
+ * Segments built from a model this library made (trained, distributed, from Arrow arrays
+ * or parsed) read back as that model: the same fingerprint and, when the model records
+ * the index's type (every trained model does), the same bytes from
+ * lance_vector_model_serialize().  (Not an IVF_RQ model without a rotation: each of its
+ * segments drew its own, which the model read back holds.)  The fingerprint is computed
+ * from what is read, as for every model; segments built without one of this library's
+ * models (a one-shot build, another SDK) record no fingerprint, so a delta built from
+ * their model commits beside them only with allow_independent_models (see
+ * lance_dataset_commit_index_segments_v2()).  The model records the index's type; an
+ * IVF_SQ or IVF_HNSW_SQ model is its centroids (each segment trains its own scalar
+ * quantizer), an IVF_HNSW_* model has no graph (each segment builds its own).
  *
  * @param dataset     Borrowed: the version read (the handle's).
- * @param index_name  Borrowed, non-empty: a vector index of that version.
- *                    Its segments must share one model: segments of
- *                    different models (different fingerprints or index
- *                    types: committed with allow_independent_models, or
- *                    IVF_RQ segments of a model without a rotation, each
- *                    of which drew its own) are LANCE_ERR_INVALID_ARGUMENT,
- *                    the message naming two segments and their models.
- * @param out_model   Produced: free with lance_vector_model_free().
- *                    Untouched on error.
- * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL argument, an
- *         empty name, not UTF-8, a scalar index, segments of different
- *         models), LANCE_ERR_NOT_FOUND (no index of that name),
- *         LANCE_ERR_NOT_SUPPORTED (what a LanceVectorModel cannot hold:
- *         binary vectors (HAMMING) or centroids or a codebook of another
- *         type than float32, an IVF_RQ rotation by a matrix rather than the
- *         core's default fast rotation), LANCE_ERR_IO (the index files
- *         could not be read), and the core's errors for segments it cannot
- *         open.
+ * @param index_name  Borrowed, non-empty: a vector index of that version.  Its segments
+ *                    must share one model: segments of different models (different
+ *                    fingerprints or index types: committed with allow_independent_models,
+ *                    or IVF_RQ segments of a model without a rotation, each of which drew
+ *                    its own) are LANCE_ERR_INVALID_ARGUMENT, the message naming two
+ *                    segments and their models.
+ * @param out_model   Produced: free with lance_vector_model_free().  Untouched on error.
+ * @return 0, or -1 with LANCE_ERR_INVALID_ARGUMENT (a NULL argument, an empty name, not
+ *         UTF-8, a scalar index, segments of different models), LANCE_ERR_NOT_FOUND (no
+ *         index of that name), LANCE_ERR_NOT_SUPPORTED (what a LanceVectorModel cannot
+ *         hold: binary vectors (HAMMING) or centroids or a codebook of another type than
+ *         float32, an IVF_RQ rotation by a matrix rather than the core's default fast
+ *         rotation), LANCE_ERR_IO (the index files could not be read), and the core's
+ *         errors for segments it cannot open.
  */
 int32_t lance_dataset_read_vector_model(const LanceDataset* dataset, const char* index_name,
                                         LanceVectorModel** out_model);
@@ -3180,6 +3175,10 @@ void lance_vector_model_free(LanceVectorModel* model);
  *         lance_vector_training_reduce(t, stats, lens, num_workers);
  *     }
  *     lance_vector_training_model(t, &model);   // as lance_vector_model_train's
+ * ======================================================================== */
+
+/*
+ * Distributed training: what the rounds compute, and what a round costs.
  *
  * What the rounds compute is the core's one-node training, step by step: a
  * sample of num_partitions * sample_rate rows (each worker draws the share
@@ -3198,8 +3197,8 @@ void lance_vector_model_free(LanceVectorModel* model);
  * dimension multiply-adds, divided among the workers.
  *
  * With more than 256 partitions the rounds train the core's hierarchical
- * k-means (lance-index-14.0.2 src/vector/kmeans.rs,
- * train_hierarchical_proportional: branching 16, no global refinement), one
+ * k-means (branching 16, no global refinement; where the core does it:
+ * docs/core-references.md, row lance_vector_training_reduce), one
  * level of the tree at a time: the sample's rows go down the tree, every
  * node of a level runs its own k-means (at most 16 centroids, on about 512
  * of its rows per centroid) in the same rounds, its sub-clusters share its
@@ -3212,6 +3211,10 @@ void lance_vector_model_free(LanceVectorModel* model);
  * and ivf_loss is, during the tree, the training nodes' losses summed and,
  * once done, the sample's squared distances to the centroid of the leaf
  * each row went down to (the core reports no loss for its hierarchy).
+ */
+
+/*
+ * Distributed training: statistics refused, and a coordinator or worker replaced.
  *
  * The request carries the whole state of the training: a coordinator that
  * dies can be rebuilt from the last request it sent
@@ -3235,7 +3238,7 @@ void lance_vector_model_free(LanceVectorModel* model);
  * by a new worker over the same fragments, which answers the same request:
  * it draws the same sample from the training's seed, so its statistics are
  * the failed worker's.
- * ======================================================================== */
+ */
 
 typedef struct LanceVectorTraining LanceVectorTraining;
 typedef struct LanceVectorTrainingWorker LanceVectorTrainingWorker;
@@ -3612,22 +3615,21 @@ int32_t lance_index_segment_builder_set_training_options(LanceIndexSegmentBuilde
                                                          const LanceVectorTrainingOptions* options);
 
 /**
- * Builds the segment WITHOUT committing and returns its metadata as the
- * prost-encoded pb::IndexMetadata message (the manifest's own encoding).
- * A builder runs once; a second call is LANCE_ERR_INVALID_ARGUMENT.
+ * Builds the segment WITHOUT committing and returns its metadata.
  *
- * A caller-assigned options->index_uuid must be new: when a segment with
- * that UUID is committed in the dataset's latest version, or its directory
- * _indices/<uuid>/ already holds files, the call fails with
- * LANCE_ERR_DUPLICATE_SEGMENT before writing anything (a worker task
- * retried after its coordinator committed would otherwise overwrite files
- * a committed index reads).  The UUID is then claimed atomically, by
- * creating _indices/<uuid>/lance-c.claim if it does not exist (the
- * store's put-if-absent; Tencent COS has none and keeps only the checks
- * before): of attempts with one UUID started at the same moment exactly
- * one proceeds, the others fail with LANCE_ERR_DUPLICATE_SEGMENT.  The
- * claim file stays beside the segment's files.  Give every attempt of a
- * task a fresh UUID.
+ * The metadata is the prost-encoded pb::IndexMetadata message (the manifest's own
+ * encoding).  A builder runs once; a second call is LANCE_ERR_INVALID_ARGUMENT.
+ *
+ * A caller-assigned options->index_uuid must be new: when a segment with that UUID is
+ * committed in the dataset's latest version, or its directory _indices/<uuid>/ already
+ * holds files, the call fails with LANCE_ERR_DUPLICATE_SEGMENT before writing anything
+ * (why, and why the temporary files below go as they do: docs/core-references.md
+ * "Segment builds: UUID claims and temporary files").  The UUID is then claimed
+ * atomically, by creating _indices/<uuid>/lance-c.claim if it does not exist (the store's
+ * put-if-absent; Tencent COS has none and keeps only the checks before): of attempts with
+ * one UUID started at the same moment exactly one proceeds, the others fail with
+ * LANCE_ERR_DUPLICATE_SEGMENT.  The claim file stays beside the segment's files.  Give
+ * every attempt of a task a fresh UUID.
  *
  * Temporary files: vector builds spill their shuffle (shuffle_data files
  * about the size of the group's vectors) to a directory of their own under
@@ -3635,19 +3637,15 @@ int32_t lance_index_segment_builder_set_training_options(LanceIndexSegmentBuilde
  * temporary directory (TMPDIR as it was at the process's first lance-c
  * call, else /tmp), and remove it when the build ends, whether it
  * succeeded, failed or was cancelled (a segment build on s3:// cancelled
- * while writing ends just after the call returns: "Cancellation" below).  The process holds a lock (flock) on
- * its directory while it lives and removes the directory when it exits
- * (exit() or a return from main), which also removes the spill of a build
- * abandoned in training whose computation had not ended, and that of a
- * build that failed for want of file descriptors ("Too many open files"
- * under a low ulimit -n), which cannot remove its own.  That removal needs
- * one free descriptor at exit, and takes the lock's own if none is left.
- * The directory is the owner's alone (mode 0700).  A process killed
- * with SIGKILL cannot remove its directory, but its lock dies with it: the
- * first lance-c call of the next process on the machine removes every
- * directory named lance-c-process-<digits>-<6 letters or digits> that no
- * process holds locked (a lock, not a process id, marks a directory as
- * live); other names, even with that prefix, are left alone.
+ * while writing ends just after the call returns: "Cancellation" below).
+ * The process holds a lock (flock) on its directory while it lives and
+ * removes the directory when it exits (exit() or a return from main), with
+ * any spill a build could not remove itself.  The directory is the owner's
+ * alone (mode 0700).  A process killed with SIGKILL cannot remove its
+ * directory, but its lock dies with it: the first lance-c call of the next
+ * process on the machine removes every directory named
+ * lance-c-process-<digits>-<6 letters or digits> that no process holds
+ * locked; other names, even with that prefix, are left alone.
  * lance_dataset_cleanup_old_versions() reclaims only what is under the
  * dataset.
  *
@@ -3692,6 +3690,11 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *     must not call lance-c functions other than lance_index_build_cancel()
  *     and lance_index_build_cancel_requested() (others fail with
  *     LANCE_ERR_INVALID_ARGUMENT instead of deadlocking).
+ * ======================================================================== */
+
+/*
+ * Build progress: the order of events, and the stages and units reported.
+ *
  * Events of one stage arrive in order: one STAGE_START, zero or more
  * STAGE_PROGRESS with `completed` never decreasing, one STAGE_COMPLETE.  A
  * failed or cancelled build may end without the STAGE_COMPLETE of the stage
@@ -3709,65 +3712,68 @@ void lance_index_segment_builder_free(LanceIndexSegmentBuilder* builder);
  *   scalar builds         "load_data" (no total, "rows"); the index is
  *   (BTREE, BITMAP,       built after this stage completes, with no
  *   LABEL_LIST, INVERTED) further events
+ */
+
+/*
+ * Cancellation: the builds that return at once.
  *
- * Cancellation.  lance_index_build_cancel() sets the token, and then:
- *   - a build whose UUID this library chose or was given (every build
- *     except the fragment-scoped BTREE and LABEL_LIST segment builds) on
- *     the local file system, and such a segment build on s3:// (one whose
- *     dataset has no extra base paths), returns at once, whatever stage it
- *     is in (docs/measurements.md has the measured latencies).  Stopped in a
- *     stage that writes, on the local file system its tasks are dropped
- *     and the file operations it had in flight end before the call
- *     returns.  On s3:// the build writes through a store client of its
- *     own, whose writes (PUTs, multipart uploads and their parts, copies)
- *     the cancel shuts off: none starts after the cancel, and before the
- *     call returns the PUTs and upload completions already sent finish and
- *     the parts in flight are cut off, so nothing more of the build is
- *     written once it returned.  What it wrote is removed on a library
- *     thread after the return: the multipart uploads it left open under
- *     _indices/<uuid>/ are aborted, its files are removed, any incomplete
- *     upload still listed there is aborted, and its UUID claim is removed
- *     last.  That takes a few store round trips (nothing was left 1 s
- *     after the return in any test); a process that exits (exit() or a
- *     return from main) first waits for it; what a process killed
- *     meanwhile leaves, lance-index cleanup reclaims.  Nor does the call
- *     wait for the computation the build was in, which ends on a library thread after the return (at its next
- *     await in the core), writing nothing, and then removes the build's
- *     temporary directory.  A one-shot creation returns success exactly when its index
- *     was committed (a cancel that lands inside the commit is decided by
- *     whether the commit landed; the handle is then at the dataset's
- *     latest version), and LANCE_ERR_CANCELLED with nothing committed
- *     otherwise;
- *   - every other build (a one-shot build on an object store, a segment
- *     build on another object store than s3://, or a fragment-scoped BTREE
- *     or LABEL_LIST segment) returns at once while it has written nothing to
- *     the dataset's store: before its first stage, in "train_ivf",
- *     "train_quantizer", "load_data", and in "shuffle" (whose files go to
- *     a local temporary directory of the core's own).  Once it writes
- *     ("merge_partitions", a scalar index's files, a commit), it stops at
- *     its next checkpoint (each progress event is one: one per partition
- *     written), or runs to its end and then removes its segment (why:
- *     docs/core-references.md).  A fragment-scoped
- *     BTREE or LABEL_LIST build stopped at a checkpoint leaves its partial
- *     files for Lance's cleanup (its UUID is the core's, reported only on
- *     success).
+ * lance_index_build_cancel() sets the token.  A build whose UUID this library chose
+ * or was given (every build except the fragment-scoped BTREE and LABEL_LIST segment
+ * builds) on the local file system, and such a segment build on s3:// (one whose
+ * dataset has no extra base paths), returns at once, whatever stage it is in
+ * (docs/measurements.md has the measured latencies; how: docs/core-references.md
+ * "Cancel on s3://").
+ *   - Stopped in a stage that writes, on the local file system its tasks are dropped
+ *     and the file operations it had in flight end before the call returns.
+ *   - On s3:// none of the build's writes (PUTs, multipart uploads and their parts,
+ *     copies) starts after the cancel; before the call returns the PUTs and upload
+ *     completions already sent finish and the parts in flight are cut off, so nothing
+ *     more of the build is written once it returned.  What it wrote is removed on a
+ *     library thread after the return: the multipart uploads it left open under
+ *     _indices/<uuid>/ are aborted, its files are removed, any incomplete upload still
+ *     listed there is aborted, and its UUID claim is removed last.  That takes a few
+ *     store round trips (docs/core-references.md "Cancel on s3://"); a process that exits (exit()
+ *     or a return from main) first waits for it; what a process killed meanwhile
+ *     leaves, lance-index cleanup reclaims.
+ *   - The call does not wait for the computation the build was in, which ends on a
+ *     library thread after the return (at its next await in the core), writing
+ *     nothing, and then removes the build's temporary directory.
+ *   - A one-shot creation returns success exactly when its index was committed (a
+ *     cancel that lands inside the commit is decided by whether the commit landed;
+ *     the handle is then at the dataset's latest version), and LANCE_ERR_CANCELLED
+ *     with nothing committed otherwise.
+ */
+
+/*
+ * Cancellation: the other builds, and what a cancelled build leaves.
+ *
+ * Every other build (a one-shot build on an object store, a segment build on
+ * another object store than s3://, or a fragment-scoped BTREE or LABEL_LIST
+ * segment) returns at once while it has written nothing to the dataset's store:
+ * before its first stage, in "train_ivf", "train_quantizer", "load_data", and in
+ * "shuffle" (whose files go to a local temporary directory of the core's own).
+ * Once it writes ("merge_partitions", a scalar index's files, a commit), it stops
+ * at its next checkpoint (each progress event is one: one per partition written),
+ * or runs to its end and then removes its segment (why: docs/core-references.md).
+ * A fragment-scoped BTREE or LABEL_LIST build stopped at a checkpoint leaves its
+ * partial files for Lance's cleanup (its UUID is the core's, reported only on
+ * success).
+ *
  * A build abandoned before it wrote to the store leaves the computation in
- * progress (a k-means run, which the core does not interrupt, or the
- * shuffle up to its next checkpoint) to finish on a library thread; it
- * then fails without writing to the store, and the shuffle's temporary
- * directory is removed.
- * A cancelled build commits nothing and removes the files it had written
- * under _indices/<uuid>/ (a segment build on s3:// stopped at once, just
- * after the call returned: above).  A segment build also looks at the token once
- * more when it finishes: cancelled by then, it removes its segment and
- * returns LANCE_ERR_CANCELLED, so a cancel requested before execute returns
- * always wins.  A token cancelled before the build starts makes it return
- * LANCE_ERR_CANCELLED at once; one cancelled after the build returned has
- * no effect on it.
+ * progress (a k-means run, which the core does not interrupt, or the shuffle up to
+ * its next checkpoint) to finish on a library thread; it then fails without
+ * writing to the store, and the shuffle's temporary directory is removed.
+ * A cancelled build commits nothing and removes the files it had written under
+ * _indices/<uuid>/ (a segment build on s3:// stopped at once, just after the call
+ * returned: above).  A segment build also looks at the token once more when it
+ * finishes: cancelled by then, it removes its segment and returns
+ * LANCE_ERR_CANCELLED, so a cancel requested before execute returns always wins.
+ * A token cancelled before the build starts makes it return LANCE_ERR_CANCELLED at
+ * once; one cancelled after the build returned has no effect on it.
  *
- * A cancel requested from inside the progress callback takes effect like
- * any other: the build has moved on meanwhile, and stops as described.
- * ======================================================================== */
+ * A cancel requested from inside the progress callback takes effect like any
+ * other: the build has moved on meanwhile, and stops as described.
+ */
 
 typedef enum {
     LANCE_INDEX_BUILD_PROGRESS_STAGE_START = 0,
@@ -4033,6 +4039,8 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  * ======================================================================== */
 
 /**
+ * Committing index segments as one index: the version, conflicts and replace.
+ *
  * Commits segments built by lance_index_segment_builder_execute_uncommitted()
  * (by this library or any Lance SDK of the same format) as one logical index
  * named `index_name`, in exactly one new dataset version.
@@ -4045,8 +4053,32 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  * the segments were built are fine: their fragments stay unindexed (see
  * lance_dataset_index_coverage_json()).
  *
- * Checks, in this order, each with its own code and a message naming the
- * segments and fragments involved:
+ * Another writer committing a conflicting change at the same moment (another
+ * coordinator committing an index of the same name, a compaction of the
+ * covered fragments) gives LANCE_ERR_COMMIT_CONFLICT: retryable -- call
+ * again with the same segments; if the other writer committed this very
+ * set, the call reports it as already committed instead.
+ *
+ * replace = true: the new segments replace the existing segments of the
+ * index whose fragments they cover; existing segments over other fragments
+ * are kept (this is how a coordinator indexes fragments appended since the
+ * last build: commit only their segment, with replace).  An existing
+ * segment that the new set covers only in part (some of its fragments
+ * still in the dataset are covered, others are not) is
+ * LANCE_ERR_OVERLAPPING_SEGMENTS: replacing it would leave its other
+ * fragments unindexed without a word.  The model check then includes the
+ * kept segments.
+ *
+ * Segments can be merged into fewer before the commit:
+ * lance_dataset_merge_index_segments() below.  The checks the commit
+ * makes, in order: the next block.
+ */
+
+/**
+ * Committing index segments: the checks, in order.
+ *
+ * Each check has its own code and a message naming the segments and
+ * fragments involved:
  *   segment_count == 0                         LANCE_ERR_NO_SEGMENTS
  *   bytes that are not segment metadata        LANCE_ERR_INVALID_ARGUMENT
  *   a UUID twice in the set                    LANCE_ERR_DUPLICATE_SEGMENT
@@ -4076,25 +4108,6 @@ int32_t lance_index_segment_metadata_file_at(const LanceIndexSegmentMetadata* me
  * and the core's own checks (vector query contract) give
  * LANCE_ERR_INVALID_ARGUMENT or LANCE_ERR_INDEX.  Files of segments stored
  * under another base path of a multi-base dataset are not verified here.
- *
- * Another writer committing a conflicting change at the same moment (another
- * coordinator committing an index of the same name, a compaction of the
- * covered fragments) gives LANCE_ERR_COMMIT_CONFLICT: retryable -- call
- * again with the same segments; if the other writer committed this very
- * set, the call reports it as already committed instead.
- *
- * replace = true: the new segments replace the existing segments of the
- * index whose fragments they cover; existing segments over other fragments
- * are kept (this is how a coordinator indexes fragments appended since the
- * last build: commit only their segment, with replace).  An existing
- * segment that the new set covers only in part (some of its fragments
- * still in the dataset are covered, others are not) is
- * LANCE_ERR_OVERLAPPING_SEGMENTS: replacing it would leave its other
- * fragments unindexed without a word.  The model check then includes the
- * kept segments.
- *
- * Segments can be merged into fewer before the commit:
- * lance_dataset_merge_index_segments() below.
  */
 typedef struct LanceCommitIndexOptions {
     bool replace; /* as above; false = refuse an existing index */
@@ -4363,21 +4376,9 @@ typedef struct LanceOptimizeIndicesOptions {
     const LanceIndexBuildControl* control;
 } LanceOptimizeIndicesOptions;
 
-/**
- * Brings the indices of the handle's version up to date: indexes the rows
- * of the fragments they do not cover, and merges or retrains as `options`
- * say.  The Lance core plans and builds the new segments from the handle's
- * version and commits them in ONE new version, replacing the segments it
- * merged (what other writers committed meanwhile is kept, unless it
- * conflicts: below); the handle moves to that version.  With nothing
- * to do (every fragment indexed, nothing to merge or rebalance) it
- * succeeds, commits nothing and the handle keeps its version.  Indices the
- * core cannot rewrite (an index type it does not know, a segment newer
- * than it reads) are skipped when no names are given.
- *
- * k-NN and filtered scans answer exactly as before the call (an IVF_FLAT
- * index probed in every partition still equals brute force over the live
- * rows); only their speed changes.
+/*
+ * Optimizing indices: progress and cancellation (options->control of
+ * lance_dataset_optimize_indices()).
  *
  * Progress (options->control, under the threading contract of "Build
  * progress and cancellation"): first a stage of the call's own,
@@ -4401,37 +4402,47 @@ typedef struct LanceOptimizeIndicesOptions {
  * the start) does not stop the commit, and the call succeeds (its last
  * STAGE_COMPLETE may then be missing).  So LANCE_ERR_CANCELLED always
  * means nothing was committed, and success that the optimize completed.
+ */
+
+/**
+ * Brings the indices of the handle's version up to date.
+ *
+ * It indexes the rows of the fragments they do not cover, and merges or retrains as
+ * `options` say.  The Lance core plans and builds the new segments from the handle's
+ * version and commits them in ONE new version, replacing the segments it merged (what
+ * other writers committed meanwhile is kept, unless it conflicts: below); the handle
+ * moves to that version.  With nothing to do (every fragment indexed, nothing to merge
+ * or rebalance) it succeeds, commits nothing and the handle keeps its version.  Indices
+ * the core cannot rewrite (an index type it does not know, a segment newer than it
+ * reads) are skipped when no names are given.
+ *
+ * k-NN and filtered scans answer exactly as before the call (an IVF_FLAT index probed
+ * in every partition still equals brute force over the live rows); only their speed
+ * changes.  Progress and cancellation: the block above.
+ *
  * @param dataset  Borrowed.
- * @param options  Borrowed; NULL = the defaults (every user index, the
- *                 core's choice of merges, no retraining, no bounds, no
- *                 control).
+ * @param options  Borrowed; NULL = the defaults (every user index, the core's choice of
+ *                 merges, no retraining, no bounds, no control).
  * @return 0, or -1 with:
- *         LANCE_ERR_INVALID_ARGUMENT  NULL dataset; the options above
- *                                     (names NULL with a count, empty, or
- *                                     repeated; not UTF-8; a field given
- *                                     without the one it needs, or against
- *                                     one it excludes);
- *         LANCE_ERR_NOT_FOUND         a name that is no user index of the
- *                                     handle's version;
- *         LANCE_ERR_COMMIT_CONFLICT   another writer committed a
- *                                     conflicting change meanwhile (a
- *                                     compaction of the covered fragments,
- *                                     another optimize or commit of the
- *                                     same index): nothing was committed
- *                                     and the handle keeps its version;
- *                                     open the dataset again and call
- *                                     again (on the old handle the call
- *                                     would plan from the same version);
- *         LANCE_ERR_INDEX,            the core refuses an index it cannot
- *         LANCE_ERR_NOT_SUPPORTED     optimize (a named index with covering
- *                                     fields, a legacy index asked to
- *                                     split by the row bounds, segments of
- *                                     different models asked to merge: the
- *                                     message says which and why);
+ *         LANCE_ERR_INVALID_ARGUMENT  NULL dataset; the options above (names NULL with a
+ *                                     count, empty, or repeated; not UTF-8; a field given
+ *                                     without the one it needs, or against one it excludes);
+ *         LANCE_ERR_NOT_FOUND         a name that is no user index of the handle's version;
+ *         LANCE_ERR_COMMIT_CONFLICT   another writer committed a conflicting change
+ *                                     meanwhile (a compaction of the covered fragments,
+ *                                     another optimize or commit of the same index):
+ *                                     nothing was committed and the handle keeps its
+ *                                     version; open the dataset again and call again (on
+ *                                     the old handle the call would plan from the same
+ *                                     version);
+ *         LANCE_ERR_INDEX,            the core refuses an index it cannot optimize (a named
+ *         LANCE_ERR_NOT_SUPPORTED     index with covering fields, a legacy index asked to
+ *                                     split by the row bounds, segments of different
+ *                                     models asked to merge: the message says which and why);
  *         LANCE_ERR_IO                storage failed;
  *         LANCE_ERR_CANCELLED         options->control's token (above).
- *         A failed call commits nothing; new segment files it wrote are
- *         left unreferenced, for lance_dataset_cleanup_old_versions().
+ *         A failed call commits nothing; new segment files it wrote are left
+ *         unreferenced, for lance_dataset_cleanup_old_versions().
  */
 int32_t lance_dataset_optimize_indices(LanceDataset* dataset, const LanceOptimizeIndicesOptions* options);
 
@@ -4465,59 +4476,49 @@ typedef struct LanceIndexMaintenanceOptions {
     uint32_t max_segments;
 } LanceIndexMaintenanceOptions;
 
-/**
- * Plans the maintenance of one index for workers: the tasks that index the
- * fragments no segment covers, rebuild segments whose fragments left the
- * table, and merge small segments, as JSON.  Reads the handle's version
- * only: builds, merges and commits nothing.  The same version always gives
- * the same plan, so a coordinator that retries plans the same tasks.  It
- * reads the manifest and the index list and no index file: measured, about
- * 1 ms for an index of 300 segments on s3:// as on the local disk, and
- * 3.5 ms for the first call on a newly opened handle on s3://, which may
- * read the index list from the store (docs/measurements.md).
+/*
+ * The maintenance plan of lance_dataset_plan_index_maintenance(): its JSON.
  *
  * The plan, an object:
  *   "index"             string   the index's name
  *   "columns"           [string] its columns
  *   "type"              string   its segments' type ("IVF_PQ", "BTree", ...)
  *   "dataset_version"   integer  the version planned from (the handle's)
- *   "model_fingerprint" string   the shared model all its segments were
- *                       built with, or null (a scalar index; none recorded;
- *                       segments of different models)
+ *   "model_fingerprint" string   the shared model all its segments were built with, or
+ *                       null (a scalar index; none recorded; segments of different models)
  *   "policy"            object   the options in force, defaults applied:
- *                       "target_rows_per_segment", "small_segment_rows",
- *                       "max_segments"
+ *                       "target_rows_per_segment", "small_segment_rows", "max_segments"
  *   "segments_before"   integer  the index's segments now
  *   "segments_after"    integer  its segments once every task is committed
- *   "tasks"             [object] the work, each independent of the others
- *                       (any worker, any order), builds first:
- *     "kind"          "build"    a delta segment over "fragment_ids",
- *                                fragments no segment covers: a run of
- *                                neighbouring ones (manifest order), split
- *                                into consecutive ranges balanced by rows;
- *                    "rebuild"   a new segment over "fragment_ids", the
- *                                fragments the one segment in
- *                                "segment_uuids" still covers (others it
- *                                covers left the table: deleted, or
- *                                compacted away without the index being
- *                                remapped); such a segment is never merged,
- *                                as a commit refuses segments over missing
+ *   "tasks"             [object] the work, each independent of the others (any worker,
+ *                       any order), builds first:
+ *     "kind"          "build"    a delta segment over "fragment_ids", fragments no
+ *                                segment covers: a run of neighbouring ones (manifest
+ *                                order), split into consecutive ranges balanced by rows;
+ *                    "rebuild"   a new segment over "fragment_ids", the fragments the one
+ *                                segment in "segment_uuids" still covers (others it
+ *                                covers left the table: deleted, or compacted away
+ *                                without the index being remapped); such a segment is
+ *                                never merged, as a commit refuses segments over missing
  *                                fragments;
- *                    "merge"     the segments in "segment_uuids" (2 or
- *                                more, neighbours by first fragment) merged
- *                                into one over "fragment_ids".  Vector
- *                                segments are merged only with segments of
- *                                the same shared model.
+ *                    "merge"     the segments in "segment_uuids" (2 or more, neighbours
+ *                                by first fragment) merged into one over "fragment_ids".
+ *                                Vector segments are merged only with segments of the
+ *                                same shared model.
  *     "segment_uuids" [string]   (rebuild, merge) the segments replaced
  *     "fragment_ids"  [integer]  ascending
- *     "rows"          integer    build: live rows of its fragments; rebuild
- *                                and merge: rows written in them, deleted
- *                                ones included (what the policy weighs; a
- *                                segment built after deletions holds fewer)
- *   "stale_segments"    [string] segments none of whose fragments is in the
- *                       table any more: no task (they answer no query)
+ *     "rows"          integer    build: live rows of its fragments; rebuild and merge:
+ *                                rows written in them, deleted ones included (what the
+ *                                policy weighs; a segment built after deletions holds
+ *                                fewer)
+ *   "stale_segments"    [string] segments none of whose fragments is in the table any
+ *                       more: no task (they answer no query)
+ */
+
+/*
+ * Running a maintenance plan (lance_dataset_plan_index_maintenance()).
  *
- * Running a plan, as a coordinator would (tools/lance_index_maintain.c,
+ * As a coordinator would run it (tools/lance_index_maintain.c,
  * `lance-index maintain`, does it in one process; tests/api/
  * test_optimize_maintenance.c runs every kind of task):
  *   - build and rebuild: a segment builder over the task's fragment_ids
@@ -4540,6 +4541,19 @@ typedef struct LanceIndexMaintenanceOptions {
  *
  * What this version does not plan: retraining (see
  * LanceOptimizeIndicesOptions.retrain for the one-node way).
+ */
+
+/**
+ * Plans the maintenance of one index for workers, as JSON.
+ *
+ * The plan holds the tasks that index the fragments no segment covers, rebuild
+ * segments whose fragments left the table, and merge small segments.  Reads the
+ * handle's version only: builds, merges and commits nothing.  The same version always
+ * gives the same plan, so a coordinator that retries plans the same tasks.  It reads
+ * the manifest and the index list and no index file, and the first call on a newly
+ * opened handle on s3:// may read the index list from the store (what it costs:
+ * docs/measurements.md, "Index maintenance with hundreds of segments").  The plan's
+ * fields and how to run it: the two blocks above.
  *
  * @param dataset     Borrowed.
  * @param index_name  Borrowed, non-empty: a user index of the handle's version.
