@@ -93,16 +93,8 @@ rate=256 # rows per centroid in both samples: lance.h's default sample_rate
 work=$(mktemp -d "${TMPDIR:-/tmp}/lance-faiss.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
-# timed CORES OUT CMD...: runs CMD pinned to CORES, its peak RSS (KiB) into OUT.rss.
-timed() {
-  local cores=$1 out=$2
-  shift 2
-  /usr/bin/time -f %M -o "$out.rss" taskset -c "$cores" "$@" >"$out" 2>"$out.err" ||
-    { cat "$out.err" >&2; exit 1; }
-}
-rss() { awk '{ printf "%.0f", $1 / 1024 }' "$1.rss"; }
+# shellcheck source=SCRIPTDIR/timing.sh
+source "$here/timing.sh"
 figures=$work/figures.txt
 fig() { echo "$1 $2" >>"$figures"; }
 

@@ -80,16 +80,8 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/lance-scale.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 uri=$work/vectors.lance
 
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
-# timed CORE OUT CMD...: runs CMD pinned to CORE, its peak RSS (MiB) into OUT.rss.
-timed() {
-  local core=$1 out=$2
-  shift 2
-  /usr/bin/time -f %M -o "$out.rss" taskset -c "$core" "$@" >"$out" 2>"$out.err" ||
-    { cat "$out.err" >&2; exit 1; }
-}
-rss() { awk '{ printf "%.0f", $1 / 1024 }' "$1.rss"; }
+# shellcheck source=SCRIPTDIR/timing.sh
+source "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 
 t=$(now)
 "$python" "$(dirname "${BASH_SOURCE[0]}")/make_vectors.py" "$uri" "$rows" "$dim"

@@ -47,8 +47,8 @@ uri=$work/vectors.lance
 "$python" "$here/make_vectors.py" "$uri" "$rows" "$dim"
 subs=$((dim / 8))
 cores=$(nproc)
-now() { date +%s.%N; }
-since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f", b - a }'; }
+# shellcheck source=SCRIPTDIR/timing.sh
+source "$(dirname "${BASH_SOURCE[0]}")/timing.sh"
 export RAYON_NUM_THREADS=1
 for k in $parts; do
   t=$(now)

@@ -18,9 +18,18 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 export PATH="$HOME/.cargo/bin:$PATH"
-cpu=${LANCE_C_TARGET_CPU:-x86-64-v3}
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$HOME/.cache/lance-c/target}-$cpu
-export RUSTFLAGS="${RUSTFLAGS:-} -C target-cpu=$cpu"
+# The target directory and CPU level of the quick build tree (build/, as
+# CMake recorded them), so that its compiled dependencies are reused.
+cache=${LANCE_C_BUILD_DIR:-$root/build}/CMakeCache.txt
+[ -f "$cache" ] || { echo "clippy.sh: no $cache: build the tree first (scripts/test.sh or scripts/demo.sh)" >&2; exit 1; }
+cached() { sed -n "s/^$1:[A-Z]*=//p" "$cache"; }
+cpu=$(cached LANCE_C_TARGET_CPU)
+export CARGO_TARGET_DIR
+CARGO_TARGET_DIR=$(cached LANCE_C_CARGO_TARGET_DIR)
+if [ -n "$cpu" ] && [ "$cpu" != x86-64 ]; then
+  CARGO_TARGET_DIR=$CARGO_TARGET_DIR-$cpu
+  export RUSTFLAGS="${RUSTFLAGS:-} -C target-cpu=$cpu"
+fi
 cd "$root"
 if [ "${1:-}" = --fix ]; then
   exec cargo clippy --profile quick --lib --tests --fix --allow-dirty -- -D warnings

@@ -10,9 +10,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # a build tree of its own, build/ and build-release/ ($LANCE_C_BUILD_DIR
 # overrides); docs/building.md "Two profiles".
 # $LANCE_C_CARGO_FEATURES: cargo features on top of the default ones
-# (docs/building.md "Features"), in a build tree and a cargo target
-# directory of their own (build-tos-huggingface/ for "tos,huggingface"), so
-# that the default build's library is never replaced by another one.
+# (docs/building.md "Features"), in a build tree of their own
+# (build-tos-huggingface/ for "tos,huggingface"; CMake gives it a cargo
+# target directory of its own too).
 profile=${LANCE_C_CARGO_PROFILE:-quick}
 features=${LANCE_C_CARGO_FEATURES:-}
 suffix=""
@@ -21,9 +21,6 @@ suffix=""
 build=${LANCE_C_BUILD_DIR:-$root/build$suffix}
 export PATH="$HOME/.cargo/bin:$PATH"
 target_args=()
-if [ -n "$features" ]; then
-  target_args=(-DLANCE_C_CARGO_FEATURES="$features"
-    -DLANCE_C_CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/lance-c/target}-${features//,/-}")
-fi
+[ -z "$features" ] || target_args=(-DLANCE_C_CARGO_FEATURES="$features")
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLANCE_C_CARGO_PROFILE="$profile" \
   "${target_args[@]}" -DLANCE_C_PYTHON="${LANCE_C_VENV:-$HOME/.cache/lance-c/venv}/bin/python" >/dev/null

@@ -6,7 +6,7 @@ use std::ffi::c_char;
 use std::sync::Arc;
 
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
-use arrow_array::{Array, FixedSizeListArray, Float32Array};
+use arrow_array::FixedSizeListArray;
 use lance::index::vector::ivf::build_ivf_model;
 use lance::index::vector::pq::build_pq_model_in_fragments;
 use lance::index::vector::utils::get_vector_dim;
@@ -31,7 +31,7 @@ use crate::index::catalog::{check_partitions, check_vector_column, live_rows, re
 use crate::index::committed_model::read_committed_model;
 use crate::index::progress::{BuildControl, LanceIndexBuildControl};
 use crate::index::training::{train_alone, Plan};
-use crate::index::vector_model::{fsl, narrow, rq_num_bits, LanceVectorModel, PqModel, RqRotation};
+use crate::index::vector_model::{f32_values, fsl, narrow, rq_num_bits, LanceVectorModel, PqModel, RqRotation};
 use crate::store::handle::{dataset_ref, fragment_list, LanceDataset};
 
 fn check_sub_vectors(num_sub_vectors: usize, dim: usize, column: &str, name: &str) -> CResult<()> {
@@ -133,12 +133,7 @@ fn train_pq(
                 .await
         },
     )?;
-    let values = pq.codebook.values();
-    let floats = values
-        .as_any()
-        .downcast_ref::<Float32Array>()
-        .ok_or_else(|| invalid("the core returned a PQ codebook that is not float32"))?;
-    Ok(floats.values().to_vec())
+    f32_values(&pq.codebook).ok_or_else(|| invalid("the core returned a PQ codebook that is not float32"))
 }
 
 /// The arguments every trainer starts with: the snapshot, a vector column
@@ -371,13 +366,7 @@ unsafe fn train_vector_model(
         }
         None => None,
     };
-    let values = centroids
-        .values()
-        .as_any()
-        .downcast_ref::<Float32Array>()
-        .ok_or_else(|| invalid("the core returned centroids that are not float32"))?
-        .values()
-        .to_vec();
+    let values = f32_values(&centroids).ok_or_else(|| invalid("the core returned centroids that are not float32"))?;
     let mut model = LanceVectorModel::new(p.metric, dim, values, pq)?.trained_for(p.index_type)?;
     // One rotation for every segment of the model, drawn as a one-shot
     // IVF_RQ build draws its own.

@@ -152,6 +152,16 @@ impl CoreParams {
     }
 }
 
+/// The `LanceMetricType` of the core's distance type (`metric_from_c`'s inverse).
+pub fn metric_to_c(metric: DistanceType) -> i32 {
+    match metric {
+        DistanceType::L2 => METRIC_L2,
+        DistanceType::Cosine => METRIC_COSINE,
+        DistanceType::Dot => METRIC_DOT,
+        DistanceType::Hamming => METRIC_HAMMING,
+    }
+}
+
 pub fn metric_from_c(metric: i32, name: &str) -> CResult<DistanceType> {
     match metric {
         METRIC_L2 => Ok(DistanceType::L2),

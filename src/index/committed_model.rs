@@ -12,7 +12,7 @@
 //! lance-index-14.0.2 src/vector/storage.rs): the PQ codebook, or the
 //! RaBitQ rotation.
 
-use arrow_array::{Array, FixedSizeListArray, Float32Array};
+use arrow_array::FixedSizeListArray;
 use lance::index::DatasetIndexInternalExt;
 use lance::Dataset;
 use lance_index::metrics::NoOpMetricsCollector;
@@ -20,17 +20,13 @@ use lance_index::vector::bq::RQRotationType;
 use lance_index::vector::quantizer::{QuantizationType, Quantizer};
 use lance_index::vector::v3::subindex::SubIndexType;
 use lance_index::vector::VectorIndex;
-use lance_linalg::distance::DistanceType;
 use lance_table::format::IndexMetadata;
 
 use crate::boundary::error::{invalid, not_supported, CResult};
-use crate::boundary::params::{
-    IVF_FLAT, IVF_HNSW_FLAT, IVF_HNSW_PQ, IVF_HNSW_SQ, IVF_PQ, IVF_RQ, IVF_SQ, METRIC_COSINE, METRIC_DOT,
-    METRIC_HAMMING, METRIC_L2,
-};
+use crate::boundary::params::{metric_to_c, IVF_FLAT, IVF_HNSW_FLAT, IVF_HNSW_PQ, IVF_HNSW_SQ, IVF_PQ, IVF_RQ, IVF_SQ};
 use crate::index::catalog::named_segments;
 use crate::index::codec::{is_vector, segment_type_name};
-use crate::index::vector_model::{LanceVectorModel, PqModel, RqRotation};
+use crate::index::vector_model::{f32_values, LanceVectorModel, PqModel, RqRotation};
 use crate::process::runtime::block_on;
 
 /// The model of index `name` in `ds`: every segment's, which must be one
@@ -111,16 +107,6 @@ fn segment_model(ds: &Dataset, name: &str, segment: &IndexMetadata) -> CResult<L
     }
 }
 
-/// The `LanceMetricType` of the core's distance type.
-fn metric_to_c(metric: DistanceType) -> i32 {
-    match metric {
-        DistanceType::L2 => METRIC_L2,
-        DistanceType::Cosine => METRIC_COSINE,
-        DistanceType::Dot => METRIC_DOT,
-        DistanceType::Hamming => METRIC_HAMMING,
-    }
-}
-
 /// The `LanceVectorIndexType` of an opened segment, from the core's own
 /// account of its sub-index and quantizer.
 fn index_type_of(index: &dyn VectorIndex, at: &str) -> CResult<i32> {
@@ -142,10 +128,7 @@ fn index_type_of(index: &dyn VectorIndex, at: &str) -> CResult<i32> {
 
 /// The float32 values of a FixedSizeList array, row after row.
 fn f32_rows(list: &FixedSizeListArray, what: &str) -> CResult<Vec<f32>> {
-    let width = list.value_length() as usize;
-    let values = list.values().slice(list.offset() * width, list.len() * width);
-    let floats = values.as_any().downcast_ref::<Float32Array>().ok_or_else(|| {
+    f32_values(list).ok_or_else(|| {
         not_supported(format!("{what} are {} values; a LanceVectorModel holds float32 values", list.value_type()))
-    })?;
-    Ok(floats.values().to_vec())
+    })
 }

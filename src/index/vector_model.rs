@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use arrow_array::types::Float32Type;
-use arrow_array::{FixedSizeListArray, Float32Array};
+use arrow_array::{Array, FixedSizeListArray, Float32Array};
 use arrow_schema::{DataType, Field};
 use lance::index::vector::{StageParams, VectorIndexParams};
 use lance_index::vector::bq::builder::RabitQuantizer;
@@ -334,6 +334,14 @@ impl LanceVectorModel {
         }
         Ok(model)
     }
+}
+
+/// The float32 values of a FixedSizeList array, row after row (`fsl`'s
+/// inverse); None when its values are not float32.
+pub fn f32_values(list: &FixedSizeListArray) -> Option<Vec<f32>> {
+    let width = list.value_length() as usize;
+    let values = list.values().slice(list.offset() * width, list.len() * width);
+    Some(values.as_any().downcast_ref::<Float32Array>()?.values().to_vec())
 }
 
 pub fn fsl(values: Vec<f32>, dim: usize) -> CResult<FixedSizeListArray> {

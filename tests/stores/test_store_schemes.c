@@ -157,11 +157,14 @@ static int built_with(const char* feature) {
     return strstr(LANCE_C_BUILD_FEATURES, mark) != NULL;
 }
 
+/* The scheme of `uri` (what precedes its ':'). */
+static void scheme_of(const char* uri, char scheme[16]) { snprintf(scheme, 16, "%.*s", (int)strcspn(uri, ":"), uri); }
+
 /* A scheme whose feature the build leaves out: refused before any request,
  * LANCE_ERR_INVALID_ARGUMENT naming the scheme and the feature to build. */
 static void check_left_out(const char* uri, const char* feature) {
     char scheme[16];
-    snprintf(scheme, sizeof scheme, "%.*s", (int)strcspn(uri, ":"), uri);
+    scheme_of(uri, scheme);
     const TuError* e = tu_last_error();
     CHECK(e->code == LANCE_ERR_INVALID_ARGUMENT);
     CHECK(tu_error_mentions(scheme));
@@ -239,7 +242,7 @@ static void test_refused_schemes(void) {
         printf("    %-18s error %d: %s\n", uris[i], (int)e->code, e->message ? e->message : "");
         CHECK(e->code == LANCE_ERR_INVALID_ARGUMENT);
         char scheme[16];
-        snprintf(scheme, sizeof scheme, "%.*s", (int)strcspn(uris[i], ":"), uris[i]);
+        scheme_of(uris[i], scheme);
         CHECK(tu_error_mentions(scheme));
     }
 }
