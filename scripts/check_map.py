@@ -45,6 +45,19 @@ line per disagreement) when a part of the map drifts from the header:
      than BLOCK_LINES lines, the table of contents aside (it is generated);
      a longer block's rationale belongs in docs/core-references.md, or the
      block splits into blocks with a title each.
+ 10. lance.h's blocks have titles and its big sections sub-banners: every
+     comment block (a comment of more than one line that starts its line,
+     the table of contents aside; a note after a declaration is no block)
+     of more than SHORT_BLOCK_LINES text lines (lines that hold text: not
+     the "/*" or "*/" lines, nor the empty " *" lines) opens with a title
+     line, its first text line: at most TITLE_CHARS characters, one
+     sentence or noun phrase, followed by an empty comment line (" *") or
+     by the block's end; a shorter block is its own title and needs no
+     separate title line; in a section that declares more
+     than SUB_BANNER_FUNCTIONS functions, no function comes before the
+     section's first sub-banner (a line "/* ---- <sub-title> ---- */",
+     which groups the functions after it; the table of contents lists each
+     group under its section); and every sub-banner groups a function.
 
 Usage:
   check_map.py [--root DIR] [--header FILE] [--hpp FILE] [--api DIR] [--src DIR]
@@ -85,6 +98,15 @@ TYPE_FREEZES = {
 TOC_WIDTH = 100
 # The most lines a comment block of lance.h may hold (check 9).
 BLOCK_LINES = 40
+# The longest title line of a block of lance.h (check 10).
+TITLE_CHARS = 90
+# A block of lance.h of at most this many text lines is its own title
+# (check 10).
+SHORT_BLOCK_LINES = 3
+# A section that declares more functions than this groups them under
+# sub-banners (check 10).
+SUB_BANNER_FUNCTIONS = 16
+SUB_BANNER = re.compile(r"^/\* ---- (\S.*?) ---- \*/$")
 # The table of contents' mark of a function of this library's own.
 OWN_MARK = "[own]"
 DECL = re.compile(r"^[A-Za-z_][A-Za-z0-9_ *]*[ *](lance_[a-z0-9_]+)\(")  # as api_functions.sh
@@ -97,22 +119,34 @@ def name_of(title):
     return re.sub(r"\s*\([^()]*\)\s*$", "", title).strip()
 
 
-def header_sections(header, hlines):
-    """[[title, [functions]]] of the header, in order."""
-    sections = []
+def header_map(header, hlines):
+    """The header's sections, [[title, [functions]]] in order, and their
+    sub-banners, {title: [[sub-title, line number, [functions]]]}: the
+    functions a section declares before its first sub-banner are in no
+    group."""
+    sections, groups = [], {}
     for i, line in enumerate(hlines):
         if re.match(r"^/\* =+$", line) and i + 1 < len(hlines):
             m = re.match(r"^ \* (\S.*)$", hlines[i + 1])
             if not m or m.group(1).startswith("="):
                 sys.exit("%s:%d: a section block without a title line" % (header, i + 2))
             sections.append([m.group(1).strip(), []])
+            groups[sections[-1][0]] = []
+            continue
+        m = SUB_BANNER.match(line)
+        if m:
+            if not sections:
+                sys.exit("%s:%d: a sub-banner before the first section" % (header, i + 1))
+            groups[sections[-1][0]].append([m.group(1), i + 1, []])
             continue
         m = DECL.match(line)
         if m:
             if not sections:
                 sys.exit("%s:%d: %s is declared before the first section" % (header, i + 1, m.group(1)))
             sections[-1][1].append(m.group(1))
-    return sections
+            if groups[sections[-1][0]]:
+                groups[sections[-1][0]][-1][2].append(m.group(1))
+    return sections, groups
 
 
 def upstream_functions_of(root):
@@ -121,9 +155,27 @@ def upstream_functions_of(root):
                      {"UPSTREAM_FUNCTIONS_CHECKED", "UPSTREAM_DATA_CACHE_FUNCTIONS_CHECKED"}, 1)
 
 
-def render_toc(sections, upstream):
-    """The table of contents; a function not in `upstream` is marked as this
-    library's own."""
+def toc_lines(first, names, upstream, indent):
+    """`first` followed by `names`, a function not in `upstream` marked as
+    this library's own, wrapped at TOC_WIDTH into lines of the table of
+    contents; a wrapped line starts with `indent`."""
+    words = [f if f in upstream else "%s %s" % (f, OWN_MARK) for f in names]
+    lines, line = [], first
+    for j, w in enumerate(words):
+        piece = w + ("," if j + 1 < len(words) else "")
+        sep = "" if line.endswith(": ") else " "
+        if len(line) + len(sep) + len(piece) <= TOC_WIDTH:
+            line += sep + piece
+        else:
+            lines.append(line.rstrip())
+            line = indent + piece
+    return lines + [line.rstrip() if not words else line]
+
+
+def render_toc(sections, groups, upstream):
+    """The table of contents: each section with the functions it declares
+    before its first sub-banner, then each sub-banner's group on a line of
+    its own; a function not in `upstream` is marked as this library's own."""
     out = ["/*",
            " * Contents: each section below, in order, with the functions it declares",
            " * (scripts/check_map.sh --toc prints this list; the map check fails when it",
@@ -131,19 +183,61 @@ def render_toc(sections, upstream):
            " * %s marks a function of this library's own; the others are upstream lance-c's." % OWN_MARK,
            " *"]
     for title, fs in sections:
-        words = [f if f in upstream else "%s %s" % (f, OWN_MARK) for f in fs] or ["(types only)"]
-        line = " *   %s: " % title
-        for j, w in enumerate(words):
-            piece = w + ("," if j + 1 < len(words) else "")
-            sep = "" if line.endswith(": ") else " "
-            if len(line) + len(sep) + len(piece) <= TOC_WIDTH:
-                line += sep + piece
-            else:
-                out.append(line.rstrip())
-                line = " *       " + piece
-        out.append(line)
+        grouped = [f for _, _, g in groups[title] for f in g]
+        if not fs:
+            out.append(" *   %s: (types only)" % title)
+        else:
+            out += toc_lines(" *   %s: " % title, [f for f in fs if f not in grouped], upstream, " *       ")
+        for sub, _, g in groups[title]:
+            out += toc_lines(" *       -- %s: " % sub, g, upstream, " *          ")
     out.append(" */")
     return "\n".join(out)
+
+
+def comments(hlines):
+    """Yields (line index, lines) of each /* ... */ comment of a header."""
+    text = "\n".join(hlines)
+    for m in re.finditer(r"/\*.*?\*/", text, re.S):
+        first = text.count("\n", 0, m.start())
+        yield first, hlines[first:first + m.group(0).count("\n") + 1]
+
+
+def is_toc(lines):
+    """Whether a comment's lines are the table of contents (generated)."""
+    return len(lines) > 1 and bool(re.match(r"^ \* Contents\b", lines[1]))
+
+
+def block_text(lines):
+    """The text of each line of a comment block, without the comment marks
+    ("" for a line that holds none).  A rule of = or - is no text."""
+    text = []
+    for k, line in enumerate(lines):
+        t = re.sub(r"^\s*/\*\*?" if k == 0 else r"^\s*\*(?!/)", "", line)
+        t = re.sub(r"\*/\s*$", "", t).strip()
+        text.append("" if re.match(r"^[=-]*$", t) else t)
+    return text
+
+
+def is_short(lines):
+    """Whether a comment block has at most SHORT_BLOCK_LINES lines of text,
+    so that it is its own title."""
+    return sum(1 for t in block_text(lines) if t) <= SHORT_BLOCK_LINES
+
+
+def title_problem(lines):
+    """(the index of the line at fault, why) when a comment block does not
+    open with a title line, else None."""
+    text = block_text(lines)
+    k = next((k for k, t in enumerate(text) if t), None)
+    if k is None:
+        return 0, "the block holds no text"
+    if k + 1 < len(text) and text[k + 1]:
+        return k, "its first sentence runs on into the next line (a title line is followed by \" *\" or the end)"
+    if len(text[k]) > TITLE_CHARS:
+        return k, "its title line has %d characters (at most %d)" % (len(text[k]), TITLE_CHARS)
+    if re.search(r"[.:;!?]  \S", text[k]):
+        return k, "its title line holds more than one sentence"
+    return None
 
 
 def tables(path):
@@ -200,7 +294,7 @@ class MapCheck:
     def __init__(self, root, header, hpp, api_dir, src_dir):
         self.root, self.header, self.hpp, self.api_dir, self.src_dir = root, header, hpp, api_dir, src_dir
         self.hlines = open(header).read().split("\n")
-        self.sections = header_sections(header, self.hlines)
+        self.sections, self.groups = header_map(header, self.hlines)
         self.names = [name_of(t) for t, _ in self.sections]
         self.index_of = {n: i for i, n in enumerate(self.names)}
         self.section_of = {f: name_of(t) for t, fs in self.sections for f in fs}
@@ -230,12 +324,13 @@ class MapCheck:
         while i < len(hlines) and not hlines[i].startswith(" */"):
             line = hlines[i]
             m = re.match(r"^ \*   (\S.*?):(?: (lance_.*|\(types only\)))?$", line)
-            c = re.match(r"^ \*       (lance_.*)$", line)
+            g = re.match(r"^ \*       -- \S.*?:(?: (lance_.*))?$", line)
+            c = re.match(r"^ \*       +(lance_.*)$", line)
             if m:
                 toc.append([m.group(1), []])
                 rest = m.group(2) or ""
-            elif c and toc:
-                rest = c.group(1)
+            elif (g or c) and toc:
+                rest = (g or c).group(1) or ""
             else:
                 i += 1
                 continue
@@ -288,7 +383,7 @@ class MapCheck:
                 bad("table of contents: %s is this library's own (upstream_interface.c does not list it) but "
                     "lacks the mark %s" % (f, OWN_MARK))
         if len(self.problems) == toc_problems and "\n".join(hlines[start - 1:i + 1]) != render_toc(
-                sections, self.upstream_functions):
+                sections, self.groups, self.upstream_functions):
             bad("table of contents: the right names, laid out differently from "
                 "scripts/check_map.sh --toc")
 
@@ -605,18 +700,48 @@ class MapCheck:
 
     # ---- 9. the length of lance.h's comment blocks ------------------------
     def check_block_lengths(self):
-        text = "\n".join(self.hlines)
         self.blocks = 0
-        for m in re.finditer(r"/\*.*?\*/", text, re.S):
-            first = text.count("\n", 0, m.start())
-            lines = m.group(0).count("\n") + 1
+        for first, lines in comments(self.hlines):
             self.blocks += 1
-            if re.match(r"^ \* Contents\b", self.hlines[first + 1] if first + 1 < len(self.hlines) else ""):
-                continue
-            if lines > BLOCK_LINES:
+            if len(lines) > BLOCK_LINES and not is_toc(lines):
                 self.bad("%s:%d: a comment block of %d lines (at most %d, the table of contents aside): move its "
                          "rationale to docs/core-references.md, or split it into titled blocks"
-                         % (self.rel(self.header), first + 1, lines, BLOCK_LINES))
+                         % (self.rel(self.header), first + 1, len(lines), BLOCK_LINES))
+
+    # ---- 10. titles and sub-banners ----------------------------------------
+    def check_titles(self):
+        bad, header, hlines = self.bad, self.rel(self.header), self.hlines
+        self.titled = 0
+        for first, lines in comments(hlines):
+            # A one-line comment, or a note after a declaration, is no block;
+            # a short block is its own title.
+            if len(lines) == 1 or not hlines[first].lstrip().startswith("/*") or is_toc(lines):
+                continue
+            if is_short(lines):
+                continue
+            self.titled += 1
+            problem = title_problem(lines)
+            if problem:
+                bad("%s:%d: a comment block without a title line: %s" % (header, first + problem[0] + 1, problem[1]))
+        declared_at = {}
+        for n, line in enumerate(hlines, 1):
+            m = DECL.match(line)
+            if m:
+                declared_at.setdefault(m.group(1), n)
+        self.sub_banners = 0
+        for title, fs in self.sections:
+            groups = self.groups[title]
+            self.sub_banners += len(groups)
+            if len(fs) > SUB_BANNER_FUNCTIONS:
+                grouped = {f for _, _, g in groups for f in g}
+                for f in fs:
+                    if f not in grouped:
+                        bad("%s:%d: %s comes before the first sub-banner of \"%s\" (a section of %d functions: "
+                            "more than %d are grouped under /* ---- <sub-title> ---- */ lines)"
+                            % (header, declared_at[f], f, name_of(title), len(fs), SUB_BANNER_FUNCTIONS))
+            for sub, n, g in groups:
+                if not g:
+                    bad("%s:%d: the sub-banner \"%s\" groups no function" % (header, n, sub))
 
     def run(self):
         """Runs every check, prints the report; returns the exit status."""
@@ -629,6 +754,7 @@ class MapCheck:
         self.check_own_interface()
         self.check_hpp()
         self.check_block_lengths()
+        self.check_titles()
         total = len(self.section_of)
         print("wings: %d wings, %d modules, each importing only what its wing's mod.rs allows"
               % (len(self.wings), self.wing_modules))
@@ -641,8 +767,9 @@ class MapCheck:
               % (self.own_count, total, len(self.elsewhere), len(self.untested)))
         print("lance.hpp: %d section markers, %d calls of lance.h functions, each to be under its section's "
               "marker" % (self.hpp_markers, self.hpp_calls))
-        print("lance.h: %d comment blocks, each to be at most %d lines but the table of contents"
-              % (self.blocks, BLOCK_LINES))
+        print("lance.h: %d comment blocks, each to be at most %d lines but the table of contents; %d blocks of more "
+              "than %d text lines, each to open with a title line; %d sub-banners, each to group functions"
+              % (self.blocks, BLOCK_LINES, self.titled, SHORT_BLOCK_LINES, self.sub_banners))
         for e in self.elsewhere:
             print("  only elsewhere: " + e)
         for r in self.report:
@@ -653,7 +780,8 @@ class MapCheck:
                 print("  " + p)
             return 1
         print("map: the table of contents, src/api/mod.rs, the modules' doc lines, tests/README.md, "
-              "docs/architecture.md, own_interface.c and lance.hpp agree with lance.h")
+              "docs/architecture.md, own_interface.c and lance.hpp agree with lance.h, whose blocks have titles and "
+              "whose big sections have sub-banners")
         return 0
 
 
@@ -672,6 +800,9 @@ PLANTED_REPORT = [
     "the marker names \"Planted bogus wrapper section\"",
     "the marker of \"Errors and memory\" comes after that of \"Process budget\"",
     "a comment block of %d lines" % (BLOCK_LINES + 1),
+    "a comment block without a title line: its first sentence runs on",
+    "comes before the first sub-banner of",
+    "the sub-banner \"Planted empty group\" groups no function",
 ]
 
 
@@ -693,6 +824,18 @@ def plant(tmp):
                               "int32_t lance_planted_drift_probe(void);\n\n" + tail)
     # Drift 5: a comment block one line over the budget.
     text = text.replace(tail, "/*\n * A planted block over the budget.\n" + " *\n" * (BLOCK_LINES - 2) + " */\n\n" + tail)
+    # Drift 6: a block longer than SHORT_BLOCK_LINES text lines whose first
+    # sentence runs on, a sub-banner that groups nothing, and the first
+    # sub-banner of the first section that needs them taken out.
+    text = text.replace(tail, "/*\n * A planted block whose first sentence runs on\n * into its second line.\n"
+                              + " * One more line of text.\n" * (SHORT_BLOCK_LINES - 1) + " */\n\n"
+                              "/* ---- Planted empty group ---- */\n\n" + tail)
+    lines = text.split("\n")
+    sections, groups = header_map(path, lines)
+    big = [t for t, fs in sections if len(fs) > SUB_BANNER_FUNCTIONS and groups[t]]
+    assert big, "lance.h: no section of more than %d functions has a sub-banner" % SUB_BANNER_FUNCTIONS
+    del lines[groups[big[0]][0][1] - 1]
+    text = "\n".join(lines)
     open(path, "w").write(text)
     # Drift 2: a module's doc line names a section the header does not have.
     for name in sorted(os.listdir(tmp + "/api")):
@@ -768,7 +911,8 @@ def main(argv):
     root = opts["--root"]
     header = opts["--header"] or os.path.join(root, "include/lance/lance.h")
     if print_toc:
-        print(render_toc(header_sections(header, open(header).read().split("\n")), upstream_functions_of(root)))
+        sections, groups = header_map(header, open(header).read().split("\n"))
+        print(render_toc(sections, groups, upstream_functions_of(root)))
         return 0
     return MapCheck(root, header, opts["--hpp"] or os.path.join(root, "include/lance/lance.hpp"),
                     opts["--api"] or os.path.join(root, "src/api"), opts["--src"] or os.path.join(root, "src")).run()

@@ -140,5 +140,7 @@ int scalar_type_listed(const char* listed, LanceScalarIndexType* out);
 int scalar_options(const Args* a, const char** scalar, LanceScalarIndexType* type, const char** params_json);
 int build_model(const char* path, const char* type_given, int metric_given, LanceVectorIndexParams* p,
                 LanceVectorModel** out);
+int model_settings(const LanceVectorModel* model, const char* path, const char* type_given, int metric_given,
+                   LanceVectorIndexParams* p);
 
 #endif

@@ -97,11 +97,7 @@ const Command train_command = {
     1};
 
 /* The model in `path` for a build: parsed, its settings filling what the
- * command line left open.  Without --type the model decides the type: the
- * one it was trained for, or, for a model that records none (made from
- * Arrow arrays, or by lance-c before 0.4), IVF_PQ with a PQ codebook and
- * IVF_FLAT without.  A --type the model cannot build is a usage error
- * naming both.  Returns 0 or an exit status. */
+ * command line left open (model_settings()).  Returns 0 or an exit status. */
 int build_model(const char* path, const char* type_given, int metric_given, LanceVectorIndexParams* p,
                 LanceVectorModel** out) {
     size_t len = 0;
@@ -110,10 +106,21 @@ int build_model(const char* path, const char* type_given, int metric_given, Lanc
     int parsed = lance_vector_model_parse(bytes, len, out);
     free(bytes);
     if (parsed != 0) return lib_error("reading the model");
+    return model_settings(*out, path, type_given, metric_given, p);
+}
+
+/* A model's settings filling what the command line left open.  Without
+ * --type the model decides the type: the one it was trained for, or, for a
+ * model that records none (made from Arrow arrays, or by lance-c before
+ * 0.4), IVF_PQ with a PQ codebook and IVF_FLAT without.  A --type the model
+ * (`path`, as messages name it) cannot build is a usage error naming both.
+ * Returns 0 or an exit status. */
+int model_settings(const LanceVectorModel* model, const char* path, const char* type_given, int metric_given,
+                   LanceVectorIndexParams* p) {
     LanceVectorModelInfo info;
-    if (lance_vector_model_info(*out, &info) != 0) return lib_error("reading the model's settings");
+    if (lance_vector_model_info(model, &info) != 0) return lib_error("reading the model's settings");
     int32_t trained_for = 0;
-    if (lance_vector_model_index_type(*out, &trained_for) != 0) return lib_error("reading the model's index type");
+    if (lance_vector_model_index_type(model, &trained_for) != 0) return lib_error("reading the model's index type");
     if (trained_for && type_given && p->index_type != (LanceVectorIndexType)trained_for)
         return usage("--type %s conflicts with the model %s, trained for %s; leave --type out to use the model's type",
                      type_given, path, vector_type_name(trained_for));

@@ -176,13 +176,22 @@ const Command cleanup_command = {
 
 /* ---- plan-maintenance and maintain: the maintenance plan of one index ---- */
 
-/* --target-rows, --small-rows and --max-segments (absent: 0, the library's
- * default).  Returns 0 or an exit status. */
+/* --target-rows, --small-rows, --max-segments and --drift-threshold
+ * (absent: 0, the library's default; no retraining advice).  Returns 0 or
+ * an exit status. */
 static int maintenance_policy(const Args* a, LanceIndexMaintenanceOptions* o) {
     memset(o, 0, sizeof *o);
     const char* target = arg(a, "--target-rows");
     const char* small = arg(a, "--small-rows");
     const char* most = arg(a, "--max-segments");
+    const char* drift = arg(a, "--drift-threshold");
+    if (drift) {
+        char* end = NULL;
+        errno = 0;
+        o->drift_threshold = strtof(drift, &end);
+        /* The library judges the value (0, or a finite ratio above 0). */
+        if (end == drift || *end || errno) return usage("--drift-threshold must be a number, such as 1.5");
+    }
     uint64_t segments = 0;
     if (target && decimal_parse(target, UINT64_MAX, &o->target_rows_per_segment) != 0)
         return usage("--target-rows must be a number of rows");
@@ -211,7 +220,7 @@ static int cmd_plan_maintenance(const Args* a) {
 }
 
 #define POLICY_OPTIONS \
-    {"--index", 1}, {"--target-rows", 1}, {"--small-rows", 1}, { "--max-segments", 1 }
+    {"--index", 1}, {"--target-rows", 1}, {"--small-rows", 1}, {"--max-segments", 1}, { "--drift-threshold", 1 }
 
 static const Option plan_maintenance_options[] = {POLICY_OPTIONS, {"--version", 1}, {NULL, 0}};
 OPTIONS_FIT(plan_maintenance_options);
@@ -222,7 +231,7 @@ const Command plan_maintenance_command = {
     "URI --index N [policy]",
     "an index's upkeep as tasks (JSON)",
     "lance-index plan-maintenance URI --index NAME [--target-rows N] [--small-rows N]\n"
-    "        [--max-segments N] [--version V]\n"
+    "        [--max-segments N] [--drift-threshold R] [--version V]\n"
     "  Plans the maintenance of index NAME for workers and prints the plan as JSON\n"
     "  (lance.h, lance_dataset_plan_index_maintenance): \"build\" tasks that index the\n"
     "  fragments no segment covers, \"rebuild\" tasks for segments some of whose fragments\n"
@@ -230,6 +239,9 @@ const Command plan_maintenance_command = {
     "  built or committed.  The policy: --target-rows, the rows one segment should hold\n"
     "  (default 1048576); --small-rows, below which a segment merges with a neighbour\n"
     "  (default target / 4); --max-segments, the most segments the index keeps (default 32).\n"
+    "  --drift-threshold R (a vector index): the plan's \"drift\" compares the committed\n"
+    "  model's k-means loss on the rows no segment covers with its loss on the covered rows,\n"
+    "  and advises retraining (\"retrain\": true) when the ratio is above R (1.5, say).\n"
     "  Run a plan with `maintain`, or on workers with build, merge --segment and one\n"
     "  commit --replace.",
     plan_maintenance_options,
@@ -278,13 +290,24 @@ static int maintenance_builds(const Args* a, const JValue* plan, size_t builds, 
         if (scalar || m->params_json)
             return usage("--scalar and --params are for scalar indices; %s is an %s index", m->name, type);
         const char* planned = plan_string(plan, "model_fingerprint");
-        if (!model_path) {
-            if (!builds) return 0;
-            return usage("the plan builds %zu segments of vector index %s: give --model FILE, the model its "
-                         "segments were built with (fingerprint %s)",
-                         builds, m->name, planned ? planned : "none recorded");
+        if (!model_path && !builds) return 0;
+        char read_back[300];
+        int rc = 0;
+        if (model_path) {
+            rc = build_model(model_path, NULL, 0, &m->params, &m->model);
+        } else if (!planned || lance_dataset_read_vector_model(m->ds, m->name, &m->model) != 0) {
+            const char* why = planned ? lance_last_error_message() : NULL;
+            rc = usage("the plan builds %zu segments of vector index %s, whose model could not be read back (%s): "
+                       "give --model FILE, the model its segments were built with",
+                       builds, m->name, why ? why : "its segments record no one shared model");
+            lance_free_string(why);
+            return rc;
+        } else {
+            snprintf(read_back, sizeof read_back, "the model read back from index %s", m->name);
+            model_path = read_back;
+            rc = model_settings(m->model, read_back, NULL, 0, &m->params);
+            if (!rc && !quiet) fprintf(stderr, "%s: building with %s\n", m->name, read_back);
         }
-        int rc = build_model(model_path, NULL, 0, &m->params, &m->model);
         if (rc) return rc;
         const char* fingerprint = lance_vector_model_fingerprint(m->model);
         if (!fingerprint) return lib_error("fingerprint");
@@ -431,6 +454,11 @@ static int run_plan(const Args* a, Maintenance* m, const JValue* plan) {
                 "segments\n",
                 m->name, plan_count(plan, "dataset_version"), n, builds, n - builds,
                 plan_count(plan, "segments_before"), plan_count(plan, "segments_after"));
+    const JValue* drift = json_get(plan, "drift");
+    const JValue* retrain = drift ? json_get(drift, "retrain") : NULL;
+    if (retrain && retrain->type == J_BOOL && retrain->number != 0)
+        fprintf(stderr, "lance-index: the plan advises retraining the model of %s: %s\n", m->name,
+                "the new rows fit it worse than the indexed rows by more than --drift-threshold");
     int rc = maintenance_builds(a, plan, builds, m);
     if (rc) return rc;
     if (n == 0) {
@@ -502,17 +530,21 @@ const Command maintain_command = {
     "URI --index N [policy] [--model M]",
     "plan, run and commit upkeep",
     "lance-index maintain URI --index NAME [--target-rows N] [--small-rows N] [--max-segments N]\n"
-    "        [--model MODEL] [--scalar TYPE] [--params JSON] [--job-id ID] [--attempt-id ID] [--quiet]\n"
+    "        [--drift-threshold R] [--model MODEL] [--scalar TYPE] [--params JSON] [--job-id ID]\n"
+    "        [--attempt-id ID] [--quiet]\n"
     "  Plans the maintenance of index NAME as plan-maintenance does, from the latest version,\n"
     "  runs every task in this process and commits their segments in ONE new version\n"
     "  (replacing the segments the rebuilt and merged ones cover), then prints\n"
     "  {\"version\": V, \"committed\": B, \"already_committed\": B, \"tasks\": N,\n"
     "   \"segments_before\": S, \"segments_after\": S}  (committed false: nothing to do).\n"
     "  Segments are built with the index's type: a vector index's with --model MODEL, the\n"
-    "  model its segments were built with (needed when the plan builds; a model of another\n"
-    "  fingerprint than the plan's is refused, exit status 25); a scalar index's with\n"
+    "  model its segments were built with (a model of another fingerprint than the plan's\n"
+    "  is refused, exit status 25), or without --model with the model read back from the\n"
+    "  index (lance_dataset_read_vector_model); a scalar index's with\n"
     "  --params JSON, the parameters it was built with (default: the type's defaults);\n"
     "  --scalar TYPE, if given, must be the index's type.  Progress on stderr as for build;\n"
-    "  SIGINT or SIGTERM cancels it before it commits (exit status 20).",
+    "  SIGINT or SIGTERM cancels it before it commits (exit status 20).  With\n"
+    "  --drift-threshold R a plan that advises retraining (see plan-maintenance) is said on\n"
+    "  stderr, and run all the same.",
     maintain_options,
     1};

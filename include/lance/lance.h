@@ -146,31 +146,37 @@
  *       lance_data_statistics_field_id_at, lance_data_statistics_bytes_on_disk_at,
  *       lance_data_statistics_close
  *   Sessions: lance_session_new, lance_session_close, lance_session_get_cache_stats,
- *       lance_dataset_open_with_session, lance_session_new_with_data_cache,
- *       lance_dataset_get_data_cache_statistics
+ *       lance_dataset_open_with_session
+ *       -- Data cache: lance_session_new_with_data_cache, lance_dataset_get_data_cache_statistics
  *   Write: lance_dataset_write, lance_dataset_write_with_params, lance_write_fragments
  *   Merge-insert: lance_dataset_merge_insert
  *   Schema evolution: lance_dataset_drop_columns, lance_dataset_alter_columns,
  *       lance_dataset_add_columns_sql, lance_dataset_add_columns_nulls,
  *       lance_dataset_add_columns_stream
- *   Scan and search: lance_scanner_new, lance_scanner_close, lance_scanner_set_limit,
- *       lance_scanner_set_offset, lance_scanner_set_batch_size, lance_scanner_with_row_id,
- *       lance_scanner_set_fragment_ids, lance_scanner_nearest, lance_scanner_nearest_multivector,
- *       lance_scanner_nearest_batch, lance_scanner_set_distance_range, lance_scanner_set_nprobes,
- *       lance_scanner_set_refine_factor, lance_scanner_set_ef, lance_scanner_set_metric,
- *       lance_scanner_set_use_index, lance_scanner_set_prefilter,
- *       lance_scanner_set_scalar_index_segment, lance_scanner_set_index_segments,
- *       lance_scanner_set_minimum_nprobes, lance_scanner_set_maximum_nprobes,
- *       lance_scanner_set_approx_mode, lance_scanner_set_query_parallelism,
- *       lance_scanner_set_batch_size_bytes, lance_scanner_set_io_buffer_size,
- *       lance_scanner_set_batch_readahead, lance_scanner_set_fragment_readahead,
- *       lance_scanner_set_target_parallelism, lance_scanner_set_scan_in_order,
- *       lance_scanner_set_use_scalar_index, lance_scanner_set_strict_batch_size,
- *       lance_scanner_set_use_stats, lance_scanner_with_row_address,
- *       lance_scanner_set_include_deleted_rows, lance_scanner_set_substrait_filter,
- *       lance_scanner_additional_sql_filter, lance_scanner_set_statistics_callback,
- *       lance_scanner_to_arrow_stream, lance_scanner_next, lance_batch_to_arrow,
- *       lance_batch_num_rows [own], lance_batch_free
+ *   Scan and search:
+ *       -- Scanners: lance_scanner_new, lance_scanner_close
+ *       -- Settings: rows, columns, batches and fragments: lance_scanner_set_limit,
+ *          lance_scanner_set_offset, lance_scanner_set_batch_size, lance_scanner_with_row_id,
+ *          lance_scanner_set_fragment_ids
+ *       -- Vector search: the query, the index and its segments: lance_scanner_nearest,
+ *          lance_scanner_nearest_multivector, lance_scanner_nearest_batch,
+ *          lance_scanner_set_distance_range, lance_scanner_set_nprobes,
+ *          lance_scanner_set_refine_factor, lance_scanner_set_ef, lance_scanner_set_metric,
+ *          lance_scanner_set_use_index, lance_scanner_set_prefilter,
+ *          lance_scanner_set_scalar_index_segment, lance_scanner_set_index_segments
+ *       -- Vector search: probe bounds, approximation, parallelism:
+ *          lance_scanner_set_minimum_nprobes, lance_scanner_set_maximum_nprobes,
+ *          lance_scanner_set_approx_mode, lance_scanner_set_query_parallelism
+ *       -- Scan tuning: lance_scanner_set_batch_size_bytes, lance_scanner_set_io_buffer_size,
+ *          lance_scanner_set_batch_readahead, lance_scanner_set_fragment_readahead,
+ *          lance_scanner_set_target_parallelism, lance_scanner_set_scan_in_order,
+ *          lance_scanner_set_use_scalar_index, lance_scanner_set_strict_batch_size,
+ *          lance_scanner_set_use_stats, lance_scanner_with_row_address,
+ *          lance_scanner_set_include_deleted_rows
+ *       -- Filters and scan statistics: lance_scanner_set_substrait_filter,
+ *          lance_scanner_additional_sql_filter, lance_scanner_set_statistics_callback
+ *       -- Reading the results: lance_scanner_to_arrow_stream, lance_scanner_next,
+ *          lance_batch_to_arrow, lance_batch_num_rows [own], lance_batch_free
  *   Async scan: lance_scanner_scan_async, lance_scanner_async_stream_free, lance_scanner_poll_next
  *   Full-text search: lance_scanner_full_text_search, lance_dataset_prepare_fts_match_query,
  *       lance_dataset_prepare_fts_query, lance_dataset_prepare_fts_phrase_query,
@@ -193,17 +199,20 @@
  *   Distributed index builds: planning: lance_dataset_plan_fragment_groups [own],
  *       lance_fragment_plan_group_count [own], lance_fragment_plan_dataset_version [own],
  *       lance_fragment_plan_group [own], lance_fragment_plan_free [own]
- *   Distributed index builds: shared models (RFC E1): lance_dataset_train_ivf_centroids [own],
- *       lance_dataset_train_pq_codebook [own], lance_index_train_ivf_model,
- *       lance_index_train_pq_model, lance_vector_model_train [own],
- *       lance_dataset_train_vector_model [own],
- *       lance_dataset_train_vector_model_with_control [own],
- *       lance_dataset_train_vector_model_with_options [own], lance_vector_model_from_arrow [own],
- *       lance_dataset_read_vector_model [own], lance_vector_model_serialize [own],
- *       lance_vector_model_parse [own], lance_vector_model_fingerprint [own],
- *       lance_vector_model_info [own], lance_vector_model_index_type [own],
- *       lance_vector_model_centroids [own], lance_vector_model_codebook [own],
- *       lance_vector_model_free [own]
+ *   Distributed index builds: shared models (RFC E1):
+ *       -- Training a model: lance_dataset_train_ivf_centroids [own],
+ *          lance_dataset_train_pq_codebook [own], lance_index_train_ivf_model,
+ *          lance_index_train_pq_model, lance_vector_model_train [own],
+ *          lance_dataset_train_vector_model [own],
+ *          lance_dataset_train_vector_model_with_control [own],
+ *          lance_dataset_train_vector_model_with_options [own]
+ *       -- A model from Arrow arrays or a committed index: lance_vector_model_from_arrow [own],
+ *          lance_dataset_read_vector_model [own]
+ *       -- Model bytes: lance_vector_model_serialize [own], lance_vector_model_parse [own],
+ *          lance_vector_model_fingerprint [own]
+ *       -- Reading a model: lance_vector_model_info [own], lance_vector_model_index_type [own],
+ *          lance_vector_model_centroids [own], lance_vector_model_codebook [own],
+ *          lance_vector_model_free [own]
  *   Distributed index builds: distributed training: lance_vector_training_new [own],
  *       lance_vector_training_resume [own], lance_vector_training_request [own],
  *       lance_vector_training_reduce [own], lance_vector_training_info [own],
@@ -222,17 +231,23 @@
  *       lance_index_build_cancel_requested [own],
  *       lance_index_segment_builder_set_progress_callback,
  *       lance_index_segment_builder_set_cancel_token [own]
- *   Distributed index builds: segment metadata (RFC E2): lance_index_segment_metadata_parse,
- *       lance_index_segment_metadata_free, lance_index_segment_metadata_uuid,
- *       lance_index_segment_metadata_name, lance_index_segment_metadata_index_type,
- *       lance_index_segment_metadata_index_type_name [own],
- *       lance_index_segment_metadata_index_details_type_url,
- *       lance_index_segment_metadata_model_fingerprint [own],
- *       lance_index_segment_metadata_dataset_version, lance_index_segment_metadata_index_version,
- *       lance_index_segment_metadata_created_at_ms [own], lance_index_segment_metadata_field_ids,
- *       lance_index_segment_metadata_fragment_ids, lance_index_segment_metadata_field_count,
- *       lance_index_segment_metadata_fragment_count, lance_index_segment_metadata_file_count [own],
- *       lance_index_segment_metadata_file_at [own]
+ *   Distributed index builds: segment metadata (RFC E2):
+ *       -- Parsing and freeing: lance_index_segment_metadata_parse,
+ *          lance_index_segment_metadata_free
+ *       -- What the segment is: identity, type, model and versions:
+ *          lance_index_segment_metadata_uuid, lance_index_segment_metadata_name,
+ *          lance_index_segment_metadata_index_type,
+ *          lance_index_segment_metadata_index_type_name [own],
+ *          lance_index_segment_metadata_index_details_type_url,
+ *          lance_index_segment_metadata_model_fingerprint [own],
+ *          lance_index_segment_metadata_dataset_version,
+ *          lance_index_segment_metadata_index_version,
+ *          lance_index_segment_metadata_created_at_ms [own]
+ *       -- What the segment covers: fields, fragments and files:
+ *          lance_index_segment_metadata_field_ids, lance_index_segment_metadata_fragment_ids,
+ *          lance_index_segment_metadata_field_count, lance_index_segment_metadata_fragment_count,
+ *          lance_index_segment_metadata_file_count [own],
+ *          lance_index_segment_metadata_file_at [own]
  *   Distributed index builds: commit (RFC E5): lance_dataset_commit_index_segments_v2 [own],
  *       lance_dataset_commit_index_segments_with_options [own],
  *       lance_dataset_commit_index_segments, lance_dataset_merge_index_segments [own]
@@ -262,17 +277,19 @@ extern "C" {
  * SONAME is liblance_c.so.0.MINOR, so a program linked against one minor
  * release never loads another. */
 #define LANCE_C_VERSION_MAJOR 0
-#define LANCE_C_VERSION_MINOR 4
+#define LANCE_C_VERSION_MINOR 5
 #define LANCE_C_VERSION_PATCH 0
-#define LANCE_C_VERSION_STRING "0.4.0"
+#define LANCE_C_VERSION_STRING "0.5.0"
 /* The release of the Lance core this library is built on. */
 #define LANCE_CORE_VERSION_STRING "14.0.2"
 
-/* Marks a deprecated function of this library's own: GCC and Clang warn at
- * each use (-Wdeprecated-declarations) with `msg`, which names the
- * replacement and the release that removes the function (CHANGELOG.md
- * lists them; docs/compatibility.md, "The ABI promise").  A deprecated
- * function works as documented until then.  Other compilers: no mark. */
+/* Deprecation mark for this library's own functions.
+ *
+ * GCC and Clang warn at each use (-Wdeprecated-declarations) with `msg`,
+ * which names the replacement and the release that removes the function
+ * (CHANGELOG.md lists them; docs/compatibility.md, "The ABI promise").  A
+ * deprecated function works as documented until then.  Other compilers: no
+ * mark. */
 #if defined(__GNUC__) || defined(__clang__)
 #define LANCE_DEPRECATED(msg) __attribute__((deprecated(msg)))
 #else
@@ -292,9 +309,10 @@ const char* lance_version(void);
 #ifndef ARROW_C_DATA_INTERFACE
 #define ARROW_C_DATA_INTERFACE
 
-/* The structs of the Arrow C Data Interface specification, under its own
- * guard.  The specification's ARROW_FLAG_* macros are not defined here
- * (programs may use those names themselves): the flag values are
+/* The structs of the Arrow C Data Interface specification, under its own guard.
+ *
+ * The specification's ARROW_FLAG_* macros are not defined here (programs
+ * may use those names themselves): the flag values are
  * DICTIONARY_ORDERED = 1, NULLABLE = 2, MAP_KEYS_SORTED = 4. */
 struct ArrowSchema {
     const char* format;
@@ -359,16 +377,19 @@ typedef enum {
     /* Another writer committed a conflicting change first.  Retryable:
        reopen the dataset at its latest version and try again. */
     LANCE_ERR_COMMIT_CONFLICT = 8,
-    /* A panic inside the library was caught at the boundary (it never
-       unwinds into the host).  The call failed; the handles it was given
-       stay usable (a mutation that panicked before committing leaves the
-       last commit in place).  Please report it with the message. */
+    /* A panic inside the library was caught at the boundary (it never unwinds into the host).
+     *
+     * The call failed; the handles it was given stay usable (a mutation
+     * that panicked before committing leaves the last commit in place).
+     * Please report it with the message. */
     LANCE_ERR_PANIC = 9,
 
-    /* Codes 1000 and above are this library's own (upstream lance-c's codes
-       are sequential from 0 and keep their values above).  A host that only
-       knows upstream's codes should treat an unknown code as a failure of
-       the call, as for LANCE_ERR_INTERNAL. */
+    /* This library's own error codes.
+     *
+     * Codes 1000 and above are this library's own (upstream lance-c's codes
+     * are sequential from 0 and keep their values above).  A host that only
+     * knows upstream's codes should treat an unknown code as a failure of
+     * the call, as for LANCE_ERR_INTERNAL. */
 
     /* The operation was cancelled through its cancel token. */
     LANCE_ERR_CANCELLED = 1000,
@@ -386,28 +407,30 @@ typedef enum {
     /* Commit (E5): vector segments built from different shared models, or
        trained independently, without allow_independent_models. */
     LANCE_ERR_MODEL_MISMATCH = 1005,
-    /* Commit (E5): a segment's files are missing from storage or differ in
-       size from what its metadata records (deleted by a cleanup, a build
-       killed mid-write, a corrupted UUID in transit; the message names the
-       segment and the file).  Rebuild that segment. */
+    /* Commit (E5): a segment's files are missing or damaged.
+     *
+     * They are missing from storage or differ in size from what the
+     * segment's metadata records (deleted by a cleanup, a build killed
+     * mid-write, a corrupted UUID in transit; the message names the
+     * segment and the file).  Rebuild that segment. */
     LANCE_ERR_INCOMPLETE_SEGMENT = 1006
 } LanceErrorCode;
 
 /*
  * What to do after each error code (docs/errors.md has this table with the reasons).
- * "Retry as is": the same call again; "retry after ...": the same call once that is
- * done; "rebuild": build the segment or index again; "caller error": the call must
- * change, and repeating it fails the same way.
+ *
+ * "Retry as is": the same call again; "retry after ...": the same call once that is done;
+ * "rebuild": build the segment or index again; "caller error": the call must change, and
+ * repeating it fails the same way.
  *
  *   INVALID_ARGUMENT        caller error: fix the argument the message names.  Functions
  *                           of upstream's form report the segment-set codes 1001-1006 as
  *                           this code (the message says which): follow their advice.
- *   IO                      a store timeout, a refused or lost connection, or an HTTP
- *                           5xx, 429 or 408 answer is transient: retry after a delay
- *                           (backing off), once the client's own retries (below) have
- *                           run out.  A missing permission or credential, a full disk or
- *                           a corrupt file is not: retry after fixing the store or the
- *                           storage options.
+ *   IO                      a store timeout, a refused or lost connection, or an HTTP 5xx,
+ *                           429 or 408 answer is transient: retry after a delay (backing
+ *                           off), once the client's own retries (below) have run out.  A
+ *                           missing permission or credential, a full disk or a corrupt file
+ *                           is not: retry after fixing the store or the storage options.
  *   NOT_FOUND               caller error (a URI, version, column, index or field that does
  *                           not exist); a version a cleanup removed: reopen it at its latest.
  *   DATASET_ALREADY_EXISTS  caller error: append or overwrite, or open the dataset
@@ -451,16 +474,20 @@ typedef enum {
  */
 
 /**
- * The code of this thread's last error: LANCE_OK after a successful call,
- * after lance_last_error_message() took the error, and on a thread that has
- * made no call.  Reading it changes nothing (call it as often as needed);
- * it never fails and may be called from anywhere, callbacks included.
+ * The code of this thread's last error.
+ *
+ * LANCE_OK after a successful call, after lance_last_error_message() took
+ * the error, and on a thread that has made no call.  Reading it changes
+ * nothing (call it as often as needed); it never fails and may be called
+ * from anywhere, callbacks included.
  */
 LanceErrorCode lance_last_error_code(void);
 
 /**
- * Takes this thread's last error: returns its message and clears the error,
- * so that a following lance_last_error_code() is LANCE_OK and a following
+ * Takes this thread's last error message.
+ *
+ * Returns its message and clears the error, so that a following
+ * lance_last_error_code() is LANCE_OK and a following
  * lance_last_error_message() is NULL (as upstream lance-c does).  Read the
  * code first, then the message.  NULL when there is no error to take.
  * Produced: free it with lance_free_string().
@@ -468,10 +495,12 @@ LanceErrorCode lance_last_error_code(void);
 const char* lance_last_error_message(void);
 
 /**
- * Frees a string the library produced: one this header calls "produced,
- * free with lance_free_string()" (lance_last_error_message(), the *_json
- * functions, lance_vector_model_fingerprint()).  Never pass a string
- * borrowed from a handle (lance_index_segment_metadata_name(), ...),
+ * Frees a string the library produced.
+ *
+ * One this header calls "produced, free with lance_free_string()"
+ * (lance_last_error_message(), the *_json functions,
+ * lance_vector_model_fingerprint()).  Never pass a string borrowed from
+ * a handle (lance_index_segment_metadata_name(), ...),
  * lance_version()'s, or memory from malloc().
  * @param s  Consumed.  NULL is a no-op.
  * It cannot fail and leaves this thread's last error as it was.
@@ -479,10 +508,11 @@ const char* lance_last_error_message(void);
 void lance_free_string(const char* s);
 
 /**
- * Frees a byte buffer the library produced (model, request, statistics and
- * segment metadata bytes: every "produced, free with lance_free_bytes()"
- * below).  Pass the pointer the library wrote, never one into the buffer or
- * from malloc(); the length is not needed.
+ * Frees a byte buffer the library produced.
+ *
+ * Model, request, statistics and segment metadata bytes: every "produced,
+ * free with lance_free_bytes()" below.  Pass the pointer the library wrote,
+ * never one into the buffer or from malloc(); the length is not needed.
  * @param bytes  Consumed.  NULL is a no-op.
  * It cannot fail and leaves this thread's last error as it was.
  */
@@ -512,33 +542,41 @@ void lance_free_bytes(uint8_t* bytes);
  * ======================================================================== */
 
 typedef struct LanceProcessBudget {
-    /* 0 = the defaults above.  Else each of the core's two compute pools
-       has this many threads: the library sets LANCE_CPU_THREADS and
-       RAYON_NUM_THREADS to it in the process environment when it starts
-       (below), over any value the host set. */
+    /* Threads of each of the core's two compute pools.
+     *
+     * 0 = the defaults above.  Else each pool has this many threads: the
+     * library sets LANCE_CPU_THREADS and RAYON_NUM_THREADS to it in the
+     * process environment when it starts (below), over any value the
+     * host set. */
     uint32_t compute_threads;
-    /* 0 = the defaults above.  Else the shared runtime has this many worker
-       threads and at most this many threads for blocking file operations,
-       and a build with a cancel token (local, or a segment on s3://) has no
-       worker thread of its own: its tasks run on the thread that called it
-       (which waits for it anyway) and at most one thread of its own does
-       its file operations, so N such builds at once add at most N threads.
-       Cancelling such a build works as without a budget. */
+    /* Threads of the shared runtime and of blocking file operations.
+     *
+     * 0 = the defaults above.  Else the shared runtime has this many worker
+     * threads and at most this many threads for blocking file operations,
+     * and a build with a cancel token (local, or a segment on s3://) has no
+     * worker thread of its own: its tasks run on the thread that called it
+     * (which waits for it anyway) and at most one thread of its own does
+     * its file operations, so N such builds at once add at most N threads.
+     * Cancelling such a build works as without a budget. */
     uint32_t io_threads;
-    /* NULL = TMPDIR (/tmp when unset).  Else an absolute path to an
-       existing directory, under which the process's directory of temporary
-       files is made instead.  To bound the space builds may spill, put it
-       on a file system of that size: a build that fills it fails with
-       LANCE_ERR_IO and removes its files. */
+    /* Where temporary files go.
+     *
+     * NULL = TMPDIR (/tmp when unset).  Else an absolute path to an
+     * existing directory, under which the process's directory of temporary
+     * files is made instead.  To bound the space builds may spill, put it
+     * on a file system of that size: a build that fills it fails with
+     * LANCE_ERR_IO and removes its files. */
     const char* temp_dir;
 } LanceProcessBudget;
 
 /**
- * Sets the process's budget.  The library applies it once, when it starts
- * its threads: at the first call that reads, writes or builds (opening a
- * dataset is the usual first); calls that only handle bytes, tokens or
- * errors do not start it.  So call this first thing in the process; before
- * that, a second call replaces the budget.
+ * Sets the process's budget.
+ *
+ * The library applies it once, when it starts its threads: at the first
+ * call that reads, writes or builds (opening a dataset is the usual
+ * first); calls that only handle bytes, tokens or errors do not start it.
+ * So call this first thing in the process; before that, a second call
+ * replaces the budget.
  *
  * With both counts set, the library's threads are at most
  * 2 x compute_threads + 2 x io_threads + 1, plus one for each build with a
@@ -619,12 +657,14 @@ typedef enum {
 typedef void (*LanceLogCallback)(void* ctx, int32_t level, const char* target, const char* message);
 
 /**
- * Sets the process's log callback: it receives the core's records of
- * `max_level` and below (LANCE_LOG_WARN: errors and warnings), and replaces
- * the callback set before.  A NULL callback, or LANCE_LOG_OFF, drops every
- * record again, as before the first call.  Any thread may call it at any
- * time, the callback included.  It does not start the library: call it
- * first thing, before or after lance_process_budget_set().
+ * Sets the process's log callback.
+ *
+ * It receives the core's records of `max_level` and below (LANCE_LOG_WARN:
+ * errors and warnings), and replaces the callback set before.  A NULL
+ * callback, or LANCE_LOG_OFF, drops every record again, as before the first
+ * call.  Any thread may call it at any time, the callback included.  It
+ * does not start the library: call it first thing, before or after
+ * lance_process_budget_set().
  *
  * @param max_level  A LanceLogLevel; others are LANCE_ERR_INVALID_ARGUMENT.
  * @param callback   NULL = none.
@@ -645,9 +685,11 @@ int32_t lance_set_log_callback(int32_t max_level, LanceLogCallback callback, voi
 typedef struct LanceDataset LanceDataset;
 
 /**
- * Opens the dataset at `uri`: a local path, file://, or an object store
- * (s3://, gs://, az://, abfss://, oss://, cos://, in the default build;
- * tos:// and hf:// with the cargo features "tos" and "huggingface",
+ * Opens a dataset.
+ *
+ * `uri` is a local path, file://, or an object store (s3://, gs://,
+ * az://, abfss://, oss://, cos://, in the default build; tos:// and
+ * hf:// with the cargo features "tos" and "huggingface",
  * docs/building.md "Features").  A scheme the build leaves out is
  * LANCE_ERR_INVALID_ARGUMENT naming the feature.
  *
@@ -664,18 +706,22 @@ typedef struct LanceDataset LanceDataset;
 LanceDataset* lance_dataset_open(const char* uri, const char* const* storage_opts, uint64_t version);
 
 /**
- * Closes a dataset handle, once no other call uses it.  What was made from
- * it keeps the version it took and stays valid: scanners and their
- * streams, blob handles, FTS query contexts, segment builders, training
- * workers.  Nothing is committed or written.
+ * Closes a dataset handle, once no other call uses it.
+ *
+ * What was made from it keeps the version it took and stays valid:
+ * scanners and their streams, blob handles, FTS query contexts, segment
+ * builders, training workers.  Nothing is committed or written.
+ *
  * @param dataset  Consumed.  NULL is a no-op.
  * It cannot fail and leaves this thread's last error as it was.
  */
 void lance_dataset_close(LanceDataset* dataset);
 
 /**
- * The version the handle holds (it moves when a call commits through the
- * handle; "Snapshots" above).  No I/O.
+ * The version the handle holds.
+ *
+ * It moves when a call commits through the handle ("Snapshots" above).
+ * No I/O.
  * @param dataset  Borrowed.
  * @return The version (1 or more), or 0 with LANCE_ERR_INVALID_ARGUMENT for
  *         a NULL `dataset`.
@@ -683,9 +729,11 @@ void lance_dataset_close(LanceDataset* dataset);
 uint64_t lance_dataset_version(const LanceDataset* dataset);
 
 /**
- * The newest version committed in storage, by any writer: it may be newer
- * than the handle's, which does not move (open the dataset again to read
- * it).  Reads the dataset's version list from storage.
+ * The newest committed version in storage.
+ *
+ * Committed by any writer, it may be newer than the handle's, which does
+ * not move (open the dataset again to read it).  Reads the dataset's
+ * version list from storage.
  * @param dataset  Borrowed.
  * @return The version, or 0 on error: LANCE_ERR_INVALID_ARGUMENT (NULL),
  *         LANCE_ERR_NOT_FOUND (the dataset is gone from storage),
@@ -694,8 +742,10 @@ uint64_t lance_dataset_version(const LanceDataset* dataset);
 uint64_t lance_dataset_latest_version(const LanceDataset* dataset);
 
 /**
- * The number of rows in the handle's version, deleted rows excluded.  May
- * read fragment metadata (deletion files) from storage.
+ * The number of rows in the handle's version, deleted rows excluded.
+ *
+ * May read fragment metadata (deletion files) from storage.
+ *
  * @param dataset  Borrowed.
  * @return The count; 0 both for an empty version and on error (check
  *         lance_last_error_code()): LANCE_ERR_INVALID_ARGUMENT (NULL),
@@ -711,8 +761,9 @@ uint64_t lance_dataset_count_rows(const LanceDataset* dataset);
 int32_t lance_dataset_schema(const LanceDataset* dataset, struct ArrowSchema* out);
 
 /**
- * The number of fragments in the handle's version (each fragment counts,
- * whatever rows of it are deleted).  No I/O.
+ * The number of fragments in the handle's version.
+ *
+ * Each fragment counts, whatever rows of it are deleted.  No I/O.
  * @param dataset  Borrowed.
  * @return The count; 0 both for a version without fragments and on error
  *         (LANCE_ERR_INVALID_ARGUMENT for a NULL `dataset`).
@@ -721,6 +772,7 @@ uint64_t lance_dataset_fragment_count(const LanceDataset* dataset);
 
 /**
  * Writes the fragment ids of the handle's version, in manifest order.
+ *
  * @param out_ids  Borrowed; must hold lance_dataset_fragment_count() entries.
  *
  * The count and the ids are read from the snapshot the handle holds at each
@@ -731,8 +783,10 @@ uint64_t lance_dataset_fragment_count(const LanceDataset* dataset);
 int32_t lance_dataset_fragment_ids(const LanceDataset* dataset, uint64_t* out_ids);
 
 /**
- * Writes the fragment ids of the handle's version, in manifest order, into
- * a buffer of `capacity` entries.
+ * Writes the fragment ids into a buffer of a given capacity.
+ *
+ * The ids are those of the handle's version, in manifest order; the buffer
+ * has `capacity` entries.
  * @param out_ids    Borrowed; holds `capacity` entries.  May be NULL when
  *                   `capacity` is 0, to ask only for the count.
  * @param capacity   When it is less than the number of fragments: only the
@@ -746,8 +800,9 @@ int32_t lance_dataset_fragment_ids_bounded(const LanceDataset* dataset, uint64_t
                                            size_t* out_count);
 
 /**
- * Writes the row count of each fragment (deleted rows excluded), in the
- * order of lance_dataset_fragment_ids().
+ * Writes the row count of each fragment.
+ *
+ * Deleted rows excluded, in the order of lance_dataset_fragment_ids().
  * @param out_row_counts  Borrowed; holds `capacity` entries.
  * @param capacity        At least lance_dataset_fragment_count(), else
  *                        LANCE_ERR_INVALID_ARGUMENT and nothing is written.
@@ -755,9 +810,10 @@ int32_t lance_dataset_fragment_ids_bounded(const LanceDataset* dataset, uint64_t
 int32_t lance_dataset_fragment_row_counts(const LanceDataset* dataset, uint64_t* out_row_counts, size_t capacity);
 
 /**
- * Deletes the rows matching an SQL predicate and commits; the handle moves
- * to the new version.  A fragment whose every row is deleted leaves the
- * dataset.
+ * Deletes the rows matching an SQL predicate and commits.
+ *
+ * The handle moves to the new version.  A fragment whose every row is
+ * deleted leaves the dataset.
  * @param predicate         Borrowed, e.g. "id >= 100"; an invalid predicate
  *                          is LANCE_ERR_INVALID_ARGUMENT.
  * @param out_deleted_rows  Nullable; receives the number of rows deleted.
@@ -765,6 +821,8 @@ int32_t lance_dataset_fragment_row_counts(const LanceDataset* dataset, uint64_t*
 int32_t lance_dataset_delete(LanceDataset* dataset, const char* predicate, uint64_t* out_deleted_rows);
 
 /**
+ * Updates the rows matching a predicate.
+ *
  * Sets columns of the rows matching an SQL predicate to SQL expressions
  * computed per row, and commits; the handle moves to the new version.  The
  * Lance core rewrites the matching rows into new fragments (their old copies
@@ -808,6 +866,8 @@ typedef struct LanceCompactionOptions {
 } LanceCompactionOptions;
 
 /**
+ * Compacts the dataset's files.
+ *
  * Rewrites small fragments (and fragments with many deletions) into larger
  * ones and commits; the handle moves to the new version.  Committed indices
  * are remapped to the new fragments; uncommitted segments built before the
@@ -830,6 +890,8 @@ typedef struct LanceCleanupStats {
 } LanceCleanupStats;
 
 /**
+ * Removes old versions and unreferenced files.
+ *
  * Lance's cleanup: removes the versions older than `older_than_seconds`
  * (never the latest) and the files no remaining version references, among
  * them the _indices/<uuid>/ directories of segments that were built but
@@ -862,11 +924,13 @@ int32_t lance_dataset_cleanup_old_versions(LanceDataset* dataset, uint64_t older
                                            LanceCleanupStats* out_stats);
 
 /**
- * Aborts the incomplete multipart uploads under the dataset's prefix that
- * started more than `older_than_seconds` ago (0 = every one).  A writer killed in the
- * middle of a large file (a segment build's index file, a data file)
- * leaves one: the object store keeps its parts, and bills them, until it
- * is aborted, and no listing of objects shows it (so
+ * Aborts incomplete multipart uploads.
+ *
+ * Those under the dataset's prefix that started more than
+ * `older_than_seconds` ago (0 = every one).  A writer killed in the middle
+ * of a large file (a segment build's index file, a data file) leaves one:
+ * the object store keeps its parts, and bills them, until it is aborted,
+ * and no listing of objects shows it (so
  * lance_dataset_cleanup_old_versions() cannot).  An upload still in
  * progress is aborted too if it is older than the cutoff (its writer can
  * then not finish its file): as with delete_unverified, make sure no worker
@@ -904,16 +968,20 @@ typedef struct LanceVersions LanceVersions;
 typedef struct LanceDataStatistics LanceDataStatistics;
 
 /**
- * Reads the dataset's version history (every manifest still in storage,
- * whatever version the handle holds), ordered by version id.
+ * Reads the dataset's version history.
+ *
+ * Every manifest still in storage, whatever version the handle holds,
+ * ordered by version id.
  * @return Produced: a snapshot of the history, to close with
  *         lance_versions_close(), or NULL.  Reads every manifest (I/O).
  */
 LanceVersions* lance_dataset_versions(const LanceDataset* dataset);
 
 /**
- * The number of versions in the history, as read by
- * lance_dataset_versions() (the list does not change afterwards).
+ * The number of versions in a history.
+ *
+ * As read by lance_dataset_versions() (the list does not change
+ * afterwards).
  * @param versions  Borrowed.
  * @return The count (at least 1 for a history read), or 0 with
  *         LANCE_ERR_INVALID_ARGUMENT for a NULL `versions`.
@@ -941,6 +1009,8 @@ int64_t lance_versions_timestamp_ms_at(const LanceVersions* versions, size_t ind
 void lance_versions_close(LanceVersions* versions);
 
 /**
+ * Restores an old version.
+ *
  * Makes an old version the latest: commits a new version (the latest + 1)
  * holding the fragments, schema and indices of `version`.  Versions in
  * between stay in the history.  Restoring the latest version commits a new
@@ -958,8 +1028,10 @@ void lance_versions_close(LanceVersions* versions);
 LanceDataset* lance_dataset_restore(const LanceDataset* dataset, uint64_t version);
 
 /**
- * Measures how many bytes each field of the handle's version takes on disk,
- * reading the metadata of every data file (I/O).
+ * Measures each field's bytes on disk.
+ *
+ * The fields of the handle's version, measured by reading the metadata of
+ * every data file (I/O).
  * @return Produced: one entry per field, nested children included, ordered
  *         by field id; close it with lance_data_statistics_close().  NULL on
  *         error.
@@ -1021,9 +1093,11 @@ typedef struct LanceSessionCacheStats {
 } LanceSessionCacheStats;
 
 /**
- * Creates a session whose caches hold at most the given number of bytes
- * each, as the core weighs its entries (the core's estimate of an entry's
- * memory; not a limit on the process's memory).
+ * Creates a session.
+ *
+ * Its caches hold at most the given number of bytes each, as the core
+ * weighs its entries (the core's estimate of an entry's memory; not a
+ * limit on the process's memory).
  *
  * @param index_cache_size_bytes     Limit of the index cache.  0 means a
  *                                   capacity of zero, so nothing is cached
@@ -1045,9 +1119,11 @@ LanceSession* lance_session_new(uint64_t index_cache_size_bytes, uint64_t metada
 void lance_session_close(LanceSession* session);
 
 /**
- * Reads the counters and current contents of the session's caches: the
- * core's own numbers for the session, shared by every dataset opened with
- * it.  Hits and misses count lookups since the session was created.
+ * Reads the statistics of the session's caches.
+ *
+ * The counters and current contents of the caches: the core's own numbers
+ * for the session, shared by every dataset opened with it.  Hits and
+ * misses count lookups since the session was created.
  *
  * @param session    Borrowed; must not be NULL.
  * @param out_stats  Borrowed out parameter; must not be NULL.  Written on
@@ -1067,8 +1143,10 @@ int32_t lance_session_get_cache_stats(const LanceSession* session, LanceSessionC
 LanceDataset* lance_dataset_open_with_session(const char* uri, const char* const* storage_opts, uint64_t version,
                                               const LanceSession* session);
 
-/* ------------------------------------------------------------------------
- * Data cache
+/* ---- Data cache ---- */
+
+/*
+ * Data cache: what a session may keep of the bytes datasets read.
  *
  * A session may also cache the bytes that datasets read from object
  * storage (s3://, gs://, az://, oss://, ...): data files, deletion files and
@@ -1086,7 +1164,7 @@ LanceDataset* lance_dataset_open_with_session(const char* uri, const char* const
  * (SIGKILL) or exited with the session still open stays behind; no later
  * process reclaims it.  Point `directory` at a place the host cleans (or
  * remove `lance-c-data-cache-<pid>-*` of dead pids at start-up).
- * ------------------------------------------------------------------------ */
+ */
 
 /** A session's data cache.  All zero: a memory cache of the defaults. */
 typedef struct LanceDataCacheOptions {
@@ -1112,8 +1190,7 @@ typedef struct LanceDataCacheStatistics {
 } LanceDataCacheStatistics;
 
 /**
- * lance_session_new() with a data cache, shared by every dataset opened
- * with the session.
+ * lance_session_new() with a data cache, shared by every dataset opened with the session.
  *
  * @param index_cache_size_bytes, metadata_cache_size_bytes
  *                  As for lance_session_new().
@@ -1126,10 +1203,12 @@ LanceSession* lance_session_new_with_data_cache(uint64_t index_cache_size_bytes,
                                                 const LanceDataCacheOptions* options);
 
 /**
- * Reads the data-cache counters of one dataset handle: the bytes its reads
- * (scans, searches, takes, index loads through it) took from the session's
- * data cache and from the store, since the handle was opened.  A dataset
- * opened without a data cache, or on the local file system, reports zeros.
+ * Reads one dataset handle's data-cache counters.
+ *
+ * The bytes its reads (scans, searches, takes, index loads through it)
+ * took from the session's data cache and from the store, since the handle
+ * was opened.  A dataset opened without a data cache, or on the local file
+ * system, reports zeros.
  *
  * @param dataset     Borrowed.
  * @param out_stats   Borrowed out parameter; written on success only.
@@ -1165,6 +1244,7 @@ typedef struct LanceWriteParams {
 
 /**
  * Writes a stream of record batches as a new dataset version at `uri`.
+ *
  * A new dataset gets Lance 14.0.2's defaults: unlike upstream lance-c, no
  * auto-cleanup setting is stored in its manifest (old versions stay until
  * lance_dataset_cleanup_old_versions() removes them).
@@ -1184,8 +1264,10 @@ int32_t lance_dataset_write(const char* uri, const struct ArrowSchema* schema, s
                             int32_t mode, const char* const* storage_opts, LanceDataset** out_dataset);
 
 /**
- * lance_dataset_write() with write tuning (LanceWriteParams: file and row
- * group sizes, the file format version, stable row ids).
+ * Writes a stream with write tuning.
+ *
+ * As lance_dataset_write(), with LanceWriteParams: file and row group
+ * sizes, the file format version, stable row ids.
  *
  * @param params  Borrowed; NULL = all defaults (as a zeroed struct, which
  *                makes this call lance_dataset_write()).
@@ -1202,13 +1284,16 @@ int32_t lance_dataset_write_with_params(const char* uri, const struct ArrowSchem
                                         const char* const* storage_opts, LanceDataset** out_dataset);
 
 /**
- * Writes a stream of record batches as data files under `<uri>/data/` and
- * commits nothing: no manifest is written and no version is made, so the
- * files are invisible to readers until another writer commits them (the
- * files' footers keep the schema with its field ids, the row counts and
- * the format version).  When a dataset exists at `uri` the stream's schema
- * must be compatible with the dataset's, and the files take its field ids
- * and file format version; otherwise they are written as for a new dataset.
+ * Writes data files without committing them.
+ *
+ * The stream's record batches go to data files under `<uri>/data/`, and
+ * nothing is committed: no manifest is written and no version is made, so
+ * the files are invisible to readers until another writer commits them
+ * (the files' footers keep the schema with its field ids, the row counts
+ * and the format version).  When a dataset exists at `uri` the stream's
+ * schema must be compatible with the dataset's, and the files take its
+ * field ids and file format version; otherwise they are written as for a
+ * new dataset.
  *
  * @param uri           Borrowed.  Must not be NULL or empty.
  * @param schema        Borrowed (not released), required: the schema the
@@ -1275,9 +1360,11 @@ typedef struct LanceMergeInsertResult {
 } LanceMergeInsertResult;
 
 /**
- * Merges a stream of source rows into the dataset by key (Lance's
- * merge_insert: upsert, find-or-create, replace a range, delete by key) and
- * commits when something changes; the handle moves to the new version.
+ * Merges a stream of source rows into the dataset by key.
+ *
+ * Lance's merge_insert (upsert, find-or-create, replace a range, delete by
+ * key); it commits when something changes; the handle moves to the new
+ * version.
  *
  * @param on_columns      Borrowed: `num_on_columns` (at least 1) key column
  *                        names, each non-NULL and non-empty, matched to the
@@ -1313,8 +1400,11 @@ int32_t lance_dataset_merge_insert(LanceDataset* dataset, const char* const* on_
  */
 
 /**
- * Removes columns from the schema.  Metadata only: the data stays in the
- * files until a compaction rewrites them.
+ * Removes columns from the schema.
+ *
+ * Metadata only: the data stays in the files until a compaction rewrites
+ * them.
+ *
  * @param columns      Borrowed: `num_columns` (at least 1) names, each
  *                     non-NULL, non-empty UTF-8, naming a column (a nested
  *                     field as "parent.child").
@@ -1340,6 +1430,7 @@ typedef struct LanceColumnAlteration {
 
 /**
  * Renames columns, changes their nullability or casts them to another type.
+ *
  * Renames and nullability changes copy no data and keep the column's
  * indices.  A cast rewrites the column; the Lance core refuses to cast a
  * column that has an index (drop the index first, recreate it after).
@@ -1359,8 +1450,10 @@ typedef struct LanceSqlColumn {
 } LanceSqlColumn;
 
 /**
- * Adds columns computed row by row from SQL expressions over the existing
- * columns, writing new column files for every fragment.
+ * Adds columns computed from SQL expressions.
+ *
+ * They are computed row by row, over the existing columns; new column
+ * files are written for every fragment.
  * @param columns     Borrowed: `num_columns` (at least 1) entries.
  * @param batch_size  Rows read per batch; 0 = Lance's default; more than
  *                    UINT32_MAX is LANCE_ERR_INVALID_ARGUMENT.
@@ -1372,8 +1465,10 @@ int32_t lance_dataset_add_columns_sql(LanceDataset* dataset, const LanceSqlColum
                                       uint64_t batch_size);
 
 /**
- * Adds columns whose every value is NULL.  Metadata only: nothing is written
- * until rows are.
+ * Adds columns whose every value is NULL.
+ *
+ * Metadata only: nothing is written until rows are.
+ *
  * @param schema  Borrowed, never released: a struct schema of the new
  *                columns, at least one, each nullable.
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT for a NULL, released or
@@ -1383,9 +1478,11 @@ int32_t lance_dataset_add_columns_sql(LanceDataset* dataset, const LanceSqlColum
 int32_t lance_dataset_add_columns_nulls(LanceDataset* dataset, const struct ArrowSchema* schema);
 
 /**
- * Adds the columns of a stream, whose rows line up by position with the
- * dataset's rows in fragment order (deleted rows excluded); the stream must
- * hold exactly as many rows as the dataset.
+ * Adds the columns of a stream, aligned by position.
+ *
+ * The stream's rows line up by position with the dataset's rows in fragment
+ * order (deleted rows excluded); it must hold exactly as many rows as the
+ * dataset.
  * @param stream      Consumed, whatever the result (a NULL stream is
  *                    LANCE_ERR_INVALID_ARGUMENT, with nothing consumed).
  * @param batch_size  Rows read per batch; 0 = Lance's default; more than
@@ -1425,9 +1522,12 @@ typedef enum {
     LANCE_APPROX_MODE_ACCURATE = 2 /* higher recall, may raise latency */
 } LanceApproxMode;
 
+/* ---- Scanners ---- */
+
 /**
- * Creates a scanner over the handle's current version.  The scanner keeps
- * that version even if the handle later moves.
+ * Creates a scanner over the handle's current version.
+ *
+ * The scanner keeps that version even if the handle later moves.
  *
  * @param dataset  Borrowed.
  * @param columns  Borrowed: a NULL-terminated array of column names to
@@ -1441,20 +1541,26 @@ typedef enum {
 LanceScanner* lance_scanner_new(const LanceDataset* dataset, const char* const* columns, const char* filter);
 
 /**
- * Closes a scanner.  NULL is a no-op; close each scanner once.  Streams it
- * exported (lance_scanner_to_arrow_stream(), lance_scanner_scan_async())
- * stay valid.  A lance_scanner_poll_next() waker not yet running is dropped
- * uncalled, and one running on another thread is waited for: after close
- * returns no waker of the scanner runs, so a waker must never close its own
- * scanner (or wait for a thread that does).
+ * Closes a scanner.
+ *
+ * NULL is a no-op; close each scanner once.  Streams it exported
+ * (lance_scanner_to_arrow_stream(), lance_scanner_scan_async()) stay valid.
+ * A lance_scanner_poll_next() waker not yet running is dropped uncalled,
+ * and one running on another thread is waited for: after close returns no
+ * waker of the scanner runs, so a waker must never close its own scanner
+ * (or wait for a thread that does).
  */
 void lance_scanner_close(LanceScanner* scanner);
 
+/* ---- Settings: rows, columns, batches and fragments ---- */
+
 /*
- * Settings.  Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a
- * NULL scanner, a bad value, or once scanning has begun: every setting of
- * this section is fixed by the scanner's first stream, whichever call made
- * it (lance_scanner_next(), lance_scanner_to_arrow_stream(),
+ * Scanner settings: when they may be set, and their errors.
+ *
+ * Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a NULL
+ * scanner, a bad value, or once scanning has begun: every setting of this
+ * section is fixed by the scanner's first stream, whichever call made it
+ * (lance_scanner_next(), lance_scanner_to_arrow_stream(),
  * lance_scanner_scan_async(), lance_scanner_poll_next()).  Settings are
  * checked as they are made, against the scanner's version: a setting that
  * makes the scan invalid fails (with the core's code when the core refuses
@@ -1463,6 +1569,7 @@ void lance_scanner_close(LanceScanner* scanner);
 
 /**
  * Returns at most `limit` rows (after `offset`).
+ *
  * @param limit  -1 = no limit (the default); 0 and up = that many rows.
  *               Below -1: LANCE_ERR_INVALID_ARGUMENT.  A batch k-NN search
  *               (lance_scanner_nearest_batch()) refuses a limit, in either
@@ -1472,6 +1579,7 @@ int32_t lance_scanner_set_limit(LanceScanner* scanner, int64_t limit);
 
 /**
  * Skips the first `offset` rows of the result.
+ *
  * @param offset  0 = none (the default); negative is
  *                LANCE_ERR_INVALID_ARGUMENT.  A batch k-NN search refuses
  *                an offset, in either order.
@@ -1480,6 +1588,7 @@ int32_t lance_scanner_set_offset(LanceScanner* scanner, int64_t offset);
 
 /**
  * The most rows in one batch the scan returns.
+ *
  * @param batch_size  0 = Lance's default: 8192 rows on the local file
  *                    system; on an object store a quarter of its block
  *                    size in bytes when that is more (16384 for 64 KiB
@@ -1503,9 +1612,13 @@ int32_t lance_scanner_with_row_id(LanceScanner* scanner, bool enable);
  */
 int32_t lance_scanner_set_fragment_ids(LanceScanner* scanner, const uint64_t* ids, size_t len);
 
+/* ---- Vector search: the query, the index and its segments ---- */
+
 /**
- * Makes the scan a k-nearest-neighbour search: the result holds the k rows
- * closest to the query, nearest first, with a float32 `_distance` column.
+ * Makes the scan a k-nearest-neighbour search.
+ *
+ * The result holds the k rows closest to the query, nearest first, with a
+ * float32 `_distance` column.
  *
  * @param column        Borrowed: a FixedSizeList vector column.
  * @param query_data    Borrowed: `query_len` elements of `element_type`
@@ -1520,10 +1633,11 @@ int32_t lance_scanner_nearest(LanceScanner* scanner, const char* column, const v
                               LanceDataType element_type, uint32_t k);
 
 /**
- * Makes the scan a multivector k-nearest-neighbour search over a column of
- * type List<FixedSizeList<float16/32/64>> (no null vectors or elements): a
- * row's distance is the sum, over the query's vectors, of each one's
- * smallest distance to the row's vectors (L2 unless
+ * Makes the scan a multivector k-nearest-neighbour search.
+ *
+ * It searches a column of type List<FixedSizeList<float16/32/64>> (no null
+ * vectors or elements): a row's distance is the sum, over the query's
+ * vectors, of each one's smallest distance to the row's vectors (L2 unless
  * lance_scanner_set_metric() says otherwise); the k nearest rows come first,
  * with a float32 `_distance` column.  The refine factor defaults to 1 here.
  *
@@ -1546,14 +1660,15 @@ int32_t lance_scanner_nearest_multivector(LanceScanner* scanner, const char* col
                                           size_t dimension, size_t num_vectors, LanceDataType element_type, uint32_t k);
 
 /**
- * Runs up to 128 independent k-nearest-neighbour queries in one scan: each
- * query gives the k rows nearest to it, as lance_scanner_nearest() with that
- * query alone would, and the output gains an int32 column `query_index`
- * (0-based) naming the query each row answers.  Rows come query by query,
- * in query order, nearest first within a query.  Every other setting of the
- * scanner (filter, prefilter, projection, index segments, nprobes, refine
- * factor, metric, use_index, distance range excepted) applies to each
- * query.
+ * Runs a batch of k-nearest-neighbour queries in one scan.
+ *
+ * Up to 128 independent queries: each query gives the k rows nearest to it,
+ * as lance_scanner_nearest() with that query alone would, and the output
+ * gains an int32 column `query_index` (0-based) naming the query each row
+ * answers.  Rows come query by query, in query order, nearest first within a
+ * query.  Every other setting of the scanner (filter, prefilter, projection,
+ * index segments, nprobes, refine factor, metric, use_index, distance range
+ * excepted) applies to each query.
  *
  * @param column        Borrowed: a FixedSizeList vector column.
  * @param query_data    Borrowed: `num_queries` vectors of `dimension`
@@ -1575,11 +1690,13 @@ int32_t lance_scanner_nearest_batch(LanceScanner* scanner, const char* column, c
                                     size_t num_queries, LanceDataType element_type, uint32_t k);
 
 /**
- * Keeps only the results of a single-vector k-NN search whose `_distance`
- * lies in [lower, upper): at most k rows still, nearest first, possibly
- * fewer.  Distances are those of the search's metric (squared L2 for L2).
- * It may be set before lance_scanner_nearest(); a scan without a k-NN
- * search ignores it.
+ * Keeps only k-NN results within a distance range.
+ *
+ * The range applies to a single-vector k-NN search, whose results keep
+ * `_distance` in [lower, upper): at most k rows still, nearest first,
+ * possibly fewer.  Distances are those of the search's metric (squared L2
+ * for L2).  It may be set before lance_scanner_nearest(); a scan without
+ * a k-NN search ignores it.
  *
  * @param lower  Borrowed: NULL = no lower bound; otherwise a finite value.
  * @param upper  Borrowed: NULL = no upper bound; otherwise a finite value.
@@ -1591,16 +1708,20 @@ int32_t lance_scanner_nearest_batch(LanceScanner* scanner, const char* column, c
 int32_t lance_scanner_set_distance_range(LanceScanner* scanner, const float* lower, const float* upper);
 
 /**
- * IVF partitions to probe: sets both the lower and the upper bound to `n`
- * (as lance_scanner_set_minimum_nprobes() and _set_maximum_nprobes() both
- * with `n`).  Without any of the three, Lance probes adaptively: at least one
+ * IVF partitions to probe.
+ *
+ * Sets both the lower and the upper bound to `n` (as
+ * lance_scanner_set_minimum_nprobes() and _set_maximum_nprobes() both with
+ * `n`).  Without any of the three, Lance probes adaptively: at least one
  * partition, more until it has k results and its search-effort target is met.
  * n = 0 gives LANCE_ERR_INVALID_ARGUMENT.
  */
 int32_t lance_scanner_set_nprobes(LanceScanner* scanner, uint32_t n);
 /**
- * Makes an indexed k-NN search fetch refine_factor * k candidates and
- * re-rank them by their exact distance, read from the vector column.
+ * Re-ranks k-NN candidates by their exact distance.
+ *
+ * An indexed k-NN search fetches refine_factor * k candidates and
+ * re-ranks them; the exact distance is read from the vector column.
  * @param f  0 = no refine (the default; a multivector search defaults to
  *           1).  For a multivector search refine_factor * k must stay
  *           within 100000, else LANCE_ERR_INVALID_ARGUMENT.
@@ -1608,23 +1729,28 @@ int32_t lance_scanner_set_nprobes(LanceScanner* scanner, uint32_t n);
 int32_t lance_scanner_set_refine_factor(LanceScanner* scanner, uint32_t f);
 
 /**
- * The breadth of an HNSW index's search (candidates kept while walking the
- * graph); more raises recall and latency.  Index types without HNSW ignore
- * it.
+ * The breadth of an HNSW search.
+ *
+ * Candidates kept while walking an HNSW index's graph; more raises recall
+ * and latency.  Index types without HNSW ignore it.
  * @param e  0 = Lance's default (k + k / 2).
  */
 int32_t lance_scanner_set_ef(LanceScanner* scanner, uint32_t e);
 
 /**
- * The distance metric of the k-NN search (k-NN and multivector searches;
- * it may be set before the query).  Without it the search takes the
- * index's metric, or L2 without an index.
+ * The distance metric of the k-NN search.
+ *
+ * For k-NN and multivector searches; it may be set before the query.
+ * Without it the search takes the index's metric, or L2 without an
+ * index.
  * @param metric  A LanceMetricType; another value is
  *                LANCE_ERR_INVALID_ARGUMENT.
  */
 int32_t lance_scanner_set_metric(LanceScanner* scanner, LanceMetricType metric);
 
 /**
+ * Whether the k-NN search uses the vector index.
+ *
  * false: the k-NN search reads every vector and computes exact distances
  * (a flat search) even when the column has a vector index.  true (the
  * default): it uses the index when there is one.  Scalar indices are set
@@ -1640,16 +1766,18 @@ int32_t lance_scanner_set_use_index(LanceScanner* scanner, bool enable);
 int32_t lance_scanner_set_prefilter(LanceScanner* scanner, bool enable);
 
 /**
- * Scopes a filtered scan to one scalar index segment and the fragments
- * given with lance_scanner_set_fragment_ids(), which must be set (in either
- * order) before the scan starts: without them the stream is refused with
+ * Scopes a filtered scan to one scalar index segment.
+ *
+ * The scan also keeps to the fragments given with
+ * lance_scanner_set_fragment_ids(), which must be set (in either order)
+ * before the scan starts: without them the stream is refused with
  * LANCE_ERR_INVALID_ARGUMENT when it starts.  The fragments are read with
  * every scalar index off and the whole filter checked on each row; limit and
  * offset apply after the filter.  Lance 14.0.2 cannot pin a scan's
  * scalar-index search to one segment (its segment selection is private to
- * the core; docs/core-references.md), so this library
- * always takes upstream's unindexed path: the rows are exact, the segment
- * does not speed the search up.
+ * the core; docs/core-references.md), so this library always takes
+ * upstream's unindexed path: the rows are exact, the segment does not speed
+ * the search up.
  *
  * @param segment_uuid  Borrowed: 16 bytes (copied), an index segment of the
  *                      scanner's version (otherwise
@@ -1662,58 +1790,68 @@ int32_t lance_scanner_set_scalar_index_segment(LanceScanner* scanner, const uint
 
 /**
  * Pins the k-NN search to chosen segments of the vector index.
+ *
  * @param segment_uuids  Borrowed: `len` UUIDs of 16 raw bytes each, packed
  *                       (as lance_dataset_index_segments() writes them).
  *                       len = 0 removes the pin.
  */
 int32_t lance_scanner_set_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids, size_t len);
 
-/* ------------------------------------------------------------------------
- * Vector search: probe bounds, approximation, parallelism
+/* ---- Vector search: probe bounds, approximation, parallelism ---- */
+
+/*
+ * When the probe, approximation and parallelism settings apply.
  *
  * Like the tuning settings below these are refused with
  * LANCE_ERR_INVALID_ARGUMENT once scanning has begun (a first
  * lance_scanner_next() or lance_scanner_to_arrow_stream()).  They may be set
  * before lance_scanner_nearest() and apply to the k-NN search when there is
  * one; a scan without a k-NN query ignores them.
- * ------------------------------------------------------------------------ */
+ */
 
 /**
- * The least number of IVF partitions a k-NN search probes (Lance's default:
- * 1); Lance's adaptive probing may probe more, up to the maximum, to find k
- * results.  `minimum_nprobes` must be at least 1 and not above a maximum
- * already set; a bad value is refused and neither bound changes.
+ * The least number of IVF partitions a k-NN search probes.
+ *
+ * Lance's default: 1; Lance's adaptive probing may probe more, up to the
+ * maximum, to find k results.  `minimum_nprobes` must be at least 1 and not
+ * above a maximum already set; a bad value is refused and neither bound
+ * changes.
  */
 int32_t lance_scanner_set_minimum_nprobes(LanceScanner* scanner, uint32_t minimum_nprobes);
 
 /**
- * The most IVF partitions a k-NN search probes (Lance's default: all of
- * them), for its first round and for the extra partitions it probes when it
- * runs short of k candidates, as a prefiltered search can.  `maximum_nprobes`
- * must be at least 1 and not below a minimum already set; a bad value is
- * refused and neither bound changes.  Both bounds at the index's partition
- * count make an IVF_FLAT search exact.
+ * The most IVF partitions a k-NN search probes.
+ *
+ * For its first round and for the extra partitions it probes when it runs
+ * short of k candidates, as a prefiltered search can (Lance's default: all of
+ * them).  `maximum_nprobes` must be at least 1 and not below a minimum
+ * already set; a bad value is refused and neither bound changes.  Both bounds
+ * at the index's partition count make an IVF_FLAT search exact.
  */
 int32_t lance_scanner_set_maximum_nprobes(LanceScanner* scanner, uint32_t maximum_nprobes);
 
 /**
- * Speed against recall, a LanceApproxMode (default NORMAL).  In Lance 14.0.2
- * it is used by IVF_RQ indices and by prefiltered HNSW searches (FAST turns
- * on ACORN traversal); other index types ignore it.  Out of range:
- * LANCE_ERR_INVALID_ARGUMENT.
+ * Speed against recall, a LanceApproxMode (default NORMAL).
+ *
+ * In Lance 14.0.2 it is used by IVF_RQ indices and by prefiltered HNSW
+ * searches (FAST turns on ACORN traversal); other index types ignore it.
+ * Out of range: LANCE_ERR_INVALID_ARGUMENT.
  */
 int32_t lance_scanner_set_approx_mode(LanceScanner* scanner, LanceApproxMode approx_mode);
 
 /**
- * How many IVF partitions one k-NN query searches at once: -1 = the CPU pool
- * size, 0 = automatic (the default; today sequential), 1 = sequential,
- * > 1 = that many in parallel, capped at the CPU pool size.  Below -1:
- * LANCE_ERR_INVALID_ARGUMENT.
+ * How many IVF partitions one k-NN query searches at once.
+ *
+ * -1 = the CPU pool size, 0 = automatic (the default; today sequential),
+ * 1 = sequential, > 1 = that many in parallel, capped at the CPU pool size.
+ * Below -1: LANCE_ERR_INVALID_ARGUMENT.
  */
 int32_t lance_scanner_set_query_parallelism(LanceScanner* scanner, int32_t query_parallelism);
 
-/* ------------------------------------------------------------------------
- * Scan tuning
+/* ---- Scan tuning ---- */
+
+/*
+ * Scan tuning: the errors, and when the settings are fixed.
  *
  * Each returns 0, or -1 with LANCE_ERR_INVALID_ARGUMENT for a bad value, for
  * a combination Lance refuses (the setting is then not kept), or once
@@ -1724,13 +1862,14 @@ int32_t lance_scanner_set_query_parallelism(LanceScanner* scanner, int32_t query
  * Only lance_scanner_with_row_address() (a
  * column) and lance_scanner_set_include_deleted_rows() change what a scan
  * returns; scan_in_order(false) may change the order of the rows.
- * ------------------------------------------------------------------------ */
+ */
 
 /**
- * Target bytes per batch; `batch_size_bytes` must be at least 1.  When a row
- * batch size (lance_scanner_set_batch_size()) is also set, Lance 14.0.2
- * applies both limits and whichever a batch reaches first ends it.  Refused while strict batch
- * size is on (see lance_scanner_set_strict_batch_size()).
+ * Target bytes per batch; `batch_size_bytes` must be at least 1.
+ *
+ * When a row batch size (lance_scanner_set_batch_size()) is also set, Lance 14.0.2 applies
+ * both limits and whichever a batch reaches first ends it.  Refused while strict batch size is
+ * on (see lance_scanner_set_strict_batch_size()).
  */
 int32_t lance_scanner_set_batch_size_bytes(LanceScanner* scanner, uint64_t batch_size_bytes);
 
@@ -1742,25 +1881,30 @@ int32_t lance_scanner_set_batch_size_bytes(LanceScanner* scanner, uint64_t batch
 int32_t lance_scanner_set_io_buffer_size(LanceScanner* scanner, uint64_t io_buffer_size_bytes);
 
 /**
- * The most batches the scan decodes at once; more uses more memory and
- * cores.  Default: the size of the core's compute pool ("Process budget":
- * cores - 2, at least 1, or LANCE_CPU_THREADS).
+ * The most batches the scan decodes at once; more uses more memory and cores.
+ *
+ * Default: the size of the core's compute pool ("Process budget": cores -
+ * 2, at least 1, or LANCE_CPU_THREADS).
+ *
  * @param batch_readahead  At least 1; 0 is LANCE_ERR_INVALID_ARGUMENT.
  */
 int32_t lance_scanner_set_batch_readahead(LanceScanner* scanner, size_t batch_readahead);
 
 /**
- * The most fragments whose reads are scheduled at once, in ordered and
- * unordered scans alike (1 = one fragment at a time).  Default: the
- * core's, which depends on the store's I/O parallelism.
+ * The most fragments whose reads are scheduled at once.
+ *
+ * In ordered and unordered scans alike (1 = one fragment at a time).
+ * Default: the core's, which depends on the store's I/O parallelism.
  * @param fragment_readahead  At least 1; 0 is LANCE_ERR_INVALID_ARGUMENT.
  */
 int32_t lance_scanner_set_fragment_readahead(LanceScanner* scanner, size_t fragment_readahead);
 
 /**
- * The number of partitions the core's physical plan is split into, the
- * work that can run in parallel.  Default: the size of the core's compute
- * pool, as for lance_scanner_set_batch_readahead().
+ * The number of partitions of the core's physical plan.
+ *
+ * Its partitions are the work that can run in parallel.  Default: the
+ * size of the core's compute pool, as for
+ * lance_scanner_set_batch_readahead().
  * @param target_parallelism  At least 1; 0 is LANCE_ERR_INVALID_ARGUMENT.
  */
 int32_t lance_scanner_set_target_parallelism(LanceScanner* scanner, size_t target_parallelism);
@@ -1786,6 +1930,8 @@ int32_t lance_scanner_set_use_scalar_index(LanceScanner* scanner, bool use_scala
 int32_t lance_scanner_set_strict_batch_size(LanceScanner* scanner, bool strict_batch_size);
 
 /**
+ * Whether the scan skips data by the files' statistics.
+ *
  * false: the scan does not use the files' statistics to skip data it can
  * tell holds no matching row; it reads everything the filter could need.
  * true (the default): it does.  The rows are the same either way: this is
@@ -1800,6 +1946,8 @@ int32_t lance_scanner_set_use_stats(LanceScanner* scanner, bool use_stats);
 int32_t lance_scanner_with_row_address(LanceScanner* scanner, bool enable);
 
 /**
+ * Returns deleted rows too.
+ *
  * true: deleted rows that are still in their data files are returned too,
  * with a NULL `_rowid`; their other columns hold the values they had.
  * Requires the `_rowid` column: call lance_scanner_with_row_id(scanner, true)
@@ -1811,14 +1959,14 @@ int32_t lance_scanner_with_row_address(LanceScanner* scanner, bool enable);
  */
 int32_t lance_scanner_set_include_deleted_rows(LanceScanner* scanner, bool include_deleted_rows);
 
-/* ------------------------------------------------------------------------
- * Filters and scan statistics
- * ------------------------------------------------------------------------ */
+/* ---- Filters and scan statistics ---- */
 
 /**
- * Sets the main filter from a Substrait ExtendedExpression holding one
- * boolean expression; it takes precedence over lance_scanner_new()'s SQL
- * filter, and a second call replaces the first.
+ * Sets the main filter from a Substrait expression.
+ *
+ * An ExtendedExpression holding one boolean expression; it takes
+ * precedence over lance_scanner_new()'s SQL filter, and a second call
+ * replaces the first.
  *
  * The expression's field references are resolved against the dataset's
  * schema (the schema the ExtendedExpression declares must name the
@@ -1832,11 +1980,13 @@ int32_t lance_scanner_set_include_deleted_rows(LanceScanner* scanner, bool inclu
 int32_t lance_scanner_set_substrait_filter(LanceScanner* scanner, const uint8_t* bytes, size_t len);
 
 /**
- * Adds an SQL predicate that is ANDed with the main filter (the Substrait
- * filter if set, else lance_scanner_new()'s SQL filter) and with every other
- * additional filter.  Each predicate is parsed on its own, so one cannot
- * change how another groups.  A malformed predicate or an unknown column
- * fails here (LANCE_ERR_INVALID_ARGUMENT) and is not kept.
+ * Adds an SQL predicate to the filter.
+ *
+ * The predicate is ANDed with the main filter (the Substrait filter if set,
+ * else lance_scanner_new()'s SQL filter) and with every other additional
+ * filter.  Each predicate is parsed on its own, so one cannot change how
+ * another groups.  A malformed predicate or an unknown column fails here
+ * (LANCE_ERR_INVALID_ARGUMENT) and is not kept.
  * @param filter  Borrowed: a non-empty SQL predicate (copied).
  */
 int32_t lance_scanner_additional_sql_filter(LanceScanner* scanner, const char* filter);
@@ -1875,10 +2025,12 @@ typedef struct {
 typedef void (*LanceScanStatisticsCallback)(void* callback_ctx, const LanceScanStatistics* statistics);
 
 /**
- * Registers a callback that receives the statistics of each stream of this
- * scanner that is read to its end.  A second registration replaces the
- * first.  Refused with LANCE_ERR_INVALID_ARGUMENT once scanning has begun
- * (as the tuning settings) and for a NULL callback.
+ * Registers a callback for each stream's statistics.
+ *
+ * It receives the statistics of each stream of this scanner that is read
+ * to its end.  A second registration replaces the first.  Refused with
+ * LANCE_ERR_INVALID_ARGUMENT once scanning has begun (as the tuning
+ * settings) and for a NULL callback.
  *
  * When it fires: once per stream, when the stream first reports its end, for
  * lance_scanner_next()'s iteration (inside the call that returns 1) and for
@@ -1901,9 +2053,14 @@ typedef void (*LanceScanStatisticsCallback)(void* callback_ctx, const LanceScanS
 int32_t lance_scanner_set_statistics_callback(LanceScanner* scanner, LanceScanStatisticsCallback callback,
                                               void* callback_ctx);
 
+/* ---- Reading the results ---- */
+
 /**
- * Runs the scan as an Arrow stream.  May be called more than once; each call
- * runs the scan anew, independently of lance_scanner_next().
+ * Runs the scan as an Arrow stream.
+ *
+ * May be called more than once; each call runs the scan anew, independently
+ * of lance_scanner_next().
+ *
  * @param out  Borrowed out parameter; on success holds a produced stream the
  *             caller releases with out->release(out).  The stream stays
  *             valid after the scanner is closed.  Its get_next blocks.
@@ -1912,6 +2069,7 @@ int32_t lance_scanner_to_arrow_stream(LanceScanner* scanner, struct ArrowArraySt
 
 /**
  * Reads the scanner's next batch, blocking.
+ *
  * @param out  Borrowed out parameter: a produced batch (free it with
  *             lance_batch_free()) when 0 is returned, otherwise NULL.
  * @return 0 = a batch, 1 = the end of the scan, -1 = error.
@@ -1926,7 +2084,10 @@ int32_t lance_scanner_next(LanceScanner* scanner, LanceBatch** out);
 int32_t lance_batch_to_arrow(const LanceBatch* batch, struct ArrowArray* out_array, struct ArrowSchema* out_schema);
 
 /**
- * The number of rows in a batch.  No I/O.
+ * The number of rows in a batch.
+ *
+ * No I/O.
+ *
  * @param batch  Borrowed.
  * @return The count, or 0 with LANCE_ERR_INVALID_ARGUMENT for a NULL
  *         `batch`.
@@ -1934,8 +2095,11 @@ int32_t lance_batch_to_arrow(const LanceBatch* batch, struct ArrowArray* out_arr
 uint64_t lance_batch_num_rows(const LanceBatch* batch);
 
 /**
- * Frees a batch.  Arrays exported from it with lance_batch_to_arrow() stay
- * valid (they hold their own references to its buffers).
+ * Frees a batch.
+ *
+ * Arrays exported from it with lance_batch_to_arrow() stay valid (they
+ * hold their own references to its buffers).
+ *
  * @param batch  Consumed.  NULL is a no-op.
  * It cannot fail and leaves this thread's last error as it was.
  */
@@ -1963,11 +2127,12 @@ typedef void (*LanceCallback)(void* ctx, int32_t status, void* result);
 typedef void (*LanceWaker)(void* ctx);
 
 /**
- * Starts the scanner's scan on the library's runtime and hands the stream
- * to `callback` once the scan has started.  Like
- * lance_scanner_to_arrow_stream(), each call runs the scan anew with the
- * scanner's settings as they are at the call; the scanner may be closed
- * right after the call returns.
+ * Starts a scan asynchronously.
+ *
+ * It runs on the library's runtime, which hands the stream to `callback`
+ * once the scan has started.  Like lance_scanner_to_arrow_stream(), each
+ * call runs the scan anew with the scanner's settings as they are at the
+ * call; the scanner may be closed right after the call returns.
  *
  * The callback fires exactly once per call, argument and setup failures
  * included, on a library thread (a runtime thread set aside for blocking
@@ -2075,7 +2240,9 @@ int32_t lance_scanner_full_text_search(LanceScanner* scanner, const char* query,
                                        uint32_t max_fuzzy_distance);
 
 /**
- * Prepares a match query on one column: it takes the handle's current
+ * Prepares a full-text match query.
+ *
+ * The query is on one column.  Preparing takes the handle's current
  * snapshot, finds every committed INVERTED segment of `column`, applies
  * `coverage_mode`, and plans the query, so a missing column or index fails
  * here.  The context lives in this process only.
@@ -2095,7 +2262,9 @@ LanceFtsQueryContext* lance_dataset_prepare_fts_match_query(const LanceDataset* 
                                                             uint32_t max_fuzzy_distance, int32_t coverage_mode);
 
 /**
- * Deprecated: lance_dataset_prepare_fts_match_query() with
+ * Deprecated: prepare a full-text query.
+ *
+ * The same as lance_dataset_prepare_fts_match_query() with
  * LANCE_FTS_MATCH_OPERATOR_OR (a row matches on any of the query's terms).
  * Parameters, ownership and errors as there: `max_fuzzy_distance` must be
  * 0, `coverage_mode` a LanceFtsCoverageMode.
@@ -2107,18 +2276,23 @@ LanceFtsQueryContext* lance_dataset_prepare_fts_query(const LanceDataset* datase
                                                       int32_t coverage_mode);
 
 /**
- * Prepares a phrase query: the terms must occur in this order, with at most
- * `slop` other positions between them (0 = adjacent).  As
- * lance_dataset_prepare_fts_match_query(), and: `slop` negative gives
- * LANCE_ERR_INVALID_ARGUMENT; an index built without positions fails with
- * the core's code (LANCE_ERR_INVALID_ARGUMENT).
+ * Prepares a full-text phrase query.
+ *
+ * The terms must occur in this order, with at most `slop` other positions
+ * between them (0 = adjacent).  As lance_dataset_prepare_fts_match_query(),
+ * and: `slop` negative gives LANCE_ERR_INVALID_ARGUMENT; an index built
+ * without positions fails with the core's code
+ * (LANCE_ERR_INVALID_ARGUMENT).
  */
 LanceFtsQueryContext* lance_dataset_prepare_fts_phrase_query(const LanceDataset* dataset, const char* column,
                                                              const char* query, int32_t slop, int32_t coverage_mode);
 
 /**
- * Closes a context.  Scanners it was set on keep their own reference and
- * go on running its query.  Close it when no other call uses it.
+ * Closes a context.
+ *
+ * Scanners it was set on keep their own reference and go on running its
+ * query.  Close it when no other call uses it.
+ *
  * @param context  Consumed.  NULL is a no-op.
  * It cannot fail and leaves this thread's last error as it was.
  */
@@ -2126,6 +2300,7 @@ void lance_fts_query_context_close(LanceFtsQueryContext* context);
 
 /**
  * Makes the scan run a prepared query; setting another context replaces it.
+ *
  * @param context  Borrowed; the scanner keeps its own reference.  It must
  *                 come from the same LanceDataset handle as the scanner (an
  *                 equal URI and version do not count), and from the version
@@ -2137,6 +2312,7 @@ int32_t lance_scanner_set_fts_query_context(LanceScanner* scanner, const LanceFt
 
 /**
  * Narrows the context's search to some of its segments.
+ *
  * @param segment_uuids  Borrowed: `len` packed 16-byte UUIDs, each a segment
  *                       of the scanner's context, none repeated (otherwise
  *                       LANCE_ERR_INVALID_ARGUMENT, as is a scanner without a
@@ -2149,14 +2325,16 @@ int32_t lance_scanner_set_fts_query_context(LanceScanner* scanner, const LanceFt
 int32_t lance_scanner_set_fts_index_segments(LanceScanner* scanner, const uint8_t* segment_uuids, size_t len);
 
 /**
- * Near-duplicate search: the scan returns at most `limit` rows, those whose
- * `column` text is most similar to `text` under the column's MINHASHLSH
- * index (the Lance core's MinHashQuery), with a float32 `_distance` column,
- * 1 - the estimated Jaccard similarity of their shingle sets, ascending.
- * Only the index's LSH candidates (rows sharing a band with `text`) are
- * returned, so fewer than `limit` rows come back when fewer are similar.  `text`
- * is tokenized and shingled exactly as the indexed rows were.  A projection
- * applies as to any scan (`_distance` is added to it).
+ * Near-duplicate search by MinHash.
+ *
+ * The scan returns at most `limit` rows, those whose `column` text is most
+ * similar to `text` under the column's MINHASHLSH index (the Lance core's
+ * MinHashQuery), with a float32 `_distance` column, 1 - the estimated Jaccard
+ * similarity of their shingle sets, ascending.  Only the index's LSH candidates
+ * (rows sharing a band with `text`) are returned, so fewer than `limit` rows
+ * come back when fewer are similar.  `text` is tokenized and shingled exactly
+ * as the indexed rows were.  A projection applies as to any scan (`_distance`
+ * is added to it).
  *
  * Set the limit first (lance_scanner_set_limit()): without a limit this call
  * is LANCE_ERR_INVALID_ARGUMENT.
@@ -2182,9 +2360,11 @@ int32_t lance_scanner_minhash_search(LanceScanner* scanner, const char* column, 
  * ======================================================================== */
 
 /**
- * Reads rows by position in the handle's version: indices[i] is the 0-based
- * position among the live rows (deleted rows are not counted), in fragment
- * order, as a scan without filter yields them.
+ * Reads rows by position.
+ *
+ * Positions in the handle's version: indices[i] is the 0-based position
+ * among the live rows (deleted rows are not counted), in fragment order, as
+ * a scan without filter yields them.
  * @param indices      Borrowed, `num_indices` entries; NULL only with 0.  The
  *                     rows come back in this order, repeats included.  An
  *                     index >= lance_dataset_count_rows() is
@@ -2202,10 +2382,12 @@ int32_t lance_dataset_take(const LanceDataset* dataset, const uint64_t* indices,
                            const char* const* columns, struct ArrowArrayStream* out);
 
 /**
- * Reads rows by row id (the "_rowid" a scan with lance_scanner_with_row_id()
- * yields from the same version).  Rows come back in the order of `row_ids`,
- * repeats included; ids of rows that are deleted or do not exist are
- * skipped by the Lance core, so the stream may hold fewer rows.
+ * Reads rows by row id.
+ *
+ * The row ids are the "_rowid" a scan with lance_scanner_with_row_id()
+ * yields from the same version.  Rows come back in the order of `row_ids`,
+ * repeats included; ids of rows that are deleted or do not exist are skipped
+ * by the Lance core, so the stream may hold fewer rows.
  * @param row_ids  Borrowed, `num_row_ids` entries; NULL only with 0.
  * @param columns, out  As for lance_dataset_take().
  */
@@ -2232,9 +2414,10 @@ int32_t lance_dataset_take_rows(const LanceDataset* dataset, const uint64_t* row
 typedef struct LanceBlobFile LanceBlobFile;
 
 /**
- * Takes the values of a blob column at the given row ids (the `_rowid`
- * values of a scan with lance_scanner_with_row_id(), of the handle's
- * version).
+ * Takes blob values by row id.
+ *
+ * The values of one blob column; the row ids are the `_rowid` values
+ * of a scan with lance_scanner_with_row_id(), of the handle's version.
  *
  * @param dataset      Borrowed.
  * @param row_ids      Borrowed: `num_row_ids` ids; NULL only with 0 ids.
@@ -2260,16 +2443,21 @@ int32_t lance_dataset_take_blobs(const LanceDataset* dataset, const uint64_t* ro
                                  const char* column, LanceBlobFile** out);
 
 /**
- * lance_dataset_take_blobs() by row position: indices[i] is the 0-based
- * position of a row among the live rows of the handle's version, in scan
- * order (deleted rows are not counted).  A position at or past
+ * Takes blob values by row position.
+ *
+ * As lance_dataset_take_blobs(), but indices[i] is the 0-based position
+ * of a row among the live rows of the handle's version, in scan order
+ * (deleted rows are not counted).  A position at or past
  * lance_dataset_count_rows() is LANCE_ERR_INVALID_ARGUMENT.
  */
 int32_t lance_dataset_take_blobs_by_indices(const LanceDataset* dataset, const uint64_t* indices, size_t num_indices,
                                             const char* column, LanceBlobFile** out);
 
 /**
- * The value's size in bytes, whatever the cursor.  No I/O.
+ * The value's size in bytes, whatever the cursor.
+ *
+ * No I/O.
+ *
  * @param blob  Borrowed.
  * @return The size; 0 both for an empty value and on error
  *         (LANCE_ERR_INVALID_ARGUMENT for a NULL `blob`).
@@ -2277,6 +2465,8 @@ int32_t lance_dataset_take_blobs_by_indices(const LanceDataset* dataset, const u
 uint64_t lance_blob_file_size(const LanceBlobFile* blob);
 
 /**
+ * Reads the rest of a blob value.
+ *
  * Copies the bytes from the cursor to the end of the value into `dst` and
  * moves the cursor to the end.  With the cursor at or past the end it
  * succeeds, copies nothing and leaves the cursor where it is.
@@ -2290,6 +2480,8 @@ uint64_t lance_blob_file_size(const LanceBlobFile* blob);
 int32_t lance_blob_file_read(LanceBlobFile* blob, uint8_t* dst, size_t dst_len);
 
 /**
+ * Reads up to `len` bytes of a blob value.
+ *
  * Copies min(`len`, size - cursor) bytes from the cursor into `dst` and
  * advances the cursor by that many.  At or past the end, and for `len` 0,
  * it copies nothing.
@@ -2301,6 +2493,8 @@ int32_t lance_blob_file_read(LanceBlobFile* blob, uint8_t* dst, size_t dst_len);
 int32_t lance_blob_file_read_up_to(LanceBlobFile* blob, uint8_t* dst, size_t len, size_t* bytes_read);
 
 /**
+ * Reads a byte range of a blob value.
+ *
  * Copies exactly `len` bytes starting at byte `offset` of the value into
  * `dst`; the cursor does not move.  `len` 0 succeeds whatever `offset` is
  * (`dst` may be NULL).  A range that ends past the end of the value, or
@@ -2318,8 +2512,10 @@ int32_t lance_blob_file_read_range(const LanceBlobFile* blob, uint64_t offset, u
 int32_t lance_blob_file_seek(LanceBlobFile* blob, uint64_t pos);
 
 /**
- * Reads the cursor's position: 0 for a new handle, moved by the reads and
- * lance_blob_file_seek() (it may be past the end).  No I/O.
+ * The cursor's position.
+ *
+ * 0 for a new handle, moved by the reads and lance_blob_file_seek() (it
+ * may be past the end).  No I/O.
  * @param blob  Borrowed.
  * @param pos   Borrowed out parameter, must not be NULL; written on
  *              success only.
@@ -2337,11 +2533,12 @@ void lance_blob_file_close(LanceBlobFile* blob);
 /* How a scan returns blob columns; the `handling` argument below is
    checked as an integer. */
 typedef enum {
-    /* The default.  A blob column comes as its descriptor, a struct: for
-       Blob v2 {kind: uint8, position: uint64, size: uint64, blob_id: uint32,
-       blob_uri: utf8} (where the bytes are stored), for a legacy blob
-       column {position: uint64, size: uint64}.  Read the bytes with
-       lance_dataset_take_blobs(). */
+    /* The default: blob descriptors.
+     *
+     * A blob column comes as its descriptor, a struct: for Blob v2 {kind:
+     * uint8, position: uint64, size: uint64, blob_id: uint32, blob_uri: utf8}
+     * (where the bytes are stored), for a legacy blob column {position:
+     * uint64, size: uint64}.  Read the bytes with lance_dataset_take_blobs(). */
     LANCE_BLOB_HANDLING_BLOBS_DESCRIPTIONS = 0,
     /* A blob column comes as its bytes: LargeBinary (Arrow format "Z"). */
     LANCE_BLOB_HANDLING_ALL_BINARY = 1,
@@ -2350,10 +2547,11 @@ typedef enum {
 } LanceBlobHandling;
 
 /**
- * Chooses how the scanner returns blob columns (a scanner setting: set it
- * before the scan starts; afterwards it is LANCE_ERR_INVALID_ARGUMENT).
- * Columns without blob metadata (plain binary columns included) come as
- * they are whatever the mode.
+ * Chooses how the scanner returns blob columns.
+ *
+ * A scanner setting: set it before the scan starts; afterwards it is
+ * LANCE_ERR_INVALID_ARGUMENT.  Columns without blob metadata (plain
+ * binary columns included) come as they are whatever the mode.
  *
  * @param handling  A LanceBlobHandling; other values are
  *                  LANCE_ERR_INVALID_ARGUMENT and change nothing.
@@ -2400,7 +2598,9 @@ typedef enum {
  */
 
 /*
- * Scalar index types: their `params_json` keys (all optional; NULL or {} = the core's defaults).
+ * Scalar index types and their `params_json` keys.
+ *
+ * All the keys are optional; NULL or {} = the core's defaults.
  *
  *   BTREE        "zone_size" (rows per page of the lookup)
  *   BITMAP, LABEL_LIST: none
@@ -2518,8 +2718,9 @@ typedef struct LanceVectorTrainingOptions {
 } LanceVectorTrainingOptions;
 
 /**
- * Builds a vector index over the whole dataset and commits it: the handle
- * moves to the new version.
+ * Builds a vector index over the whole dataset and commits it.
+ *
+ * The handle moves to the new version.
  *
  * @param dataset     Borrowed.
  * @param column      Borrowed: a FixedSizeList<float32|float16|float64|uint8|int8>
@@ -2534,6 +2735,7 @@ int32_t lance_dataset_create_vector_index(LanceDataset* dataset, const char* col
 
 /**
  * Builds a scalar index over the whole dataset and commits it.
+ *
  * @param index_type   A LanceScalarIndexType; another value is
  *                     LANCE_ERR_INVALID_ARGUMENT.  A column of a type the
  *                     index cannot hold (NGRAM over integers, ...) is the
@@ -2636,10 +2838,12 @@ int32_t lance_dataset_create_vector_index_with_options(LanceDataset* dataset, co
                                                        const LanceIndexBuildControl* control);
 
 /**
- * The IVF partition count a build uses when params->num_partitions is 0:
- * the rows of the fragments (deleted rows excluded) divided by the target
- * partition size, clamped to 1..4096, as the core computes it.  A
- * coordinator uses it to give every segment, and a distributed training
+ * The IVF partition count a build uses by default.
+ *
+ * Used when params->num_partitions is 0: the rows of the fragments
+ * (deleted rows excluded) divided by the target partition size, clamped
+ * to 1..4096, as the core computes it.  A coordinator uses it to give
+ * every segment, and a distributed training
  * (lance_vector_training_new()), one partition count derived from the
  * whole table.
  * @param dataset                Borrowed: the snapshot counted.
@@ -2659,10 +2863,11 @@ int32_t lance_dataset_recommended_num_partitions(const LanceDataset* dataset, in
                                                  size_t fragment_count, uint32_t* out_num_partitions);
 
 /**
- * Drops the named index, every segment of it, and commits: the handle
- * moves to the new version (on success only).  The index's files stay in
- * storage for older versions until lance_dataset_cleanup_old_versions()
- * removes them.
+ * Drops the named index, every segment of it, and commits.
+ *
+ * The handle moves to the new version (on success only).  The index's
+ * files stay in storage for older versions until
+ * lance_dataset_cleanup_old_versions() removes them.
  * @param dataset  Borrowed.
  * @param name     Borrowed: the name of a user index of the handle's
  *                 version, non-empty.
@@ -2673,10 +2878,12 @@ int32_t lance_dataset_recommended_num_partitions(const LanceDataset* dataset, in
 int32_t lance_dataset_drop_index(LanceDataset* dataset, const char* name);
 
 /**
- * The number of user indices of the handle's version: logical indices
- * (an index of several segments counts once), system indices (the
- * fragment-reuse and MemWAL indices) excluded.  Reads the version's index
- * list (I/O the first time).
+ * The number of user indices.
+ *
+ * Counted in the handle's version: logical indices (an index of several
+ * segments counts once), system indices (the fragment-reuse and MemWAL
+ * indices) excluded.  Reads the version's index list (I/O the first
+ * time).
  * @param dataset  Borrowed.
  * @return The count; 0 both for none and on error: LANCE_ERR_INVALID_ARGUMENT
  *         (NULL), LANCE_ERR_IO.
@@ -2684,7 +2891,9 @@ int32_t lance_dataset_drop_index(LanceDataset* dataset, const char* name);
 uint64_t lance_dataset_index_count(const LanceDataset* dataset);
 
 /**
- * Describes the indices as a JSON array with one object per index segment:
+ * Describes the indices as JSON.
+ *
+ * A JSON array with one object per index segment:
  *   {"name": string, "uuid": string, "columns": [string],
  *    "type": string (e.g. "IVF_PQ", "BTree"), "dataset_version": integer}
  * Produced: free with lance_free_string().  NULL on error.
@@ -2692,9 +2901,11 @@ uint64_t lance_dataset_index_count(const LanceDataset* dataset);
 const char* lance_dataset_index_list_json(const LanceDataset* dataset);
 
 /**
- * The number of segments of the named index in the handle's version (1 for
- * an index built in one piece), to size lance_dataset_index_segments()'s
- * buffer.  Reads the version's index list (I/O the first time).
+ * The number of segments of the named index in the handle's version.
+ *
+ * 1 for an index built in one piece; use it to size
+ * lance_dataset_index_segments()'s buffer.  Reads the version's index list
+ * (I/O the first time).
  * @param dataset     Borrowed.
  * @param index_name  Borrowed, non-empty.
  * @return The count (at least 1), or 0 on error: LANCE_ERR_INVALID_ARGUMENT
@@ -2705,6 +2916,7 @@ uint64_t lance_dataset_index_segment_count(const LanceDataset* dataset, const ch
 
 /**
  * Writes the UUIDs of the named index's segments, 16 raw bytes each.
+ *
  * @param out_uuids  Borrowed; room for `capacity` UUIDs (16 * capacity bytes).
  * @param capacity   Fewer slots than segments is LANCE_ERR_INVALID_ARGUMENT
  *                   and nothing is written.
@@ -2714,12 +2926,15 @@ int32_t lance_dataset_index_segments(const LanceDataset* dataset, const char* in
                                      size_t capacity, uint64_t* out_count);
 
 /**
- * Loads every segment of the named index into the index cache of the
+ * Loads an index into the session's cache.
+ *
+ * Every segment of the named index goes into the index cache of the
  * dataset's session (its own caches when it was opened without one), so
  * that the first search after it does not pay for opening the index.
  * Commits nothing; the handle keeps its version.  Calling it again is safe
  * (what is cached stays cached).  The cache's capacity still applies: a
- * session whose index cache is smaller than the index keeps only part of it.
+ * session whose index cache is smaller than the index keeps only part of
+ * it.
  *
  * @param dataset     Borrowed.
  * @param index_name  Borrowed: the name of a logical index of the handle's
@@ -2738,6 +2953,8 @@ int32_t lance_dataset_prewarm_index(const LanceDataset* dataset, const char* ind
 typedef struct LanceFragmentPlan LanceFragmentPlan;
 
 /**
+ * Plans fragment groups for distributed builds.
+ *
  * Splits the fragments of the handle's version into `group_count`
  * non-empty ranges of consecutive fragments, in the order the version
  * lists them (lance_dataset_fragment_ids()), balanced by live rows: the
@@ -2761,6 +2978,7 @@ int32_t lance_dataset_plan_fragment_groups(const LanceDataset* dataset, size_t g
 
 /**
  * The number of groups: the `group_count` the plan was made with.
+ *
  * @param plan  Borrowed.
  * @return The count (at least 1), or 0 with LANCE_ERR_INVALID_ARGUMENT for
  *         a NULL `plan`.
@@ -2768,9 +2986,11 @@ int32_t lance_dataset_plan_fragment_groups(const LanceDataset* dataset, size_t g
 size_t lance_fragment_plan_group_count(const LanceFragmentPlan* plan);
 
 /**
- * The dataset version the plan was made from.  Open each worker's dataset
- * at this version (lance_dataset_open()'s `version`), so that its group's
- * fragments are the fragments it reads.
+ * The dataset version the plan was made from.
+ *
+ * Open each worker's dataset at this version (lance_dataset_open()'s
+ * `version`), so that its group's fragments are the fragments it reads.
+ *
  * @param plan  Borrowed.
  * @return The version, or 0 with LANCE_ERR_INVALID_ARGUMENT for a NULL
  *         `plan`.
@@ -2786,8 +3006,10 @@ int32_t lance_fragment_plan_group(const LanceFragmentPlan* plan, size_t group, c
                                   size_t* out_fragment_count, uint64_t* out_rows);
 
 /**
- * Frees a plan, and with it the fragment id arrays lance_fragment_plan_group()
- * lent: copy them first if they must outlive it.
+ * Frees a fragment plan.
+ *
+ * The fragment id arrays lance_fragment_plan_group() lent go with it: copy
+ * them first if they must outlive it.
  * @param plan  Consumed.  NULL is a no-op.
  * It cannot fail and leaves this thread's last error as it was.
  */
@@ -2829,9 +3051,14 @@ void lance_fragment_plan_free(LanceFragmentPlan* plan);
 
 typedef struct LanceVectorModel LanceVectorModel;
 
+/* ---- Training a model ---- */
+
 /**
- * Deprecated: upstream's lance_index_train_ivf_model() (the same training;
- * `metric` as an int32_t) or, for a whole model, lance_vector_model_train().
+ * Deprecated: train IVF centroids.
+ *
+ * Replaced by upstream's lance_index_train_ivf_model() (the same training;
+ * `metric` as an int32_t) or, for a whole model,
+ * lance_vector_model_train().
  *
  * Trains IVF centroids on a column with the Lance core's k-means (the same
  * entry point the Java SDK's trainer uses).
@@ -2856,7 +3083,9 @@ int32_t lance_dataset_train_ivf_centroids(const LanceDataset* dataset, const cha
                                           struct ArrowSchema* out_schema);
 
 /**
- * Deprecated: upstream's lance_index_train_pq_model() (the same training,
+ * Deprecated: train a PQ codebook.
+ *
+ * Replaced by upstream's lance_index_train_pq_model() (the same training,
  * the codebook in upstream's shape) or, for a whole model,
  * lance_vector_model_train().
  *
@@ -2885,23 +3114,26 @@ int32_t lance_dataset_train_pq_codebook(const LanceDataset* dataset, const char*
                                         struct ArrowArray* out_codebook, struct ArrowSchema* out_schema);
 
 /**
- * Upstream lance-c's IVF trainer: lance_dataset_train_ivf_centroids() with
- * `metric` as an int32_t LanceMetricType (range-checked).  Output in
- * out_array/out_schema (zeroed first; produced, the caller releases it on
- * success): FixedSizeList<float32>[dim], one row per partition.
+ * Upstream lance-c's IVF trainer.
+ *
+ * lance_dataset_train_ivf_centroids() with `metric` as an int32_t
+ * LanceMetricType (range-checked).  Output in out_array/out_schema (zeroed
+ * first; produced, the caller releases it on success):
+ * FixedSizeList<float32>[dim], one row per partition.
  */
 int32_t lance_index_train_ivf_model(const LanceDataset* dataset, const char* column, uint32_t num_partitions,
                                     int32_t metric, const uint32_t* fragment_ids, size_t fragment_count,
                                     struct ArrowArray* out_array, struct ArrowSchema* out_schema);
 
 /**
- * Upstream lance-c's PQ trainer: lance_dataset_train_pq_codebook() with its
- * arguments in upstream's order and the codebook in upstream's shape,
- * FixedSizeList<float32>[dim / num_sub_vectors] with num_sub_vectors *
- * 2^num_bits rows (the same values).  `num_sub_vectors` must be set and
- * divide the dimension; `num_bits` is 4 or 8 (0 = 8).  The centroids are
- * borrowed and never released.  Outputs as for
- * lance_index_train_ivf_model().
+ * Upstream lance-c's PQ trainer.
+ *
+ * lance_dataset_train_pq_codebook() with its arguments in upstream's order
+ * and the codebook in upstream's shape, FixedSizeList<float32>[dim /
+ * num_sub_vectors] with num_sub_vectors * 2^num_bits rows (the same
+ * values).  `num_sub_vectors` must be set and divide the dimension;
+ * `num_bits` is 4 or 8 (0 = 8).  The centroids are borrowed and never
+ * released.  Outputs as for lance_index_train_ivf_model().
  */
 int32_t lance_index_train_pq_model(const LanceDataset* dataset, const char* column, uint32_t num_sub_vectors,
                                    uint32_t num_bits, int32_t metric, const uint32_t* fragment_ids,
@@ -2991,8 +3223,11 @@ int32_t lance_dataset_train_vector_model_with_options(const LanceDataset* datase
                                                       const LanceIndexBuildControl* control,
                                                       LanceVectorModel** out_model);
 
+/* ---- A model from Arrow arrays or a committed index ---- */
+
 /**
  * Builds a model from Arrow arrays trained elsewhere (e.g. by the Java SDK).
+ *
  * A model never holds an infinity or NaN: arrays with one are
  * LANCE_ERR_INVALID_ARGUMENT, and so are model bytes with one
  * (lance_vector_model_parse()).
@@ -3048,28 +3283,36 @@ int32_t lance_vector_model_from_arrow(LanceMetricType metric, const struct Arrow
 int32_t lance_dataset_read_vector_model(const LanceDataset* dataset, const char* index_name,
                                         LanceVectorModel** out_model);
 
+/* ---- Model bytes ---- */
+
 /**
- * Serializes a model (little-endian, checksummed).  A model without a
- * RaBitQ rotation is written as every earlier lance-c wrote it (and reads
- * it); one with a rotation needs lance-c 0.5 or later to parse.
+ * Serializes a model (little-endian, checksummed).
+ *
+ * A model without a RaBitQ rotation is written as every earlier lance-c
+ * wrote it (and reads it); one with a rotation needs lance-c 0.5 or later
+ * to parse.
+ *
  * @param out_bytes  Produced: free with lance_free_bytes().
  */
 int32_t lance_vector_model_serialize(const LanceVectorModel* model, uint8_t** out_bytes, size_t* out_len);
 
 /**
- * Parses serialized model bytes (borrowed), of this version or of any
- * earlier lance-c (an IVF_RQ model of lance-c before 0.5 has no rotation:
- * see the section's introduction).  Truncated or corrupted bytes are
- * LANCE_ERR_INVALID_ARGUMENT.
+ * Parses serialized model bytes (borrowed).
+ *
+ * Bytes of this version or of any earlier lance-c (an IVF_RQ model of
+ * lance-c before 0.5 has no rotation: see the section's introduction).
+ * Truncated or corrupted bytes are LANCE_ERR_INVALID_ARGUMENT.
  * @param out_model  Produced: free with lance_vector_model_free().
  */
 int32_t lance_vector_model_parse(const uint8_t* bytes, size_t len, LanceVectorModel** out_model);
 
 /**
- * The model's content fingerprint: 64 hex digits, the SHA-256 of its metric,
- * centroids and codebook or rotation (not of its index type).  A model
- * parsed from bytes of an earlier lance-c keeps the fingerprint that version
- * gave it.  Produced: lance_free_string().
+ * The model's content fingerprint.
+ *
+ * 64 hex digits, the SHA-256 of its metric, centroids and codebook or
+ * rotation (not of its index type).  A model parsed from bytes of an earlier
+ * lance-c keeps the fingerprint that version gave it.  Produced:
+ * lance_free_string().
  */
 char* lance_vector_model_fingerprint(const LanceVectorModel* model);
 
@@ -3085,10 +3328,14 @@ typedef struct LanceVectorModelInfo {
                                  dimension; 0 without either */
 } LanceVectorModelInfo;
 
+/* ---- Reading a model ---- */
+
 /**
- * Describes a model: its metric, dimension, partition count, and what it
- * holds besides the centroids (a PQ codebook and its shape, or an IVF_RQ
- * rotation and its bits per dimension).  No I/O.
+ * Describes a model.
+ *
+ * Its metric, dimension, partition count, and what it holds besides the
+ * centroids (a PQ codebook and its shape, or an IVF_RQ rotation and its
+ * bits per dimension).  No I/O.
  * @param model  Borrowed.
  * @param out    Borrowed out parameter, must not be NULL; written on
  *               success only.
@@ -3098,27 +3345,31 @@ typedef struct LanceVectorModelInfo {
 int32_t lance_vector_model_info(const LanceVectorModel* model, LanceVectorModelInfo* out);
 
 /**
- * The index type the model was trained for, a LanceVectorIndexType, or 0
- * when it records none.  lance_vector_model_train() and a
- * distributed training record params->index_type, and the model's bytes
- * carry it; a model made by lance_vector_model_from_arrow(), or serialized
- * by lance-c before 0.4, records none.  It is not part of the fingerprint
- * (the fingerprint names the centroids and codebook segments are built
- * from, which Arrow arrays carry without a type).  The segment builders
- * build the params->index_type they are given, which may be any type the
- * model's codebook fits (IVF_PQ and IVF_HNSW_PQ with one, the others
- * without): a worker that must build what the coordinator trained for
- * reads it here, as `lance-index build --model` does (it builds the
- * recorded type and refuses a --type other than it).
+ * The index type the model was trained for.
+ *
+ * A LanceVectorIndexType, or 0 when it records none.
+ * lance_vector_model_train() and a distributed training record
+ * params->index_type, and the model's bytes carry it; a model made by
+ * lance_vector_model_from_arrow(), or serialized by lance-c before 0.4,
+ * records none.  It is not part of the fingerprint (the fingerprint names
+ * the centroids and codebook segments are built from, which Arrow arrays
+ * carry without a type).  The segment builders build the
+ * params->index_type they are given, which may be any type the model's
+ * codebook fits (IVF_PQ and IVF_HNSW_PQ with one, the others without): a
+ * worker that must build what the coordinator trained for reads it here,
+ * as `lance-index build --model` does (it builds the recorded type and
+ * refuses a --type other than it).
  * @param out_index_type  Borrowed out parameter.
  */
 int32_t lance_vector_model_index_type(const LanceVectorModel* model, int32_t* out_index_type);
 
 /**
- * Exports the IVF centroids: a FixedSizeList<float32> array of
- * num_partitions rows of `dimension` values (lance_vector_model_info()),
- * the form lance_vector_model_from_arrow() takes.  A copy: it stays valid
- * after the model is freed.
+ * Exports the IVF centroids.
+ *
+ * A FixedSizeList<float32> array of num_partitions rows of `dimension`
+ * values (lance_vector_model_info()), the form
+ * lance_vector_model_from_arrow() takes.  A copy: it stays valid after
+ * the model is freed.
  * @param model                  Borrowed.
  * @param out_array, out_schema  Borrowed out parameters, neither NULL;
  *                               on success they hold produced structs the
@@ -3130,9 +3381,11 @@ int32_t lance_vector_model_centroids(const LanceVectorModel* model, struct Arrow
                                      struct ArrowSchema* out_schema);
 
 /**
- * Exports the PQ codebook: a FixedSizeList<float32> array of `dimension`
- * values per row, 2^num_bits rows (the num_sub_vectors codebooks of
- * 2^num_bits centroids each, laid out as Lance stores them), the form
+ * Exports the PQ codebook.
+ *
+ * A FixedSizeList<float32> array of `dimension` values per row,
+ * 2^num_bits rows (the num_sub_vectors codebooks of 2^num_bits centroids
+ * each, laid out as Lance stores them), the form
  * lance_vector_model_from_arrow() takes.  A copy, as for
  * lance_vector_model_centroids().
  * @param out_array, out_schema  As for lance_vector_model_centroids().
@@ -3145,9 +3398,12 @@ int32_t lance_vector_model_codebook(const LanceVectorModel* model, struct ArrowA
                                     struct ArrowSchema* out_schema);
 
 /**
- * Frees a model.  What was made from it keeps its own copy: segment
- * builders given it (lance_index_segment_builder_set_model()), exported
- * arrays, serialized bytes.
+ * Frees a model.
+ *
+ * What was made from it keeps its own copy: segment builders given it
+ * (lance_index_segment_builder_set_model()), exported arrays,
+ * serialized bytes.
+ *
  * @param model  Consumed.  NULL is a no-op.
  * It cannot fail and leaves this thread's last error as it was.
  */
@@ -3294,20 +3550,24 @@ int32_t lance_vector_training_new(const char* column, const LanceVectorIndexPara
 int32_t lance_vector_training_resume(const uint8_t* request, size_t len, LanceVectorTraining** out_training);
 
 /**
- * The current round's request, for every worker.  Calling it again without
- * a reduction in between gives the same bytes (a round retried on another
- * worker gets the same request).
+ * The current round's request, for every worker.
+ *
+ * Calling it again without a reduction in between gives the same bytes (a
+ * round retried on another worker gets the same request).
+ *
  * @param out_bytes  Produced: free with lance_free_bytes().
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL, or the training is done).
  */
 int32_t lance_vector_training_request(const LanceVectorTraining* training, uint8_t** out_bytes, size_t* out_len);
 
 /**
- * Reduces one round: the statistics of every worker, for the current
- * request, into the next request.  All of them at once: together they must
- * cover every row of the dataset exactly once.  On any refusal (see the
- * section's introduction for the codes) nothing changes and the round can
- * be reduced again with the right statistics.
+ * Reduces one round of the training.
+ *
+ * The statistics of every worker, for the current request, go into the
+ * next request.  All of them at once: together they must cover every row
+ * of the dataset exactly once.  On any refusal (see the section's
+ * introduction for the codes) nothing changes and the round can be reduced
+ * again with the right statistics.
  *
  * @param stats, stats_lens, count  Borrowed: `count` buffers.
  */
@@ -3315,13 +3575,14 @@ int32_t lance_vector_training_reduce(LanceVectorTraining* training, const uint8_
                                      const size_t* stats_lens, size_t count);
 
 /**
- * Where the training is: its phase (stop the rounds at
- * LANCE_TRAINING_DONE), the rounds reduced, the k-means iterations and
- * losses so far, and the sample sizes (LanceVectorTrainingInfo).  Reads
- * the coordinator's state only: no I/O, cheap to call every round.
- * Fields not reached yet are 0: pq_iterations and pq_loss before the PQ
- * rounds (and for types without PQ), ivf_loss before the first IVF
- * iteration.
+ * Where the training is.
+ *
+ * Its phase (stop the rounds at LANCE_TRAINING_DONE), the rounds
+ * reduced, the k-means iterations and losses so far, and the sample
+ * sizes (LanceVectorTrainingInfo).  Reads the coordinator's state only:
+ * no I/O, cheap to call every round.  Fields not reached yet are 0:
+ * pq_iterations and pq_loss before the PQ rounds (and for types without
+ * PQ), ivf_loss before the first IVF iteration.
  * @param training  Borrowed.
  * @param out       Borrowed out parameter, must not be NULL; written on
  *                  success only.
@@ -3331,33 +3592,39 @@ int32_t lance_vector_training_reduce(LanceVectorTraining* training, const uint8_
 int32_t lance_vector_training_info(const LanceVectorTraining* training, LanceVectorTrainingInfo* out);
 
 /**
- * The trained model, once the phase is LANCE_TRAINING_DONE (before it:
+ * The trained model.
+ *
+ * Available once the phase is LANCE_TRAINING_DONE (before it:
  * LANCE_ERR_INVALID_ARGUMENT).  Segment builds take it as they take a model
  * trained on one node.  For IVF_RQ the coordinator draws the model's RaBitQ
  * rotation here (the workers take no part), as many random sign bytes as
- * the Lance core's fast rotation has, taken from the training's seed:
- * every call, and a coordinator resumed from the last request, give the
- * same model, and two trainings with one seed one rotation.
- * params->num_bits of lance_vector_training_new() sets its bits per
- * dimension (1..9, 0 = 5; another value is refused there).
+ * the Lance core's fast rotation has, taken from the training's seed: every
+ * call, and a coordinator resumed from the last request, give the same
+ * model, and two trainings with one seed one rotation.  params->num_bits of
+ * lance_vector_training_new() sets its bits per dimension (1..9, 0 = 5;
+ * another value is refused there).
  * @param out_model  Produced: free with lance_vector_model_free().
  */
 int32_t lance_vector_training_model(const LanceVectorTraining* training, LanceVectorModel** out_model);
 
 /**
- * Frees a training (the coordinator's state).  Models taken from it with
- * lance_vector_training_model() stay valid, and the last request's bytes
- * can still rebuild it (lance_vector_training_resume()).
+ * Frees a training (the coordinator's state).
+ *
+ * Models taken from it with lance_vector_training_model() stay valid,
+ * and the last request's bytes can still rebuild it
+ * (lance_vector_training_resume()).
+ *
  * @param training  Consumed.  NULL is a no-op.
  * It cannot fail and leaves this thread's last error as it was.
  */
 void lance_vector_training_free(LanceVectorTraining* training);
 
 /**
- * A worker over some fragments of a dataset.  It samples on its first
- * request and keeps its sample in memory for the later rounds, so keep the
- * worker for the whole training (a new worker over the same fragments can
- * take over any round).
+ * A worker over some fragments of a dataset.
+ *
+ * It samples on its first request and keeps its sample in memory for the
+ * later rounds, so keep the worker for the whole training (a new worker
+ * over the same fragments can take over any round).
  *
  * @param dataset  Borrowed: the worker keeps the handle's current version.
  *                 Every worker must see the same version.
@@ -3377,10 +3644,12 @@ int32_t lance_vector_training_worker_new(const LanceDataset* dataset, const uint
  * fields (docs/compatibility.md, "The ABI promise").
  */
 typedef struct LanceVectorTrainingAnswerOptions {
-    /* Borrowed for the call; NULL = no progress, not cancellable.  Section
-       "Build progress and cancellation" has the callback's threading
-       contract; the round runs on the calling thread, which also makes the
-       callback's calls. */
+    /* The round's control.
+     *
+     * Borrowed for the call; NULL = no progress, not cancellable.  Section
+     * "Build progress and cancellation" has the callback's threading
+     * contract; the round runs on the calling thread, which also makes the
+     * callback's calls. */
     const LanceIndexBuildControl* control;
 } LanceVectorTrainingAnswerOptions;
 
@@ -3427,9 +3696,12 @@ int32_t lance_vector_training_worker_run_with_control(LanceVectorTrainingWorker*
                                                       uint8_t** out_stats, size_t* out_len);
 
 /**
- * Frees a worker and the sample it holds in memory.  The dataset handle it
- * was made from is not touched.  The training goes on with a new worker
- * over the same fragments, which draws the sample again.
+ * Frees a worker and the sample it holds in memory.
+ *
+ * The dataset handle it was made from is not touched.  The training goes
+ * on with a new worker over the same fragments, which draws the sample
+ * again.
+ *
  * @param worker  Consumed.  NULL is a no-op.  Not while a run of it is in
  *                progress on another thread.
  * It cannot fail and leaves this thread's last error as it was.
@@ -3452,9 +3724,11 @@ void lance_vector_training_worker_free(LanceVectorTrainingWorker* worker);
 typedef struct LanceIndexSegmentBuilder LanceIndexSegmentBuilder;
 
 /*
- * A vector segment gets the shared model (the coordinator's IVF centroids,
- * and PQ codebook for the PQ types) one of two ways: as Arrow arrays in the
- * options, or as a LanceVectorModel handle through
+ * How a vector segment gets the shared model.
+ *
+ * The shared model (the coordinator's IVF centroids, and PQ codebook for
+ * the PQ types) comes one of two ways: as Arrow arrays in the options, or
+ * as a LanceVectorModel handle through
  * lance_index_segment_builder_set_model().  A builder given a model never
  * trains.  A worker that must never train is given the model one of these
  * ways; a missing model then fails (PRECOMPUTED without arrays at the
@@ -3477,12 +3751,13 @@ typedef enum LanceIndexSegmentBuildMode {
 
 /**
  * Segment build options (64 bytes on LP64).
+ *
  * Zero-initialized = the defaults: the whole dataset, a library-generated
  * UUID, AUTO without a model (local training).  Every pointer is borrowed
  * for the duration of the lance_index_segment_builder_new_* call; the
  * fragment list, the UUID and the model are copied, and the Arrow arrays are
- * never released by the library (the caller releases them, and may reuse
- * one model for any number of builders).
+ * never released by the library (the caller releases them, and may reuse one
+ * model for any number of builders).
  */
 typedef struct LanceIndexSegmentBuildOptions {
     /* The fragments of this segment; NULL + 0 = the whole dataset.  A non-NULL
@@ -3490,21 +3765,25 @@ typedef struct LanceIndexSegmentBuildOptions {
        builder's snapshot. */
     const uint32_t* fragment_ids;
     size_t fragment_count;
-    /* 16 raw bytes of a caller-assigned segment UUID, or NULL for a generated
-       one.  Coordinators should pre-assign them.  Lance refuses caller UUIDs
-       for fragment-scoped BTREE, LABEL_LIST, NGRAM and RTREE builds:
-       LANCE_ERR_NOT_SUPPORTED (leave it NULL; the segment metadata carries
-       the UUID the core chose). */
+    /* The segment's UUID.
+     *
+     * 16 raw bytes of a caller-assigned segment UUID, or NULL for a generated
+     * one.  Coordinators should pre-assign them.  Lance refuses caller UUIDs
+     * for fragment-scoped BTREE, LABEL_LIST, NGRAM and RTREE builds:
+     * LANCE_ERR_NOT_SUPPORTED (leave it NULL; the segment metadata carries
+     * the UUID the core chose). */
     const uint8_t* index_uuid;
-    /* A shared model as Arrow arrays (vector builds only), both NULL or both
-       set per pair: FixedSizeList<float32>[dim] centroids, one row per IVF
-       partition (lance_index_train_ivf_model()), and for IVF_PQ and
-       IVF_HNSW_PQ the PQ codebook, FixedSizeList<float32>[dim /
-       num_sub_vectors] with num_sub_vectors * 2^num_bits rows
-       (lance_index_train_pq_model()); a codebook in the layout of
-       lance_dataset_train_pq_codebook() (2^num_bits rows of [dim]) holds the
-       same values and is accepted too.  Centroids and codebook come together
-       for the PQ types, or not at all. */
+    /* A shared model as Arrow arrays.
+     *
+     * Vector builds only; both NULL or both set per pair:
+     * FixedSizeList<float32>[dim] centroids, one row per IVF partition
+     * (lance_index_train_ivf_model()), and for IVF_PQ and IVF_HNSW_PQ the PQ
+     * codebook, FixedSizeList<float32>[dim / num_sub_vectors] with
+     * num_sub_vectors * 2^num_bits rows (lance_index_train_pq_model()); a
+     * codebook in the layout of lance_dataset_train_pq_codebook()
+     * (2^num_bits rows of [dim]) holds the same values and is accepted too.
+     * Centroids and codebook come together for the PQ types, or not at
+     * all. */
     struct ArrowArray* ivf_centroids;
     const struct ArrowSchema* ivf_centroids_schema;
     struct ArrowArray* pq_codebook;
@@ -3531,9 +3810,11 @@ typedef struct LanceVectorIndexSegmentParams {
 } LanceVectorIndexSegmentParams;
 
 /**
- * Makes a builder for one vector index segment, bound to the handle's
- * current snapshot (later commits through the handle do not move it; the
- * handle may be closed before the builder runs).
+ * Makes a vector index segment builder.
+ *
+ * The builder is bound to the handle's current snapshot (later commits
+ * through the handle do not move it; the handle may be closed before the
+ * builder runs).
  *
  * With a model every partition assignment uses the given centroids;
  * params->num_partitions, if set, must equal their count, and their
@@ -3557,13 +3838,14 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_vector(const LanceData
                                                                  const LanceIndexSegmentBuildOptions* options);
 
 /**
- * Makes a builder for one scalar index segment, of any LanceScalarIndexType
- * (range-checked; the types, their columns and their params_json keys are
- * listed at its definition).  The segments of one index, built by any
- * number of workers over disjoint fragments, answer together as the
- * one-shot index does.  The
- * options hold no model, and their mode is AUTO or LOCAL_TRAIN (both mean
- * the same for scalar indices).  Other parameters as for
+ * Makes a scalar index segment builder.
+ *
+ * The segment may be of any LanceScalarIndexType (range-checked; the types,
+ * their columns and their params_json keys are listed at its definition).
+ * The segments of one index, built by any number of workers over disjoint
+ * fragments, answer together as the one-shot index does.  The options hold
+ * no model, and their mode is AUTO or LOCAL_TRAIN (both mean the same for
+ * scalar indices).  Other parameters as for
  * lance_index_segment_builder_new_vector() and
  * lance_dataset_create_scalar_index().
  */
@@ -3573,10 +3855,12 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(const LanceData
                                                                  const LanceIndexSegmentBuildOptions* options);
 
 /**
- * Gives a vector segment builder its shared model as a handle (see
- * lance_vector_model_train() and lance_vector_model_parse()): the
- * builder copies what it needs, the caller still frees the model, and one
- * model may serve any number of builders.  The builder then never trains.
+ * Gives a vector segment builder its shared model.
+ *
+ * The model comes as a handle (see lance_vector_model_train() and
+ * lance_vector_model_parse()): the builder copies what it needs, the
+ * caller still frees the model, and one model may serve any number of
+ * builders.  The builder then never trains.
  *
  * LANCE_ERR_INVALID_ARGUMENT, with the builder unchanged, for: a NULL
  * builder or model; a scalar builder; a builder whose options hold Arrow
@@ -3597,14 +3881,15 @@ LanceIndexSegmentBuilder* lance_index_segment_builder_new_scalar(const LanceData
 int32_t lance_index_segment_builder_set_model(LanceIndexSegmentBuilder* builder, const LanceVectorModel* model);
 
 /**
- * Gives a vector segment builder the core's training options
- * (LanceVectorTrainingOptions), for a build that trains its own model (no
- * model given by the options or lance_index_segment_builder_set_model()).
- * With a seed the builder trains first with the seeded rounds over its
- * own fragments, then builds with that model: a retried segment gets the
- * same centroids.  Give segments meant to share a model one
- * params->num_partitions (lance_dataset_recommended_num_partitions() over
- * the whole table).
+ * Gives a vector segment builder training options.
+ *
+ * The core's LanceVectorTrainingOptions, for a build that trains its own
+ * model (no model given by the options or
+ * lance_index_segment_builder_set_model()).  With a seed the builder
+ * trains first with the seeded rounds over its own fragments, then builds
+ * with that model: a retried segment gets the same centroids.  Give
+ * segments meant to share a model one params->num_partitions
+ * (lance_dataset_recommended_num_partitions() over the whole table).
  * @param builder  Borrowed: a vector builder not yet executed.
  * @param options  Borrowed; NULL = the defaults.
  * @return 0, or -1: LANCE_ERR_INVALID_ARGUMENT (NULL builder, a scalar
@@ -3656,10 +3941,12 @@ int32_t lance_index_segment_builder_execute_uncommitted(LanceIndexSegmentBuilder
                                                         size_t* out_metadata_len);
 
 /**
- * Frees a builder, executed or not, once no call uses it (never while its
- * execute runs).  A segment it built stays in storage, uncommitted, for
- * the metadata bytes its execute returned; the model and cancel token it
- * was given keep their own handles.
+ * Frees a builder, executed or not, once no call uses it (never while its execute runs).
+ *
+ * A segment it built stays in storage, uncommitted, for the metadata
+ * bytes its execute returned; the model and cancel token it was given
+ * keep their own handles.
+ *
  * @param builder  Consumed.  NULL is a no-op.
  * It cannot fail and leaves this thread's last error as it was.
  */
@@ -3782,6 +4069,8 @@ typedef enum {
 } LanceIndexBuildProgressEvent;
 
 /**
+ * The progress callback of index builds.
+ *
  * @param callback_ctx  As given with the callback.
  * @param event         A LanceIndexBuildProgressEvent.
  * @param stage         Borrowed for the call.
@@ -3796,8 +4085,10 @@ typedef void (*LanceIndexBuildProgressCallback)(void* callback_ctx, int32_t even
 typedef struct LanceIndexBuildCancelToken LanceIndexBuildCancelToken;
 
 /**
- * Makes a new, uncancelled token, to give to one or more builds (a
- * builder's lance_index_segment_builder_set_cancel_token(), a
+ * Makes a cancel token.
+ *
+ * The new token is uncancelled, to give to one or more builds (a builder's
+ * lance_index_segment_builder_set_cancel_token(), a
  * LanceIndexBuildControl).  A token cannot be reset: one per build (or per
  * group of builds cancelled together).
  * @return Produced: free with lance_index_build_cancel_token_free(); NULL
@@ -3814,19 +4105,23 @@ LanceIndexBuildCancelToken* lance_index_build_cancel_token_new(void);
 void lance_index_build_cancel_token_free(LanceIndexBuildCancelToken* token);
 
 /**
- * Requests cancellation of every build given this token.  Callable from any
- * thread at any time, including from a progress callback; idempotent.  Not
- * async-signal-safe: a signal handler should set a flag that a thread turns
- * into this call (common/cancel_signal.c does).
- * A token stays cancelled: use a new one for the next build.
+ * Requests cancellation of every build given this token.
+ *
+ * Callable from any thread at any time, including from a progress callback;
+ * idempotent.  Not async-signal-safe: a signal handler should set a flag
+ * that a thread turns into this call (common/cancel_signal.c does).  A
+ * token stays cancelled: use a new one for the next build.
+ *
  * @return 0, or -1 for a NULL token.
  */
 int32_t lance_index_build_cancel(const LanceIndexBuildCancelToken* token);
 
 /**
- * Whether lance_index_build_cancel() was called on the token (once true,
- * always true).  Callable from any thread at any time, a progress or log
- * callback included.
+ * Whether lance_index_build_cancel() was called on the token (once true, always true).
+ *
+ * Callable from any thread at any time, a progress or log callback
+ * included.
+ *
  * @param token  Borrowed.
  * @return true or false; false with LANCE_ERR_INVALID_ARGUMENT for a NULL
  *         `token`.
@@ -3834,13 +4129,15 @@ int32_t lance_index_build_cancel(const LanceIndexBuildCancelToken* token);
 bool lance_index_build_cancel_requested(const LanceIndexBuildCancelToken* token);
 
 /**
- * Sets the progress callback of a builder.  `callback` must not be NULL
- * (LANCE_ERR_INVALID_ARGUMENT; a builder's progress is set, never
- * cleared); `callback_ctx` may be.  Before any execute only, even a failed
- * one (afterwards LANCE_ERR_INVALID_ARGUMENT); a later call replaces the
- * callback.  Calls follow this section's threading contract: on the
- * executing thread, never overlapping, none after execute returns (so the
- * callback and its context need to live only until then).
+ * Sets the progress callback of a builder.
+ *
+ * `callback` must not be NULL (LANCE_ERR_INVALID_ARGUMENT; a builder's
+ * progress is set, never cleared); `callback_ctx` may be.  Before any
+ * execute only, even a failed one (afterwards LANCE_ERR_INVALID_ARGUMENT);
+ * a later call replaces the callback.  Calls follow this section's
+ * threading contract: on the executing thread, never overlapping, none
+ * after execute returns (so the callback and its context need to live only
+ * until then).
  */
 int32_t lance_index_segment_builder_set_progress_callback(LanceIndexSegmentBuilder* builder,
                                                           LanceIndexBuildProgressCallback callback, void* callback_ctx);
@@ -3877,6 +4174,8 @@ struct LanceIndexBuildControl {
 
 typedef struct LanceIndexSegmentMetadata LanceIndexSegmentMetadata;
 
+/* ---- Parsing and freeing ---- */
+
 /**
  * Parses segment metadata bytes (borrowed).  Empty, truncated or garbage
  * bytes are LANCE_ERR_INVALID_ARGUMENT.
@@ -3885,19 +4184,24 @@ typedef struct LanceIndexSegmentMetadata LanceIndexSegmentMetadata;
 int32_t lance_index_segment_metadata_parse(const uint8_t* bytes, size_t len, LanceIndexSegmentMetadata** out);
 
 /**
- * Frees parsed metadata, and with it every string its getters returned
- * (the name, type name, type URL, fingerprint, file paths).  The bytes it
- * was parsed from are the caller's, untouched.
+ * Frees parsed segment metadata.
+ *
+ * Every string its getters returned (the name, type name, type URL,
+ * fingerprint, file paths) goes with it.  The bytes it was parsed from
+ * are the caller's, untouched.
  * @param metadata  Consumed.  NULL is a no-op.
  * It cannot fail and leaves this thread's last error as it was.
  */
 void lance_index_segment_metadata_free(LanceIndexSegmentMetadata* metadata);
 
+/* ---- What the segment is: identity, type, model and versions ---- */
+
 /**
- * Writes the segment's UUID, 16 raw bytes (the form
- * lance_scanner_set_index_segments() and
+ * Writes the segment's UUID, 16 raw bytes.
+ *
+ * The form lance_scanner_set_index_segments() and
  * lance_scanner_set_scalar_index_segment() take; the segment's files are
- * under _indices/<uuid>/ in the dashed text form).
+ * under _indices/<uuid>/ in the dashed text form.
  * @param metadata  Borrowed.
  * @param out_uuid  Borrowed out parameter: room for 16 bytes, not NULL;
  *                  written on success only.
@@ -3908,8 +4212,10 @@ int32_t lance_index_segment_metadata_uuid(const LanceIndexSegmentMetadata* metad
 /* The strings below are owned by the metadata handle: valid until it is freed. */
 
 /**
- * The index name the segment records: the name its build was given, or
- * the core's default.  Borrowed from the handle: never free it.
+ * The index name the segment records: the name its build was given, or the core's default.
+ *
+ * Borrowed from the handle: never free it.
+ *
  * @param metadata  Borrowed.
  * @return The name, or NULL with LANCE_ERR_INVALID_ARGUMENT for a NULL
  *         `metadata`.
@@ -3917,10 +4223,11 @@ int32_t lance_index_segment_metadata_uuid(const LanceIndexSegmentMetadata* metad
 const char* lance_index_segment_metadata_name(const LanceIndexSegmentMetadata* metadata);
 
 /**
- * The segment's index type as the enum value of the type that builds it:
- * a LanceScalarIndexType (1-5, 8-10, 12) or a LanceVectorIndexType
- * (101-107); -1 on
- * error, and -1 with LANCE_ERR_NOT_SUPPORTED for a type neither enum names
+ * The segment's index type as an enum value.
+ *
+ * It is the value of the type that builds it: a LanceScalarIndexType (1-5,
+ * 8-10, 12) or a LanceVectorIndexType (101-107); -1 on error, and -1 with
+ * LANCE_ERR_NOT_SUPPORTED for a type neither enum names
  * (lance_index_segment_metadata_index_type_name() still names it).
  */
 int32_t lance_index_segment_metadata_index_type(const LanceIndexSegmentMetadata* metadata);
@@ -3946,8 +4253,9 @@ const char* lance_index_segment_metadata_index_details_type_url(const LanceIndex
 const char* lance_index_segment_metadata_model_fingerprint(const LanceIndexSegmentMetadata* metadata);
 
 /**
- * The dataset version the segment was built from (the version its
- * builder's dataset handle held).
+ * The dataset version the segment was built from.
+ *
+ * The version its builder's dataset handle held.
  * @param metadata  Borrowed.
  * @return The version, or 0 with LANCE_ERR_INVALID_ARGUMENT for a NULL
  *         `metadata`.
@@ -3962,8 +4270,9 @@ uint64_t lance_index_segment_metadata_dataset_version(const LanceIndexSegmentMet
 int32_t lance_index_segment_metadata_index_version(const LanceIndexSegmentMetadata* metadata);
 
 /**
- * When the segment was created, in milliseconds since the Unix epoch
- * (UTC), if its bytes record it.
+ * When the segment was created.
+ *
+ * In milliseconds since the Unix epoch (UTC), if its bytes record it.
  * @param metadata     Borrowed.
  * @param out_ms       Borrowed out parameter, not NULL: the time, or 0
  *                     when none is recorded.
@@ -3974,6 +4283,8 @@ int32_t lance_index_segment_metadata_index_version(const LanceIndexSegmentMetada
 int32_t lance_index_segment_metadata_created_at_ms(const LanceIndexSegmentMetadata* metadata, int64_t* out_ms,
                                                    bool* out_present);
 
+/* ---- What the segment covers: fields, fragments and files ---- */
+
 /**
  * The field ids the segment indexes.  *out_count receives the number of
  * ids; pass NULL and capacity 0 to ask for the count only.  A capacity below
@@ -3983,8 +4294,9 @@ int32_t lance_index_segment_metadata_field_ids(const LanceIndexSegmentMetadata* 
                                                size_t capacity, size_t* out_count);
 
 /**
- * The ids of the fragments the segment covers, ascending (none when its
- * bytes record no fragment set).
+ * The fragments the segment covers.
+ *
+ * Their ids, ascending (none when its bytes record no fragment set).
  * @param metadata          Borrowed.
  * @param out_fragment_ids  Borrowed: room for `capacity` ids; NULL with
  *                          capacity 0 asks for the count only.
@@ -4000,8 +4312,9 @@ int32_t lance_index_segment_metadata_fragment_ids(const LanceIndexSegmentMetadat
                                                   size_t capacity, size_t* out_count);
 
 /**
- * The number of field ids the segment indexes (1 for the index types of
- * this library, which index one column).
+ * The number of field ids the segment indexes.
+ *
+ * 1 for the index types of this library, which index one column.
  * @param metadata  Borrowed.
  * @return The count; 0 on error (LANCE_ERR_INVALID_ARGUMENT for a NULL
  *         `metadata`), and for bytes that record no field.
@@ -4009,8 +4322,9 @@ int32_t lance_index_segment_metadata_fragment_ids(const LanceIndexSegmentMetadat
 size_t lance_index_segment_metadata_field_count(const LanceIndexSegmentMetadata* metadata);
 
 /**
- * The number of fragments the segment covers, as
- * lance_index_segment_metadata_fragment_ids() counts them.
+ * The number of fragments the segment covers.
+ *
+ * As lance_index_segment_metadata_fragment_ids() counts them.
  * @param metadata  Borrowed.
  * @return The count; 0 both for none and on error
  *         (LANCE_ERR_INVALID_ARGUMENT for a NULL `metadata`).
@@ -4018,9 +4332,10 @@ size_t lance_index_segment_metadata_field_count(const LanceIndexSegmentMetadata*
 size_t lance_index_segment_metadata_fragment_count(const LanceIndexSegmentMetadata* metadata);
 
 /**
- * The number of files the segment lists (its files under _indices/<uuid>/,
- * which the commit checks); read each with
- * lance_index_segment_metadata_file_at().
+ * The number of files the segment lists.
+ *
+ * Its files under _indices/<uuid>/, which the commit checks; read each
+ * with lance_index_segment_metadata_file_at().
  * @param metadata  Borrowed.
  * @return The count; 0 both for bytes that list no files and on error
  *         (LANCE_ERR_INVALID_ARGUMENT for a NULL `metadata`).
@@ -4115,12 +4430,13 @@ typedef struct LanceCommitIndexOptions {
        different shared models (queries still work: each segment is searched
        with its own model; recall per segment differs). */
     bool allow_independent_models;
-    /* Borrowed, NULL = none: the coordinator's job and attempt ids, recorded
-       in every committed segment and shown by
-       lance_dataset_index_segments_json() ("job_id", "attempt_id").  Lance
-       14.0.2 has a place for them on vector segments only: with scalar
-       segments a non-NULL id is LANCE_ERR_NOT_SUPPORTED.  An idempotent
-       retry keeps the ids of the commit that happened. */
+    /* The coordinator's job and attempt ids.
+     *
+     * Borrowed, NULL = none: recorded in every committed segment and shown
+     * by lance_dataset_index_segments_json() ("job_id", "attempt_id").
+     * Lance 14.0.2 has a place for them on vector segments only: with scalar
+     * segments a non-NULL id is LANCE_ERR_NOT_SUPPORTED.  An idempotent
+     * retry keeps the ids of the commit that happened. */
     const char* job_id;
     const char* attempt_id;
 } LanceCommitIndexOptions;
@@ -4159,7 +4475,8 @@ int32_t lance_dataset_commit_index_segments_with_options(LanceDataset* dataset, 
                                                          LanceCommitIndexResult* out_result);
 
 /**
- * Upstream lance-c's form of the commit:
+ * Upstream lance-c's form of the commit.
+ *
  * lance_dataset_commit_index_segments_v2() with replace = true and
  * allow_independent_models = true, and these differences, so that a
  * program written for upstream sees upstream's behaviour:
@@ -4184,12 +4501,13 @@ int32_t lance_dataset_commit_index_segments(LanceDataset* dataset, const char* i
                                             const size_t* segment_metadata_lens, size_t segment_count);
 
 /**
- * Merges uncommitted segments into one segment, WITHOUT committing (the
- * Lance core's merge_existing_index_segments): fewer, larger segments make
- * queries faster, since a query searches every segment of an index.  Commit
- * the returned bytes like any segment's (the sources are not committed;
- * their files stay until lance_dataset_cleanup_old_versions() reclaims
- * them).
+ * Merges uncommitted segments into one segment, WITHOUT committing.
+ *
+ * The Lance core's merge_existing_index_segments: fewer, larger segments
+ * make queries faster, since a query searches every segment of an index.
+ * Commit the returned bytes like any segment's (the sources are not
+ * committed; their files stay until lance_dataset_cleanup_old_versions()
+ * reclaims them).
  *
  * Vector segments (IVF_*) are merged partition by partition: their
  * partition files are combined, not retrained or re-encoded, so they must
@@ -4231,8 +4549,10 @@ int32_t lance_dataset_merge_index_segments(const LanceDataset* dataset, const ui
  * ======================================================================== */
 
 /**
- * Describes every segment of every user index of the handle's version, one
- * object per segment, in manifest order:
+ * Describes every index segment as JSON.
+ *
+ * One object per segment of every user index of the handle's version, in
+ * manifest order:
  *
  *   "name"              string   the logical index the segment belongs to
  *   "uuid"              string   the segment's UUID, hyphenated hex
@@ -4278,12 +4598,13 @@ char* lance_dataset_index_segments_json(const LanceDataset* dataset);
 char* lance_dataset_index_coverage_json(const LanceDataset* dataset, const char* index_name);
 
 /**
- * The metadata bytes of one committed segment of an index, as
- * lance_index_segment_builder_execute_uncommitted() gives them for a new
- * one: what lance_dataset_merge_index_segments() takes, so that committed
- * segments can be merged (a maintenance plan's merge tasks).  The bytes
- * describe the segment as the handle's version records it (its fragments
- * after any remap by a compaction).
+ * The metadata bytes of a committed segment.
+ *
+ * In the form lance_index_segment_builder_execute_uncommitted() gives
+ * them for a new one: what lance_dataset_merge_index_segments() takes, so
+ * that committed segments can be merged (a maintenance plan's merge
+ * tasks).  The bytes describe the segment as the handle's version records
+ * it (its fragments after any remap by a compaction).
  * @param dataset             Borrowed.
  * @param index_name          Borrowed, non-empty.
  * @param segment_uuid        Borrowed: the segment's UUID as text, hyphenated
@@ -4318,56 +4639,65 @@ int32_t lance_dataset_index_segment_metadata(const LanceDataset* dataset, const 
  * ======================================================================== */
 
 /**
- * Options of lance_dataset_optimize_indices().  Zeroed (or a NULL options
- * pointer) = the Lance core's defaults, written next to each field; a
- * combination the core would ignore or refuse is
+ * Options of lance_dataset_optimize_indices().
+ *
+ * Zeroed (or a NULL options pointer) = the Lance core's defaults, written
+ * next to each field; a combination the core would ignore or refuse is
  * LANCE_ERR_INVALID_ARGUMENT, naming the fields.
  */
 typedef struct LanceOptimizeIndicesOptions {
-    /* Borrowed: the names of the indices to optimize, `index_name_count` of
-       them, each a user index of the handle's version (else
-       LANCE_ERR_NOT_FOUND: the core would skip the name without a word),
-       none empty or listed twice.  NULL with count 0 = every user index.
-       NULL with a count > 0, or a non-NULL list with count 0, is
-       LANCE_ERR_INVALID_ARGUMENT. */
+    /* The indices to optimize.
+     *
+     * Borrowed: their names, `index_name_count` of them, each a user index
+     * of the handle's version (else LANCE_ERR_NOT_FOUND: the core would
+     * skip the name without a word), none empty or listed twice.  NULL with
+     * count 0 = every user index.  NULL with a count > 0, or a non-NULL
+     * list with count 0, is LANCE_ERR_INVALID_ARGUMENT. */
     const char* const* index_names;
     size_t index_name_count;
-    /* false (default): the core decides how the new rows join each index.
-       Lance 14.0.2: a scalar index merges them into its newest segment; a
-       vector index merges them and its segments into one segment, splitting
-       or joining IVF partitions that grew uneven (a delta segment instead
-       when its segments come from different models); with no new rows a
-       vector index is left as it is unless a partition needs rebalancing.
-       true: the new rows and the index's newest `num_indices_to_merge`
-       segments become one segment; 0 = a delta segment over the new rows
-       only, the existing segments kept as they are; a count at or above the
-       index's segment count = one segment for the whole index. */
+    /* How the new rows join each index.
+     *
+     * false (default): the core decides how the new rows join each index.
+     * Lance 14.0.2: a scalar index merges them into its newest segment; a
+     * vector index merges them and its segments into one segment, splitting
+     * or joining IVF partitions that grew uneven (a delta segment instead
+     * when its segments come from different models); with no new rows a
+     * vector index is left as it is unless a partition needs rebalancing.
+     * true: the new rows and the index's newest `num_indices_to_merge`
+     * segments become one segment; 0 = a delta segment over the new rows
+     * only, the existing segments kept as they are; a count at or above the
+     * index's segment count = one segment for the whole index. */
     bool has_num_indices_to_merge;
     uint32_t num_indices_to_merge; /* read with has_num_indices_to_merge only; else it must be 0 */
-    /* Vector indices: train the model (IVF centroids, quantizer) again on the
-       current rows and rebuild the index as one segment over every
-       fragment, for data that has drifted from the model.  Scalar indices
-       have no model: they are optimized as without it.  Not together with
-       has_num_indices_to_merge (the rebuild merges every segment).
-       false (default) = the existing model encodes the new rows. */
+    /* Retrain the model of vector indices.
+     *
+     * Vector indices: train the model (IVF centroids, quantizer) again on the
+     * current rows and rebuild the index as one segment over every fragment,
+     * for data that has drifted from the model.  Scalar indices have no
+     * model: they are optimized as without it.  Not together with
+     * has_num_indices_to_merge (the rebuild merges every segment).  false
+     * (default) = the existing model encodes the new rows. */
     bool retrain;
-    /* Vector indices with has_num_indices_to_merge and a count > 0: split and
-       join IVF partitions that grew uneven, within the merged segments
-       (without has_num_indices_to_merge the core does so anyway).  Not with
-       num_indices_to_merge = 0 (a delta has nothing to rebalance) nor with
-       the row bounds below.  false (default) = the partitions are kept. */
+    /* Rebalance uneven IVF partitions.
+     *
+     * Vector indices with has_num_indices_to_merge and a count > 0: split and
+     * join IVF partitions that grew uneven, within the merged segments
+     * (without has_num_indices_to_merge the core does so anyway).  Not with
+     * num_indices_to_merge = 0 (a delta has nothing to rebalance) nor with
+     * the row bounds below.  false (default) = the partitions are kept. */
     bool enable_partition_rebalancing;
-    /* Bounds on the rows one build task indexes and one resulting segment
-       holds; 0 (default) = unbounded: each index is optimized in one task
-       into one new segment.  With a bound, the new rows of an index whose
-       type can merge segments (IVF_*, BTREE, BITMAP, INVERTED, NGRAM) are
-       built in tasks of at most that many rows (a fragment is never split)
-       and packed with the merged segments into segments of at most
-       max_rows_per_segment rows; other types are optimized in one task.
-       An index the core cannot split this way (an INVERTED index it must
-       rebuild from the whole column, a legacy vector index) is left as it
-       is when no names are given, and refused (LANCE_ERR_NOT_SUPPORTED)
-       when named. */
+    /* Bounds on the rows one build task indexes and one resulting segment holds.
+     *
+     * 0 (default) = unbounded: each index is optimized in one task into
+     * one new segment.  With a bound, the new rows of an index whose type
+     * can merge segments (IVF_*, BTREE, BITMAP, INVERTED, NGRAM) are built
+     * in tasks of at most that many rows (a fragment is never split) and
+     * packed with the merged segments into segments of at most
+     * max_rows_per_segment rows; other types are optimized in one task.
+     * An index the core cannot split this way (an INVERTED index it must
+     * rebuild from the whole column, a legacy vector index) is left as it
+     * is when no names are given, and refused (LANCE_ERR_NOT_SUPPORTED)
+     * when named. */
     uint64_t max_rows_per_task;
     uint64_t max_rows_per_segment;
     /* Borrowed for the call; NULL = no progress, not cancellable (new in
@@ -4377,8 +4707,7 @@ typedef struct LanceOptimizeIndicesOptions {
 } LanceOptimizeIndicesOptions;
 
 /*
- * Optimizing indices: progress and cancellation (options->control of
- * lance_dataset_optimize_indices()).
+ * Optimizing indices (lance_dataset_optimize_indices()): progress and cancellation.
  *
  * Progress (options->control, under the threading contract of "Build
  * progress and cancellation"): first a stage of the call's own,
@@ -4464,16 +4793,27 @@ typedef struct LanceIndexMaintenanceOptions {
        this many live rows (a fragment is never split), and merges stay
        within it unless max_segments forces more.  0 = 1048576. */
     uint64_t target_rows_per_segment;
-    /* A segment holding fewer rows than this is small: it merges with a
-       neighbour while the two stay within target_rows_per_segment.
-       0 = target_rows_per_segment / 4.  Above target_rows_per_segment is
-       LANCE_ERR_INVALID_ARGUMENT. */
+    /* The size below which a segment is small.
+     *
+     * A segment holding fewer rows than this is small: it merges with a
+     * neighbour while the two stay within target_rows_per_segment.  0 =
+     * target_rows_per_segment / 4.  Above target_rows_per_segment is
+     * LANCE_ERR_INVALID_ARGUMENT. */
     uint64_t small_segment_rows;
-    /* The most segments the index should have once the plan has run: while
-       it would have more, the smallest neighbouring pair merges whatever its
-       size.  0 = 32.  The new delta segments count; a plan never merges
-       them in the run that builds them. */
+    /* The most segments the index should have once the plan has run.
+     *
+     * While it would have more, the smallest neighbouring pair merges
+     * whatever its size.  0 = 32.  The new delta segments count; a plan
+     * never merges them in the run that builds them. */
     uint32_t max_segments;
+    /* The retraining advice's threshold (new in lance-c 0.5).
+     *
+     * 0 = no advice ("drift" is null).  Above 0, for a vector index: the
+     * plan's "drift" compares the model's fit to the rows no segment covers
+     * with its fit to the rows the segments cover, and advises retraining
+     * when the ratio is above this (1.5, for example).  Ignored for a scalar
+     * index.  Negative, infinite or NaN is LANCE_ERR_INVALID_ARGUMENT. */
+    float drift_threshold;
 } LanceIndexMaintenanceOptions;
 
 /*
@@ -4513,6 +4853,29 @@ typedef struct LanceIndexMaintenanceOptions {
  *                                fewer)
  *   "stale_segments"    [string] segments none of whose fragments is in the table any
  *                       more: no task (they answer no query)
+ */
+
+/*
+ * The plan's "drift": when to train a new model.
+ *
+ * Null unless options->drift_threshold is above 0 and the index is a vector index.  The
+ * model is read back from the committed segments (lance_dataset_read_vector_model()); its
+ * fit to rows is their k-means loss, the mean squared L2 distance from a row to its nearest
+ * IVF centroid (rows scaled to unit length under COSINE), over an evenly spread sample of
+ * at most 4,096 rows of each side.  Rows drawn from the distribution the model was trained
+ * on give a ratio near 1.  An object:
+ *   "threshold"             number   options->drift_threshold
+ *   "model_fingerprint"     string   the model read back
+ *   "new_rows_sampled"      integer  rows sampled from the fragments no segment covers
+ *   "new_rows_loss"         number   their loss, or null (no such row)
+ *   "indexed_rows_sampled"  integer  rows sampled from the fragments the segments cover
+ *   "indexed_rows_loss"     number   their loss, or null
+ *   "ratio"                 number   new_rows_loss / indexed_rows_loss, or null (a side
+ *                                    without rows, or an indexed loss of 0)
+ *   "retrain"               bool     the ratio is above the threshold (true too when the
+ *                                    indexed loss is 0 and the new one is not)
+ * With "drift" asked for, the errors of lance_dataset_read_vector_model() are this call's
+ * (segments of different models, for example, are LANCE_ERR_INVALID_ARGUMENT).
  */
 
 /*

@@ -11,9 +11,10 @@ use serde_json::json;
 
 use crate::boundary::error::{guard, invalid, not_found, status, CResult, Context};
 use crate::boundary::ffi::{handle_ref, into_c_string, optional_str, require_out, required_nonempty_str, write_out};
-use crate::boundary::params::{scalar_kind, scalar_params, vector_params, CoreParams, LanceVectorIndexParams};
+use crate::boundary::params::{CoreParams, LanceVectorIndexParams};
 use crate::boundary::training_options::{LanceVectorTrainingOptions, TrainingOptions};
 use crate::index::build::create_one_shot;
+use crate::index::build_params::{scalar_kind, scalar_params, vector_params};
 use crate::index::catalog::{
     check_partitions, check_vector_column, column_names, live_rows, named_segments, optional_index_name, user_segments,
 };

@@ -10,8 +10,8 @@ use crate::boundary::error::{guard, invalid, not_supported, status, CResult};
 use crate::boundary::ffi::{
     c_text, copy_to_caller, free_handle, handle_ref, into_handle, require_out, slice_arg, write_out,
 };
-use crate::boundary::params::index_type_code;
 use crate::index::codec::{decode_metadata, model_fingerprint, segment_type_name};
+use crate::index::kinds::by_segment_name;
 
 pub struct LanceIndexSegmentMetadata {
     pub metadata: IndexMetadata,
@@ -87,7 +87,7 @@ pub unsafe extern "C" fn lance_index_segment_metadata_name(
 pub unsafe extern "C" fn lance_index_segment_metadata_index_type(metadata: *const LanceIndexSegmentMetadata) -> i32 {
     guard(-1, || {
         let name = meta(metadata)?.index_type.to_str().unwrap_or("");
-        index_type_code(name).ok_or_else(|| {
+        by_segment_name(name).map(|k| k.code).ok_or_else(|| {
             not_supported(format!(
                 "the segment's index type '{name}' has no LanceScalarIndexType or LanceVectorIndexType value"
             ))

@@ -1,140 +1,30 @@
 //! lance.h section "Distributed index builds: shared models" (RFC E1):
-//! training over the core's entry points, and the C surface of a model
-//! (index/vector_model.rs) as Arrow arrays and as bytes.
+//! the trainers' arguments checked and handed to index/trainers.rs, and the
+//! C surface of a model (index/vector_model.rs) as Arrow arrays and as bytes.
 
 use std::ffi::c_char;
 use std::sync::Arc;
 
 use arrow::ffi::{FFI_ArrowArray, FFI_ArrowSchema};
-use arrow_array::FixedSizeListArray;
-use lance::index::vector::ivf::build_ivf_model;
-use lance::index::vector::pq::build_pq_model_in_fragments;
-use lance::index::vector::utils::get_vector_dim;
 use lance::Dataset;
-use lance_index::progress::{noop_progress, IndexBuildProgress};
-use lance_index::vector::ivf::storage::IvfModel;
-use lance_index::vector::ivf::IvfBuildParams;
-use lance_index::vector::pq::PQBuildParams;
 use lance_linalg::distance::DistanceType;
 
 use crate::boundary::arrow::{export_array, read_f32_list};
-use crate::boundary::error::{guard, invalid, status, CResult, Context};
+use crate::boundary::error::{guard, invalid, status, CResult};
 use crate::boundary::ffi::{
     free_handle, handle_ref, into_c_string, into_handle, require_out, required_nonempty_str, slice_arg,
     write_bytes_out, write_out,
 };
-use crate::boundary::params::{
-    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_FLAT, IVF_PQ, IVF_RQ,
-};
+use crate::boundary::params::{metric_from_c, LanceVectorIndexParams};
 use crate::boundary::training_options::{LanceVectorTrainingOptions, TrainingOptions};
-use crate::index::catalog::{check_partitions, check_vector_column, live_rows, require_column};
+use crate::index::build_params::{pq_params, vector_params};
+use crate::index::catalog::{check_partitions, check_vector_column, live_rows};
 use crate::index::committed_model::read_committed_model;
+use crate::index::kinds::{has_rotation, IVF_FLAT, IVF_PQ};
 use crate::index::progress::{BuildControl, LanceIndexBuildControl};
-use crate::index::training::{train_alone, Plan};
-use crate::index::vector_model::{f32_values, fsl, narrow, rq_num_bits, LanceVectorModel, PqModel, RqRotation};
+use crate::index::trainers::{check_sub_vectors, column_dim, train_ivf, train_model, train_pq};
+use crate::index::vector_model::{fsl, narrow, rq_num_bits, LanceVectorModel, PqModel};
 use crate::store::handle::{dataset_ref, fragment_list, LanceDataset};
-
-fn check_sub_vectors(num_sub_vectors: usize, dim: usize, column: &str, name: &str) -> CResult<()> {
-    if !dim.is_multiple_of(num_sub_vectors) {
-        return Err(invalid(format!(
-            "{name} = {num_sub_vectors} does not divide the dimension {dim} of column '{column}'"
-        )));
-    }
-    Ok(())
-}
-
-fn column_dim(ds: &Dataset, column: &str) -> CResult<usize> {
-    require_column(ds, column)?;
-    Ok(get_vector_dim(ds.schema(), column)?)
-}
-
-/// Runs one of the core's trainers under `control` as stage `stage`: its
-/// progress events and its cancel token.  The core reports only the IVF
-/// k-means iterations (STAGE_PROGRESS of "train_ivf"), so the stage's start
-/// and end are reported here, as lance.h's contract wants them.  A cancel
-/// returns at once with LANCE_ERR_CANCELLED; the k-means in progress cannot
-/// be interrupted (the core runs it as one synchronous call, lance-14.0.2
-/// src/index/vector/ivf.rs `train_ivf_model`, whose progress sends never
-/// fail) and ends on its own, its result thrown away.  Training writes
-/// nothing.
-fn run_trainer<T: Send + 'static, F>(
-    control: &BuildControl,
-    stage: &'static str,
-    what: String,
-    train: impl FnOnce(Arc<dyn IndexBuildProgress>) -> F,
-) -> CResult<T>
-where
-    F: std::future::Future<Output = lance::Result<T>> + Send + 'static,
-{
-    let session = control.start()?;
-    let hooks = session.hooks().unwrap_or_else(noop_progress);
-    let trained = train(hooks.clone());
-    let staged = async move {
-        hooks.stage_start(stage, None, "iterations").await?;
-        let out = trained.await?;
-        hooks.stage_complete(stage).await?;
-        Ok(out)
-    };
-    session.run(staged, true, None).context(what)
-}
-
-#[allow(clippy::too_many_arguments)]
-fn train_ivf(
-    ds: &Dataset,
-    column: &str,
-    num_partitions: usize,
-    metric: DistanceType,
-    p: &LanceVectorIndexParams,
-    options: &TrainingOptions,
-    fragments: Option<&[u32]>,
-    control: &BuildControl,
-) -> CResult<FixedSizeListArray> {
-    let dim = column_dim(ds, column)?;
-    let mut params = IvfBuildParams { num_partitions: Some(num_partitions), ..ivf_params(p) };
-    let rows = if options.streams() { live_rows(ds, fragments)? } else { 0 };
-    options.apply_ivf(&mut params, p.index_type, rows)?;
-    let (ds, owned_column, fragments) = (ds.clone(), column.to_string(), fragments.map(<[u32]>::to_vec));
-    let model = run_trainer(
-        control,
-        "train_ivf",
-        format!("training IVF centroids on column '{column}'"),
-        move |hooks| async move {
-            build_ivf_model(&ds, &owned_column, dim, metric, &params, fragments.as_deref(), hooks).await
-        },
-    )?;
-    model.centroids.ok_or_else(|| invalid("the core returned an IVF model without centroids"))
-}
-
-fn train_pq(
-    ds: &Dataset,
-    column: &str,
-    metric: DistanceType,
-    params: &PQBuildParams,
-    centroids: FixedSizeListArray,
-    fragments: Option<&[u32]>,
-    control: &BuildControl,
-) -> CResult<Vec<f32>> {
-    let dim = column_dim(ds, column)?;
-    if centroids.value_length() as usize != dim {
-        return Err(invalid(format!(
-            "ivf_centroids have dimension {}, column '{column}' has {dim}",
-            centroids.value_length()
-        )));
-    }
-    let ivf = IvfModel::new(centroids, None);
-    let (ds, owned_column, params, fragments) =
-        (ds.clone(), column.to_string(), params.clone(), fragments.map(<[u32]>::to_vec));
-    let pq = run_trainer(
-        control,
-        "train_pq",
-        format!("training the PQ codebook on column '{column}'"),
-        move |_| async move {
-            build_pq_model_in_fragments(&ds, &owned_column, dim, metric, &params, Some(&ivf), fragments.as_deref())
-                .await
-        },
-    )?;
-    f32_values(&pq.codebook).ok_or_else(|| invalid("the core returned a PQ codebook that is not float32"))
-}
 
 /// The arguments every trainer starts with: the snapshot, a vector column
 /// and a metric that fits it.
@@ -331,7 +221,7 @@ unsafe fn train_vector_model(
             "params->num_partitions must be set to train a shared model (every segment must agree on it)",
         ));
     }
-    let rq_bits = (p.index_type == IVF_RQ).then(|| rq_num_bits(p.num_bits, "params->num_bits")).transpose()?;
+    let rq_bits = has_rotation(p.index_type).then(|| rq_num_bits(p.num_bits, "params->num_bits")).transpose()?;
     let fragments = sample_fragments(&ds, sample_fragment_ids, sample_fragment_count, "sample_fragment_ids")?;
     check_vector_column(&ds, column, p.metric)?;
     let options = options.unwrap_or_default();
@@ -339,40 +229,7 @@ unsafe fn train_vector_model(
         // The count a build would use over the rows sampled.
         p.num_partitions = options.num_partitions(p.index_type, live_rows(&ds, fragments.as_deref())?)?;
     }
-    check_partitions(&ds, p.num_partitions, fragments.as_deref())?;
-    let dim = column_dim(&ds, column)?;
-    let pq = if uses_pq(p.index_type) {
-        let params = pq_params(&p);
-        check_sub_vectors(params.num_sub_vectors, dim, column, "params->num_sub_vectors")?;
-        Some(params)
-    } else {
-        None
-    };
-    if let Some(seed) = options.seed {
-        // The core's trainer takes no seed: this library's rounds, in this
-        // process, over the fragments sampled.
-        let plan = Plan::from_params(column, &p, seed)?;
-        let model = train_alone(ds, fragments, plan, &mut control.steps("the seeded training"))?;
-        write_out(out_model, into_handle(model));
-        return Ok(());
-    }
-    let p = &p;
-    let centroids =
-        train_ivf(&ds, column, p.num_partitions as usize, metric, p, &options, fragments.as_deref(), control)?;
-    let pq = match pq {
-        Some(params) => {
-            let codebook = train_pq(&ds, column, metric, &params, centroids.clone(), fragments.as_deref(), control)?;
-            Some(PqModel { num_sub_vectors: params.num_sub_vectors, num_bits: params.num_bits, codebook })
-        }
-        None => None,
-    };
-    let values = f32_values(&centroids).ok_or_else(|| invalid("the core returned centroids that are not float32"))?;
-    let mut model = LanceVectorModel::new(p.metric, dim, values, pq)?.trained_for(p.index_type)?;
-    // One rotation for every segment of the model, drawn as a one-shot
-    // IVF_RQ build draws its own.
-    if let Some(bits) = rq_bits {
-        model = model.with_rotation(RqRotation::draw(dim, bits)?)?;
-    }
+    let model = train_model(ds, column, &p, metric, rq_bits, fragments, &options, control)?;
     write_out(out_model, into_handle(model));
     Ok(())
 }

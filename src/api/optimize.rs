@@ -6,14 +6,10 @@
 
 use std::collections::BTreeSet;
 use std::ffi::c_char;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
-use async_trait::async_trait;
 use lance::index::DatasetIndexExt;
 use lance::Dataset;
 use lance_index::optimize::OptimizeOptions;
-use lance_index::progress::IndexBuildProgress;
 
 use crate::boundary::error::{guard, invalid, not_found, status, CResult, Context};
 use crate::boundary::ffi::{counted_strs, into_c_string, required_nonempty_str};
@@ -48,49 +44,12 @@ crate::c_layout!(LanceOptimizeIndicesOptions, 56;
 );
 
 /// The call's own stage (lance.h "Index maintenance"): open from the start
-/// until the core starts a stage of its own or the call ends.
+/// until the core starts a stage of its own or the call ends
+/// (`Session::run_in_stage`, index/progress.rs).  Opening it is also the
+/// call's first checkpoint, and it marks the call as writing from its
+/// start: a cancel stops it only at a checkpoint, never between two (it
+/// could be committing).
 const STAGE: &str = "optimize_indices";
-
-/// The hooks the core reports to: the caller's, with the call's own stage
-/// closed before the core's first one starts, so that one stage is open at
-/// a time.  Opening it is also the call's first checkpoint, and it marks
-/// the call as writing from its start: a cancel stops it only at a
-/// checkpoint, never between two (it could be committing).
-#[derive(Debug)]
-struct Stages {
-    hooks: Arc<dyn IndexBuildProgress>,
-    open: AtomicBool,
-}
-
-impl Stages {
-    async fn open(hooks: Arc<dyn IndexBuildProgress>, indices: u64) -> lance::Result<Arc<Self>> {
-        hooks.stage_start(STAGE, Some(indices), "indices").await?;
-        Ok(Arc::new(Stages { hooks, open: AtomicBool::new(true) }))
-    }
-
-    async fn close(&self) -> lance::Result<()> {
-        if self.open.swap(false, Ordering::SeqCst) {
-            self.hooks.stage_complete(STAGE).await?;
-        }
-        Ok(())
-    }
-}
-
-#[async_trait]
-impl IndexBuildProgress for Stages {
-    async fn stage_start(&self, stage: &str, total: Option<u64>, unit: &str) -> lance::Result<()> {
-        self.close().await?;
-        self.hooks.stage_start(stage, total, unit).await
-    }
-
-    async fn stage_progress(&self, stage: &str, completed: u64) -> lance::Result<()> {
-        self.hooks.stage_progress(stage, completed).await
-    }
-
-    async fn stage_complete(&self, stage: &str) -> lance::Result<()> {
-        self.hooks.stage_complete(stage).await
-    }
-}
 
 /// The options as the core takes them, and the names the caller gave.
 /// NULL options are the core's defaults.
@@ -173,21 +132,17 @@ fn optimize(
     let session = control.start()?;
     let version = ds.version().version;
     let indices = targets(ds, names)?.len() as u64;
-    let hooks = session.hooks();
     let mut work = Dataset::clone(ds);
-    let run = async move {
-        let Some(hooks) = hooks else {
-            work.optimize_indices(&options).await?;
-            return lance::Result::Ok(work);
-        };
-        let stages = Stages::open(hooks, indices).await?;
-        work.optimize_indices(&options.progress(stages.clone())).await?;
-        // Committed (or nothing to commit): a cancel from here on changes
-        // nothing, and its refusal of this last event is not the outcome.
-        let _ = stages.close().await;
+    // Committed (or nothing to commit) when the work ends: a cancel from
+    // there on changes nothing (it writes).
+    let optimized = session.run_in_stage((STAGE, Some(indices), "indices"), true, move |hooks| async move {
+        match hooks {
+            Some(hooks) => work.optimize_indices(&options.progress(hooks)).await?,
+            None => work.optimize_indices(&options).await?,
+        }
         Ok(work)
-    };
-    *ds = session.run(run, false, None).context(format!("optimizing the indices of dataset version {version}"))?;
+    });
+    *ds = optimized.context(format!("optimizing the indices of dataset version {version}"))?;
     Ok(())
 }
 
@@ -231,11 +186,13 @@ pub struct LanceIndexMaintenanceOptions {
     pub target_rows_per_segment: u64,
     pub small_segment_rows: u64,
     pub max_segments: u32,
+    pub drift_threshold: f32,
 }
 crate::c_layout!(LanceIndexMaintenanceOptions, 24;
     target_rows_per_segment @ 0,
     small_segment_rows @ 8,
     max_segments @ 16,
+    drift_threshold @ 20,
 );
 
 /// lance.h's defaults of `LanceIndexMaintenanceOptions`.
@@ -251,13 +208,20 @@ pub unsafe extern "C" fn lance_dataset_plan_index_maintenance(
     guard(std::ptr::null_mut(), || {
         let ds = dataset_ref(dataset)?.snapshot();
         let name = required_nonempty_str(index_name, "index_name")?;
-        let (target, small, max) =
-            options.as_ref().map_or((0, 0, 0), |o| (o.target_rows_per_segment, o.small_segment_rows, o.max_segments));
+        let (target, small, max, drift) = options.as_ref().map_or((0, 0, 0, 0.0), |o| {
+            (o.target_rows_per_segment, o.small_segment_rows, o.max_segments, o.drift_threshold)
+        });
+        if !(drift.is_finite() && drift >= 0.0) {
+            return Err(invalid(format!(
+                "options->drift_threshold = {drift}: give 0 (no retraining advice) or a ratio of losses above 0,                  such as 1.5"
+            )));
+        }
         let target_rows = if target == 0 { DEFAULT_TARGET_ROWS } else { target };
         let policy = Policy {
             target_rows,
             small_rows: if small == 0 { target_rows / 4 } else { small },
             max_segments: if max == 0 { DEFAULT_MAX_SEGMENTS } else { max } as usize,
+            drift_threshold: drift,
         };
         Ok(into_c_string(maintenance_plan(&ds, name, &policy)?.to_string()))
     })

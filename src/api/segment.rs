@@ -17,15 +17,14 @@ use crate::boundary::error::{guard_handle, invalid, not_supported, status, CResu
 use crate::boundary::ffi::{
     free_handle, handle_mut, handle_ref, optional_str, require_out, required_nonempty_str, slice_arg, write_bytes_out,
 };
-use crate::boundary::params::{
-    build_mode, core_picks_segment_uuid, pq_params, scalar_kind, scalar_params, BuildMode, CoreParams,
-    LanceVectorIndexParams,
-};
+use crate::boundary::params::{build_mode, BuildMode, CoreParams, LanceVectorIndexParams};
 use crate::boundary::training_options::{LanceVectorTrainingOptions, TrainingOptions};
 use crate::index::build::{BuildRequest, LanceIndexSegmentBuilder, VectorSegment};
+use crate::index::build_params::{pq_params, scalar_kind, scalar_params};
 use crate::index::catalog::{check_partitions, check_vector_column, optional_index_name, require_column};
 use crate::index::codec::encode_metadata;
 use crate::index::injection::{vector_core_params, Injected};
+use crate::index::kinds::core_picks_segment_uuid;
 use crate::index::vector_model::LanceVectorModel;
 use crate::store::handle::{dataset_ref, fragment_list, LanceDataset};
 

@@ -8,7 +8,7 @@ use lance_index::vector::ivf::builder::recommended_num_partitions;
 use lance_index::vector::ivf::IvfBuildParams;
 
 use crate::boundary::error::{invalid, not_supported, CResult};
-use crate::boundary::params::{vector_params, LanceVectorIndexParams};
+use crate::boundary::params::vector_index_type;
 
 /// Mirrors `LanceVectorTrainingOptions` in lance.h.
 #[repr(C)]
@@ -142,7 +142,7 @@ impl TrainingOptions {
     /// src/vector/ivf/builder.rs `recommended_num_partitions`) with this
     /// target or the type's own (lance-index-core `IndexType::target_partition_size`).
     pub fn num_partitions(&self, index_type: i32, rows: u64) -> CResult<u32> {
-        let (core_type, _) = vector_params(&LanceVectorIndexParams::defaults(index_type))?;
+        let core_type = vector_index_type(index_type, "params->index_type")?;
         let target = self.target_partition_size.unwrap_or_else(|| core_type.target_partition_size());
         let rows = usize::try_from(rows).unwrap_or(usize::MAX);
         Ok(recommended_num_partitions(rows, target) as u32)

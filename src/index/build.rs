@@ -17,10 +17,11 @@ use lance_table::format::IndexMetadata;
 use uuid::Uuid;
 
 use crate::boundary::error::{invalid, CError, CResult, Code, Context};
-use crate::boundary::params::{core_picks_segment_uuid, BuildMode, CoreParams, LanceVectorIndexParams};
+use crate::boundary::params::{BuildMode, CoreParams, LanceVectorIndexParams};
 use crate::boundary::training_options::TrainingOptions;
 use crate::index::catalog::{check_partitions, live_rows, require_column};
 use crate::index::injection::{vector_core_params, Injected};
+use crate::index::kinds::core_picks_segment_uuid;
 use crate::index::progress::{cancelled_error, BuildControl};
 use crate::index::training::{train_alone, Plan};
 use crate::index::vector_model::LanceVectorModel;

@@ -10,6 +10,7 @@ use lance_table::format::{pb, IndexMetadata};
 use prost::Message;
 
 use crate::boundary::error::{invalid, not_supported, CResult};
+use crate::index::kinds::{vector_of, Quantizer};
 
 /// The runtime-hint key under which a segment records its shared model.
 pub const MODEL_FINGERPRINT_HINT: &str = "lance-c.model_fingerprint";
@@ -54,16 +55,12 @@ pub fn segment_type_name(metadata: &IndexMetadata) -> String {
     };
     use lance_index::pb::vector_index_details::Compression;
     let quantizer = match d.compression {
-        None | Some(Compression::Flat(_)) => "FLAT",
-        Some(Compression::Pq(_)) => "PQ",
-        Some(Compression::Sq(_)) => "SQ",
-        Some(Compression::Rq(_)) => "RQ",
+        None | Some(Compression::Flat(_)) => Quantizer::Flat,
+        Some(Compression::Pq(_)) => Quantizer::Pq,
+        Some(Compression::Sq(_)) => Quantizer::Sq,
+        Some(Compression::Rq(_)) => Quantizer::Rq,
     };
-    if d.hnsw_index_config.is_some() {
-        format!("IVF_HNSW_{quantizer}")
-    } else {
-        format!("IVF_{quantizer}")
-    }
+    vector_of(d.hnsw_index_config.is_some(), quantizer).map_or("Vector", |k| k.segment_name).to_string()
 }
 
 /// The runtime hint `key` of a vector segment, if it has one.

@@ -30,6 +30,7 @@ use crate::index::codec::{
     is_vector, model_fingerprint, record_provenance, segment_type_name, set_vector_hints, vector_hint,
     MERGED_FROM_HINT, MODEL_FINGERPRINT_HINT,
 };
+use crate::index::kinds::by_segment_name;
 use crate::process::runtime::block_on;
 
 /// What a commit of segments may do (lance.h `LanceCommitIndexOptions`).
@@ -525,7 +526,15 @@ pub fn merge(ds: &Dataset, mut segments: Vec<IndexMetadata>) -> CResult<IndexMet
     check_set(&name, &segments)?;
     check_types(&name, &segments, &[])?;
     check_models(&name, &segments, &[], false)?;
-    let rq = segment_type_name(&segments[0]) == "IVF_RQ";
+    let kind = by_segment_name(&segment_type_name(&segments[0]));
+    if let Some(kind) = kind.filter(|k| !k.mergeable) {
+        return Err(not_supported(format!(
+            "Lance {} does not merge {} segments: commit the segments of index '{name}' unmerged",
+            crate::LANCE_CORE_VERSION,
+            kind.name
+        )));
+    }
+    let rotates = kind.is_some_and(|k| k.rotation);
     let fingerprint = model_fingerprint(&segments[0]);
     let count = segments.len();
     let sources: u64 = segments
@@ -539,7 +548,7 @@ pub fn merge(ds: &Dataset, mut segments: Vec<IndexMetadata>) -> CResult<IndexMet
         // segment build drew its own (lance-index-14.0.2
         // src/vector/bq/builder.rs:1066-1086), so the segments are one
         // model's only in their centroids.
-        Err(err) if rq && rotations_differ(&err.to_string()) => {
+        Err(err) if rotates && rotations_differ(&err.to_string()) => {
             return Err(CError::new(
                 Code::ModelMismatch,
                 format!(

@@ -23,9 +23,10 @@ use lance_index::vector::VectorIndex;
 use lance_table::format::IndexMetadata;
 
 use crate::boundary::error::{invalid, not_supported, CResult};
-use crate::boundary::params::{metric_to_c, IVF_FLAT, IVF_HNSW_FLAT, IVF_HNSW_PQ, IVF_HNSW_SQ, IVF_PQ, IVF_RQ, IVF_SQ};
+use crate::boundary::params::metric_to_c;
 use crate::index::catalog::named_segments;
 use crate::index::codec::{is_vector, segment_type_name};
+use crate::index::kinds::{self, vector_of};
 use crate::index::vector_model::{f32_values, LanceVectorModel, PqModel, RqRotation};
 use crate::process::runtime::block_on;
 
@@ -111,19 +112,20 @@ fn segment_model(ds: &Dataset, name: &str, segment: &IndexMetadata) -> CResult<L
 /// account of its sub-index and quantizer.
 fn index_type_of(index: &dyn VectorIndex, at: &str) -> CResult<i32> {
     let (sub_index, quantization) = index.sub_index_type();
-    match (sub_index, quantization) {
-        (SubIndexType::Flat, QuantizationType::Flat) => Ok(IVF_FLAT),
-        (SubIndexType::Flat, QuantizationType::Scalar) => Ok(IVF_SQ),
-        (SubIndexType::Flat, QuantizationType::Product) => Ok(IVF_PQ),
-        (SubIndexType::Flat, QuantizationType::Rabit) => Ok(IVF_RQ),
-        (SubIndexType::Hnsw, QuantizationType::Flat) => Ok(IVF_HNSW_FLAT),
-        (SubIndexType::Hnsw, QuantizationType::Scalar) => Ok(IVF_HNSW_SQ),
-        (SubIndexType::Hnsw, QuantizationType::Product) => Ok(IVF_HNSW_PQ),
-        (sub_index, quantization) => Err(not_supported(format!(
+    let quantizer = match quantization {
+        QuantizationType::Flat => Some(kinds::Quantizer::Flat),
+        QuantizationType::Scalar => Some(kinds::Quantizer::Sq),
+        QuantizationType::Product => Some(kinds::Quantizer::Pq),
+        QuantizationType::Rabit => Some(kinds::Quantizer::Rq),
+        QuantizationType::FlatBin => None,
+    };
+    let hnsw = matches!(sub_index, SubIndexType::Hnsw);
+    quantizer.and_then(|quantizer| vector_of(hnsw, quantizer)).map(|k| k.code).ok_or_else(|| {
+        not_supported(format!(
             "{at} is an index of sub-index {sub_index} and quantizer {quantization:?}, which no \
              LanceVectorIndexType names (binary vectors: a LanceVectorModel holds float32 centroids)"
-        ))),
-    }
+        ))
+    })
 }
 
 /// The float32 values of a FixedSizeList array, row after row.

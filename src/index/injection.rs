@@ -9,8 +9,10 @@ use lance::index::vector::VectorIndexParams;
 use lance_index::IndexType;
 
 use crate::boundary::error::{invalid, CResult, Context};
-use crate::boundary::params::{ivf_params, pq_params, uses_pq, vector_params_with_ivf, LanceVectorIndexParams};
+use crate::boundary::params::LanceVectorIndexParams;
+use crate::index::build_params::{ivf_params, pq_params, vector_params_with_ivf};
 use crate::index::codec::MODEL_FINGERPRINT_HINT;
+use crate::index::kinds::uses_pq;
 use crate::index::vector_model::{check_codebook_shape, fsl, inject_rotation, LanceVectorModel, PqModel, RqRotation};
 
 /// A model given to a vector build, from the options' Arrow arrays or from

@@ -28,14 +28,17 @@ use lance_table::format::IndexMetadata;
 use crate::boundary::error::{invalid, CResult};
 use crate::index::catalog::{column_names, fragment_rows, named_segments};
 use crate::index::codec::{is_vector, model_fingerprint, segment_type_name};
+use crate::index::drift::drift;
 use crate::index::planning::{contiguous_ranges, manifest_fragments};
 
-/// The size policy (lance.h `LanceIndexMaintenanceOptions`, defaults
-/// applied).
+/// The size policy and the retraining advice's threshold (lance.h
+/// `LanceIndexMaintenanceOptions`, defaults applied).
 pub struct Policy {
     pub target_rows: u64,
     pub small_rows: u64,
     pub max_segments: usize,
+    /// 0: no advice (index/drift.rs).
+    pub drift_threshold: f32,
 }
 
 /// Neighbouring segments that one merge would replace.
@@ -184,9 +187,15 @@ pub fn plan(ds: &Dataset, name: &str, policy: &Policy) -> CResult<Value> {
     let first = &segments[0];
     let models: Vec<Option<String>> = segments.iter().map(model_fingerprint).collect();
     let model = if models.windows(2).all(|w| w[0] == w[1]) { models[0].clone() } else { None };
+    let columns = column_names(ds, &first.fields);
+    let advice = if policy.drift_threshold > 0.0 && is_vector(first) {
+        drift(ds, name, &columns[0], &(&present - &covered), &(&present & &covered), policy.drift_threshold)?
+    } else {
+        Value::Null
+    };
     Ok(json!({
         "index": name,
-        "columns": column_names(ds, &first.fields),
+        "columns": columns,
         "type": segment_type_name(first),
         "dataset_version": ds.version().version,
         "model_fingerprint": model,
@@ -199,6 +208,7 @@ pub fn plan(ds: &Dataset, name: &str, policy: &Policy) -> CResult<Value> {
         "segments_after": after,
         "tasks": all,
         "stale_segments": stale_only,
+        "drift": advice,
     }))
 }
 
@@ -221,7 +231,7 @@ mod tests {
     }
 
     fn policy(target_rows: u64, small_rows: u64) -> Policy {
-        Policy { target_rows, small_rows, max_segments: 100 }
+        Policy { target_rows, small_rows, max_segments: 100, drift_threshold: 0.0 }
     }
 
     /// The units as (uuids, fragment ids, rows).

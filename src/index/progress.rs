@@ -453,6 +453,87 @@ impl Session {
     }
 }
 
+/// A stage of this library's own, open around core work (a training, an
+/// optimize call): open from the start until the core starts a stage of its
+/// own or the work ends, so that one stage is open at a time.
+#[derive(Debug)]
+struct Stages {
+    hooks: Arc<dyn IndexBuildProgress>,
+    stage: &'static str,
+    open: AtomicBool,
+}
+
+impl Stages {
+    async fn open(
+        hooks: Arc<dyn IndexBuildProgress>,
+        stage: &'static str,
+        total: Option<u64>,
+        unit: &str,
+    ) -> lance::Result<Arc<Self>> {
+        hooks.stage_start(stage, total, unit).await?;
+        Ok(Arc::new(Stages { hooks, stage, open: AtomicBool::new(true) }))
+    }
+
+    async fn close(&self) -> lance::Result<()> {
+        if self.open.swap(false, Ordering::SeqCst) {
+            self.hooks.stage_complete(self.stage).await?;
+        }
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl IndexBuildProgress for Stages {
+    async fn stage_start(&self, stage: &str, total: Option<u64>, unit: &str) -> lance::Result<()> {
+        self.close().await?;
+        self.hooks.stage_start(stage, total, unit).await
+    }
+
+    async fn stage_progress(&self, stage: &str, completed: u64) -> lance::Result<()> {
+        self.hooks.stage_progress(stage, completed).await
+    }
+
+    async fn stage_complete(&self, stage: &str) -> lance::Result<()> {
+        self.hooks.stage_complete(stage).await
+    }
+}
+
+impl Session {
+    /// Runs the core's `work` (given the hooks to report to, None when
+    /// nobody listens) inside `stage`, a stage of this library's own whose
+    /// start and end the core does not report: its start (`total`, `unit`)
+    /// is the work's first checkpoint, and it is completed before the
+    /// core's first stage starts or when the work ends.  `writes`: the work
+    /// writes to the dataset (it commits), so a cancel stops it only at a
+    /// checkpoint, never between two, and once it has ended a cancel's
+    /// refusal of the closing event is not the outcome; work that writes
+    /// nothing may be stopped anywhere.
+    pub fn run_in_stage<T, W, F>(
+        self,
+        (stage, total, unit): (&'static str, Option<u64>, &'static str),
+        writes: bool,
+        work: W,
+    ) -> CResult<T>
+    where
+        T: Send + 'static,
+        W: FnOnce(Option<Arc<dyn IndexBuildProgress>>) -> F + Send + 'static,
+        F: Future<Output = lance::Result<T>> + Send + 'static,
+    {
+        let hooks = self.hooks();
+        let staged = async move {
+            let Some(hooks) = hooks else { return work(None).await };
+            let stages = Stages::open(hooks, stage, total, unit).await?;
+            let out = work(Some(stages.clone())).await?;
+            let closed = stages.close().await;
+            if !writes {
+                closed?;
+            }
+            Ok(out)
+        };
+        self.run(staged, !writes, None)
+    }
+}
+
 /// Progress and cancellation for work that runs on the caller's thread in
 /// steps (a distributed-training round): each checkpoint looks at the token
 /// and then calls the C callback directly, so the callback runs on the

@@ -15,8 +15,9 @@ use lance_index::vector::bq::{RQBuildParams, RQRotationType, RABIT_MAX_NUM_BITS,
 use sha2::{Digest, Sha256};
 
 use crate::boundary::error::{invalid, CResult};
-use crate::boundary::params::{metric_from_c, uses_pq, vector_type_name, LanceVectorIndexParams, IVF_RQ};
+use crate::boundary::params::{metric_from_c, LanceVectorIndexParams};
 use crate::index::bytes::{hex, ByteReader, ByteWriter};
+use crate::index::kinds::{has_rotation, uses_pq, vector_type_name};
 
 /// A trained IVF model, with a PQ codebook for the PQ index types.
 pub struct LanceVectorModel {
@@ -230,7 +231,7 @@ impl LanceVectorModel {
     /// The IVF_RQ model with its RaBitQ rotation, which becomes part of its
     /// content and so of its fingerprint.
     pub fn with_rotation(mut self, rotation: RqRotation) -> CResult<Self> {
-        if self.index_type != IVF_RQ {
+        if !has_rotation(self.index_type) {
             return Err(invalid("a RaBitQ rotation belongs to a model trained for IVF_RQ"));
         }
         rotation.check(self.dim)?;

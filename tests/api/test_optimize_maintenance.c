@@ -177,7 +177,7 @@ static char* plan_json(const Index* ix, Policy p, int before, int after, const T
         tu_text_append(&t, "\"fragment_ids\":[%s],\"rows\":%llu}", tasks[i].fragment_ids,
                        (unsigned long long)tasks[i].rows);
     }
-    tu_text_append(&t, "],\"stale_segments\":[]}");
+    tu_text_append(&t, "],\"stale_segments\":[],\"drift\":null}");
     return tu_text_take(&t);
 }
 
@@ -185,7 +185,7 @@ static char* plan_json(const Index* ix, Policy p, int before, int after, const T
  * the one described. */
 static void check_plan(const char* what, const Index* ix, Policy p, Policy in_force, int before, int after,
                        const Task* tasks, int count) {
-    LanceIndexMaintenanceOptions o = {p.target, p.small, p.max};
+    LanceIndexMaintenanceOptions o = {p.target, p.small, p.max, 0};
     bool defaults = p.target == 0 && p.small == 0 && p.max == 0;
     char* plan = lance_dataset_plan_index_maintenance(ds, ix->name, defaults ? NULL : &o);
     CHECK(plan != NULL);
@@ -562,7 +562,7 @@ static void test_plan(void) {
     check_plan("vec_idx, target 400, small 250, max 6", &VEC, chosen, chosen, SEGMENTS, 6, tasks, 5);
 
     /* The same version gives the same text, through another handle too. */
-    LanceIndexMaintenanceOptions o = {400, 250, 6};
+    LanceIndexMaintenanceOptions o = {400, 250, 6, 0};
     char* first = lance_dataset_plan_index_maintenance(ds, "vec_idx", &o);
     char* second = lance_dataset_plan_index_maintenance(ds, "vec_idx", &o);
     LanceDataset* other = lance_dataset_open(uri, NULL, 0);
@@ -683,8 +683,8 @@ static void test_refusals(void) {
         {ds, "\xff\xfe", {0}, false, IA, "index_name"},
         {ds, "no_such_idx", {0}, false, LANCE_ERR_NOT_FOUND, "no_such_idx"},
         {ds, "vec", {0}, false, LANCE_ERR_NOT_FOUND, "vec"}, /* a column, no index */
-        {ds, "vec_idx", {400, 401, 0}, true, IA, "small_segment_rows"},
-        {ds, "vec_idx", {0, 1048577, 0}, true, IA, "small_segment_rows"}, /* above the default target */
+        {ds, "vec_idx", {400, 401, 0, 0}, true, IA, "small_segment_rows"},
+        {ds, "vec_idx", {0, 1048577, 0, 0}, true, IA, "small_segment_rows"}, /* above the default target */
     };
     for (size_t i = 0; i < sizeof plans / sizeof plans[0]; i++) {
         char* plan = lance_dataset_plan_index_maintenance(plans[i].at, plans[i].name,
@@ -696,7 +696,7 @@ static void test_refusals(void) {
         lance_free_string(plan);
     }
     /* small_segment_rows equal to the target is a policy. */
-    LanceIndexMaintenanceOptions equal = {400, 400, 0};
+    LanceIndexMaintenanceOptions equal = {400, 400, 0, 0};
     char* plan = lance_dataset_plan_index_maintenance(ds, "vec_idx", &equal);
     CHECK(plan != NULL);
     lance_free_string(plan);
@@ -748,7 +748,7 @@ static void test_refusals(void) {
  * of its three segments (a plan never merges the segments it builds in the
  * same run), which runs (v8) and leaves nothing to do. */
 static void test_run(void) {
-    LanceIndexMaintenanceOptions o = {400, 250, 6};
+    LanceIndexMaintenanceOptions o = {400, 250, 6, 0};
     char* plan = lance_dataset_plan_index_maintenance(ds, "vec_idx", &o);
     run_round(&VEC, plan);
     lance_free_string(plan);
@@ -797,7 +797,7 @@ static void test_stale_plan(void) {
     Policy chosen = {400, 250, 6};
     Task tasks[] = {{"build", {NULL}, "19,20", 200}, {"merge", {a, r, NULL}, "0,1,2,3,4", 500}};
     check_plan("vec_idx at version 9", &VEC, chosen, chosen, 6, 6, tasks, 2);
-    LanceIndexMaintenanceOptions o = {400, 250, 6};
+    LanceIndexMaintenanceOptions o = {400, 250, 6, 0};
     char* plan_text = lance_dataset_plan_index_maintenance(ds, "vec_idx", &o);
     JValue* plan = plan_text ? json_parse(plan_text) : NULL;
     lance_free_string(plan_text);

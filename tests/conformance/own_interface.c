@@ -186,7 +186,8 @@ _Static_assert(sizeof(LanceOptimizeIndicesOptions) == 56,
 #define MAINTENANCE_FIELDS(X) \
     X(target_rows_per_segment, 0, uint64_t) \
     X(small_segment_rows, 8, uint64_t) \
-    X(max_segments, 16, uint32_t)
+    X(max_segments, 16, uint32_t) \
+    X(drift_threshold, 20, float)
 #define CHECK_MAINTENANCE_FIELD(field, offset, type) \
     _Static_assert(offsetof(LanceIndexMaintenanceOptions, field) == (offset) && \
                        _Generic(((LanceIndexMaintenanceOptions*)0)->field, type: 1, default: 0), \

@@ -1025,8 +1025,22 @@ static void test_maintenance(void) {
     CHECK(stderr_mentions("small_segment_rows"));
     CHECK(run("plan-maintenance %s --index vec_idx --max-segments 4294967296", at) == 2);
     CHECK(run("plan-maintenance %s --target-rows 10", at) == 2);
-    CHECK(run("maintain %s --index vec_idx --target-rows 4000 --max-segments 3", at) == 2);
-    CHECK(stderr_mentions("--model") && stderr_mentions("vec_idx"));
+    CHECK(run("plan-maintenance %s --index vec_idx --drift-threshold -1", at) == 11);
+    CHECK(stderr_mentions("drift_threshold"));
+    CHECK(run("plan-maintenance %s --index vec_idx --drift-threshold 1.5x", at) == 2);
+
+    /* The retraining advice: fragments 12-15 hold rows of the data the model
+     * was trained on, all of them sampled. */
+    CHECK(run("plan-maintenance %s --index vec_idx --drift-threshold 1.5", at) == 0);
+    plan = json_parse(out);
+    const JValue* drift = json_get(plan, "drift");
+    const JValue* retrain = json_get(drift, "retrain");
+    const JValue* ratio = json_get(drift, "ratio");
+    /* 4,000 new rows, all of them; 12,000 indexed, the plan's 4,096 of them. */
+    CHECK(json_number(drift, "new_rows_sampled") == ROWS / 4 && json_number(drift, "indexed_rows_sampled") == 4096);
+    CHECK(retrain && retrain->type == J_BOOL && retrain->number == 0);
+    CHECK(ratio && ratio->type == J_NUMBER && ratio->number > 0.5 && ratio->number < 1.5);
+    json_free(plan);
     CHECK(run("train %s --column vec --type IVF_FLAT --partitions 16 --sample-fragments 3,4 -o %s/mt2.bin --quiet", at,
               dir) == 0);
     CHECK(run("maintain %s --index vec_idx --model %s/mt2.bin --target-rows 4000 --max-segments 3", at, dir) ==
@@ -1038,9 +1052,10 @@ static void test_maintenance(void) {
     CHECK(ds && lance_dataset_latest_version(ds) == 2);
     lance_dataset_close(ds);
 
-    /* maintain: both tasks, one commit. */
-    CHECK(run("maintain %s --index vec_idx --model %s/mt.bin --target-rows 4000 --max-segments 3 --job-id upkeep", at,
-              dir) == 0);
+    /* maintain: both tasks, one commit, with the model read back from the
+     * index (no --model). */
+    CHECK(run("maintain %s --index vec_idx --target-rows 4000 --max-segments 3 --job-id upkeep", at) == 0);
+    CHECK(stderr_mentions("building with the model read back from index vec_idx"));
     JValue* result = json_parse(out);
     CHECK(json_number(result, "version") == 3 && json_number(result, "tasks") == 2 &&
           json_number(result, "segments_before") == 5 && json_number(result, "segments_after") == 3);

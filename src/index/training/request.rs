@@ -7,11 +7,10 @@ use lance_linalg::distance::DistanceType;
 use sha2::{Digest, Sha256};
 
 use crate::boundary::error::{invalid, CError, CResult, Code};
-use crate::boundary::params::{
-    ivf_params, metric_from_c, pq_params, uses_pq, vector_params, LanceVectorIndexParams, IVF_RQ, METRIC_DOT,
-    METRIC_HAMMING,
-};
+use crate::boundary::params::{metric_from_c, LanceVectorIndexParams, METRIC_DOT, METRIC_HAMMING};
+use crate::index::build_params::{ivf_params, pq_params, vector_params};
 use crate::index::bytes::{ByteReader, ByteWriter};
+use crate::index::kinds::{has_rotation, uses_pq};
 use crate::index::vector_model::{rq_num_bits, LanceVectorModel, PqModel, RqRotation};
 
 /// 2: the plan records the index type the model is trained for; 3: the
@@ -92,7 +91,7 @@ impl Plan {
                 return Err(invalid(format!("params->num_bits = {}: PQ codes have 4 or 8 bits (0 = 8)", pq.num_bits)));
             }
             (pq.num_sub_vectors as u32, pq.num_bits as u32)
-        } else if p.index_type == IVF_RQ {
+        } else if has_rotation(p.index_type) {
             // The bits of the RaBitQ rotation the model gets when it is done.
             (0, u32::from(rq_num_bits(p.num_bits, "params->num_bits")?))
         } else {
@@ -549,7 +548,7 @@ impl Request {
     /// call and after a resume.
     pub fn finished_model(&self) -> CResult<LanceVectorModel> {
         let model = self.model()?;
-        if self.plan.index_type != IVF_RQ {
+        if !has_rotation(self.plan.index_type) {
             return Ok(model);
         }
         let bits = rq_num_bits(self.plan.num_bits, "the training's num_bits")?;

@@ -2,7 +2,8 @@
 
 use super::super::{Plan, ProblemStats};
 use super::*;
-use crate::boundary::params::{IVF_FLAT, IVF_PQ, METRIC_L2};
+use crate::boundary::params::METRIC_L2;
+use crate::index::kinds::{IVF_FLAT, IVF_PQ};
 
 const VERSION: u64 = 5;
 

@@ -1,7 +1,8 @@
 //! Unit tests of `request.rs` (its `mod tests`), in a file of their own to keep the module short.
 
 use super::*;
-use crate::boundary::params::{IVF_FLAT, IVF_PQ, METRIC_COSINE, METRIC_L2};
+use crate::boundary::params::{METRIC_COSINE, METRIC_L2};
+use crate::index::kinds::{IVF_FLAT, IVF_PQ};
 
 fn plan(num_partitions: u32, num_sub_vectors: u32, metric: i32) -> Plan {
     Plan {
