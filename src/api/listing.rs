@@ -13,15 +13,15 @@ use uuid::Uuid;
 
 use crate::boundary::error::{guard, invalid, not_found, status, CResult};
 use crate::boundary::ffi::{into_c_string, require_out, required_nonempty_str, write_bytes_out};
-use crate::index::catalog::{column_names, fragment_rows, named_segments, user_segments};
+use crate::index::catalog::{column_names, named_segments, user_segments, FragmentRows};
 use crate::index::codec::{encode_metadata, model_fingerprint, provenance, segment_type_name};
 use crate::store::handle::{dataset_ref, LanceDataset};
 
-fn segment_entry(ds: &Dataset, s: &IndexMetadata) -> Value {
+fn segment_entry(ds: &Dataset, rows: &FragmentRows, s: &IndexMetadata) -> Value {
     let fragments: Vec<u32> = s.fragment_bitmap.as_ref().map(|b| b.iter().collect()).unwrap_or_default();
     // The rows the segment indexed are the rows its fragments held when
     // written; unknown when a fragment has left the dataset since.
-    let num_rows = fragments.iter().map(|id| fragment_rows(ds, *id).map(|(written, _)| written)).sum::<Option<u64>>();
+    let num_rows = fragments.iter().map(|id| rows.get(*id).map(|(written, _)| written)).sum::<Option<u64>>();
     let size_bytes = s.files.as_ref().map(|files| files.iter().map(|f| f.size_bytes).sum::<u64>());
     let (job_id, attempt_id) = provenance(s);
     json!({
@@ -45,7 +45,8 @@ fn segment_entry(ds: &Dataset, s: &IndexMetadata) -> Value {
 pub unsafe extern "C" fn lance_dataset_index_segments_json(dataset: *const LanceDataset) -> *mut c_char {
     guard(std::ptr::null_mut(), || {
         let ds = dataset_ref(dataset)?.snapshot();
-        let entries: Vec<Value> = user_segments(&ds)?.iter().map(|s| segment_entry(&ds, s)).collect();
+        let rows = FragmentRows::of(&ds);
+        let entries: Vec<Value> = user_segments(&ds)?.iter().map(|s| segment_entry(&ds, &rows, s)).collect();
         Ok(into_c_string(Value::Array(entries).to_string()))
     })
 }
@@ -59,10 +60,11 @@ fn coverage(ds: &Dataset, name: &str) -> CResult<Value> {
         }
     }
     let current: BTreeSet<u32> = ds.manifest.fragments.iter().filter_map(|f| u32::try_from(f.id).ok()).collect();
+    let rows = FragmentRows::of(ds);
     let (mut indexed, mut unindexed) = (Vec::new(), Vec::new());
     let (mut indexed_rows, mut unindexed_rows) = (Some(0u64), Some(0u64));
     for id in current {
-        let live = fragment_rows(ds, id).map(|(_, live)| live);
+        let live = rows.get(id).map(|(_, live)| live);
         if covered.contains(id) {
             indexed.push(id);
             indexed_rows = indexed_rows.zip(live).map(|(a, b)| a + b);
@@ -71,7 +73,7 @@ fn coverage(ds: &Dataset, name: &str) -> CResult<Value> {
             unindexed_rows = unindexed_rows.zip(live).map(|(a, b)| a + b);
         }
     }
-    let stale: Vec<u32> = covered.iter().filter(|id| fragment_rows(ds, *id).is_none()).collect();
+    let stale: Vec<u32> = covered.iter().filter(|id| rows.get(*id).is_none()).collect();
     Ok(json!({
         "name": name,
         "dataset_version": ds.version().version,

@@ -26,7 +26,7 @@ use lance::Dataset;
 use lance_table::format::IndexMetadata;
 
 use crate::boundary::error::{invalid, CResult};
-use crate::index::catalog::{column_names, fragment_rows, named_segments};
+use crate::index::catalog::{column_names, named_segments, FragmentRows};
 use crate::index::codec::{is_vector, model_fingerprint, segment_type_name};
 use crate::index::drift::drift;
 use crate::index::planning::{contiguous_ranges, manifest_fragments};
@@ -62,8 +62,8 @@ fn ids(bitmap: &RoaringBitmap) -> Vec<u32> {
 }
 
 /// Rows a segment holds: the written rows of its fragments.
-fn written_rows(ds: &Dataset, fragments: &RoaringBitmap) -> u64 {
-    fragments.iter().filter_map(|id| fragment_rows(ds, id)).map(|(written, _)| written).sum()
+fn written_rows(rows: &FragmentRows, fragments: &RoaringBitmap) -> u64 {
+    fragments.iter().filter_map(|id| rows.get(id)).map(|(written, _)| written).sum()
 }
 
 /// Merges neighbouring units by the policy; `room` is how many segments
@@ -130,6 +130,7 @@ pub fn plan(ds: &Dataset, name: &str, policy: &Policy) -> CResult<Value> {
     let mut segments: Vec<IndexMetadata> = named_segments(ds, name)?;
     segments.sort_by_key(|s| s.fragment_bitmap.as_ref().and_then(|b| b.min()).unwrap_or(u32::MAX));
     let fragments = manifest_fragments(ds)?;
+    let counts = FragmentRows::of(ds);
     let present: RoaringBitmap = fragments.iter().map(|f| f.0).collect();
     let mut covered = RoaringBitmap::new();
     let mut tasks = Vec::new();
@@ -147,12 +148,12 @@ pub fn plan(ds: &Dataset, name: &str, policy: &Policy) -> CResult<Value> {
                 "kind": "rebuild",
                 "segment_uuids": [uuid],
                 "fragment_ids": ids(&live),
-                "rows": written_rows(ds, &live),
+                "rows": written_rows(&counts, &live),
             }));
         } else {
             units.push(Unit {
                 uuids: vec![uuid],
-                rows: written_rows(ds, &live),
+                rows: written_rows(&counts, &live),
                 fragments: live,
                 model: model_fingerprint(s),
                 vector: is_vector(s),

@@ -111,10 +111,12 @@ pub fn open_dataset(
 /// fragments, at most once.  Messages name the argument, position and value.
 pub fn check_fragment_ids(ds: &Dataset, ids: &[u64], name: &str) -> CResult<Vec<u32>> {
     let version = ds.version().version;
+    // One pass over the manifest, not one for each id.
+    let present: std::collections::HashSet<u64> = ds.manifest.fragments.iter().map(|f| f.id).collect();
     let mut seen = std::collections::HashSet::with_capacity(ids.len());
     let mut out = Vec::with_capacity(ids.len());
     for (i, &id) in ids.iter().enumerate() {
-        if !ds.manifest.fragments.iter().any(|f| f.id == id) {
+        if !present.contains(&id) {
             return Err(invalid(format!("{name}[{i}] = {id} is not a fragment of dataset version {version}")));
         }
         if !seen.insert(id) {

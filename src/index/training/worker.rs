@@ -23,7 +23,7 @@ use super::request::{threshold, NodeState, Stage, Tree, BRANCHING};
 use super::{mismatch, Phase, Plan, Problem, ProblemStats, Request, Stats};
 use crate::boundary::error::{invalid, CResult, Context};
 use crate::boundary::params::{metric_from_c, METRIC_COSINE};
-use crate::index::catalog::{fragment_rows, live_rows};
+use crate::index::catalog::{live_rows, recorded_rows};
 use crate::index::progress::Steps;
 use crate::index::vector_model::fsl;
 use crate::process::runtime::block_on;
@@ -121,7 +121,7 @@ async fn draw_sample(
     let mut start = 0u64;
     for f in ds.get_fragments() {
         // The manifest's count where it has one (no read).
-        let n = match fragment_rows(ds, f.id() as u32) {
+        let n = match recorded_rows(f.metadata()) {
             Some((_, live)) => live,
             None => f.count_rows(None).await? as u64,
         };
