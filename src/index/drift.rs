@@ -70,11 +70,16 @@ fn loss(
     fragments: &RoaringBitmap,
     model: &LanceVectorModel,
 ) -> CResult<(u64, Option<f64>)> {
+    let projection = ds.schema().project(&[column])?;
+    let mut picks = sample_offsets(ds, fragments).into_iter().peekable();
     let mut sum = 0f64;
     let mut count = 0u64;
-    for (id, offsets) in sample_offsets(ds, fragments) {
-        let Some(fragment) = ds.get_fragment(id as usize) else { continue };
-        let projection = ds.schema().project(&[column])?;
+    // The picks come in manifest order: one pass over the fragments pairs
+    // them (a lookup by id for each would search the manifest each time).
+    for fragment in ds.get_fragments() {
+        let Some(offsets) = picks.next_if(|(id, _)| *id as usize == fragment.id()).map(|(_, o)| o) else {
+            continue;
+        };
         let batch = block_on(fragment.take(&offsets, &projection))??;
         let vectors = as_f32_list(batch.column(0).as_ref(), column)?;
         let values = f32_values(&vectors).expect("cast to float32 above");
@@ -93,7 +98,7 @@ fn loss(
 }
 
 /// Evenly spread live-row offsets over `fragments`, at most SAMPLE_ROWS in
-/// all, grouped by fragment.
+/// all, grouped by fragment, in manifest order.
 fn sample_offsets(ds: &Dataset, fragments: &RoaringBitmap) -> Vec<(u32, Vec<u32>)> {
     let rows: Vec<(u32, u64)> = ds
         .manifest
